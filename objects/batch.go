@@ -1,0 +1,326 @@
+package objects
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/zeebo/blake3"
+)
+
+// errBatchClosed is returned by Batch methods after Close.
+var errBatchClosed = errors.New("objects: batch closed")
+
+// Batch is one writer session (one save). Put, PutBytes and Has are safe
+// for concurrent use by many goroutines; Sync and Close wait for appends in
+// progress. Content already committed in the index or already written by
+// this Batch is never written again. Nothing a Batch writes is durable
+// until Sync returns, and nothing is visible to Store reads until the
+// caller commits the Placements to its index.
+type Batch struct {
+	s      *Store
+	tokens chan struct{} // one per pack writer in use; Sync and Close take them all
+
+	mu struct {
+		sync.Mutex
+		idle    []*packWriter // writers not in use
+		live    []*packWriter // every open writer
+		pending map[ID]*pendingBlob
+		placed  []Placement // written since the last Sync
+		newPack bool        // a pack was created since the last Sync
+		err     error       // a failure that loses written records; Sync reports it
+		closed  bool
+	}
+}
+
+// pendingBlob is a blob this Batch stored or is storing; done is closed
+// once err is set.
+type pendingBlob struct {
+	done chan struct{}
+	err  error
+}
+
+// NewBatch starts a writer session.
+func (s *Store) NewBatch() *Batch {
+	b := &Batch{s: s, tokens: make(chan struct{}, s.opts.Writers)}
+	b.mu.pending = make(map[ID]*pendingBlob)
+	return b
+}
+
+// Put stores the content of r and returns its id and length. Memory stays
+// bounded whatever the length: content above Options.ChunkThreshold is
+// split into content-defined chunks, each stored as a blob, and the file's
+// id (BLAKE3 of the whole content) maps to a FlagChunked record listing
+// them.
+func (b *Batch) Put(r io.Reader) (ID, int64, error) {
+	limit := int(b.s.opts.ChunkThreshold)
+	sb := getBuf(&b.s.smallBufs, limit+1)
+	defer b.s.smallBufs.Put(sb)
+	n, err := io.ReadFull(r, *sb)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		id, err := b.putPlain((*sb)[:n])
+		return id, int64(n), err
+	}
+	if err != nil {
+		return ID{}, 0, fmt.Errorf("objects: put: %w", err)
+	}
+	return b.putChunked(io.MultiReader(bytes.NewReader(*sb), r))
+}
+
+// PutBytes stores data (see Put) and returns its id.
+func (b *Batch) PutBytes(data []byte) (ID, error) {
+	if int64(len(data)) <= b.s.opts.ChunkThreshold {
+		return b.putPlain(data)
+	}
+	id, _, err := b.putChunked(bytes.NewReader(data))
+	return id, err
+}
+
+// Has reports whether blob id is stored by this Batch or committed in the
+// index.
+func (b *Batch) Has(id ID) (bool, error) {
+	b.mu.Lock()
+	p := b.mu.pending[id]
+	b.mu.Unlock()
+	if p != nil {
+		<-p.done
+		if p.err == nil {
+			return true, nil
+		}
+	}
+	_, found, err := b.s.idx.Locator(id)
+	if err != nil {
+		return false, fmt.Errorf("objects: look up %s: %w", id.Short(), err)
+	}
+	return found, nil
+}
+
+// putPlain stores data as one blob.
+func (b *Batch) putPlain(data []byte) (ID, error) {
+	id := Sum(data)
+	return id, b.store(id, int64(len(data)), data, false)
+}
+
+// putChunked splits r into content-defined chunks, stores each, then the
+// chunk list under the id of the whole content.
+func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
+	cb := getBuf(&b.s.chunkBufs, 2*chunkMax)
+	defer b.s.chunkBufs.Put(cb)
+	cr := newChunkReader(r, *cb, 0)
+	whole := blake3.New()
+	var chunks []chunkRef
+	var size int64
+	for {
+		chunk, err := cr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return ID{}, 0, fmt.Errorf("objects: put: %w", err)
+		}
+		whole.Write(chunk)
+		c := chunkRef{id: Sum(chunk), size: uint32(len(chunk))}
+		if err := b.store(c.id, int64(len(chunk)), chunk, false); err != nil {
+			return ID{}, 0, err
+		}
+		chunks = append(chunks, c)
+		size += int64(len(chunk))
+	}
+	id := ID(whole.Sum(nil))
+	return id, size, b.store(id, size, appendChunkList(nil, chunks), true)
+}
+
+// store writes one record for id unless the Batch or the index already has
+// it; concurrent stores of one id write it once and all wait for that.
+func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
+	b.mu.Lock()
+	if b.mu.closed {
+		b.mu.Unlock()
+		return errBatchClosed
+	}
+	if p := b.mu.pending[id]; p != nil {
+		b.mu.Unlock()
+		<-p.done
+		return p.err
+	}
+	p := &pendingBlob{done: make(chan struct{})}
+	b.mu.pending[id] = p
+	b.mu.Unlock()
+
+	_, found, err := b.s.idx.Locator(id)
+	if err != nil {
+		err = fmt.Errorf("objects: look up %s: %w", id.Short(), err)
+	} else if !found {
+		err = b.write(id, size, payload, chunked)
+	}
+	if err != nil {
+		b.mu.Lock()
+		delete(b.mu.pending, id)
+		b.mu.Unlock()
+	}
+	p.err = err
+	close(p.done)
+	return err
+}
+
+// write compresses (plain blobs only) and appends one record, recording
+// its Placement.
+func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
+	h := recordHeader{id: id, size: size}
+	payload := content
+	var scratch *[]byte
+	if chunked {
+		h.flags = FlagChunked
+	} else {
+		scratch = getScratch(&b.s.packBufs)
+		defer b.s.packBufs.Put(scratch)
+		var err error
+		if payload, h.flags, err = b.s.codec.compress(*scratch, content); err != nil {
+			return err
+		}
+		if h.flags&FlagCompressed != 0 {
+			*scratch = payload[:0]
+		}
+	}
+	h.payloadLen = uint32(len(payload))
+	w, err := b.acquire()
+	if err != nil {
+		return err
+	}
+	off, err := w.append(h, payload)
+	if err == nil {
+		loc := Locator{Pack: w.n, Offset: off, Length: uint32(h.recordLen()), Flags: h.flags, Size: size}
+		b.mu.Lock()
+		b.mu.placed = append(b.mu.placed, Placement{ID: id, Loc: loc})
+		b.mu.Unlock()
+	}
+	b.release(w)
+	return err
+}
+
+// getScratch takes a reusable byte slice from p.
+func getScratch(p *sync.Pool) *[]byte {
+	if b, ok := p.Get().(*[]byte); ok {
+		return b
+	}
+	return new([]byte)
+}
+
+// acquire hands out a pack writer for exclusive use, opening one when all
+// open writers are busy and fewer than Options.Writers are open.
+func (b *Batch) acquire() (*packWriter, error) {
+	b.tokens <- struct{}{}
+	b.mu.Lock()
+	if b.mu.closed {
+		b.mu.Unlock()
+		<-b.tokens
+		return nil, errBatchClosed
+	}
+	if k := len(b.mu.idle); k > 0 {
+		w := b.mu.idle[k-1]
+		b.mu.idle = b.mu.idle[:k-1]
+		b.mu.Unlock()
+		return w, nil
+	}
+	b.mu.Unlock()
+	w, created, err := b.s.newPackWriter()
+	if err != nil {
+		<-b.tokens
+		return nil, err
+	}
+	b.mu.Lock()
+	b.mu.live = append(b.mu.live, w)
+	b.mu.newPack = b.mu.newPack || created
+	b.mu.Unlock()
+	return w, nil
+}
+
+// release returns w after an append. A writer whose pack reached the size
+// cap is synced and closed so the next append starts a new pack; a broken
+// writer stays out of use until Sync reports its error.
+func (b *Batch) release(w *packWriter) {
+	defer func() { <-b.tokens }()
+	switch {
+	case w.err != nil:
+		return
+	case w.size < b.s.opts.PackSize:
+		b.mu.Lock()
+		b.mu.idle = append(b.mu.idle, w)
+		b.mu.Unlock()
+		return
+	}
+	err := w.sync()
+	b.s.releaseWriter(w)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mu.live = slices.DeleteFunc(b.mu.live, func(x *packWriter) bool { return x == w })
+	if err != nil && b.mu.err == nil {
+		b.mu.err = err
+	}
+}
+
+// exclusive waits for every append in progress and blocks new ones until
+// the returned function is called.
+func (b *Batch) exclusive() func() {
+	for range cap(b.tokens) {
+		b.tokens <- struct{}{}
+	}
+	return func() {
+		for range cap(b.tokens) {
+			<-b.tokens
+		}
+	}
+}
+
+// Sync flushes and fsyncs every pack this Batch wrote to, and the packs
+// directory when a pack was created, then returns the Placements written
+// since the previous Sync. The caller commits them (all of them: chunks are
+// blobs too) to its index after Sync returns. An error means some records
+// written since the last successful Sync may be lost; the Batch should be
+// closed and the save abandoned.
+func (b *Batch) Sync() ([]Placement, error) {
+	defer b.exclusive()()
+	b.mu.Lock()
+	live, newPack, err := slices.Clone(b.mu.live), b.mu.newPack, b.mu.err
+	closed := b.mu.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, errBatchClosed
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range live {
+		if err := w.sync(); err != nil {
+			return nil, err
+		}
+	}
+	if newPack {
+		if err := syncDir(b.s.dir); err != nil {
+			return nil, err
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	placed := b.mu.placed
+	b.mu.placed, b.mu.newPack = nil, false
+	return placed, nil
+}
+
+// Close releases the Batch's pack writers. Records not yet Synced stay in
+// the packs as unreferenced bytes that GC reclaims. Close is idempotent;
+// every other method fails after it.
+func (b *Batch) Close() error {
+	defer b.exclusive()()
+	b.mu.Lock()
+	live := b.mu.live
+	b.mu.live, b.mu.idle, b.mu.closed = nil, nil, true
+	b.mu.Unlock()
+	for _, w := range live {
+		b.s.releaseWriter(w)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package objects
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// minSavingDivisor sets when compression pays: a compressed payload is kept
+// only if it saves at least 1/32 (~3%) of the raw length. Random data is
+// stored raw, which also makes reading it a plain copy.
+const minSavingDivisor = 32
+
+// codec holds bounded free lists of zstd encoders and decoders, each used
+// by one goroutine at a time through EncodeAll/DecodeAll. Neither writes or
+// checks zstd's own checksum: BLAKE3 verifies every blob. A codec is safe
+// for concurrent use.
+type codec struct {
+	level zstd.EncoderLevel
+	enc   chan *zstd.Encoder
+	dec   chan *zstd.Decoder
+}
+
+// newCodec returns a codec for the given Options.Level (0..4).
+func newCodec(level int) (*codec, error) {
+	levels := [...]zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression, zstd.SpeedBestCompression}
+	if level < 0 || level >= len(levels) {
+		return nil, fmt.Errorf("objects: compression level %d out of range 0..%d", level, len(levels)-1)
+	}
+	n := runtime.GOMAXPROCS(0)
+	return &codec{level: levels[level], enc: make(chan *zstd.Encoder, n), dec: make(chan *zstd.Decoder, n)}, nil
+}
+
+// compress appends the stored form of src to dst[:0] and returns it with
+// its flags: a zstd frame when that saves enough, else src itself (not
+// copied).
+func (c *codec) compress(dst, src []byte) ([]byte, Flags, error) {
+	if len(src) < 64 {
+		return src, 0, nil
+	}
+	var e *zstd.Encoder
+	select {
+	case e = <-c.enc:
+	default:
+		var err error
+		e, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true), zstd.WithZeroFrames(true))
+		if err != nil {
+			return nil, 0, fmt.Errorf("objects: zstd encoder: %w", err)
+		}
+	}
+	out := e.EncodeAll(src, dst[:0])
+	select {
+	case c.enc <- e:
+	default:
+		e.Close()
+	}
+	if len(out) > len(src)-len(src)/minSavingDivisor {
+		return src, 0, nil
+	}
+	return out, FlagCompressed, nil
+}
+
+// decompress decodes one zstd frame that must yield exactly size bytes into
+// a new slice. It never allocates more than size bytes of output, so a
+// damaged frame cannot balloon. The error is a reason for a CorruptError.
+func (c *codec) decompress(src []byte, size int64) ([]byte, error) {
+	var d *zstd.Decoder
+	select {
+	case d = <-c.dec:
+	default:
+		var err error
+		d, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.IgnoreChecksum(true), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(maxBlobSize+1))
+		if err != nil {
+			return nil, fmt.Errorf("zstd decoder: %w", err)
+		}
+	}
+	out, err := d.DecodeAll(src, make([]byte, 0, size))
+	select {
+	case c.dec <- d:
+	default:
+		d.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("undecodable payload: %w", err)
+	}
+	if int64(len(out)) != size {
+		return nil, fmt.Errorf("payload decodes to %d bytes, want %d", len(out), size)
+	}
+	return out, nil
+}

@@ -1,0 +1,80 @@
+// Package objects is ckpt's content-addressed blob store: blobs are named
+// by the BLAKE3-256 of their raw content, compressed with zstd when that
+// pays, and appended to pack files. Where each blob lives (its Locator) is
+// kept by the caller's index (Pebble), not here: the store writes records,
+// reports their placements, and reads records back by locator, verifying
+// every byte.
+//
+// # Durability
+//
+// A Batch appends records to pack files through large buffered writes.
+// Batch.Sync flushes and fsyncs every pack written and the packs directory,
+// then returns the placements; the caller commits them to its index only
+// after that. A crash at any point therefore leaves only unreferenced bytes
+// at pack tails: records never referenced, or a record cut short. Readers
+// and ScanPack ignore a torn tail, a writer resuming a pack cuts it off,
+// and GC reclaims unreferenced records.
+//
+// # Directory layout
+//
+//	DIR/packs/            mode 0700
+//	DIR/packs/NNNNNNNN.pack  mode 0600; NNNNNNNN is the pack number, 8 lowercase hex digits
+//
+// A batch appends to the newest pack still under Options.PackSize that no
+// other writer holds, so many small saves share one pack; a writer starts a
+// new pack once its pack reaches the cap.
+//
+// # Pack format (version 1)
+//
+// All integers are little-endian. A pack is a 12-byte header followed by
+// records, back to back:
+//
+//	pack header:
+//	  [8]  magic "CKPTPACK"
+//	  [4]  version = 1
+//	record (53-byte header + payload):
+//	  [4]  magic "CKRB"
+//	  [1]  flags: bit 0 = compressed (payload is one zstd frame), bit 1 = chunked
+//	       (payload is a chunk list); other bits must be 0; both set is invalid
+//	  [32] id: BLAKE3-256 of the raw content (of the whole file when chunked)
+//	  [8]  size: raw content length (of the whole file when chunked)
+//	  [4]  payload length in bytes, at most 2^30
+//	  [4]  header check: CRC-32C (Castagnoli) of the 49 bytes above
+//	  [payload length] payload
+//
+// A plain record's payload is the raw content (flags 0, payload length =
+// size) or a zstd frame that decodes to exactly size bytes. Compressed
+// frames carry no zstd checksum: the BLAKE3 id verifies the content, and
+// the header check guards only the framing (lengths, flags), which must be
+// trusted before the payload can be located or decoded. A payload is
+// stored raw when zstd would save less than 1/32 of it.
+//
+// A chunked record's payload is the chunk list of a large file, never
+// compressed: one 36-byte entry per chunk, in file order,
+//
+//	[32] chunk id   [4] chunk length (1..64 MiB)
+//
+// whose lengths add up to the record's size. Each chunk is a plain record
+// of its own (possibly in another pack), found through the index, so equal
+// chunks of different files, or of two versions of one file, are stored
+// once. Chunk boundaries are content-defined (a gear rolling hash with
+// normalized chunking; minimum 512 KiB, average about 1 MiB, maximum
+// 8 MiB), so an edit in the middle of a large file changes only the chunks
+// around it.
+//
+// # Locator encoding
+//
+// Locator.AppendBinary writes a version byte (1), the flags byte, then
+// pack number, record offset, record length (header included) and size as
+// unsigned varints. Locator.Length covers the whole record, so a reader
+// fetches a record with one pread.
+//
+// # Errors
+//
+// Absent blobs yield errors wrapping ErrNotFound. Damaged data — a record
+// that does not verify or decode, a header that does not match its
+// locator, a locator past the end of its pack, a missing pack file, a
+// malformed locator — yields a *CorruptError naming the pack and offset,
+// which matches ErrCorrupt under errors.Is. Reads never return unverified
+// bytes.
+package objects

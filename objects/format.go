@@ -1,0 +1,126 @@
+package objects
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// Pack and record framing; doc.go is the specification.
+const (
+	packMagic     = "CKPTPACK"
+	packVersion   = 1
+	packHeaderLen = len(packMagic) + 4
+
+	recordMagic     = "CKRB"
+	recordHeaderLen = 4 + 1 + IDSize + 8 + 4 + 4
+
+	chunkEntryLen = IDSize + 4
+
+	// maxPayload bounds a record's stored payload. Plain blobs are at most
+	// maxBlobSize; chunk lists of files up to a few TiB fit.
+	maxPayload = 1 << 30
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// packHeader returns the header every pack file starts with.
+func packHeader() []byte {
+	h := make([]byte, 0, packHeaderLen)
+	h = append(h, packMagic...)
+	return binary.LittleEndian.AppendUint32(h, packVersion)
+}
+
+// recordHeader is the decoded fixed-size prefix of a record.
+type recordHeader struct {
+	flags      Flags
+	id         ID
+	size       int64  // raw content length (whole file for chunked records)
+	payloadLen uint32 // stored payload length
+}
+
+// recordLen is the on-disk length of the record, header included.
+func (h recordHeader) recordLen() int64 { return int64(recordHeaderLen) + int64(h.payloadLen) }
+
+// appendRecordHeader appends the encoding of h, check included.
+func appendRecordHeader(b []byte, h recordHeader) []byte {
+	start := len(b)
+	b = append(b, recordMagic...)
+	b = append(b, byte(h.flags))
+	b = append(b, h.id[:]...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(h.size))
+	b = binary.LittleEndian.AppendUint32(b, h.payloadLen)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+// parseRecordHeader decodes and checks a record header. The returned error
+// is a reason for a CorruptError, which the caller builds with the place.
+func parseRecordHeader(b []byte) (recordHeader, error) {
+	var h recordHeader
+	if len(b) < recordHeaderLen {
+		return h, fmt.Errorf("record header truncated")
+	}
+	b = b[:recordHeaderLen]
+	if string(b[:4]) != recordMagic {
+		return h, fmt.Errorf("bad record magic")
+	}
+	if crc32.Checksum(b[:recordHeaderLen-4], castagnoli) != binary.LittleEndian.Uint32(b[recordHeaderLen-4:]) {
+		return h, fmt.Errorf("record header check mismatch")
+	}
+	h.flags = Flags(b[4])
+	copy(h.id[:], b[5:5+IDSize])
+	size := binary.LittleEndian.Uint64(b[5+IDSize:])
+	h.payloadLen = binary.LittleEndian.Uint32(b[13+IDSize:])
+	switch {
+	case h.flags&^knownFlags != 0:
+		return h, fmt.Errorf("unknown record flags %#x", byte(h.flags))
+	case h.flags == knownFlags:
+		return h, fmt.Errorf("chunk lists are never compressed")
+	case size > 1<<62:
+		return h, fmt.Errorf("record size %d out of range", size)
+	case h.payloadLen > maxPayload:
+		return h, fmt.Errorf("payload length %d out of range", h.payloadLen)
+	case h.flags == 0 && uint64(h.payloadLen) != size:
+		return h, fmt.Errorf("raw payload length %d differs from size %d", h.payloadLen, size)
+	}
+	h.size = int64(size)
+	return h, nil
+}
+
+// chunkRef is one entry of a chunk list.
+type chunkRef struct {
+	id   ID
+	size uint32
+}
+
+// appendChunkList appends the payload of a chunked record.
+func appendChunkList(b []byte, chunks []chunkRef) []byte {
+	for _, c := range chunks {
+		b = append(b, c.id[:]...)
+		b = binary.LittleEndian.AppendUint32(b, c.size)
+	}
+	return b
+}
+
+// parseChunkList decodes a chunk-list payload and checks that its chunk
+// sizes add up to size. The error is a reason for a CorruptError.
+func parseChunkList(p []byte, size int64) ([]chunkRef, error) {
+	if len(p)%chunkEntryLen != 0 || len(p) == 0 {
+		return nil, fmt.Errorf("chunk list length %d is not a positive multiple of %d", len(p), chunkEntryLen)
+	}
+	chunks := make([]chunkRef, len(p)/chunkEntryLen)
+	var total int64
+	for i := range chunks {
+		e := p[i*chunkEntryLen:]
+		copy(chunks[i].id[:], e[:IDSize])
+		chunks[i].size = binary.LittleEndian.Uint32(e[IDSize:])
+		if chunks[i].size == 0 || chunks[i].size > maxBlobSize {
+			return nil, fmt.Errorf("chunk %d has size %d", i, chunks[i].size)
+		}
+		total += int64(chunks[i].size)
+	}
+	if total != size {
+		return nil, fmt.Errorf("chunks add up to %d bytes, record says %d", total, size)
+	}
+	return chunks, nil
+}

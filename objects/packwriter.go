@@ -1,0 +1,204 @@
+package objects
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// packWriterBuffer is the write buffer of one pack writer: records go to
+// the file in large sequential writes.
+const packWriterBuffer = 1 << 20
+
+// packWriter appends records to one pack file. It is used by one goroutine
+// at a time (the Batch hands it out exclusively).
+type packWriter struct {
+	n        uint32
+	path     string
+	f        *os.File
+	bw       *bufio.Writer
+	size     int64 // logical end of the pack, buffered bytes included
+	unsynced bool  // bytes were appended since the last sync
+	err      error // sticky write failure
+	hdr      []byte
+}
+
+// append writes one record and returns its offset.
+func (w *packWriter) append(h recordHeader, payload []byte) (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	off := w.size
+	w.hdr = appendRecordHeader(w.hdr[:0], h)
+	if _, err := w.bw.Write(w.hdr); err != nil {
+		w.err = fmt.Errorf("objects: write pack %s: %w", w.path, err)
+		return 0, w.err
+	}
+	if _, err := w.bw.Write(payload); err != nil {
+		w.err = fmt.Errorf("objects: write pack %s: %w", w.path, err)
+		return 0, w.err
+	}
+	w.size += h.recordLen()
+	w.unsynced = true
+	return off, nil
+}
+
+// sync flushes the buffer and fsyncs the file, making every appended
+// record durable.
+func (w *packWriter) sync() error {
+	if w.err != nil || !w.unsynced {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("objects: write pack %s: %w", w.path, err)
+		return w.err
+	}
+	if err := w.f.Sync(); err != nil {
+		w.err = fmt.Errorf("objects: fsync pack %s: %w", w.path, err)
+		return w.err
+	}
+	w.unsynced = false
+	return nil
+}
+
+// close flushes without fsync and closes the file. It reports whether the
+// file now ends exactly at w.size (a clean end the next writer can trust).
+func (w *packWriter) close() bool {
+	clean := w.err == nil
+	if clean {
+		clean = w.bw.Flush() == nil
+	}
+	return w.f.Close() == nil && clean
+}
+
+// newPackWriter returns a writer on the newest pack that is under the size
+// cap and held by no other writer, or on a new pack (created reports that:
+// the packs directory then needs an fsync). A damaged pack is sealed and
+// skipped.
+func (s *Store) newPackWriter() (w *packWriter, created bool, err error) {
+	for {
+		s.mu.Lock()
+		if s.mu.closed {
+			s.mu.Unlock()
+			return nil, false, errors.New("objects: store closed")
+		}
+		n, st := s.appendCandidateLocked()
+		if st == nil {
+			n = s.mu.next
+			s.mu.next++
+			s.mu.packs[n] = &packState{held: true, clean: true}
+			s.mu.Unlock()
+			w, err := s.createPack(n)
+			if err != nil {
+				s.mu.Lock()
+				delete(s.mu.packs, n)
+				s.mu.Unlock()
+			}
+			return w, err == nil, err
+		}
+		st.held = true
+		size, clean := st.size, st.clean
+		s.mu.Unlock()
+		w, err := s.resumePack(n, size, clean)
+		if errors.Is(err, ErrCorrupt) {
+			s.mu.Lock()
+			st.held, st.sealed = false, true
+			s.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			s.releasePackState(n, size, false)
+		}
+		return w, false, err
+	}
+}
+
+// appendCandidateLocked returns the newest pack a writer may append to.
+func (s *Store) appendCandidateLocked() (uint32, *packState) {
+	var best *packState
+	var bestN uint32
+	for n, st := range s.mu.packs {
+		if !st.held && !st.sealed && st.size < s.opts.PackSize && (best == nil || n > bestN) {
+			best, bestN = st, n
+		}
+	}
+	return bestN, best
+}
+
+// createPack creates pack n and buffers its header.
+func (s *Store) createPack(n uint32) (*packWriter, error) {
+	path := s.PackPath(n)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("objects: create pack: %w", err)
+	}
+	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer)}
+	w.bw.Write(packHeader()) // cannot fail: the buffer is larger than the header
+	w.size, w.unsynced = int64(packHeaderLen), true
+	return w, nil
+}
+
+// resumePack opens pack n for appending at its clean end, cutting off a
+// torn tail left by a crash (never referenced: only synced records are).
+func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error) {
+	path := s.PackPath(n)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("objects: open pack: %w", err)
+	}
+	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer), size: size}
+	if !clean {
+		end, err := scanRecords(f, path, func(recordHeader, int64) error { return nil })
+		if err == nil && end != size {
+			err = f.Truncate(end)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		w.size, w.unsynced = end, end != size
+	}
+	if _, err := f.Seek(w.size, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("objects: open pack: %w", err)
+	}
+	if w.size == 0 {
+		w.bw.Write(packHeader())
+		w.size, w.unsynced = int64(packHeaderLen), true
+	}
+	return w, nil
+}
+
+// releaseWriter closes w and returns its pack to the pool of append
+// candidates.
+func (s *Store) releaseWriter(w *packWriter) {
+	clean := w.close()
+	s.releasePackState(w.n, w.size, clean)
+}
+
+func (s *Store) releasePackState(n uint32, size int64, clean bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.mu.packs[n]
+	st.held, st.size, st.clean = false, size, clean
+	if !clean {
+		if fi, err := os.Stat(s.PackPath(n)); err == nil {
+			st.size = fi.Size()
+		}
+	}
+}
+
+// syncDir fsyncs a directory so that new entries in it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("objects: fsync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("objects: fsync %s: %w", dir, err)
+	}
+	return nil
+}

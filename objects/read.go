@@ -1,0 +1,177 @@
+package objects
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// Stat returns the committed locator of id, or an error wrapping
+// ErrNotFound. It reads only the index.
+func (s *Store) Stat(id ID) (Locator, error) {
+	loc, found, err := s.idx.Locator(id)
+	if err != nil {
+		return Locator{}, fmt.Errorf("objects: look up %s: %w", id.Short(), err)
+	}
+	if !found {
+		return Locator{}, fmt.Errorf("%w: %s", ErrNotFound, id.Short())
+	}
+	return loc, nil
+}
+
+// Get returns the verified content of blob id (a large file's chunks
+// joined). It fails with an error wrapping ErrNotFound when id is not
+// committed, and with a *CorruptError when the data does not verify; it
+// never returns wrong bytes.
+func (s *Store) Get(id ID) ([]byte, error) {
+	loc, err := s.Stat(id)
+	if err != nil {
+		return nil, err
+	}
+	if loc.Flags&FlagChunked == 0 {
+		_, data, err := s.readRecord(loc, id)
+		return data, err
+	}
+	r, err := s.openChunked(id, loc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, loc.Size)
+	for {
+		chunk, err := r.next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chunk...)
+	}
+}
+
+// Open returns a reader of blob id's content and its length. A large file
+// is read chunk by chunk, each chunk verified as it is loaded; at the end
+// the whole content's hash is checked and Read returns a *CorruptError
+// instead of io.EOF on mismatch. Errors are as for Get.
+func (s *Store) Open(id ID) (io.ReadCloser, int64, error) {
+	loc, err := s.Stat(id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if loc.Flags&FlagChunked == 0 {
+		_, data, err := s.readRecord(loc, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		return io.NopCloser(bytes.NewReader(data)), loc.Size, nil
+	}
+	r, err := s.openChunked(id, loc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return r, loc.Size, nil
+}
+
+// ReadRecord returns the verified payload of the record at loc: the raw
+// content of a plain blob (hash checked against the record's id), or the
+// encoded chunk list of a FlagChunked record (structure and sizes checked;
+// the chunks are verified when read). Damage is a *CorruptError.
+func (s *Store) ReadRecord(loc Locator) ([]byte, error) {
+	_, data, err := s.readRecord(loc, ID{})
+	return data, err
+}
+
+// ChunkList returns the chunk ids of FlagChunked blob id, in file order.
+func (s *Store) ChunkList(id ID) ([]ID, error) {
+	loc, err := s.Stat(id)
+	if err != nil {
+		return nil, err
+	}
+	if loc.Flags&FlagChunked == 0 {
+		return nil, fmt.Errorf("objects: blob %s is not chunked", id.Short())
+	}
+	chunks, err := s.readChunkList(id, loc)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]ID, len(chunks))
+	for i, c := range chunks {
+		ids[i] = c.id
+	}
+	return ids, nil
+}
+
+// readChunkList reads and decodes the chunk list of blob id at loc.
+func (s *Store) readChunkList(id ID, loc Locator) ([]chunkRef, error) {
+	h, payload, err := s.readRecord(loc, id)
+	if err != nil {
+		return nil, err
+	}
+	chunks, perr := parseChunkList(payload, h.size)
+	if perr != nil {
+		return nil, &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: perr.Error()}
+	}
+	return chunks, nil
+}
+
+// readRecord reads, checks and decodes the record at loc. When want is not
+// zero the record must hold that blob.
+func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
+	var h recordHeader
+	corrupt := func(reason string) error {
+		return &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, ID: want, Reason: reason}
+	}
+	if loc.Offset < int64(packHeaderLen) || loc.Length < recordHeaderLen ||
+		loc.Length > recordHeaderLen+maxPayload || loc.Flags&^knownFlags != 0 || loc.Size < 0 {
+		return h, nil, corrupt("locator out of range")
+	}
+	ph, err := s.openPack(loc.Pack, loc.Offset)
+	if err != nil {
+		return h, nil, err
+	}
+	defer s.releasePack(ph)
+	if loc.Length > 1<<20 {
+		fi, err := ph.f.Stat()
+		if err != nil {
+			return h, nil, fmt.Errorf("objects: %w", err)
+		}
+		if loc.Offset+int64(loc.Length) > fi.Size() {
+			return h, nil, corrupt(fmt.Sprintf("record extends past end of pack (%d bytes)", fi.Size()))
+		}
+	}
+	buf := make([]byte, loc.Length)
+	if n, err := ph.f.ReadAt(buf, loc.Offset); n < len(buf) {
+		if err == io.EOF {
+			return h, nil, corrupt("record extends past end of pack")
+		}
+		return h, nil, fmt.Errorf("objects: read pack: %w", err)
+	}
+	h, err = parseRecordHeader(buf)
+	switch {
+	case err != nil:
+		return h, nil, corrupt(err.Error())
+	case h.recordLen() != int64(loc.Length) || h.flags != loc.Flags || h.size != loc.Size:
+		return h, nil, corrupt("record does not match its locator")
+	case !want.IsZero() && h.id != want:
+		return h, nil, corrupt("record holds blob " + h.id.Short())
+	}
+	if want.IsZero() {
+		want = h.id
+	}
+	payload := buf[recordHeaderLen:]
+	switch {
+	case h.flags&FlagChunked != 0:
+		if _, err := parseChunkList(payload, h.size); err != nil {
+			return h, nil, corrupt(err.Error())
+		}
+		return h, payload, nil
+	case h.flags&FlagCompressed != 0:
+		if payload, err = s.codec.decompress(payload, h.size); err != nil {
+			return h, nil, corrupt(err.Error())
+		}
+	}
+	if Sum(payload) != h.id {
+		return h, nil, corrupt("content does not match its id")
+	}
+	return h, payload, nil
+}

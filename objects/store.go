@@ -1,0 +1,227 @@
+package objects
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Options tune a Store. The zero value selects the defaults.
+type Options struct {
+	// Level selects the zstd level: 0 or 1 = SpeedFastest (default),
+	// 2 = SpeedDefault, 3 = SpeedBetterCompression, 4 = SpeedBestCompression.
+	Level int
+	// PackSize is the soft cap of a pack file in bytes (default 128 MiB): a
+	// writer starts a new pack once its pack reaches it.
+	PackSize int64
+	// ChunkThreshold is the content length above which a blob is split into
+	// content-defined chunks (default 4 MiB, at most 64 MiB).
+	ChunkThreshold int64
+	// Writers bounds the pack files one Batch writes at once (default
+	// runtime.GOMAXPROCS(0)).
+	Writers int
+}
+
+const (
+	defaultPackSize       = 128 << 20
+	defaultChunkThreshold = 4 << 20
+	packsDir              = "packs"
+	packExt               = ".pack"
+	maxOpenPacks          = 128
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.PackSize <= 0 {
+		o.PackSize = defaultPackSize
+	}
+	if o.ChunkThreshold <= 0 {
+		o.ChunkThreshold = defaultChunkThreshold
+	}
+	if o.ChunkThreshold > maxBlobSize {
+		return o, fmt.Errorf("objects: chunk threshold %d above the maximum %d", o.ChunkThreshold, maxBlobSize)
+	}
+	if o.Writers <= 0 {
+		o.Writers = runtime.GOMAXPROCS(0)
+	}
+	return o, nil
+}
+
+// Store is a content-addressed blob store of append-only pack files under
+// dir/packs. Reads go through the LocatorIndex; writes go through Batches.
+// A Store is safe for concurrent use. One process should own a store
+// directory at a time (the engine holds a file lock).
+type Store struct {
+	dir   string
+	idx   LocatorIndex
+	opts  Options
+	codec *codec
+
+	smallBufs sync.Pool // *[]byte of ChunkThreshold+1 bytes
+	chunkBufs sync.Pool // *[]byte of 2*chunkMax bytes
+	packBufs  sync.Pool // *[]byte scratch for compressed payloads
+
+	mu struct {
+		sync.Mutex
+		packs  map[uint32]*packState
+		next   uint32
+		open   map[uint32]*packHandle
+		closed bool
+	}
+}
+
+// packState is what the Store knows about one pack for choosing where a
+// writer appends.
+type packState struct {
+	size   int64 // bytes on disk (clean end when clean is set)
+	clean  bool  // size is known to end on a record boundary
+	held   bool  // a live writer holds the pack
+	sealed bool  // damaged: never append to it
+}
+
+// Open opens (creating if needed) the store in dir. dir/packs is created
+// with mode 0700; pack files are created 0600.
+func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCodec(opts.Level)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: filepath.Join(dir, packsDir), idx: idx, opts: opts, codec: c}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("objects: open store: %w", err)
+	}
+	s.mu.packs = make(map[uint32]*packState)
+	s.mu.open = make(map[uint32]*packHandle)
+	packs, err := s.Packs()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range packs {
+		fi, err := os.Stat(s.PackPath(n))
+		if err != nil {
+			return nil, fmt.Errorf("objects: open store: %w", err)
+		}
+		s.mu.packs[n] = &packState{size: fi.Size()}
+		s.mu.next = n + 1
+	}
+	return s, nil
+}
+
+// Close releases the pack files the Store keeps open for reading. Batches
+// must be closed first. Close is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.closed = true
+	var errs []error
+	for n, h := range s.mu.open {
+		delete(s.mu.open, n)
+		h.evicted = true
+		if h.refs == 0 {
+			errs = append(errs, h.f.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PackPath returns the path of pack n: dir/packs/NNNNNNNN.pack with n in
+// eight lowercase hex digits.
+func (s *Store) PackPath(n uint32) string {
+	return filepath.Join(s.dir, fmt.Sprintf("%08x%s", n, packExt))
+}
+
+// Packs lists the pack numbers on disk, ascending. Other files are ignored.
+func (s *Store) Packs() ([]uint32, error) {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("objects: list packs: %w", err)
+	}
+	var packs []uint32
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), packExt)
+		if !ok || len(name) != 8 || !e.Type().IsRegular() {
+			continue
+		}
+		n, err := strconv.ParseUint(name, 16, 32)
+		if err != nil || name != fmt.Sprintf("%08x", n) {
+			continue
+		}
+		packs = append(packs, uint32(n))
+	}
+	slices.Sort(packs)
+	return packs, nil
+}
+
+// packHandle is a pack file open for reading, shared by concurrent readers.
+type packHandle struct {
+	n       uint32
+	f       *os.File
+	refs    int
+	evicted bool
+}
+
+// openPack returns a read handle on pack n, which the caller must release.
+// A missing pack is a *CorruptError: a committed locator points to it.
+func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil, errors.New("objects: store closed")
+	}
+	if h := s.mu.open[n]; h != nil {
+		h.refs++
+		return h, nil
+	}
+	f, err := os.Open(s.PackPath(n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &CorruptError{Pack: s.PackPath(n), Offset: off, Reason: "pack file missing"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("objects: %w", err)
+	}
+	if len(s.mu.open) >= maxOpenPacks {
+		s.evictIdleLocked()
+	}
+	h := &packHandle{n: n, f: f, refs: 1}
+	s.mu.open[n] = h
+	return h, nil
+}
+
+// evictIdleLocked closes the cached handles nobody is reading through.
+func (s *Store) evictIdleLocked() {
+	for n, h := range s.mu.open {
+		if h.refs == 0 {
+			delete(s.mu.open, n)
+			h.f.Close()
+		}
+	}
+}
+
+// releasePack drops a reference taken by openPack.
+func (s *Store) releasePack(h *packHandle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.refs--
+	if h.refs == 0 && h.evicted {
+		h.f.Close()
+	}
+}
+
+// getBuf takes a buffer of length n from pool p.
+func getBuf(p *sync.Pool, n int) *[]byte {
+	if b, ok := p.Get().(*[]byte); ok && len(*b) == n {
+		return b
+	}
+	b := make([]byte, n)
+	return &b
+}
