@@ -1,0 +1,56 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// maxTaskLen bounds task names so that a task key stays small.
+const maxTaskLen = 256
+
+// ValidName reports whether name can be a tree entry name: it must not be
+// empty, "." or "..", and must not contain '/' or NUL. The error, if any,
+// quotes the name.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("index: invalid name: empty")
+	case name == "." || name == "..":
+		return fmt.Errorf("index: invalid name %q", name)
+	case strings.IndexByte(name, '/') >= 0:
+		return fmt.Errorf("index: invalid name %q: contains '/'", name)
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("index: invalid name %q: contains NUL", name)
+	}
+	return nil
+}
+
+// ValidTask reports whether name can be a task name: non-empty, at most 256
+// bytes and free of NUL, which terminates the task name in sequence keys.
+// Any other byte, '/' included ("feature/x"), is allowed.
+func ValidTask(name string) error {
+	switch {
+	case name == "":
+		return errors.New("index: invalid task name: empty")
+	case len(name) > maxTaskLen:
+		return fmt.Errorf("index: invalid task name %.32q...: longer than %d bytes", name, maxTaskLen)
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("index: invalid task name %q: contains NUL", name)
+	}
+	return nil
+}
+
+// validDir reports whether dir is a slash-separated relative directory path
+// whose every element is a ValidName; "" is the workspace root.
+func validDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	for elem := range strings.SplitSeq(dir, "/") {
+		if err := ValidName(elem); err != nil {
+			return fmt.Errorf("index: invalid directory %q: %w", dir, err)
+		}
+	}
+	return nil
+}
