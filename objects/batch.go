@@ -105,7 +105,8 @@ func (b *Batch) putPlain(data []byte) (ID, error) {
 }
 
 // putChunked splits r into content-defined chunks, stores each, then the
-// chunk list under the id of the whole content.
+// chunk list under the id of the whole content. Content that makes a
+// single chunk is stored as that plain blob: its id is the file's id.
 func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
 	cb := getBuf(&b.s.chunkBufs, 2*chunkMax)
 	defer b.s.chunkBufs.Put(cb)

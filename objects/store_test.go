@@ -1,0 +1,305 @@
+package objects
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+)
+
+func TestRoundTripSizes(t *testing.T) {
+	const thr = 4 << 20
+	sizes := []int{0, 1, 63, 64, 65, 4095, chunkMin - 1, chunkMin, chunkMin + 1, thr - 1, thr, thr + 1,
+		thr + chunkMin - 1, thr + chunkMin + 1, chunkMax - 1, chunkMax, chunkMax + 1, 2*chunkMax - 1, 2*chunkMax + 1}
+	s, idx := testStore(t, Options{ChunkThreshold: thr})
+	for _, n := range sizes {
+		for _, kind := range []string{"text", "random"} {
+			t.Run(fmt.Sprintf("%s/%d", kind, n), func(t *testing.T) {
+				data := textBytes(uint64(n), n)
+				if kind == "random" {
+					data = randomBytes(uint64(n), n)
+				}
+				ids, _ := save(t, s, idx, data)
+				mustGet(t, s, ids[0], data)
+				loc, err := s.Stat(ids[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if loc.Size != int64(n) || (loc.Flags&FlagChunked != 0) != (n > thr) {
+					t.Fatalf("locator %+v for %d bytes (threshold %d)", loc, n, thr)
+				}
+			})
+		}
+	}
+}
+
+// TestChunkBoundarySizes forces chunking of every blob so stream lengths
+// around the chunk minimum and maximum and the reader's buffer are cut.
+func TestChunkBoundarySizes(t *testing.T) {
+	s, idx := testStore(t, Options{ChunkThreshold: 1})
+	for _, n := range []int{2, chunkMin - 1, chunkMin, chunkMin + 1, chunkMax - 1, chunkMax, chunkMax + 1, 2*chunkMax - 1, 2 * chunkMax, 2*chunkMax + 1, 3*chunkMax + 7} {
+		// Zeros never match the cut mask: every chunk is cut at chunkMax.
+		for _, data := range [][]byte{make([]byte, n), randomBytes(uint64(n), n)} {
+			ids, _ := save(t, s, idx, data)
+			mustGet(t, s, ids[0], data)
+			loc, _ := s.Stat(ids[0])
+			if loc.Flags&FlagChunked == 0 {
+				// One chunk: its id is the file's id, no chunk list is needed.
+				if n > chunkMax {
+					t.Fatalf("%d bytes stored unchunked", n)
+				}
+				continue
+			}
+			chunks, err := s.ChunkList(ids[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total int
+			for i, c := range chunks {
+				cd, err := s.Get(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				last := i == len(chunks)-1
+				if len(cd) > chunkMax || (!last && len(cd) < chunkMin) {
+					t.Fatalf("size %d: chunk %d has %d bytes", n, i, len(cd))
+				}
+				total += len(cd)
+			}
+			if total != n {
+				t.Fatalf("chunks hold %d bytes, want %d", total, n)
+			}
+		}
+	}
+}
+
+func TestCutPointAverage(t *testing.T) {
+	data := randomBytes(7, 64<<20)
+	var count, sum int
+	for len(data) > 0 {
+		n := cutPoint(data)
+		if n > chunkMax || (n < chunkMin && n != len(data)) {
+			t.Fatalf("cut at %d", n)
+		}
+		data = data[n:]
+		sum += n
+		count++
+	}
+	if avg := sum / count; avg < chunkAvg*3/4 || avg > chunkAvg*2 {
+		t.Fatalf("average chunk %d bytes, want about %d", avg, chunkAvg)
+	}
+}
+
+func TestCompressionChoice(t *testing.T) {
+	s, idx := testStore(t, Options{})
+	random, text := randomBytes(1, 100<<10), textBytes(1, 100<<10)
+	ids, _ := save(t, s, idx, random, text, []byte("short"))
+	for i, wantCompressed := range []bool{false, true, false} {
+		loc, err := s.Stat(ids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := loc.Flags&FlagCompressed != 0; got != wantCompressed {
+			t.Errorf("blob %d: compressed=%v, want %v", i, got, wantCompressed)
+		}
+		if !wantCompressed && int64(loc.Length) != recordHeaderLen+loc.Size {
+			t.Errorf("raw blob %d: record length %d for %d bytes", i, loc.Length, loc.Size)
+		}
+	}
+	if loc, _ := s.Stat(ids[1]); int64(loc.Length) > loc.Size/2 {
+		t.Errorf("text compressed to %d of %d bytes", loc.Length, loc.Size)
+	}
+}
+
+func TestCompressionLevels(t *testing.T) {
+	data := textBytes(3, 1<<20)
+	for level := range 5 {
+		s, idx := testStore(t, Options{Level: level})
+		ids, _ := save(t, s, idx, data)
+		mustGet(t, s, ids[0], data)
+	}
+	if _, err := Open(t.TempDir(), newMapIndex(), Options{Level: 5}); err == nil {
+		t.Fatal("level 5 accepted")
+	}
+}
+
+func TestDedup(t *testing.T) {
+	s, idx := testStore(t, Options{ChunkThreshold: 1 << 20})
+	small, large := textBytes(1, 1000), randomBytes(2, 5<<20)
+	b := s.NewBatch()
+	for range 3 {
+		for _, d := range [][]byte{small, large} {
+			if _, err := b.PutBytes(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ps, err := b.Sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[ID]bool{}
+	for _, p := range ps {
+		if seen[p.ID] {
+			t.Fatalf("blob %s written twice", p.ID.Short())
+		}
+		seen[p.ID] = true
+	}
+	if !seen[Sum(small)] || !seen[Sum(large)] {
+		t.Fatal("placements miss a blob")
+	}
+	idx.commit(ps)
+	b.Close()
+	sizeBefore := packBytes(t, s)
+	_, ps = save(t, s, idx, small, large)
+	if len(ps) != 0 || packBytes(t, s) != sizeBefore {
+		t.Fatalf("committed content rewritten: %d placements", len(ps))
+	}
+	b = s.NewBatch()
+	defer b.Close()
+	for _, d := range [][]byte{small, large, []byte("new")} {
+		if ok, err := b.Has(Sum(d)); err != nil || ok != (len(d) != 3) {
+			t.Fatalf("Has = %v, %v", ok, err)
+		}
+	}
+}
+
+// packBytes sums the sizes of the pack files.
+func packBytes(t testing.TB, s *Store) int64 {
+	t.Helper()
+	packs, err := s.Packs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, n := range packs {
+		fi, err := os.Stat(s.PackPath(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += fi.Size()
+	}
+	return total
+}
+
+func TestChunkedEditWritesFewChunks(t *testing.T) {
+	s, idx := testStore(t, Options{})
+	data := randomBytes(9, 48<<20)
+	_, ps := save(t, s, idx, data)
+	if len(ps) < 20 {
+		t.Fatalf("48 MiB stored as %d records", len(ps))
+	}
+	edited := bytes.Clone(data)
+	copy(edited[24<<20:], "an edit in the middle")
+	inserted := append(append(bytes.Clone(data[:30<<20]), "inserted text"...), data[30<<20:]...)
+	for name, d := range map[string][]byte{"overwrite": edited, "insert": inserted} {
+		ids, ps := save(t, s, idx, d)
+		// The changed chunk, possibly its neighbour, and the chunk list.
+		if len(ps) > 3 {
+			t.Errorf("%s: %d records written, want at most 3", name, len(ps))
+		}
+		mustGet(t, s, ids[0], d)
+	}
+}
+
+func TestManySmallSavesShareAPack(t *testing.T) {
+	s, idx := testStore(t, Options{})
+	for i := range 300 {
+		save(t, s, idx, fmt.Appendf(nil, "save %d", i))
+	}
+	if packs, _ := s.Packs(); len(packs) != 1 {
+		t.Fatalf("300 saves made %d packs", len(packs))
+	}
+	// A reopened store appends to the same pack.
+	s2, err := Open(filepathDir(s), idx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	save(t, s2, idx, []byte("after reopen"))
+	if packs, _ := s2.Packs(); len(packs) != 1 {
+		t.Fatalf("reopened store made %d packs", len(packs))
+	}
+}
+
+// filepathDir returns the directory s was opened on.
+func filepathDir(s *Store) string { return s.dir[:len(s.dir)-len(packsDir)-1] }
+
+func TestPackSizeCap(t *testing.T) {
+	const capSize = 1 << 20
+	s, idx := testStore(t, Options{PackSize: capSize, Writers: 2})
+	var blobs [][]byte
+	for i := range 40 {
+		blobs = append(blobs, randomBytes(uint64(i), 100<<10+i))
+	}
+	blobs = append(blobs, randomBytes(99, capSize-1), randomBytes(98, capSize), randomBytes(97, capSize+1))
+	ids, _ := save(t, s, idx, blobs...)
+	for i, id := range ids {
+		mustGet(t, s, id, blobs[i])
+	}
+	packs, _ := s.Packs()
+	if len(packs) < 6 {
+		t.Fatalf("%d packs for %d MiB under a 1 MiB cap", len(packs), 7)
+	}
+	for _, n := range packs {
+		fi, _ := os.Stat(s.PackPath(n))
+		if fi.Size() > int64(2*capSize+recordHeaderLen+packHeaderLen) {
+			t.Errorf("pack %d has %d bytes", n, fi.Size())
+		}
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	s, _ := testStore(t, Options{})
+	id := Sum([]byte("absent"))
+	if _, err := s.Get(id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get: %v", err)
+	}
+	if _, _, err := s.Open(id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Open: %v", err)
+	}
+	if _, err := s.Stat(id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Stat: %v", err)
+	}
+}
+
+func TestHashReader(t *testing.T) {
+	data := textBytes(5, 3<<20+17)
+	id, n, err := HashReader(bytes.NewReader(data))
+	if err != nil || id != Sum(data) || n != int64(len(data)) {
+		t.Fatalf("HashReader = %s, %d, %v", id.Short(), n, err)
+	}
+}
+
+func TestBatchClosed(t *testing.T) {
+	s, _ := testStore(t, Options{})
+	b := s.NewBatch()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PutBytes([]byte("x")); err == nil {
+		t.Fatal("Put after Close succeeded")
+	}
+	if _, err := b.Sync(); err == nil {
+		t.Fatal("Sync after Close succeeded")
+	}
+}
+
+func TestLocatorEncoding(t *testing.T) {
+	for _, l := range []Locator{{}, {Pack: 1, Offset: 12, Length: 53, Size: 0}, {Pack: 1<<32 - 1, Offset: 1<<63 - 1, Length: 1<<32 - 1, Flags: FlagChunked, Size: 1<<63 - 1}} {
+		b := l.AppendBinary([]byte("prefix"))
+		got, err := ParseLocator(b[6:])
+		if err != nil || got != l {
+			t.Fatalf("round trip %+v: %+v, %v", l, got, err)
+		}
+	}
+	good := Locator{Pack: 3, Offset: 100, Length: 60, Flags: FlagCompressed, Size: 70}.AppendBinary(nil)
+	bad := [][]byte{nil, {1}, {2, 0, 0, 0, 0, 0}, {1, 0x80, 0, 0, 0, 0}, good[:len(good)-1], append(bytes.Clone(good), 0),
+		{1, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0},
+		{1, 0, 0xff, 0xff, 0xff, 0xff, 0x1f, 0, 0, 0}}
+	for _, b := range bad {
+		_, err := ParseLocator(b)
+		mustCorrupt(t, err)
+	}
+}
