@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// Exit codes of the CLI contract.
+const (
+	exitOK        = 0
+	exitError     = 1 // also: differences found under diff --exit-code
+	exitUsage     = 2 // bad usage or unknown ref
+	exitBusy      = 3
+	exitRefused   = 4 // refused workspace or store/workspace mismatch
+	exitCorrupted = 5
+)
+
+// app holds the global flags and the output streams of one invocation.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	workspace   string
+	store       string
+	task        string
+	json        bool
+	quiet       bool
+	profile     string
+	exclude     []string
+	maxFileSize int64
+	lockTimeout time.Duration
+
+	// exitCode, when set by a command, overrides success (diff --exit-code).
+	exitCode int
+}
+
+// usageError marks command-line mistakes (exit 2).
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
+		return a.fail(err)
+	}
+	return a.exitCode
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ckpt",
+		Short: "Checkpoints of a workspace: save, list, diff and restore, without git",
+		Long: "ckpt keeps checkpoints of a workspace in a content-addressed store outside it.\n" +
+			"Refs: a full id, a unique hex prefix (4+), HEAD, HEAD~N, @N (sequence number in the task), and in diff the word workspace.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	f := root.PersistentFlags()
+	f.StringVarP(&a.workspace, "workspace", "C", ".", "workspace directory")
+	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_STORE, else $XDG_DATA_HOME/ckpt/workspaces/<id>)")
+	f.StringVar(&a.task, "task", envOr("CKPT_TASK", engine.DefaultTask), "task (a named chain of checkpoints; env CKPT_TASK)")
+	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout (errors too)")
+	f.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success")
+	f.StringVar(&a.profile, "profile", "default", "exclusion profile: default, cline, roo or none")
+	f.StringArrayVar(&a.exclude, "exclude", nil, "extra gitignore-style pattern to exclude (repeatable)")
+	f.Int64Var(&a.maxFileSize, "max-file-size", 0, "skip files larger than this many bytes (0: 100 MiB; -1: no limit)")
+	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
+		a.diffCommand(), a.restoreCommand(), a.tasksCommand())
+	return root
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// open opens the engine for one command.
+func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
+	timeout := a.lockTimeout
+	if timeout == 0 {
+		timeout = -1 // fail at once
+	}
+	e, err := engine.Open(a.workspace, engine.Options{
+		StoreDir:    a.store,
+		Profile:     a.profile,
+		Exclude:     a.exclude,
+		MaxFileSize: a.maxFileSize,
+		LockTimeout: timeout,
+		Command:     "ckpt " + cmd.Name(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if j := e.PendingRestore(); j != nil && !a.quiet && !a.json {
+		fmt.Fprintf(a.stderr, "ckpt: a restore to %s (task %s) was interrupted at %s; run `ckpt restore %s` to complete it\n",
+			j.Target.Short(), j.Task, j.Started.Local().Format(time.DateTime), j.Target.Short())
+	}
+	return e, nil
+}
+
+// withEngine runs fn with an open engine and closes it.
+func (a *app) withEngine(cmd *cobra.Command, fn func(e *engine.Engine) error) error {
+	e, err := a.open(cmd)
+	if err != nil {
+		return err
+	}
+	err = fn(e)
+	if cerr := e.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// exitCodeOf maps an error to the CLI's exit code.
+func exitCodeOf(err error) int {
+	var usage usageError
+	switch {
+	case errors.As(err, &usage), errors.Is(err, engine.ErrUnknownRef), errors.Is(err, engine.ErrBadRequest):
+		return exitUsage
+	case errors.Is(err, engine.ErrBusy):
+		return exitBusy
+	case errors.Is(err, engine.ErrProtected), errors.Is(err, engine.ErrWorkspaceMismatch):
+		return exitRefused
+	case errors.Is(err, engine.ErrCorrupt):
+		return exitCorrupted
+	}
+	return exitError
+}
+
+// fail prints err as one line (or one JSON document) and returns its exit code.
+func (a *app) fail(err error) int {
+	code := exitCodeOf(err)
+	msg := strings.ReplaceAll(cleanMessage(err.Error()), "\n", " ")
+	if a.json {
+		a.printJSON(map[string]any{"error": map[string]any{"code": code, "message": msg}})
+	} else {
+		fmt.Fprintf(a.stderr, "ckpt: %s\n", msg)
+	}
+	return code
+}
+
+// cleanMessage drops the package prefixes of sentinel errors from a message
+// meant for people.
+func cleanMessage(s string) string {
+	for _, p := range []string{"engine: ", "walker: ", "objects: ", "index: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}
+
+func (a *app) printJSON(v any) {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// say prints a human line unless --quiet or --json.
+func (a *app) say(format string, args ...any) {
+	if !a.quiet && !a.json {
+		fmt.Fprintf(a.stdout, format+"\n", args...)
+	}
+}
+
+// colour reports whether stdout is a terminal that accepts colour.
+func (a *app) colour() bool {
+	f, ok := a.stdout.(*os.File)
+	return ok && os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd()))
+}
+
+// pathsAfterDash splits positional args at "--".
+func pathsAfterDash(cmd *cobra.Command, args []string) (before, paths []string) {
+	if n := cmd.ArgsLenAtDash(); n >= 0 {
+		return args[:n], args[n:]
+	}
+	return args, nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+func (a *app) diffCommand() *cobra.Command {
+	var (
+		stat, nameStatus, exitCode bool
+		mode                       string
+	)
+	cmd := &cobra.Command{
+		Use:   "diff [REF [REF]] [-- PATH...]",
+		Short: "Show changes between checkpoints, or a checkpoint and the workspace",
+		Long: "With no ref: HEAD against the workspace. With one ref: that checkpoint against the workspace.\n" +
+			"With two: the first against the second (either may be the word workspace).\n" +
+			"--mode checkpoint|from-init|to-current|full picks the range from the task's history.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, paths := pathsAfterDash(cmd, args)
+			if len(refs) > 2 {
+				return usageError{"diff takes at most two refs"}
+			}
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				from, to, err := a.diffRange(e, mode, refs)
+				if err != nil {
+					return err
+				}
+				res, err := e.Diff(cmd.Context(), from, to, engine.DiffOptions{Task: a.task, Paths: paths})
+				if err != nil {
+					return err
+				}
+				if exitCode && len(res.Changes) > 0 {
+					a.exitCode = exitError
+				}
+				return a.printDiff(res, stat, nameStatus)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&stat, "stat", false, "print a diffstat")
+	cmd.Flags().BoolVar(&nameStatus, "name-status", false, "print the status and path of each change")
+	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when there are differences")
+	cmd.Flags().StringVar(&mode, "mode", "", "checkpoint, from-init, to-current or full")
+	return cmd
+}
+
+// diffRange turns the positional refs (and --mode) into the two sides.
+func (a *app) diffRange(e *engine.Engine, mode string, refs []string) (from, to string, err error) {
+	if mode != "" {
+		if len(refs) > 1 || (len(refs) == 0 && mode != string(engine.ModeFull)) {
+			return "", "", usageError{"--mode takes exactly one ref (none for full)"}
+		}
+		ref := ""
+		if len(refs) == 1 {
+			ref = refs[0]
+		}
+		return e.DiffRange(a.task, engine.DiffMode(mode), ref)
+	}
+	switch len(refs) {
+	case 0:
+		return "HEAD", engine.WorkspaceRef, nil
+	case 1:
+		return refs[0], engine.WorkspaceRef, nil
+	}
+	return refs[0], refs[1], nil
+}
+
+func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
+	format := engine.DiffFormat{Color: a.colour()}
+	switch {
+	case a.json:
+		files, err := res.Files(format)
+		if err != nil {
+			return err
+		}
+		to := idText(res.To)
+		if res.ToWorkspace {
+			to = engine.WorkspaceRef
+		}
+		if files == nil {
+			files = []engine.FileDiff{}
+		}
+		a.printJSON(map[string]any{"from": res.From.String(), "to": to, "files": files})
+		return nil
+	case a.quiet:
+		return nil
+	case stat:
+		return res.WriteStat(a.stdout, format)
+	case nameStatus:
+		return res.WriteNameStatus(a.stdout)
+	}
+	return res.WritePatch(a.stdout, format)
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// idText is the hex id, or "" for the zero id.
+func idText(id engine.ID) string {
+	if id.IsZero() {
+		return ""
+	}
+	return id.String()
+}
+
+// humanBytes formats a byte count with a binary unit.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

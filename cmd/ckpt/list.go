@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// checkpointJSON is one checkpoint in list and show output.
+type checkpointJSON struct {
+	ID      string            `json:"id"`
+	Seq     uint64            `json:"seq"`
+	Parent  string            `json:"parent"`
+	Task    string            `json:"task"`
+	Time    time.Time         `json:"time"`
+	Message string            `json:"message"`
+	Kind    string            `json:"kind"`
+	Empty   bool              `json:"empty"`
+	Head    bool              `json:"head"`
+	Meta    map[string]string `json:"meta"`
+	Root    string            `json:"root"`
+	State   string            `json:"state,omitempty"`
+	Stats   statsJSON         `json:"stats"`
+}
+
+func toCheckpointJSON(c engine.CheckpointInfo) checkpointJSON {
+	meta := c.Meta
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return checkpointJSON{
+		ID: c.ID.String(), Seq: c.Seq, Parent: idText(c.Parent), Task: c.Task, Time: c.Time,
+		Message: c.Message, Kind: c.Kind.String(), Empty: c.Empty, Head: c.Head, Meta: meta,
+		Root: c.Root.String(), State: idText(c.State),
+		Stats: statsJSON{Files: c.Stats.Files, Added: c.Stats.Added, Modified: c.Stats.Modified,
+			Deleted: c.Stats.Deleted, BytesHashed: c.Stats.BytesHashed, DurationMs: c.Stats.DurationMs},
+	}
+}
+
+func (a *app) listCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the task's checkpoints, oldest first, head marked",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				log, err := e.List(a.task)
+				if err != nil {
+					return err
+				}
+				a.printLog(log)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) printLog(log *engine.Log) {
+	if a.json {
+		out := struct {
+			Task        string           `json:"task"`
+			Head        string           `json:"head"`
+			Checkpoints []checkpointJSON `json:"checkpoints"`
+		}{Task: log.Task, Head: idText(log.Head), Checkpoints: make([]checkpointJSON, 0, len(log.Checkpoints))}
+		for _, c := range log.Checkpoints {
+			out.Checkpoints = append(out.Checkpoints, toCheckpointJSON(c))
+		}
+		a.printJSON(out)
+		return
+	}
+	if a.quiet {
+		return
+	}
+	if len(log.Checkpoints) == 0 {
+		fmt.Fprintf(a.stdout, "task %s has no checkpoints; run `ckpt save`\n", log.Task)
+		return
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tSEQ\tID\tTIME\tKIND\tCHANGES\tMESSAGE")
+	for _, c := range log.Checkpoints {
+		mark := ""
+		if c.Head {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s\t@%d\t%s\t%s\t%s\t+%d ~%d -%d\t%s\n", mark, c.Seq, c.ID.Short(),
+			c.Time.Local().Format(time.DateTime), c.Kind, c.Stats.Added, c.Stats.Modified, c.Stats.Deleted, c.Message)
+	}
+	tw.Flush()
+}
+
+func (a *app) tasksCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "tasks",
+		Short: "List the store's tasks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				tasks, err := e.Tasks()
+				if err != nil {
+					return err
+				}
+				a.printTasks(tasks)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) printTasks(tasks []engine.TaskInfo) {
+	if a.json {
+		type taskJSON struct {
+			Name        string    `json:"name"`
+			Head        string    `json:"head"`
+			Checkpoints int       `json:"checkpoints"`
+			First       time.Time `json:"first"`
+			Last        time.Time `json:"last"`
+		}
+		out := make([]taskJSON, 0, len(tasks))
+		for _, t := range tasks {
+			out = append(out, taskJSON{Name: t.Name, Head: idText(t.Head), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last})
+		}
+		a.printJSON(map[string]any{"tasks": out})
+		return
+	}
+	if a.quiet {
+		return
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tCHECKPOINTS\tHEAD\tLAST")
+	for _, t := range tasks {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.Name, t.Checkpoints, t.Head.Short(), t.Last.Local().Format(time.DateTime))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// restoreJSON is the restore command's JSON shape.
+type restoreJSON struct {
+	Restored     string            `json:"restored"`
+	Backup       string            `json:"backup"`
+	Written      int               `json:"written"`
+	Deleted      int               `json:"deleted"`
+	WrittenPaths []string          `json:"written_paths"`
+	DeletedPaths []string          `json:"deleted_paths"`
+	Conflicts    []engine.Conflict `json:"conflicts"`
+	State        string            `json:"state,omitempty"`
+	DryRun       bool              `json:"dry_run"`
+	DurationMs   int64             `json:"duration_ms"`
+}
+
+func (a *app) restoreCommand() *cobra.Command {
+	var (
+		only     string
+		stateOut string
+		opts     engine.RestoreOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "restore REF [-- PATH...]",
+		Short: "Rewind the workspace, the host's state, or both, to a checkpoint",
+		Long: "Restore saves a backup checkpoint of the current state first (unless --no-backup),\n" +
+			"then writes only the files that differ. Files not captured by any checkpoint are never\n" +
+			"touched; where one stands in the way it is reported as a conflict (--force overwrites).",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, paths := pathsAfterDash(cmd, args)
+			if len(refs) != 1 {
+				return usageError{"restore takes exactly one ref"}
+			}
+			opts.Task, opts.Only, opts.Paths = a.task, engine.Only(only), paths
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				res, err := e.Restore(cmd.Context(), refs[0], opts)
+				if err != nil {
+					return err
+				}
+				if err := a.writeState(e, res, stateOut, opts); err != nil {
+					return err
+				}
+				a.printRestore(res, opts.DryRun)
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&only, "only", string(engine.OnlyWorkspace), "what to rewind: workspace, state or both")
+	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "show what would change, change nothing")
+	f.BoolVar(&opts.NoBackup, "no-backup", false, "do not save a backup checkpoint first")
+	f.BoolVar(&opts.Force, "force", false, "overwrite files not captured by any checkpoint that stand in the way")
+	return cmd
+}
+
+// writeState delivers the state blob for --only state|both.
+func (a *app) writeState(e *engine.Engine, res *engine.RestoreResult, out string, opts engine.RestoreOptions) error {
+	if out == "" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
+		return nil
+	}
+	state, err := e.ReadState(res.State)
+	if err != nil {
+		return err
+	}
+	if out == "-" {
+		_, err = a.stdout.Write(state)
+		return err
+	}
+	if err := os.WriteFile(out, state, 0o600); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}
+
+func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
+	if a.json {
+		conflicts := res.Conflicts
+		if conflicts == nil {
+			conflicts = []engine.Conflict{}
+		}
+		a.printJSON(restoreJSON{
+			Restored: res.Restored.String(), Backup: idText(res.Backup),
+			Written: len(res.Written), Deleted: len(res.Deleted),
+			WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
+			Conflicts: conflicts, State: idText(res.State), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
+		})
+		return
+	}
+	for _, c := range res.Conflicts {
+		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
+	}
+	verb := "restored"
+	if dryRun {
+		verb = "would restore"
+		for _, p := range res.Written {
+			a.say("write  %s", p)
+		}
+		for _, p := range res.Deleted {
+			a.say("delete %s", p)
+		}
+	}
+	backup := ""
+	if !res.Backup.IsZero() {
+		backup = fmt.Sprintf("; backup %s (undo: ckpt restore %s)", res.Backup.Short(), res.Backup.Short())
+	}
+	a.say("%s %s: %d written, %d deleted, %d conflicts%s", verb, res.Restored.Short(),
+		len(res.Written), len(res.Deleted), len(res.Conflicts), backup)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

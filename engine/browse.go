@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+)
+
+// LsEntry is one entry listed by Ls, with its path relative to the workspace.
+type LsEntry struct {
+	Path string
+	index.Entry
+}
+
+// cleanRelPath validates a workspace-relative path given by a caller: it
+// must not be absolute or climb out of the workspace. "" and "." mean the root.
+func cleanRelPath(p string) (string, error) {
+	if p == "" || p == "." {
+		return "", nil
+	}
+	if strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("%w: path %q is absolute; give it relative to the workspace", ErrBadRequest, p)
+	}
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%w: path %q leaves the workspace", ErrBadRequest, p)
+	}
+	if c == "." {
+		return "", nil
+	}
+	return c, nil
+}
+
+// lookup finds the entry at rel in the tree rooted at root. The root itself
+// is returned as a directory entry.
+func (e *Engine) lookup(root objects.ID, rel string) (index.Entry, error) {
+	ent := index.Entry{Kind: index.KindDir, ID: root}
+	if rel == "" {
+		return ent, nil
+	}
+	for _, name := range strings.Split(rel, "/") {
+		if ent.Kind != index.KindDir {
+			return ent, fmt.Errorf("%w: %q is not in the checkpoint (%s is not a directory)", ErrBadRequest, rel, ent.Name)
+		}
+		t, err := e.db.Tree(ent.ID)
+		if err != nil {
+			return ent, storeError(err, e.storeDir)
+		}
+		found := false
+		for _, c := range t.Entries {
+			if c.Name == name {
+				ent, found = c, true
+				break
+			}
+		}
+		if !found {
+			return ent, fmt.Errorf("%w: %q is not in the checkpoint", ErrBadRequest, rel)
+		}
+	}
+	return ent, nil
+}
+
+// Ls lists the entries of the directory at dir in checkpoint ref (or the
+// single entry, when dir names a file or symlink).
+func (e *Engine) Ls(task, ref, dir string) ([]LsEntry, error) {
+	rel, root, err := e.refPath(task, ref, dir)
+	if err != nil {
+		return nil, err
+	}
+	ent, err := e.lookup(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	if ent.Kind != index.KindDir {
+		return []LsEntry{{Path: rel, Entry: ent}}, nil
+	}
+	t, err := e.db.Tree(ent.ID)
+	if err != nil {
+		return nil, storeError(err, e.storeDir)
+	}
+	out := make([]LsEntry, len(t.Entries))
+	for i, c := range t.Entries {
+		out[i] = LsEntry{Path: path.Join(rel, c.Name), Entry: c}
+	}
+	return out, nil
+}
+
+// Cat opens the content of the file at file in checkpoint ref (for a
+// symlink, its target text). The reader verifies the content's hash.
+func (e *Engine) Cat(task, ref, file string) (io.ReadCloser, int64, error) {
+	rel, root, err := e.refPath(task, ref, file)
+	if err != nil {
+		return nil, 0, err
+	}
+	ent, err := e.lookup(root, rel)
+	if err != nil {
+		return nil, 0, err
+	}
+	if ent.Kind == index.KindDir {
+		return nil, 0, fmt.Errorf("%w: %q is a directory; use ls", ErrBadRequest, file)
+	}
+	rc, n, err := e.blobs.Open(ent.ID)
+	return rc, n, storeError(err, e.storeDir)
+}
+
+func (e *Engine) refPath(task, ref, p string) (string, objects.ID, error) {
+	rel, err := cleanRelPath(p)
+	if err != nil {
+		return "", objects.ID{}, err
+	}
+	id, err := e.Resolve(task, ref)
+	if err != nil {
+		return "", objects.ID{}, err
+	}
+	cp, err := e.checkpoint(id)
+	return rel, cp.Root, err
+}
+
+// ReadState returns the state blob attached to a checkpoint (nil when none).
+func (e *Engine) ReadState(id objects.ID) ([]byte, error) {
+	if id.IsZero() {
+		return nil, nil
+	}
+	b, err := e.blobs.Get(id)
+	return b, storeError(err, e.storeDir)
+}

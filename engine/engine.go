@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+)
+
+// Engine is an open checkpoint store bound to one workspace. It holds the
+// store's OS lock from Open to Close, so one Engine per store per machine is
+// active at a time; other processes wait up to Options.LockTimeout. An Engine
+// is safe for concurrent use: read operations run in parallel, operations that
+// change the workspace or the task chains (Save, Restore, Drop, GC) are
+// serialised.
+type Engine struct {
+	workspace string // canonical absolute path
+	storeDir  string
+	opts      Options
+	lock      *storeLock
+	db        *index.DB
+	blobs     *objects.Store
+
+	// writeMu serialises operations that change the store or the workspace.
+	writeMu sync.Mutex
+	// pending is the restore journal found at Open, nil when none.
+	pending *Journal
+}
+
+// Open opens (creating on first use) the store of workspace and locks it.
+// It fails with walker.ErrProtected for refused workspaces, ErrWorkspaceMismatch
+// when the store records another workspace, and a *BusyError (ErrBusy) when
+// another process holds the lock past the timeout.
+func Open(workspace string, opts Options) (*Engine, error) {
+	start := time.Now()
+	ws, err := canonicalWorkspace(workspace)
+	if err != nil {
+		return nil, err
+	}
+	storeDir, err := storeLocation(ws, opts.StoreDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(storeDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create store %s: %w", storeDir, err)
+	}
+	lock, err := acquireLock(filepath.Join(storeDir, "lock"), opts.Command, opts.lockTimeout())
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{workspace: ws, storeDir: storeDir, opts: opts, lock: lock}
+	created, err := e.openStore()
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	if e.pending, err = readJournal(e.journalPath()); err != nil {
+		e.Close()
+		return nil, err
+	}
+	ev := Event{Type: EventInitialize, Workspace: ws, Created: created, Duration: time.Since(start)}
+	if head, ok, err := e.db.Task(DefaultTask); err == nil && ok {
+		ev.BaseHash = head.Head.String()
+	}
+	e.emit(ev)
+	return e, nil
+}
+
+// openStore opens the index and the blob store and checks the store's identity.
+func (e *Engine) openStore() (created bool, err error) {
+	db, err := index.Open(filepath.Join(e.storeDir, "index"), index.Options{})
+	if err != nil {
+		return false, storeError(err, e.storeDir)
+	}
+	e.db = db
+	meta, ok, err := db.Meta()
+	if err != nil {
+		return false, storeError(err, e.storeDir)
+	}
+	switch {
+	case !ok:
+		b := db.NewBatch()
+		b.SetMeta(index.Meta{FormatVersion: index.FormatVersion, Workspace: e.workspace, Created: time.Now()})
+		if err := b.Commit(); err != nil {
+			b.Close()
+			return false, err
+		}
+		b.Close()
+		created = true
+	case meta.Workspace != e.workspace:
+		return false, fmt.Errorf("%w: store %s records workspace %s, not %s; pass --store with another directory",
+			ErrWorkspaceMismatch, e.storeDir, meta.Workspace, e.workspace)
+	case meta.FormatVersion > index.FormatVersion:
+		return false, fmt.Errorf("store %s has format %d, newer than this ckpt understands (%d); upgrade ckpt",
+			e.storeDir, meta.FormatVersion, index.FormatVersion)
+	}
+	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel})
+	if err != nil {
+		return false, storeError(err, e.storeDir)
+	}
+	e.blobs = blobs
+	return created, nil
+}
+
+// storeError marks integrity failures with ErrCorrupt so callers can tell them apart.
+func storeError(err error, storeDir string) error {
+	if errors.Is(err, objects.ErrCorrupt) || errors.Is(err, index.ErrCorrupt) {
+		return fmt.Errorf("%w: %w (run `ckpt verify`; store at %s)", ErrCorrupt, err, storeDir)
+	}
+	return err
+}
+
+// Close releases the store. It is safe to call more than once.
+func (e *Engine) Close() error {
+	var errs []error
+	if e.blobs != nil {
+		errs = append(errs, e.blobs.Close())
+		e.blobs = nil
+	}
+	if e.db != nil {
+		errs = append(errs, e.db.Close())
+		e.db = nil
+	}
+	if e.lock != nil {
+		errs = append(errs, e.lock.release())
+		e.lock = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Workspace returns the canonical absolute path of the workspace.
+func (e *Engine) Workspace() string { return e.workspace }
+
+// StoreDir returns the store's directory.
+func (e *Engine) StoreDir() string { return e.storeDir }
+
+// PendingRestore returns the journal of a restore that was interrupted, or nil.
+// Running Restore again with the same target completes it.
+func (e *Engine) PendingRestore() *Journal { return e.pending }

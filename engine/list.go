@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+)
+
+// CheckpointInfo is a checkpoint with its id and whether it is the task's head.
+type CheckpointInfo struct {
+	ID objects.ID
+	index.Checkpoint
+	Head bool
+}
+
+// Log is a task's checkpoints, oldest first.
+type Log struct {
+	Task        string
+	Head        objects.ID // zero when the task has no checkpoints
+	Checkpoints []CheckpointInfo
+}
+
+// List returns every checkpoint of a task in sequence order, including those
+// after the head (left by a restore to an earlier one: restoring them redoes).
+// An unknown task has an empty log.
+func (e *Engine) List(task string) (*Log, error) {
+	task = taskOrDefault(task)
+	log := &Log{Task: task}
+	head, ok, err := e.db.Task(task)
+	if err != nil || !ok {
+		return log, storeError(err, e.storeDir)
+	}
+	log.Head = head.Head
+	ids, err := e.db.TaskCheckpoints(task)
+	if err != nil {
+		return nil, storeError(err, e.storeDir)
+	}
+	log.Checkpoints = make([]CheckpointInfo, 0, len(ids))
+	for _, id := range ids {
+		cp, err := e.checkpoint(id)
+		if err != nil {
+			return nil, err
+		}
+		log.Checkpoints = append(log.Checkpoints, CheckpointInfo{ID: id, Checkpoint: cp, Head: id == head.Head})
+	}
+	return log, nil
+}
+
+// Show resolves ref in task and returns its checkpoint.
+func (e *Engine) Show(task, ref string) (CheckpointInfo, error) {
+	id, err := e.Resolve(task, ref)
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	cp, err := e.checkpoint(id)
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	head, _, err := e.db.Task(cp.Task)
+	return CheckpointInfo{ID: id, Checkpoint: cp, Head: head.Head == id}, storeError(err, e.storeDir)
+}
+
+// TaskInfo summarises one task.
+type TaskInfo struct {
+	Name        string
+	Head        objects.ID
+	Checkpoints int
+	First, Last time.Time
+}
+
+// Tasks lists every task of the store, sorted by name.
+func (e *Engine) Tasks() ([]TaskInfo, error) {
+	names, err := e.db.Tasks()
+	if err != nil {
+		return nil, storeError(err, e.storeDir)
+	}
+	out := make([]TaskInfo, 0, len(names))
+	for _, name := range names {
+		log, err := e.List(name)
+		if err != nil {
+			return nil, err
+		}
+		ti := TaskInfo{Name: name, Head: log.Head, Checkpoints: len(log.Checkpoints)}
+		if n := len(log.Checkpoints); n > 0 {
+			ti.First, ti.Last = log.Checkpoints[0].Time, log.Checkpoints[n-1].Time
+		}
+		out = append(out, ti)
+	}
+	return out, nil
+}

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// storeLock is an exclusive OS file lock (flock) on a store. The holder writes
+// its pid and command into the lock file so that a waiting process can say who
+// is in the way. The kernel drops the lock when the holder dies, so a crashed
+// process never leaves the store locked.
+type storeLock struct {
+	f *os.File
+}
+
+// lockPollInterval is the back-off between non-blocking flock attempts while
+// waiting for another process; flock has no timeout of its own.
+const lockPollInterval = 20 * time.Millisecond
+
+// acquireLock takes the lock at path, waiting up to timeout for another holder.
+func acquireLock(path, command string, timeout time.Duration) (*storeLock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !time.Now().Before(deadline) {
+			holder := readHolder(f)
+			f.Close()
+			return nil, &BusyError{Store: strings.TrimSuffix(path, "/lock"), Holder: holder}
+		}
+		time.Sleep(lockPollInterval)
+	}
+	if command == "" {
+		command = strings.Join(os.Args, " ")
+	}
+	if err := f.Truncate(0); err == nil {
+		fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), command)
+	}
+	return &storeLock{f: f}, nil
+}
+
+func readHolder(f *os.File) string {
+	buf := make([]byte, 512)
+	n, _ := f.ReadAt(buf, 0)
+	return strings.TrimSpace(string(buf[:n]))
+}
+
+// release drops the lock. The holder text is cleared first so a stale line is
+// never attributed to a process that no longer holds the lock.
+func (l *storeLock) release() error {
+	_ = l.f.Truncate(0)
+	return l.f.Close()
+}

@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
+)
+
+// DefaultTask is the task used when none is named.
+const DefaultTask = "default"
+
+// DefaultLockTimeout is how long Open waits for another process's lock.
+const DefaultLockTimeout = 30 * time.Second
+
+// Options configure Open. The zero value is usable.
+type Options struct {
+	// StoreDir is the store location. Empty: $CKPT_STORE, else
+	// $XDG_DATA_HOME/ckpt/workspaces/<id> (XDG default ~/.local/share).
+	StoreDir string
+	// Profile selects the built-in exclusion list: "default", "cline", "roo" or "none".
+	Profile string
+	// Exclude holds extra gitignore-syntax patterns, relative to the workspace root.
+	Exclude []string
+	// MaxFileSize skips larger files (reported). 0 means walker.DefaultMaxFileSize; negative means no cap.
+	MaxFileSize int64
+	// LockTimeout bounds the wait for another process's lock. 0 means DefaultLockTimeout;
+	// negative means fail at once.
+	LockTimeout time.Duration
+	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
+	CompressionLevel int
+	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
+	OnEvent func(Event)
+	// Now is the clock stamped on checkpoints; nil means time.Now.
+	Now func() time.Time
+	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.
+	Command string
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o Options) maxFileSize() int64 {
+	switch {
+	case o.MaxFileSize == 0:
+		return walker.DefaultMaxFileSize
+	case o.MaxFileSize < 0:
+		return 0
+	}
+	return o.MaxFileSize
+}
+
+func (o Options) lockTimeout() time.Duration {
+	switch {
+	case o.LockTimeout == 0:
+		return DefaultLockTimeout
+	case o.LockTimeout < 0:
+		return 0
+	}
+	return o.LockTimeout
+}
+
+// ID identifies a checkpoint, tree or blob (BLAKE3-256).
+type ID = objects.ID
+
+// Skipped is a path a save left out, with the reason.
+type Skipped = walker.Skipped

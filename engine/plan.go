@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"path"
+	"strings"
+
+	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+)
+
+// opKind is one step of a restore.
+type opKind uint8
+
+const (
+	opRemove    opKind = iota // remove a file or symlink
+	opRemoveDir               // remove a directory whose captured contents were removed
+	opMkdir                   // create a directory
+	opWrite                   // write a file's content and mode
+	opLink                    // create a symlink
+	opChmod                   // change a file's mode only
+	opDirMode                 // set a directory's mode, after its contents are in place
+)
+
+// op is one step: the path and, for creations, the target's entry.
+type op struct {
+	kind opKind
+	path string
+	ent  index.Entry
+	// replaced is set on removals whose path the target fills with another kind.
+	replaced bool
+	// fresh is set on creations at a path the current tree does not capture:
+	// something uncaptured (an ignored or skipped file) may stand there.
+	fresh bool
+}
+
+// restorePlan is the change from the current tree to the target tree, in
+// execution order: removals deepest first, then directories top-down, then
+// file contents (in parallel), then directory modes deepest first.
+type restorePlan struct {
+	removes  []op
+	mkdirs   []op
+	writes   []op
+	dirModes []op
+}
+
+// pathFilter restricts a restore to some paths. Empty means everything.
+type pathFilter []string
+
+// covers reports whether rel lies at or under one of the filter paths.
+func (f pathFilter) covers(rel string) bool {
+	if len(f) == 0 {
+		return true
+	}
+	for _, p := range f {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// leadsTo reports whether rel is a directory on the way to a filter path.
+func (f pathFilter) leadsTo(rel string) bool {
+	for _, p := range f {
+		if rel == "" || strings.HasPrefix(p, rel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (f pathFilter) wants(rel string) bool { return f.covers(rel) || f.leadsTo(rel) }
+
+// planner walks the current and the target tree together, skipping every
+// subtree whose id is equal on both sides.
+type planner struct {
+	ctx    context.Context
+	src    diffview.TreeSource
+	filter pathFilter
+	plan   restorePlan
+}
+
+// planRestore computes the steps that turn tree cur into tree tgt.
+func planRestore(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter pathFilter) (*restorePlan, error) {
+	p := &planner{ctx: ctx, src: src, filter: filter}
+	if err := p.dir("", cur, tgt); err != nil {
+		return nil, err
+	}
+	return &p.plan, nil
+}
+
+func (p *planner) tree(id objects.ID) (index.Tree, error) {
+	if id.IsZero() {
+		return index.Tree{}, nil
+	}
+	return p.src.Tree(id)
+}
+
+func (p *planner) dir(dir string, cur, tgt objects.ID) error {
+	if cur == tgt {
+		return nil
+	}
+	if err := p.ctx.Err(); err != nil {
+		return err
+	}
+	ct, err := p.tree(cur)
+	if err != nil {
+		return err
+	}
+	tt, err := p.tree(tgt)
+	if err != nil {
+		return err
+	}
+	i, j := 0, 0
+	for i < len(ct.Entries) || j < len(tt.Entries) {
+		var c, t *index.Entry
+		switch {
+		case j == len(tt.Entries) || (i < len(ct.Entries) && ct.Entries[i].Name < tt.Entries[j].Name):
+			c = &ct.Entries[i]
+			i++
+		case i == len(ct.Entries) || tt.Entries[j].Name < ct.Entries[i].Name:
+			t = &tt.Entries[j]
+			j++
+		default:
+			c, t = &ct.Entries[i], &tt.Entries[j]
+			i, j = i+1, j+1
+		}
+		if err := p.entry(dir, c, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entry plans one name present in the current tree (c), the target (t), or both.
+func (p *planner) entry(dir string, c, t *index.Entry) error {
+	name := ""
+	if c != nil {
+		name = c.Name
+	} else {
+		name = t.Name
+	}
+	rel := path.Join(dir, name)
+	if !p.filter.wants(rel) {
+		return nil
+	}
+	switch {
+	case t == nil:
+		return p.remove(rel, *c, false)
+	case c == nil:
+		return p.create(rel, *t, true)
+	case c.Kind != t.Kind:
+		if err := p.remove(rel, *c, true); err != nil {
+			return err
+		}
+		return p.create(rel, *t, false)
+	case c.Kind == index.KindDir:
+		if err := p.dir(rel, c.ID, t.ID); err != nil {
+			return err
+		}
+		if c.Mode != t.Mode && p.filter.covers(rel) {
+			p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: *t})
+		}
+	case c.ID != t.ID && t.Kind == index.KindSymlink:
+		p.plan.writes = append(p.plan.writes, op{kind: opLink, path: rel, ent: *t})
+	case c.ID != t.ID:
+		p.plan.writes = append(p.plan.writes, op{kind: opWrite, path: rel, ent: *t})
+	case c.Mode != t.Mode && t.Kind == index.KindFile:
+		p.plan.writes = append(p.plan.writes, op{kind: opChmod, path: rel, ent: *t})
+	}
+	return nil
+}
+
+// remove plans the removal of a captured entry; a directory's contents go
+// first and the directory itself only when the filter covers it.
+func (p *planner) remove(rel string, c index.Entry, replaced bool) error {
+	if c.Kind != index.KindDir {
+		if p.filter.covers(rel) || replaced {
+			p.plan.removes = append(p.plan.removes, op{kind: opRemove, path: rel, ent: c, replaced: replaced})
+		}
+		return nil
+	}
+	if err := p.dir(rel, c.ID, objects.ID{}); err != nil {
+		return err
+	}
+	if p.filter.covers(rel) || replaced {
+		p.plan.removes = append(p.plan.removes, op{kind: opRemoveDir, path: rel, ent: c, replaced: replaced})
+	}
+	return nil
+}
+
+// create plans the creation of a target entry and, for a directory, its contents.
+func (p *planner) create(rel string, t index.Entry, fresh bool) error {
+	switch t.Kind {
+	case index.KindDir:
+		p.plan.mkdirs = append(p.plan.mkdirs, op{kind: opMkdir, path: rel, ent: t, fresh: fresh})
+		if err := p.dir(rel, objects.ID{}, t.ID); err != nil {
+			return err
+		}
+		p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: t})
+	case index.KindSymlink:
+		p.plan.writes = append(p.plan.writes, op{kind: opLink, path: rel, ent: t, fresh: fresh})
+	default:
+		p.plan.writes = append(p.plan.writes, op{kind: opWrite, path: rel, ent: t, fresh: fresh})
+	}
+	return nil
+}

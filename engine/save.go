@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
+)
+
+// SaveOptions describe one checkpoint.
+type SaveOptions struct {
+	Task       string // default DefaultTask
+	Message    string
+	AllowEmpty bool              // create a checkpoint even when nothing changed
+	Meta       map[string]string // host metadata, stored verbatim
+	State      io.Reader         // the host's state blob (e.g. its conversation); nil = none
+}
+
+// SaveResult describes what Save did.
+type SaveResult struct {
+	ID      objects.ID
+	Parent  objects.ID
+	Task    string
+	Seq     uint64
+	Created bool // false: nothing changed, ID is the unchanged head
+	Empty   bool // the checkpoint's files equal its parent's
+	Kind    index.CheckpointKind
+	Stats   index.Stats
+	Skipped []walker.Skipped
+}
+
+// Save checkpoints the workspace into a task. It reads only files whose stat
+// changed since the last save, stores new content once, and makes the
+// checkpoint visible in one synced index commit after the pack data is
+// durable: a crash at any point leaves either the old head or the new one.
+// With nothing changed and AllowEmpty unset, no checkpoint is created and the
+// result carries the current head with Created=false.
+func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
+	start := time.Now()
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	res, _, err := e.saveLocked(ctx, opts, index.KindSave)
+	if err != nil {
+		return nil, e.report(err, start)
+	}
+	e.emit(Event{Type: EventCheckpoint, Task: res.Task, Created: res.Created,
+		FromHash: hexOrEmpty(res.Parent), ToHash: res.ID.String(), Duration: time.Since(start)})
+	return res, nil
+}
+
+func hexOrEmpty(id objects.ID) string {
+	if id.IsZero() {
+		return ""
+	}
+	return id.String()
+}
+
+// validTask rejects task names that could not be shown or typed back.
+func validTask(task string) error {
+	if task == "" || len(task) > 200 || !utf8.ValidString(task) || strings.ContainsAny(task, "\x00\n/") {
+		return fmt.Errorf("%w: invalid task name %q: use 1-200 characters without '/', newlines or NUL", ErrBadRequest, task)
+	}
+	return nil
+}
+
+func taskOrDefault(task string) string {
+	if task == "" {
+		return DefaultTask
+	}
+	return task
+}
+
+// saveLocked is Save without the lock and events; it also returns the
+// snapshot it took, which Restore needs as the current state.
+func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.CheckpointKind) (*SaveResult, *snapshot, error) {
+	start := time.Now()
+	task := taskOrDefault(opts.Task)
+	if err := validTask(task); err != nil {
+		return nil, nil, err
+	}
+	head, hasHead, err := e.db.Task(task)
+	if err != nil {
+		return nil, nil, storeError(err, e.storeDir)
+	}
+	var parent index.Checkpoint
+	if hasHead {
+		if parent, err = e.db.Checkpoint(head.Head); err != nil {
+			return nil, nil, storeError(err, e.storeDir)
+		}
+	}
+	blobs := e.blobs.NewBatch()
+	defer blobs.Close()
+	snap, err := e.scan(ctx, blobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	state := parent.State // a backup keeps the state of the head it backs up
+	if kind == index.KindSave {
+		state = objects.ID{}
+	}
+	if opts.State != nil {
+		if state, _, err = blobs.Put(opts.State); err != nil {
+			return nil, nil, fmt.Errorf("store state blob: %w", err)
+		}
+	}
+	res := &SaveResult{Task: task, Kind: kind, Skipped: snap.skipped, Parent: head.Head}
+	empty := hasHead && snap.root == parent.Root
+	unchanged := empty && state == parent.State
+	if unchanged && !opts.AllowEmpty {
+		// Nothing to record but refreshed stat-cache entries.
+		res.ID, res.Seq, res.Parent = head.Head, parent.Seq, parent.Parent
+		res.Stats = index.Stats{Files: snap.files.Load(), BytesHashed: snap.hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
+		return res, snap, e.commitSnapshot(blobs, snap, nil, task, head)
+	}
+	stats, err := e.changeStats(ctx, snap, parent.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	stats.Files, stats.BytesHashed = snap.files.Load(), snap.hashed.Load()
+	stats.DurationMs = uint64(time.Since(start).Milliseconds())
+	cp := &index.Checkpoint{
+		Parent: head.Head, Task: task, Seq: head.LastSeq + 1, Root: snap.root,
+		Time: e.opts.now().UTC(), Message: opts.Message, Kind: kind, Empty: empty,
+		Stats: stats, Meta: opts.Meta, State: state,
+	}
+	if err := e.commitSnapshot(blobs, snap, cp, task, head); err != nil {
+		return nil, nil, err
+	}
+	res.ID, res.Seq, res.Created, res.Empty, res.Stats = index.CheckpointID(*cp), cp.Seq, true, empty, stats
+	return res, snap, nil
+}
+
+// commitSnapshot makes a save durable: pack data first (fsynced by Sync),
+// then one synced index batch with the locators, trees, stat cache and, when
+// cp is set, the checkpoint and the task's new head.
+func (e *Engine) commitSnapshot(blobs *objects.Batch, snap *snapshot, cp *index.Checkpoint, task string, head index.TaskHead) error {
+	placements, err := blobs.Sync()
+	if err != nil {
+		return fmt.Errorf("write packs: %w", err)
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	for _, p := range placements {
+		b.PutLocator(p.ID, p.Loc)
+	}
+	for _, t := range snap.trees {
+		if _, err := b.PutTree(t); err != nil {
+			return err
+		}
+	}
+	for dir, dc := range snap.caches {
+		b.PutDirCache(dir, dc)
+	}
+	if cp != nil {
+		id, err := b.PutCheckpoint(*cp)
+		if err != nil {
+			return err
+		}
+		b.SetTaskHead(task, index.TaskHead{Head: id, LastSeq: max(head.LastSeq, cp.Seq)})
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("commit index: %w", err)
+	}
+	return nil
+}
+
+// changeStats counts the files added, modified and deleted since base.
+func (e *Engine) changeStats(ctx context.Context, snap *snapshot, base objects.ID) (index.Stats, error) {
+	var st index.Stats
+	changes, err := diffview.Compare(ctx, e.treeSource(snap), base, snap.root, nil)
+	if err != nil {
+		return st, storeError(err, e.storeDir)
+	}
+	for _, c := range changes {
+		switch c.Status {
+		case diffview.StatusAdded:
+			st.Added++
+		case diffview.StatusDeleted:
+			st.Deleted++
+		default:
+			st.Modified++
+		}
+	}
+	return st, nil
+}
+
+// layeredTrees serves trees computed by a scan first, then the index.
+type layeredTrees struct {
+	fresh map[objects.ID]index.Tree
+	db    *index.DB
+}
+
+func (l layeredTrees) Tree(id objects.ID) (index.Tree, error) {
+	if t, ok := l.fresh[id]; ok {
+		return t, nil
+	}
+	return l.db.Tree(id)
+}
+
+// treeSource returns a source that sees snap's trees (nil snap: the index only).
+func (e *Engine) treeSource(snap *snapshot) diffview.TreeSource {
+	l := layeredTrees{db: e.db}
+	if snap != nil {
+		l.fresh = snap.trees
+	}
+	return l
+}

@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
+)
+
+// racyMargin is how far before the stat cache's write time a file's mtime
+// must lie for its cached hash to be trusted. Kernel timestamps come from a
+// coarse clock (one tick, up to 10 ms), so a file rewritten with the same
+// size just after it was hashed can keep the mtime the cache recorded; such
+// entries are re-hashed, as git does for racily clean index entries.
+const racyMargin = int64(50 * time.Millisecond)
+
+// maxReadAttempts bounds how often a file that changes while it is read is read again.
+const maxReadAttempts = 3
+
+// snapshot is the workspace as one scan found it.
+type snapshot struct {
+	root objects.ID
+	// trees holds every tree computed by this scan (directories whose stat
+	// cache did not let the scan reuse the stored tree id).
+	trees map[objects.ID]index.Tree
+	// caches holds the stat-cache records that changed.
+	caches  map[string]index.DirCache
+	skipped []walker.Skipped
+	files   atomic.Uint64
+	hashed  atomic.Uint64
+}
+
+// scanner builds a snapshot. With put set, new content is stored in that
+// batch; without it the scan only hashes (workspace diffs, dry runs).
+type scanner struct {
+	e         *Engine
+	put       *objects.Batch
+	writtenNs int64
+	snap      *snapshot
+
+	mu sync.Mutex // guards snap.trees, snap.caches, snap.skipped during the walk
+}
+
+// scan walks the workspace and returns its snapshot. Only files whose stat
+// differs from the stat cache (or is racy) are read.
+func (e *Engine) scan(ctx context.Context, put *objects.Batch) (*snapshot, error) {
+	s := &scanner{
+		e:         e,
+		put:       put,
+		writtenNs: time.Now().UnixNano(),
+		snap:      &snapshot{trees: map[objects.ID]index.Tree{}, caches: map[string]index.DirCache{}},
+	}
+	root, skipped, err := walker.Walk(ctx, e.workspace, e.walkOptions(), s.visit)
+	if err != nil {
+		return nil, storeError(err, e.storeDir)
+	}
+	s.snap.root = root
+	s.snap.skipped = append(skipped, s.snap.skipped...)
+	return s.snap, nil
+}
+
+func (e *Engine) walkOptions() walker.Options {
+	return walker.Options{
+		Profile:     e.opts.Profile,
+		Extra:       e.opts.Exclude,
+		MaxFileSize: e.opts.maxFileSize(),
+		ExcludeDirs: []string{e.storeDir},
+	}
+}
+
+// visit turns one directory into a tree id. When every entry matches the
+// stat cache the stored tree id is reused without encoding anything.
+func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objects.ID) (objects.ID, error) {
+	dc, cached, err := s.e.db.DirCache(d.Path)
+	if err != nil {
+		return objects.ID{}, err
+	}
+	reuse := cached && len(dc.Entries) == len(d.Entries)
+	tree := index.Tree{Entries: make([]index.Entry, 0, len(d.Entries))}
+	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
+	j := 0
+	for i := range d.Entries {
+		ent := &d.Entries[i]
+		for j < len(dc.Entries) && dc.Entries[j].Name < ent.Name {
+			j++
+		}
+		var prev *index.CachedFile
+		if j < len(dc.Entries) && dc.Entries[j].Name == ent.Name {
+			prev = &dc.Entries[j]
+		}
+		id, size, hit, ok, err := s.entryID(ctx, d.Path, ent, prev, sub, dc.WrittenNs)
+		if err != nil {
+			return objects.ID{}, err
+		}
+		if !ok { // vanished or unreadable: reported, left out
+			reuse = false
+			continue
+		}
+		if !hit {
+			reuse = false
+		}
+		if ent.Kind != walker.KindDir {
+			s.snap.files.Add(1)
+		}
+		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: ent.Mode, Size: size, ID: id})
+		fresh.Entries = append(fresh.Entries, cacheRecord(ent, id, size))
+	}
+	if reuse {
+		return dc.Tree, nil
+	}
+	tid, err := index.TreeID(tree)
+	if err != nil {
+		return objects.ID{}, fmt.Errorf("directory %q: %w", d.Path, err)
+	}
+	fresh.Tree = tid
+	s.mu.Lock()
+	s.snap.trees[tid] = tree
+	s.snap.caches[d.Path] = fresh
+	s.mu.Unlock()
+	return tid, nil
+}
+
+// cacheMode packs an entry's kind and permission bits into the stat cache's mode field.
+func cacheMode(k walker.Kind, perm uint32) uint32 { return uint32(k)<<12 | perm }
+
+// cacheRecord is the stat-cache record for ent. It keeps the stat the walker
+// took before the file was read, so a file that changed during or after the
+// read no longer matches it and is read again by the next save.
+func cacheRecord(ent *walker.Entry, id objects.ID, size int64) index.CachedFile {
+	return index.CachedFile{
+		Name: ent.Name, Size: size, MtimeNs: ent.MtimeNs, CtimeNs: ent.CtimeNs,
+		Inode: ent.Ino, Mode: cacheMode(ent.Kind, ent.Mode), ID: id,
+	}
+}
+
+// statMatches reports whether a cached record still describes ent and can be
+// trusted (not racy with respect to the moment the cache was written).
+func statMatches(prev *index.CachedFile, ent *walker.Entry, cacheWrittenNs int64) bool {
+	return prev != nil &&
+		prev.Mode == cacheMode(ent.Kind, ent.Mode) &&
+		prev.Size == ent.Size &&
+		prev.MtimeNs == ent.MtimeNs &&
+		prev.CtimeNs == ent.CtimeNs &&
+		prev.Inode == ent.Ino &&
+		prev.MtimeNs+racyMargin <= cacheWrittenNs
+}
+
+// entryID returns the id and size of one entry. hit reports that the stat
+// cache supplied it unchanged; ok=false means the entry was skipped (reported).
+func (s *scanner) entryID(ctx context.Context, dir string, ent *walker.Entry, prev *index.CachedFile,
+	sub map[string]objects.ID, cacheWrittenNs int64) (id objects.ID, size int64, hit, ok bool, err error) {
+	switch ent.Kind {
+	case walker.KindDir:
+		id = sub[ent.Name]
+		return id, 0, prev != nil && prev.Mode == cacheMode(ent.Kind, ent.Mode) && prev.ID == id, true, nil
+	case walker.KindSymlink:
+		target := []byte(ent.Target)
+		id = objects.Sum(target)
+		hit = prev != nil && prev.Mode == cacheMode(ent.Kind, ent.Mode) && prev.ID == id
+		if !hit && s.put != nil {
+			if _, err := s.put.PutBytes(target); err != nil {
+				return id, 0, false, false, err
+			}
+		}
+		return id, int64(len(target)), hit, true, nil
+	}
+	if statMatches(prev, ent, cacheWrittenNs) {
+		return prev.ID, prev.Size, true, true, nil
+	}
+	rel := path.Join(dir, ent.Name)
+	id, size, err = s.readFile(ctx, rel, ent)
+	if err != nil {
+		if errors.Is(err, errSkipFile) {
+			return id, 0, false, false, nil
+		}
+		return id, 0, false, false, err
+	}
+	return id, size, false, true, nil
+}
+
+// errSkipFile marks a file that readFile reported as skipped.
+var errSkipFile = errors.New("file skipped")
+
+// readFile hashes (and, when storing, stores) one regular file. The file is
+// opened without following symlinks and without blocking (it may have become
+// a FIFO since the walk); if its stat changes while it is read it is read
+// again, up to maxReadAttempts times.
+func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (objects.ID, int64, error) {
+	abs := filepath.Join(s.e.workspace, filepath.FromSlash(rel))
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return objects.ID{}, 0, err
+		}
+		id, size, stable, err := s.readOnce(abs)
+		var unreadable *unreadableError
+		if errors.As(err, &unreadable) {
+			s.skip(rel, "unreadable", unreadable.err)
+			return id, 0, errSkipFile
+		}
+		if err != nil {
+			return id, 0, err
+		}
+		if stable || attempt == maxReadAttempts {
+			// A file still changing after the last attempt is captured as read;
+			// its cache record is racy by construction (fresh mtime), so the next
+			// save reads it again.
+			s.snap.hashed.Add(uint64(size))
+			return id, size, nil
+		}
+	}
+}
+
+// readOnce reads abs once and reports whether its stat was the same before and after.
+func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, err error) {
+	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return id, 0, false, &unreadableError{&os.PathError{Op: "open", Path: abs, Err: err}}
+	}
+	f := os.NewFile(uintptr(fd), abs)
+	defer f.Close()
+	var before unix.Stat_t
+	if err := unix.Fstat(fd, &before); err != nil {
+		return id, 0, false, &unreadableError{&os.PathError{Op: "fstat", Path: abs, Err: err}}
+	}
+	if before.Mode&unix.S_IFMT != unix.S_IFREG {
+		return id, 0, false, &unreadableError{&os.PathError{Op: "open", Path: abs, Err: errors.New("no longer a regular file")}}
+	}
+	r := &trackedReader{r: f}
+	if s.put != nil {
+		id, size, err = s.put.Put(r)
+	} else {
+		id, size, err = objects.HashReader(r)
+	}
+	if r.err != nil {
+		return id, 0, false, &unreadableError{&os.PathError{Op: "read", Path: abs, Err: r.err}}
+	}
+	if err != nil {
+		return id, 0, false, fmt.Errorf("store %s: %w", abs, err)
+	}
+	var after unix.Stat_t
+	if err := unix.Fstat(fd, &after); err != nil {
+		return id, 0, false, &unreadableError{&os.PathError{Op: "fstat", Path: abs, Err: err}}
+	}
+	stable = before.Size == after.Size && before.Mtim == after.Mtim && size == after.Size
+	return id, size, stable, nil
+}
+
+// unreadableError is a failure to read a workspace file: the file is skipped
+// and reported, the save goes on. Any other error (the store's) is fatal.
+type unreadableError struct{ err error }
+
+func (u *unreadableError) Error() string { return u.err.Error() }
+
+// trackedReader remembers the read error of the file it wraps, so that a
+// failure of the file can be told apart from a failure of the store.
+type trackedReader struct {
+	r   io.Reader
+	err error
+}
+
+func (t *trackedReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && err != io.EOF {
+		t.err = err
+	}
+	return n, err
+}
+
+func (s *scanner) skip(rel, reason string, err error) {
+	s.mu.Lock()
+	s.snap.skipped = append(s.snap.skipped, walker.Skipped{Path: rel, Reason: reason, Err: err})
+	s.mu.Unlock()
+}
