@@ -303,4 +303,3 @@ func syncWorkspace(dir string) error {
 	}
 	return nil
 }
-

@@ -205,4 +205,3 @@ func nextAfter(log *Log, id objects.ID) string {
 	}
 	return WorkspaceRef
 }
-
