@@ -1,0 +1,141 @@
+// Package walker decides what a checkpoint holds: it walks a workspace in
+// parallel, one directory at a time, applying git's ignore rules, the
+// exclusion profile and the caller's patterns, and hands each directory's
+// sorted entries to a visitor bottom-up so the caller can build Merkle trees
+// and consult a per-directory stat cache. The walker never reads file
+// contents, never follows symlinks, never opens anything below a .git
+// (except the workspace repository's .git/info/exclude) and never opens
+// sockets, FIFOs or devices.
+package walker
+
+import (
+	"context"
+	"runtime"
+)
+
+// DefaultMaxFileSize is the size cap the engine applies by default: larger
+// files are skipped and reported.
+const DefaultMaxFileSize = 100 << 20
+
+// Kind is the type of an included entry. The values match index.Kind.
+type Kind uint8
+
+// Entry kinds.
+const (
+	KindFile    Kind = 1
+	KindSymlink Kind = 2
+	KindDir     Kind = 3
+)
+
+// String returns "file", "symlink" or "dir".
+func (k Kind) String() string {
+	switch k {
+	case KindFile:
+		return "file"
+	case KindSymlink:
+		return "symlink"
+	case KindDir:
+		return "dir"
+	}
+	return "unknown"
+}
+
+// Entry is one included name of a directory, with the lstat data taken
+// while the directory was listed.
+type Entry struct {
+	Name             string
+	Kind             Kind
+	Mode             uint32 // permission bits, st_mode & 07777
+	Size             int64  // bytes of a file or of a symlink's target text; 0 for a directory
+	MtimeNs, CtimeNs int64
+	Ino, Dev         uint64
+	Target           string // symlink target text, "" otherwise
+}
+
+// Dir is one included directory.
+type Dir struct {
+	Path    string  // slash-separated, relative to the root; "" for the root
+	Mode    uint32  // the directory's permission bits
+	Entries []Entry // included entries only, sorted by Name bytes
+}
+
+// Skip reasons reported in Skipped.Reason.
+const (
+	ReasonFIFO       = "fifo"
+	ReasonSocket     = "socket"
+	ReasonDevice     = "device"
+	ReasonTooLarge   = "too large"
+	ReasonUnreadable = "unreadable"
+	ReasonVanished   = "vanished" // replaced by another type of file while the walk ran
+	ReasonOther      = "unknown type"
+)
+
+// Skipped is a path that was not ignored but could not be included.
+type Skipped struct {
+	Path   string // slash-separated, relative to the root
+	Reason string // one of the Reason constants
+	Err    error  // the underlying error for unreadable and vanished paths
+}
+
+// Options configures Walk. The zero value walks with the default profile,
+// no size cap and GOMAXPROCS workers.
+type Options struct {
+	// Profile selects the built-in exclusions: "default" (also for ""),
+	// "cline", "roo" or "none". Any other value is an error.
+	Profile string
+	// Extra holds gitignore-syntax patterns relative to the root, with the
+	// highest precedence (they may re-include what .gitignore excludes).
+	Extra []string
+	// MaxFileSize skips and reports larger files; 0 means no cap.
+	MaxFileSize int64
+	// ExcludeDirs are directories (the store) left out, silently, when
+	// they lie inside the root. They are matched by device and inode, so any
+	// path spelling works; a directory that does not exist yet is ignored.
+	ExcludeDirs []string
+	// Workers bounds the goroutines that list and visit directories.
+	// 0 means runtime.GOMAXPROCS(0), and at least 2 so IO overlaps.
+	Workers int
+
+	hooks *hooks // test-only fault injection
+}
+
+func (o *Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return max(runtime.GOMAXPROCS(0), 2)
+}
+
+// VisitFunc is called once per included directory; see Walk.
+type VisitFunc[T any] func(ctx context.Context, d *Dir, sub map[string]T) (T, error)
+
+// Walk walks the workspace at root and returns the value visit returned for
+// the root directory, together with the skipped paths sorted by path.
+//
+// For every included directory visit is called exactly once, after visit
+// has returned for all of its included subdirectories, with those values
+// keyed by subdirectory name (sub is never nil). Visit calls for different
+// directories run concurrently, on at most Options.Workers goroutines; d and
+// sub belong to visit for the duration of the call and are dropped after
+// it, so memory is bounded by the directories in flight, not by the tree.
+// The directory entries handed to visit are final: a subdirectory that
+// turned out to be unreadable is removed from its parent's entries (and
+// reported) before the parent is visited.
+//
+// The first error returned by visit, or the cancellation of ctx, stops the
+// walk; Walk then returns that error, and no goroutine outlives Walk. Walk
+// fails with ErrProtected for protected workspaces (see CheckWorkspace),
+// ErrUnknownProfile for a bad profile, and with the open or read error of
+// the root directory itself; unreadable subdirectories and files are
+// reported in the skipped list instead.
+func Walk[T any](ctx context.Context, root string, opts Options, visit VisitFunc[T]) (T, []Skipped, error) {
+	var zero T
+	if err := CheckWorkspace(root); err != nil {
+		return zero, nil, err
+	}
+	cfg, err := newConfig(root, &opts)
+	if err != nil {
+		return zero, nil, err
+	}
+	return run(ctx, cfg, visit)
+}
