@@ -47,14 +47,15 @@
 // WritePatch writes git's extended unified format: `diff --git` headers,
 // mode lines, `new file mode`/`deleted file mode`, `similarity index 100%`
 // with `rename from`/`rename to`, an `index` line carrying the short ckpt
-// blob ids (BLAKE3, not git object names), hunks with 3 lines of context
+// blob ids (BLAKE3, not git object names, except that empty content is
+// named by git's empty-blob id, which GNU patch needs to delete empty
+// files), hunks with 3 lines of context
 // and `\ No newline at end of file` markers, and paths quoted as git quotes
 // them with core.quotePath set. Line endings are preserved byte for byte.
-// The output applies with `git apply` and `patch -p1` to the "from" state
-// and yields the "to" state, except for binary and too-large files, whose
-// bytes are never printed: git apply must be told to skip them
-// (`--exclude`), and patch skips them itself. When a directory is replaced
-// by a file or symlink, the deletions under the directory are written
-// before the addition so that tools applying the patch file by file never
-// find the directory in the way.
+// The output applies with `git apply` to the "from" state and yields the
+// "to" state, except for binary and too-large files, whose bytes are never
+// printed: git apply must be told to skip them (`--exclude`). GNU `patch
+// -p1` applies it too, within that tool's limits: it skips binary files,
+// cannot rename symlinks, and removes files only after creating others, so a
+// file replacing a directory (or the reverse) in one patch defeats it.
 package diffview

@@ -19,7 +19,7 @@ func WritePatch(w io.Writer, changes []Change, from, to BlobLoader, opts Options
 	opts = opts.withDefaults()
 	bw := bufio.NewWriter(w)
 	pw := patchWriter{w: bw, from: from, to: to, opts: opts, pal: newPalette(opts.Color)}
-	for _, c := range patchOrder(changes) {
+	for _, c := range changes {
 		for _, fp := range filePatchesOf(c) {
 			if err := pw.write(fp); err != nil {
 				return err
@@ -47,57 +47,6 @@ func filePatchesOf(c Change) []filePatch {
 	return []filePatch{{oldPath: c.beforePath(), newPath: c.Path, before: c.Before, after: c.After, rename: c.Status == StatusRenamed}}
 }
 
-// patchOrder returns changes in path order except that a change removing a
-// path under P (a deletion or a rename away) is moved just before the change
-// that puts a file or symlink at P, so that patch tools working file by
-// file remove the directory's contents before creating the file.
-func patchOrder(changes []Change) []Change {
-	placed := make(map[string]bool)
-	for _, c := range changes {
-		if c.After != nil {
-			placed[c.Path] = true
-		}
-	}
-	hoisted := make(map[string][]Change)
-	moved := make([]bool, len(changes))
-	for i, c := range changes {
-		if c.Status != StatusDeleted && c.Status != StatusRenamed {
-			continue
-		}
-		old := c.beforePath()
-		for j := strings.IndexByte(old, '/'); j >= 0; j = nextSlash(old, j) {
-			if dir := old[:j]; placed[dir] && dir != c.Path {
-				hoisted[dir] = append(hoisted[dir], c)
-				moved[i] = true
-				break
-			}
-		}
-	}
-	if len(hoisted) == 0 {
-		return changes
-	}
-	out := make([]Change, 0, len(changes))
-	for i, c := range changes {
-		if moved[i] {
-			continue
-		}
-		if c.After != nil {
-			out = append(out, hoisted[c.Path]...)
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// nextSlash returns the index of the first '/' in s after index i, or -1.
-func nextSlash(s string, i int) int {
-	k := strings.IndexByte(s[i+1:], '/')
-	if k < 0 {
-		return -1
-	}
-	return i + 1 + k
-}
-
 type patchWriter struct {
 	w        *bufio.Writer
 	from, to BlobLoader
@@ -117,9 +66,19 @@ func gitMode(s *Side) string {
 	return "100644"
 }
 
+// gitEmptyBlob is git's object name for empty content. GNU patch recognises
+// empty files being created or deleted only by this name in the index line.
+const gitEmptyBlob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+// shortID returns the name of a side on the index line: zeros for an absent
+// side, git's empty-blob name for empty content, the short ckpt blob id
+// otherwise.
 func shortID(s *Side) string {
-	if s == nil {
+	switch {
+	case s == nil:
 		return strings.Repeat("0", objects.ShortIDLen)
+	case s.Size == 0:
+		return gitEmptyBlob[:objects.ShortIDLen]
 	}
 	return s.ID.Short()
 }
