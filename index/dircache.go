@@ -127,7 +127,7 @@ func (db *DB) DirCache(dir string) (DirCache, bool, error) {
 }
 
 // AllDirCaches calls fn for every stored dir cache, in directory key order
-// (bytewise: "" first, then "a", "a/b", "a.txt"..., not a depth-first walk),
+// (bytewise: "" first, then "a", "a.txt", "a/b": not a depth-first walk),
 // with one iterator: a save prefetches the whole stat cache this way instead
 // of one lookup per directory. fn owns dc. A value that does not decode stops
 // the iteration with an error wrapping ErrCorrupt that names the key; an
