@@ -1,0 +1,328 @@
+package walker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func mustWalk(t *testing.T, root string, opts Options) walkResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := walkAll(t, ctx, root, opts)
+	if err != nil {
+		t.Fatalf("walk: %v", err)
+	}
+	return res
+}
+
+func skippedByPath(res walkResult) map[string]string {
+	m := map[string]string{}
+	for _, s := range res.skipped {
+		m[s.Path] = s.Reason
+	}
+	return m
+}
+
+func TestNestedRepositories(t *testing.T) {
+	root := t.TempDir()
+	tree{
+		".git/HEAD": "ref", ".git/info/exclude": "excluded\n", "excluded": "x", "top": "x",
+		"sub/.git/HEAD": "ref", "sub/.git/objects/x": "x", "sub/code.go": "x",
+		"mod/.git": "gitdir: ../.git/modules/mod", "mod/lib.go": "x",
+		"deep/er/.git/config": "x", "deep/er/main.c": "x",
+	}.write(t, root)
+	res := mustWalk(t, root, Options{})
+	want := []string{"deep/er/main.c", "mod/lib.go", "sub/code.go", "top"}
+	if !slices.Equal(res.files, want) {
+		t.Fatalf("files = %q, want %q", res.files, want)
+	}
+	for p := range res.entries {
+		if strings.Contains("/"+p+"/", "/.git/") {
+			t.Errorf("%s included", p)
+		}
+	}
+}
+
+func TestSymlinksNeverFollowed(t *testing.T) {
+	root := t.TempDir()
+	tree{
+		"d/f": "x", "d/loop": "->..", "self": "->self", "dangling": "->nowhere/at/all",
+		"todir": "->d", "abs": "->/etc",
+	}.write(t, root)
+	res := mustWalk(t, root, Options{})
+	wantFiles := []string{"abs", "d/f", "d/loop", "dangling", "self", "todir"}
+	if !slices.Equal(res.files, wantFiles) {
+		t.Fatalf("files = %q, want %q", res.files, wantFiles)
+	}
+	if !slices.Equal(res.dirs, []string{"d"}) {
+		t.Fatalf("dirs = %q", res.dirs)
+	}
+	for name, target := range map[string]string{"d/loop": "..", "self": "self", "dangling": "nowhere/at/all", "abs": "/etc"} {
+		e := res.entries[name]
+		if e.Kind != KindSymlink || e.Target != target || e.Size != int64(len(target)) {
+			t.Errorf("%s = %+v, want symlink to %q", name, e, target)
+		}
+	}
+}
+
+func TestSpecialFilesSkippedWithoutOpening(t *testing.T) {
+	root := t.TempDir()
+	tree{"f": "x", "ignored/": ""}.write(t, root)
+	for _, p := range []string{"fifo", "ignored/fifo"} {
+		if err := unix.Mkfifo(filepath.Join(root, p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A FIFO named like a pattern file must not block the walk either.
+	if err := unix.Mkfifo(filepath.Join(root, ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := unix.Mknod(filepath.Join(root, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil && !errors.Is(err, unix.EPERM) {
+		t.Fatal(err)
+	}
+	// Opening a FIFO blocks forever and cannot be cancelled, so a regression
+	// would hang inside Walk: fail on a deadline instead.
+	type outcome struct {
+		res walkResult
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		res, err := walkAll(t, context.Background(), root, Options{Extra: []string{"ignored/"}})
+		ch <- outcome{res, err}
+	}()
+	var res walkResult
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		res = o.res
+	case <-time.After(20 * time.Second):
+		t.Fatal("walk did not finish: a FIFO was opened")
+	}
+	got := skippedByPath(res)
+	want := map[string]string{"fifo": ReasonFIFO, ".gitignore": ReasonFIFO, "sock": ReasonSocket}
+	if _, err := os.Lstat(filepath.Join(root, "null")); err == nil {
+		want["null"] = ReasonDevice
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("skipped = %v, want %v", got, want)
+	}
+	if !slices.Equal(res.files, []string{"f"}) {
+		t.Fatalf("files = %q", res.files)
+	}
+}
+
+func TestSizeCap(t *testing.T) {
+	root := t.TempDir()
+	tree{"small": "12345", "big": "123456", "ignored.log": "1234567890", "link": "->0123456789"}.write(t, root)
+	res := mustWalk(t, root, Options{MaxFileSize: 5, Extra: []string{"*.log"}})
+	if !slices.Equal(res.files, []string{"link", "small"}) {
+		t.Fatalf("files = %q", res.files)
+	}
+	if len(res.skipped) != 1 || res.skipped[0].Path != "big" || res.skipped[0].Reason != ReasonTooLarge {
+		t.Fatalf("skipped = %+v", res.skipped)
+	}
+}
+
+func TestUnreadableDirectoryAsNonRoot(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root, which reads any directory; TestUnreadableInjected covers the path")
+	}
+	root := t.TempDir()
+	tree{"a/secret/f": "x", "a/ok": "x", "b": "x"}.write(t, root)
+	locked := filepath.Join(root, "a", "secret")
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	res := mustWalk(t, root, Options{})
+	if !slices.Equal(res.files, []string{"a/ok", "b"}) {
+		t.Fatalf("files = %q", res.files)
+	}
+	if len(res.skipped) != 1 || res.skipped[0].Path != "a/secret" || !errors.Is(res.skipped[0].Err, fs.ErrPermission) {
+		t.Fatalf("skipped = %+v", res.skipped)
+	}
+}
+
+func TestUnreadableInjected(t *testing.T) {
+	root := t.TempDir()
+	tree{"a/secret/f": "x", "a/secret/sub/g": "x", "a/ok": "x", "b": "x", "c/locked.txt": "x", "c/open.txt": "x"}.write(t, root)
+	h := &hooks{
+		openDir: func(dirfd int, name string, flags int) (int, error) {
+			if name == "secret" {
+				return -1, unix.EACCES
+			}
+			return openDir(dirfd, name, flags)
+		},
+		access: func(dirfd int, name string, mode uint32) error {
+			if name == "locked.txt" {
+				return unix.EACCES
+			}
+			return nil
+		},
+	}
+	var visited sync.Map
+	_, skipped, err := Walk(context.Background(), root, Options{hooks: h}, func(_ context.Context, d *Dir, sub map[string]bool) (bool, error) {
+		visited.Store(d.Path, d.Entries)
+		for _, e := range d.Entries {
+			if _, ok := sub[e.Name]; e.Kind == KindDir && !ok {
+				return false, fmt.Errorf("entry %s/%s has no visited value", d.Path, e.Name)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skipped) != 2 || skipped[0].Path != "a/secret" || skipped[1].Path != "c/locked.txt" {
+		t.Fatalf("skipped = %+v", skipped)
+	}
+	for _, s := range skipped {
+		if s.Reason != ReasonUnreadable || !errors.Is(s.Err, fs.ErrPermission) || !strings.Contains(s.Err.Error(), s.Path) {
+			t.Errorf("skipped %+v: want unreadable with a permission error naming the path", s)
+		}
+	}
+	a, _ := visited.Load("a")
+	if names := entryNames(a.([]Entry)); !slices.Equal(names, []string{"ok"}) {
+		t.Fatalf("entries of a = %q: the unreadable directory must be dropped before a is visited", names)
+	}
+	if _, ok := visited.Load("a/secret"); ok {
+		t.Fatal("unreadable directory visited")
+	}
+}
+
+func entryNames(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func TestOddNames(t *testing.T) {
+	root := t.TempDir()
+	names := []string{"new\nline", "tab\there", "ünïcödé", "日本語", "emoji-🙂", "sp ace ", "-dash", "back\\slash", "\xff\xfe invalid utf8", "#hash", "!bang"}
+	tr := tree{}
+	for _, n := range names {
+		tr[n] = n
+		tr["dir\n"+n+"/f"] = "x"
+	}
+	tr.write(t, root)
+	res := mustWalk(t, root, Options{})
+	want := []string{}
+	for _, n := range names {
+		want = append(want, n, "dir\n"+n+"/f")
+	}
+	slices.Sort(want)
+	if !slices.Equal(res.files, want) {
+		t.Fatalf("files = %q, want %q", res.files, want)
+	}
+}
+
+func TestLargeDirectorySorted(t *testing.T) {
+	root := t.TempDir()
+	const n = 10000
+	for i := range n {
+		name := filepath.Join(root, fmt.Sprintf("f%05d-%x", (i*7919)%n, i))
+		if err := os.WriteFile(name, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var entries []Entry
+	_, _, err := Walk(context.Background(), root, Options{}, func(_ context.Context, d *Dir, _ map[string]struct{}) (struct{}, error) {
+		entries = slices.Clone(d.Entries)
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != n {
+		t.Fatalf("%d entries, want %d", len(entries), n)
+	}
+	if !slices.IsSortedFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Fatal("entries not sorted by name")
+	}
+	if e := entries[0]; e.Kind != KindFile || e.Mode != 0o600 || e.Ino == 0 || e.MtimeNs == 0 || e.CtimeNs == 0 {
+		t.Fatalf("entry lacks stat data: %+v", e)
+	}
+}
+
+func TestDeepTree(t *testing.T) {
+	root := t.TempDir()
+	const depth = 200
+	p := root
+	for i := range depth {
+		p = filepath.Join(p, fmt.Sprintf("d%d", i%10))
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "leaf"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	var mu sync.Mutex
+	depthOf, _, err := Walk(context.Background(), root, Options{}, func(_ context.Context, d *Dir, sub map[string]int) (int, error) {
+		mu.Lock()
+		order = append(order, d.Path)
+		mu.Unlock()
+		best := 0
+		for _, v := range sub {
+			best = max(best, v+1)
+		}
+		return best, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if depthOf != depth || len(order) != depth+1 || order[len(order)-1] != "" {
+		t.Fatalf("depth %d, %d visits, last %q", depthOf, len(order), order[len(order)-1])
+	}
+	for i := 1; i < len(order); i++ {
+		if !strings.HasPrefix(order[i-1], order[i]) {
+			t.Fatalf("visit of %q before its child %q", order[i], order[i-1])
+		}
+	}
+}
+
+func TestEmptyDirectoriesAndModes(t *testing.T) {
+	root := t.TempDir()
+	tree{"empty/": "", "x/y/": "", "exec": "#!"}.write(t, root)
+	if err := os.Chmod(filepath.Join(root, "exec"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "empty"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	res := mustWalk(t, root, Options{})
+	if !slices.Equal(res.dirs, []string{"empty", "x", "x/y"}) {
+		t.Fatalf("dirs = %q", res.dirs)
+	}
+	if m := res.entries["exec"].Mode; m != 0o755 {
+		t.Errorf("exec mode %o", m)
+	}
+	if m := res.entries["empty"].Mode; m != 0o700 {
+		t.Errorf("empty mode %o", m)
+	}
+}
