@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
+)
+
+// age sets the mtimes of paths an hour back, so no stat-cache entry is racy.
+func age(t *testing.T, paths ...string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	for _, p := range paths {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ageTree ages every file and directory under root.
+func ageTree(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode()&os.ModeSymlink == 0 {
+			age(t, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSaveNoChangeCreatesNothing(t *testing.T) {
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
+	first := f.save("one")
+	if !first.Created || first.Seq != 1 || !first.Parent.IsZero() {
+		t.Fatalf("first save = %+v", first)
+	}
+	again := f.save("nothing changed")
+	if again.Created || again.ID != first.ID || again.Seq != 1 {
+		t.Fatalf("no-change save = %+v, want the head unchanged", again)
+	}
+	empty, err := f.e.Save(context.Background(), SaveOptions{Message: "empty", AllowEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !empty.Created || !empty.Empty || empty.ID == first.ID || empty.Parent != first.ID || empty.Seq != 2 {
+		t.Fatalf("allow-empty save = %+v", empty)
+	}
+	a, _ := f.e.Show("", "@1")
+	b, _ := f.e.Show("", "@2")
+	if a.Root != b.Root {
+		t.Fatal("an empty checkpoint must share its parent's tree")
+	}
+}
+
+func TestSaveReadsOnlyChangedFiles(t *testing.T) {
+	f := newFixture(t, testtree.Dir{
+		"a.txt": testtree.File{Content: "aaaa"},
+		"d":     testtree.Dir{"e": testtree.Dir{"deep.txt": testtree.File{Content: "deep"}}, "other.txt": testtree.File{Content: "o"}},
+		"x":     testtree.Dir{"y.txt": testtree.File{Content: "y"}},
+	})
+	ageTree(t, f.ws)
+	f.save("one")
+	if res := f.save("again"); res.Stats.BytesHashed != 0 || res.Created {
+		t.Fatalf("unchanged save hashed %d bytes (created=%v)", res.Stats.BytesHashed, res.Created)
+	}
+	f.write("d/e/deep.txt", "deeper")
+	age(t, filepath.Join(f.ws, "d/e/deep.txt"))
+	snap, err := f.e.scan(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the trees on the changed path are recomputed: d/e, d and the root.
+	if len(snap.trees) != 3 || snap.hashed.Load() != uint64(len("deeper")) {
+		t.Fatalf("scan recomputed %d trees and hashed %d bytes, want 3 and %d", len(snap.trees), snap.hashed.Load(), len("deeper"))
+	}
+	res := f.save("two")
+	if res.Stats.Modified != 1 || res.Stats.Added != 0 || res.Stats.Deleted != 0 || res.Stats.Files != 4 {
+		t.Fatalf("stats = %+v", res.Stats)
+	}
+}
+
+// A file rewritten with the same size inside the same timestamp tick keeps
+// its size and mtime; the racy-entry rule must still catch the change.
+func TestSaveCatchesRacySameSizeRewrite(t *testing.T) {
+	f := newFixture(t, testtree.Dir{})
+	for i := 0; i < 20; i++ {
+		p := filepath.Join(f.ws, "racy.txt")
+		before := []byte("version-a-" + string(rune('a'+i)))
+		after := []byte("version-b-" + string(rune('a'+i)))
+		if err := os.WriteFile(p, before, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(p)
+		f.save("a")
+		if err := os.WriteFile(p, after, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Same size, same mtime: only the racy rule (or ctime) can tell.
+		if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		f.save("b")
+		rc, _, err := f.e.Cat("", "HEAD", "racy.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64)
+		n, _ := rc.Read(buf)
+		rc.Close()
+		if string(buf[:n]) != string(after) {
+			t.Fatalf("round %d: checkpoint holds %q, want %q", i, buf[:n], after)
+		}
+	}
+}
+
+func TestStatMatchesRejectsRacyEntries(t *testing.T) {
+	ent := statEntry(1000, 5_000_000_000)
+	prev := cacheRecord(&ent, objects.Sum([]byte("x")), 1000)
+	if !statMatches(&prev, &ent, ent.MtimeNs+racyMargin) {
+		t.Fatal("an entry older than the margin must match")
+	}
+	if statMatches(&prev, &ent, ent.MtimeNs+racyMargin-1) {
+		t.Fatal("an entry within the margin of the cache write is racy and must not match")
+	}
+	changed := ent
+	changed.CtimeNs++
+	if statMatches(&prev, &changed, ent.MtimeNs+time.Hour.Nanoseconds()) {
+		t.Fatal("a ctime change must not match")
+	}
+}
+
+func TestTwoTasksShareContent(t *testing.T) {
+	tree := testtree.Dir{}
+	for i := 0; i < 50; i++ {
+		tree[strings.Repeat("f", 1+i%5)+string(rune('a'+i%26))+string(rune('0'+i/26))] = testtree.File{Content: strings.Repeat("content of a file that is long enough to matter ", 200+i)}
+	}
+	f := newFixture(t, tree)
+	if _, err := f.e.Save(context.Background(), SaveOptions{Task: "alpha"}); err != nil {
+		t.Fatal(err)
+	}
+	one := dirSize(t, f.store)
+	res, err := f.e.Save(context.Background(), SaveOptions{Task: "beta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Created || res.Seq != 1 {
+		t.Fatalf("beta's first save = %+v", res)
+	}
+	packs := dirSize(t, filepath.Join(f.store, "packs"))
+	if grown := dirSize(t, f.store) - one; grown > packs/10+64<<10 {
+		t.Fatalf("store grew by %d bytes for identical content (packs hold %d)", grown, packs)
+	}
+	tasks, err := f.e.Tasks()
+	if err != nil || len(tasks) != 2 || tasks[0].Name != "alpha" || tasks[1].Name != "beta" {
+		t.Fatalf("tasks = %+v, %v", tasks, err)
+	}
+}
+
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestSaveSkipsFIFOAndReportsIt(t *testing.T) {
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
+	if err := syscall.Mkfifo(filepath.Join(f.ws, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := f.e.Save(ctx, SaveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "pipe" {
+		t.Fatalf("skipped = %+v, want the fifo", res.Skipped)
+	}
+}
+
+func TestNestedRepositoriesKeepTheirGitDirs(t *testing.T) {
+	f := newFixture(t, testtree.Dir{
+		".git": testtree.Dir{"HEAD": testtree.File{Content: "ref: refs/heads/main\n"}, "config": testtree.File{Content: "[core]\n"}},
+		"app":  testtree.File{Content: "app v1\n"},
+		"vendor": testtree.Dir{"lib": testtree.Dir{
+			".git":  testtree.Dir{"HEAD": testtree.File{Content: "nested\n"}, "objects": testtree.Dir{"ab": testtree.File{Content: "obj"}}},
+			"lib.c": testtree.File{Content: "lib v1\n"},
+		}},
+		"sub": testtree.Dir{".git": testtree.File{Content: "gitdir: ../.git/modules/sub\n"}, "s.txt": testtree.File{Content: "s v1\n"}},
+	})
+	gitDirs := func() map[string]testtree.Entry {
+		m, err := testtree.Read(f.ws, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := range m {
+			if !strings.Contains(p, ".git") {
+				delete(m, p)
+			}
+		}
+		return m
+	}
+	gitBefore := gitDirs()
+	f.save("one")
+	entries, err := f.e.Ls("", "HEAD", "vendor/lib")
+	if err != nil || len(entries) != 1 || entries[0].Path != "vendor/lib/lib.c" {
+		t.Fatalf("nested repo listing = %+v, %v; want only lib.c", entries, err)
+	}
+	f.write("vendor/lib/lib.c", "lib v2\n")
+	f.write("sub/s.txt", "s v2\n")
+	f.save("two")
+	f.restore("@1", RestoreOptions{})
+	if f.readFile("vendor/lib/lib.c") != "lib v1\n" || f.readFile("sub/s.txt") != "s v1\n" {
+		t.Fatal("nested repository files not restored")
+	}
+	assertSameTree(t, gitBefore, gitDirs())
+	if len(gitBefore) != 8 {
+		t.Fatalf("fixture check: %d .git paths", len(gitBefore))
+	}
+}
+
+func TestOpenRefusals(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if _, err := Open(home, Options{StoreDir: t.TempDir()}); !errors.Is(err, ErrProtected) {
+		t.Fatalf("open home: %v, want ErrProtected", err)
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	a, b := t.TempDir(), t.TempDir()
+	e, err := Open(a, Options{StoreDir: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(a, Options{StoreDir: store, LockTimeout: -1})
+	var busy *BusyError
+	if !errors.As(err, &busy) || !strings.Contains(busy.Holder, "pid ") {
+		t.Fatalf("second open: %v, want a BusyError naming the holder", err)
+	}
+	e.Close()
+	if _, err := Open(b, Options{StoreDir: store}); !errors.Is(err, ErrWorkspaceMismatch) {
+		t.Fatalf("open another workspace's store: %v, want ErrWorkspaceMismatch", err)
+	}
+}
+
+func statEntry(size, mtimeNs int64) walker.Entry {
+	return walker.Entry{Name: "f", Kind: walker.KindFile, Mode: 0o644, Size: size, MtimeNs: mtimeNs, CtimeNs: mtimeNs, Ino: 42}
+}
