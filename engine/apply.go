@@ -200,9 +200,18 @@ func (x *applier) mkdir(o op) error {
 	return fmt.Errorf("mkdir %s: %w", o.path, err)
 }
 
+// injectWriteFault, when set by a test, runs before each write of a restore;
+// an error it returns aborts the restore there, as a crash or a full disk would.
+var injectWriteFault func(rel string) error
+
 func (x *applier) write(o op) error {
 	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) {
 		return nil
+	}
+	if injectWriteFault != nil {
+		if err := injectWriteFault(o.path); err != nil {
+			return err
+		}
 	}
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err

@@ -20,10 +20,10 @@ func richTree() testtree.Dir {
 		bin[i] = byte(i * 7)
 	}
 	return testtree.Dir{
-		"README.md": testtree.File{Content: "# project\n"},
-		"empty.txt": testtree.File{},
-		"run.sh":    testtree.File{Content: "#!/bin/sh\necho hi\n", Mode: 0o755},
-		"data.bin":  testtree.File{Content: string(bin)},
+		"README.md":      testtree.File{Content: "# project\n"},
+		"empty.txt":      testtree.File{},
+		"run.sh":         testtree.File{Content: "#!/bin/sh\necho hi\n", Mode: 0o755},
+		"data.bin":       testtree.File{Content: string(bin)},
 		"ünïcødé 文件.txt": testtree.File{Content: "unicode\n"},
 		"src": testtree.Dir{
 			"main.go": testtree.File{Content: "package main\n"},
