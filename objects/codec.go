@@ -12,6 +12,10 @@ import (
 // stored raw, which also makes reading it a plain copy.
 const minSavingDivisor = 32
 
+// probeLen is the prefix of a large payload compressed first: when even it
+// does not compress (media, archives), the rest is not tried.
+const probeLen = 64 << 10
+
 // codec holds bounded free lists of zstd encoders and decoders, each used
 // by one goroutine at a time through EncodeAll/DecodeAll. Neither writes or
 // checks zstd's own checksum: BLAKE3 verifies every blob. A codec is safe
@@ -50,13 +54,22 @@ func (c *codec) compress(dst, src []byte) ([]byte, Flags, error) {
 			return nil, 0, fmt.Errorf("objects: zstd encoder: %w", err)
 		}
 	}
-	out := e.EncodeAll(src, dst[:0])
+	var out []byte
+	if len(src) > 4*probeLen {
+		out = e.EncodeAll(src[:probeLen], dst[:0])
+		if len(out) > probeLen-probeLen/minSavingDivisor {
+			out = nil
+		}
+	}
+	if out != nil || len(src) <= 4*probeLen {
+		out = e.EncodeAll(src, dst[:0])
+	}
 	select {
 	case c.enc <- e:
 	default:
 		e.Close()
 	}
-	if len(out) > len(src)-len(src)/minSavingDivisor {
+	if out == nil || len(out) > len(src)-len(src)/minSavingDivisor {
 		return src, 0, nil
 	}
 	return out, FlagCompressed, nil

@@ -3,6 +3,7 @@ package objects
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"sync"
@@ -160,7 +161,21 @@ func (g *textGen) fill(b []byte) []byte {
 	return append(b, '\n')
 }
 
+var textBlock = sync.OnceValue(func() []byte {
+	b, _ := io.ReadAll(newTextGen(1, 1<<20))
+	return b
+})
+
+// textBytes returns n bytes of text-like content that differ by seed:
+// slices of one generated block with the seed and offset stamped every
+// 4 KiB, cheap to build even under the race detector.
 func textBytes(seed uint64, n int) []byte {
-	b, _ := io.ReadAll(newTextGen(seed, int64(n)))
+	block := textBlock()
+	b := make([]byte, n)
+	for off := 0; off < n; off += 4096 {
+		start := int((seed*7919 + uint64(off)) % uint64(len(block)-4096))
+		copy(b[off:min(n, off+4096)], block[start:])
+		copy(b[off:min(n, off+4096)], fmt.Sprintf("%d@%d;", seed, off))
+	}
 	return b
 }

@@ -15,6 +15,9 @@ func TestRoundTripSizes(t *testing.T) {
 	s, idx := testStore(t, Options{ChunkThreshold: thr})
 	for _, n := range sizes {
 		for _, kind := range []string{"text", "random"} {
+			if kind == "text" && n > thr+1 {
+				continue // large incompressible data is the slower, stricter case
+			}
 			t.Run(fmt.Sprintf("%s/%d", kind, n), func(t *testing.T) {
 				data := textBytes(uint64(n), n)
 				if kind == "random" {
@@ -38,9 +41,14 @@ func TestRoundTripSizes(t *testing.T) {
 // around the chunk minimum and maximum and the reader's buffer are cut.
 func TestChunkBoundarySizes(t *testing.T) {
 	s, idx := testStore(t, Options{ChunkThreshold: 1})
-	for _, n := range []int{2, chunkMin - 1, chunkMin, chunkMin + 1, chunkMax - 1, chunkMax, chunkMax + 1, 2*chunkMax - 1, 2 * chunkMax, 2*chunkMax + 1, 3*chunkMax + 7} {
-		// Zeros never match the cut mask: every chunk is cut at chunkMax.
-		for _, data := range [][]byte{make([]byte, n), randomBytes(uint64(n), n)} {
+	for _, n := range []int{2, chunkMin - 1, chunkMin, chunkMin + 1, chunkMax - 1, chunkMax, chunkMax + 1, 2*chunkMax + 1} {
+		data := randomBytes(uint64(n), n)
+		if n > chunkMax {
+			// Zeros never match the cut mask: every chunk is cut at
+			// chunkMax, and the reader's buffer refills mid-chunk.
+			data = make([]byte, n)
+		}
+		{
 			ids, _ := save(t, s, idx, data)
 			mustGet(t, s, ids[0], data)
 			loc, _ := s.Stat(ids[0])
@@ -75,7 +83,7 @@ func TestChunkBoundarySizes(t *testing.T) {
 }
 
 func TestCutPointAverage(t *testing.T) {
-	data := randomBytes(7, 64<<20)
+	data := randomBytes(7, 32<<20)
 	var count, sum int
 	for len(data) > 0 {
 		n := cutPoint(data)
@@ -185,14 +193,14 @@ func packBytes(t testing.TB, s *Store) int64 {
 
 func TestChunkedEditWritesFewChunks(t *testing.T) {
 	s, idx := testStore(t, Options{})
-	data := randomBytes(9, 48<<20)
+	data := randomBytes(9, 20<<20)
 	_, ps := save(t, s, idx, data)
-	if len(ps) < 20 {
-		t.Fatalf("48 MiB stored as %d records", len(ps))
+	if len(ps) < 10 {
+		t.Fatalf("20 MiB stored as %d records", len(ps))
 	}
 	edited := bytes.Clone(data)
-	copy(edited[24<<20:], "an edit in the middle")
-	inserted := append(append(bytes.Clone(data[:30<<20]), "inserted text"...), data[30<<20:]...)
+	copy(edited[10<<20:], "an edit in the middle")
+	inserted := append(append(bytes.Clone(data[:13<<20]), "inserted text"...), data[13<<20:]...)
 	for name, d := range map[string][]byte{"overwrite": edited, "insert": inserted} {
 		ids, ps := save(t, s, idx, d)
 		// The changed chunk, possibly its neighbour, and the chunk list.
@@ -205,11 +213,11 @@ func TestChunkedEditWritesFewChunks(t *testing.T) {
 
 func TestManySmallSavesShareAPack(t *testing.T) {
 	s, idx := testStore(t, Options{})
-	for i := range 300 {
+	for i := range 100 {
 		save(t, s, idx, fmt.Appendf(nil, "save %d", i))
 	}
 	if packs, _ := s.Packs(); len(packs) != 1 {
-		t.Fatalf("300 saves made %d packs", len(packs))
+		t.Fatalf("100 saves made %d packs", len(packs))
 	}
 	// A reopened store appends to the same pack.
 	s2, err := Open(filepathDir(s), idx, Options{})
@@ -230,8 +238,8 @@ func TestPackSizeCap(t *testing.T) {
 	const capSize = 1 << 20
 	s, idx := testStore(t, Options{PackSize: capSize, Writers: 2})
 	var blobs [][]byte
-	for i := range 40 {
-		blobs = append(blobs, randomBytes(uint64(i), 100<<10+i))
+	for i := range 12 {
+		blobs = append(blobs, randomBytes(uint64(i), 200<<10+i))
 	}
 	blobs = append(blobs, randomBytes(99, capSize-1), randomBytes(98, capSize), randomBytes(97, capSize+1))
 	ids, _ := save(t, s, idx, blobs...)
@@ -239,8 +247,8 @@ func TestPackSizeCap(t *testing.T) {
 		mustGet(t, s, id, blobs[i])
 	}
 	packs, _ := s.Packs()
-	if len(packs) < 6 {
-		t.Fatalf("%d packs for %d MiB under a 1 MiB cap", len(packs), 7)
+	if len(packs) < 5 {
+		t.Fatalf("%d packs for %d MiB under a 1 MiB cap", len(packs), 5)
 	}
 	for _, n := range packs {
 		fi, _ := os.Stat(s.PackPath(n))
