@@ -15,6 +15,7 @@ import (
 )
 
 var benchFiles = flag.Int("walker.bench-files", 100_000, "files in the generated benchmark tree")
+var benchWorkers = flag.Int("walker.bench-workers", 0, "walker workers (0: the default)")
 
 // genBenchTree writes a deterministic tree of about n small files: 10×10
 // directories of leaf directories holding 100 files each, plus a .gitignore.
@@ -91,7 +92,7 @@ func BenchmarkWalk(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		got, _, err := Walk(context.Background(), root, Options{Profile: "none"}, visit)
+		got, _, err := Walk(context.Background(), root, Options{Profile: "none", Workers: *benchWorkers}, visit)
 		if err != nil {
 			b.Fatal(err)
 		}

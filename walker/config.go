@@ -88,18 +88,19 @@ func globalPatterns(root string, opts *Options) (ignore.Set, error) {
 }
 
 // readInfoExclude reads root/.git/info/exclude when root/.git is a
-// directory; a missing file yields no patterns.
+// directory; a missing or non-regular file yields no patterns.
 func readInfoExclude(root string) ([]ignore.Pattern, error) {
 	gitDir := filepath.Join(root, ignore.GitDir)
 	if fi, err := os.Lstat(gitDir); err != nil || !fi.IsDir() {
 		return nil, nil
 	}
-	data, err := os.ReadFile(filepath.Join(gitDir, "info", "exclude"))
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
-		return nil, nil
+	path := filepath.Join(gitDir, "info", "exclude")
+	data, err := readPatternFile(unix.AT_FDCWD, path, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, fs.ErrInvalid) {
+		return nil, nil // absent, or not a regular file (never block on a FIFO)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("walker: %w", err)
+		return nil, fmt.Errorf("walker: read %s: %w", path, err)
 	}
 	return ignore.ParseLines(data), nil
 }

@@ -28,7 +28,7 @@ func (w *walk[T]) list(n *node[T]) error {
 		if _, found := slices.BinarySearch(names, name); !found {
 			return nil, fs.ErrNotExist
 		}
-		return readPatternFile(n.fd, name)
+		return readPatternFile(n.fd, name, unix.O_NOFOLLOW)
 	})
 	if n.parent == nil {
 		for l := range set {
@@ -150,11 +150,11 @@ func readlinkat(dirfd int, name string, size int64) (string, error) {
 	}
 }
 
-// readPatternFile reads a pattern file of dirfd. It never follows a symlink
-// (git does not for .gitignore) and never blocks on a FIFO: anything but a
-// regular file is an error.
-func readPatternFile(dirfd int, name string) ([]byte, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// readPatternFile reads a pattern file of dirfd; flags may add O_NOFOLLOW
+// (git does not follow a symlinked .gitignore). It never blocks on a FIFO:
+// anything but a regular file is an error.
+func readPatternFile(dirfd int, name string, flags int) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return nil, err
 	}
