@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+var ckptBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ckpt-bin")
+	if err != nil {
+		panic(err)
+	}
+	ckptBin = filepath.Join(dir, "ckpt")
+	if out, err := exec.Command("go", "build", "-race", "-o", ckptBin, ".").CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("build ckpt: %v\n%s", err, out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is a workspace and store for CLI runs.
+type env struct {
+	t         *testing.T
+	ws, store string
+	home      string
+}
+
+func newEnv(t *testing.T) *env {
+	return &env{t: t, ws: t.TempDir(), store: filepath.Join(t.TempDir(), "store"), home: t.TempDir()}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs ckpt with -C ws --store store and the given args.
+func (e *env) run(stdin string, args ...string) result {
+	e.t.Helper()
+	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=", "NO_COLOR=1")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func (e *env) ok(args ...string) string {
+	e.t.Helper()
+	r := e.run("", args...)
+	if r.code != 0 {
+		e.t.Fatalf("ckpt %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+func (e *env) write(rel, content string) {
+	e.t.Helper()
+	p := filepath.Join(e.ws, rel)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("bad JSON %q: %v", s, err)
+	}
+	return v
+}
+
+func TestCLILifecycle(t *testing.T) {
+	e := newEnv(t)
+	e.write("main.go", "package main\n")
+	e.write("docs/a.md", "# a\n")
+	first := decode[saveJSON](t, e.ok("save", "--json", "-m", "first", "--meta", "tool=write_file"))
+	if !first.Created || first.Seq != 1 || first.Stats.Added != 2 || first.Kind != "save" {
+		t.Fatalf("first save = %+v", first)
+	}
+	same := decode[saveJSON](t, e.ok("save", "--json"))
+	if same.Created || same.ID != first.ID {
+		t.Fatalf("no-change save = %+v", same)
+	}
+	e.write("main.go", "package main\n\nfunc main() {}\n")
+	os.Remove(filepath.Join(e.ws, "docs/a.md"))
+	if got := e.ok("diff", "--name-status"); got != "M\tmain.go\nD\tdocs/a.md\n" && got != "D\tdocs/a.md\nM\tmain.go\n" {
+		t.Fatalf("diff --name-status = %q", got)
+	}
+	if r := e.run("", "diff", "--exit-code", "--stat"); r.code != 1 || !strings.Contains(r.stdout, "2 files changed") {
+		t.Fatalf("diff --exit-code = %d %q", r.code, r.stdout)
+	}
+	second := decode[saveJSON](t, e.ok("save", "--json", "-m", "second"))
+	if second.Seq != 2 || second.Parent != first.ID || second.Stats.Modified != 1 || second.Stats.Deleted != 1 {
+		t.Fatalf("second save = %+v", second)
+	}
+	if r := e.run("", "diff", "--exit-code"); r.code != 0 || r.stdout != "" {
+		t.Fatalf("diff against an unchanged workspace = %d %q", r.code, r.stdout)
+	}
+	list := decode[struct {
+		Task        string           `json:"task"`
+		Head        string           `json:"head"`
+		Checkpoints []checkpointJSON `json:"checkpoints"`
+	}](t, e.ok("list", "--json"))
+	if list.Task != "default" || list.Head != second.ID || len(list.Checkpoints) != 2 || list.Checkpoints[0].Meta["tool"] != "write_file" {
+		t.Fatalf("list = %+v", list)
+	}
+	if got := e.ok("cat", "@1", "docs/a.md"); got != "# a\n" {
+		t.Fatalf("cat = %q", got)
+	}
+	patch := e.ok("diff", "@1", "@2")
+	if !strings.Contains(patch, "diff --git a/main.go b/main.go") || !strings.Contains(patch, "+func main() {}") {
+		t.Fatalf("patch:\n%s", patch)
+	}
+	res := decode[restoreJSON](t, e.ok("restore", "@1", "--json"))
+	if res.Written != 2 || res.Restored != first.ID || len(res.Conflicts) != 0 {
+		t.Fatalf("restore = %+v", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "main.go")); string(b) != "package main\n" {
+		t.Fatalf("main.go after restore = %q", b)
+	}
+	if out := e.ok("list"); !strings.Contains(out, "*  @1") {
+		t.Fatalf("head marker not on @1:\n%s", out)
+	}
+}
+
+func TestCLIExitCodes(t *testing.T) {
+	e := newEnv(t)
+	e.write("f", "x")
+	e.ok("save")
+	for _, tc := range []struct {
+		args []string
+		code int
+		text string
+	}{
+		{[]string{"show", "@9"}, 2, "unknown ref"},
+		{[]string{"restore", "nope"}, 2, "unknown ref"},
+		{[]string{"save", "--bogus"}, 2, "unknown flag"},
+		{[]string{"diff", "--mode", "sideways", "@1"}, 2, "diff mode"},
+		{[]string{"cat", "@1", "../etc/passwd"}, 2, "leaves the workspace"},
+	} {
+		r := e.run("", tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.text) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("ckpt %v: exit %d, stderr %q; want exit %d and one line with %q", tc.args, r.code, r.stderr, tc.code, tc.text)
+		}
+	}
+	r := e.run("", "--json", "show", "@9")
+	var doc struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Error.Code != 2 || doc.Error.Message == "" {
+		t.Errorf("--json error = %q (%v)", r.stdout, err)
+	}
+	other := &env{t: t, ws: t.TempDir(), store: e.store, home: e.home}
+	if r := other.run("", "list"); r.code != 4 || !strings.Contains(r.stderr, "another workspace") {
+		t.Errorf("store of another workspace: exit %d %q", r.code, r.stderr)
+	}
+	home := &env{t: t, ws: e.home, store: filepath.Join(t.TempDir(), "s"), home: e.home}
+	if r := home.run("", "save"); r.code != 4 {
+		t.Errorf("workspace = home: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestCLIAmbiguousPrefix(t *testing.T) {
+	e := newEnv(t)
+	e.write("f", "x")
+	eng, err := engine.Open(e.ws, engine.Options{StoreDir: e.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	prefix := ""
+	for i := 0; i < 5000 && prefix == ""; i++ {
+		res, err := eng.Save(context.Background(), engine.SaveOptions{AllowEmpty: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.ID.String()[:4]
+		if seen[p] {
+			prefix = p
+		}
+		seen[p] = true
+	}
+	eng.Close()
+	if prefix == "" {
+		t.Fatal("no prefix collision")
+	}
+	r := e.run("", "show", prefix)
+	if r.code != 2 || !strings.Contains(r.stderr, "ambiguous") || strings.Count(r.stderr, prefix) < 3 {
+		t.Fatalf("ambiguous prefix: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestCLIConcurrentSavesSerialise(t *testing.T) {
+	e := newEnv(t)
+	e.write("f", "base")
+	e.ok("save", "-m", "base")
+	var wg sync.WaitGroup
+	results := make([]result, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = e.run("", "save", "--allow-empty", "--json", "-m", fmt.Sprintf("p%d", i))
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for i, r := range results {
+		switch r.code {
+		case 0:
+			created++
+		case 3:
+			if !strings.Contains(r.stdout, "store busy") {
+				t.Errorf("process %d: exit 3 without a busy message: %q", i, r.stdout)
+			}
+		default:
+			t.Fatalf("process %d: exit %d %q %q", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	list := decode[struct {
+		Checkpoints []checkpointJSON `json:"checkpoints"`
+	}](t, e.ok("list", "--json"))
+	if len(list.Checkpoints) != 1+created {
+		t.Fatalf("%d checkpoints after %d successful saves", len(list.Checkpoints), created)
+	}
+	for i, c := range list.Checkpoints {
+		if c.Seq != uint64(i+1) || (i > 0 && c.Parent != list.Checkpoints[i-1].ID) {
+			t.Fatalf("chain broken at %d: %+v", i, c)
+		}
+	}
+}
+
+func TestCLIStateFlavours(t *testing.T) {
+	e := newEnv(t)
+	e.write("f", "v1")
+	if r := e.run(`{"turn":1}`, "save", "--state", "-", "-m", "one"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	e.write("f", "v2")
+	if r := e.run(`{"turn":2}`, "save", "--state", "-", "-m", "two"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "state.json")
+	e.ok("restore", "@1", "--only", "state", "--state-out", out)
+	if b, _ := os.ReadFile(out); string(b) != `{"turn":1}` {
+		t.Fatalf("state-out = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "f")); string(b) != "v2" {
+		t.Fatalf("--only state changed files: %q", b)
+	}
+	if got := e.ok("restore", "@2", "--only", "both", "--state-out", "-"); !strings.HasPrefix(got, `{"turn":2}`) {
+		t.Fatalf("--only both state = %q", got)
+	}
+}
+
+func TestCLISaveWithFIFO(t *testing.T) {
+	e := newEnv(t)
+	e.write("f", "x")
+	if err := syscall.Mkfifo(filepath.Join(e.ws, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := decode[saveJSON](t, e.ok("save", "--json"))
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "fifo" {
+		t.Fatalf("skipped = %+v", res.Skipped)
+	}
+}
