@@ -18,16 +18,16 @@ func TestResolveRefForms(t *testing.T) {
 		ids = append(ids, f.save("step").ID)
 	}
 	cases := map[string]objects.ID{
-		"":                      ids[2],
-		"HEAD":                  ids[2],
-		"HEAD~0":                ids[2],
-		"HEAD~1":                ids[1],
-		"HEAD^":                 ids[1],
-		"HEAD~2":                ids[0],
-		"@1":                    ids[0],
-		"@3":                    ids[2],
-		ids[1].String():         ids[1],
-		ids[1].String()[:4]:     ids[1],
+		"":                                    ids[2],
+		"HEAD":                                ids[2],
+		"HEAD~0":                              ids[2],
+		"HEAD~1":                              ids[1],
+		"HEAD^":                               ids[1],
+		"HEAD~2":                              ids[0],
+		"@1":                                  ids[0],
+		"@3":                                  ids[2],
+		ids[1].String():                       ids[1],
+		ids[1].String()[:4]:                   ids[1],
 		strings.ToUpper(ids[0].String()[:10]): ids[0],
 	}
 	for ref, want := range cases {
