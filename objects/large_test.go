@@ -10,13 +10,13 @@ import (
 )
 
 // largeStreamSize is the length of the stream TestLargeStreamBoundedMemory
-// puts: 2.5 GiB normally, 256 MiB under the race detector (which slows
+// puts: 2.5 GiB normally, 128 MiB under the race detector (which slows
 // the byte loops tenfold; the memory bound is the same either way).
 var largeStreamSize int64 = 5 << 29
 
 func init() {
 	if raceEnabled {
-		largeStreamSize = 256 << 20
+		largeStreamSize = 128 << 20
 	}
 }
 

@@ -121,7 +121,7 @@ func TestCompressionChoice(t *testing.T) {
 }
 
 func TestCompressionLevels(t *testing.T) {
-	data := textBytes(3, 1<<20)
+	data := textBytes(3, 128<<10)
 	for level := range 5 {
 		s, idx := testStore(t, Options{Level: level})
 		ids, _ := save(t, s, idx, data)
@@ -193,14 +193,14 @@ func packBytes(t testing.TB, s *Store) int64 {
 
 func TestChunkedEditWritesFewChunks(t *testing.T) {
 	s, idx := testStore(t, Options{})
-	data := randomBytes(9, 20<<20)
+	data := randomBytes(9, 12<<20)
 	_, ps := save(t, s, idx, data)
-	if len(ps) < 10 {
-		t.Fatalf("20 MiB stored as %d records", len(ps))
+	if len(ps) < 7 {
+		t.Fatalf("12 MiB stored as %d records", len(ps))
 	}
 	edited := bytes.Clone(data)
-	copy(edited[10<<20:], "an edit in the middle")
-	inserted := append(append(bytes.Clone(data[:13<<20]), "inserted text"...), data[13<<20:]...)
+	copy(edited[6<<20:], "an edit in the middle")
+	inserted := append(append(bytes.Clone(data[:8<<20]), "inserted text"...), data[8<<20:]...)
 	for name, d := range map[string][]byte{"overwrite": edited, "insert": inserted} {
 		ids, ps := save(t, s, idx, d)
 		// The changed chunk, possibly its neighbour, and the chunk list.
