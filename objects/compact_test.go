@@ -26,7 +26,7 @@ func TestRewriterMovesLiveRecords(t *testing.T) {
 	defer rw.Close()
 	var moved []Placement
 	for i := 0; i < len(ids); i += 2 {
-		loc, _ := idx.Locator(ids[i])
+		loc, _, _ := idx.Locator(ids[i])
 		nl, err := rw.Copy(ids[i], loc)
 		if err != nil {
 			t.Fatal(err)
@@ -99,8 +99,8 @@ func TestRewriterRollsOverAtPackSize(t *testing.T) {
 	before, _ := s.Packs()
 	rw := s.NewRewriter()
 	defer rw.Close()
-	for i, id := range ids {
-		loc, _ := idx.Locator(id)
+	for _, id := range ids {
+		loc, _, _ := idx.Locator(id)
 		nl, err := rw.Copy(id, loc)
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +109,6 @@ func TestRewriterRollsOverAtPackSize(t *testing.T) {
 			t.Fatalf("copy went to pre-existing pack %d", nl.Pack)
 		}
 		idx.set(id, nl)
-		_ = i
 	}
 	if err := rw.Sync(); err != nil {
 		t.Fatal(err)
