@@ -45,7 +45,7 @@ func (l Locator) AppendBinary(b []byte) []byte {
 }
 
 // ParseLocator decodes the output of AppendBinary. Any malformed input
-// (unknown version or flags, truncated or overlong varints, values out of
+// (unknown version or flags, truncated, overlong or non-minimal varints, values out of
 // range, trailing bytes) yields a *CorruptError.
 func ParseLocator(b []byte) (Locator, error) {
 	bad := func(reason string) (Locator, error) {
@@ -66,8 +66,8 @@ func ParseLocator(b []byte) (Locator, error) {
 	limits := [4]uint64{math.MaxUint32, math.MaxInt64, math.MaxUint32, math.MaxInt64}
 	for i := range vals {
 		v, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return bad("has a malformed varint")
+		if n <= 0 || (n > 1 && rest[n-1] == 0) {
+			return bad("has a malformed or non-minimal varint")
 		}
 		if v > limits[i] {
 			return bad("has a value out of range")
