@@ -136,10 +136,30 @@ func (s storeLoader) LoadBlob(_ string, id objects.ID) ([]byte, error) {
 	return b, storeError(err, s.e.storeDir)
 }
 
-// workspaceLoader reads the live file (or symlink target) at a path.
+// LoadBlobPrefix reads only the first n bytes, for the binary test of large blobs.
+func (s storeLoader) LoadBlobPrefix(_ string, id objects.ID, n int) ([]byte, error) {
+	rc, _, err := s.e.blobs.Open(id)
+	if err != nil {
+		return nil, storeError(err, s.e.storeDir)
+	}
+	defer rc.Close()
+	return readPrefix(rc, n)
+}
+
+// workspaceLoader reads the live file (or symlink target) at a path, through
+// an os.Root so a path can never lead outside the workspace.
 type workspaceLoader struct{ dir string }
 
 func (w workspaceLoader) LoadBlob(rel string, _ objects.ID) ([]byte, error) {
+	return w.load(rel, -1)
+}
+
+func (w workspaceLoader) LoadBlobPrefix(rel string, _ objects.ID, n int) ([]byte, error) {
+	return w.load(rel, n)
+}
+
+// load reads the whole content (n < 0) or its first n bytes.
+func (w workspaceLoader) load(rel string, n int) ([]byte, error) {
 	root, err := os.OpenRoot(w.dir)
 	if err != nil {
 		return nil, err
@@ -153,7 +173,24 @@ func (w workspaceLoader) LoadBlob(rel string, _ objects.ID) ([]byte, error) {
 		t, err := root.Readlink(rel)
 		return []byte(t), err
 	}
-	return root.ReadFile(rel)
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if n < 0 {
+		return io.ReadAll(f)
+	}
+	return readPrefix(f, n)
+}
+
+func readPrefix(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, n)
+	k, err := io.ReadFull(r, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return buf[:k], err
 }
 
 // DiffMode names one of the four standard comparisons of a task's history.

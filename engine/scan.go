@@ -40,6 +40,7 @@ type snapshot struct {
 	skipped []walker.Skipped
 	files   atomic.Uint64
 	hashed  atomic.Uint64
+	opened  atomic.Uint64 // workspace files opened for reading
 }
 
 // scanner builds a snapshot. With put set, new content is stored in that
@@ -228,6 +229,7 @@ func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, 
 	if err != nil {
 		return id, 0, false, &unreadableError{&os.PathError{Op: "open", Path: abs, Err: err}}
 	}
+	s.snap.opened.Add(1)
 	f := os.NewFile(uintptr(fd), abs)
 	defer f.Close()
 	var before unix.Stat_t
