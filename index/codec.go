@@ -81,6 +81,15 @@ func (r *reader) varint() int64 {
 	return v
 }
 
+// fixed64 reads a little-endian 64-bit integer.
+func (r *reader) fixed64() int64 {
+	p := r.bytes(8)
+	if p == nil {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(p))
+}
+
 // int reads a uvarint that must fit a non-negative int64.
 func (r *reader) int() int64 {
 	v := r.uvarint()

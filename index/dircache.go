@@ -29,7 +29,7 @@ type DirCache struct {
 }
 
 // minCachedFileSize is the smallest encoding of one CachedFile.
-const minCachedFileSize = 2 + 5 + objects.IDSize
+const minCachedFileSize = 2 + 3 + 2*8 + objects.IDSize
 
 func validDirCache(dc *DirCache) error {
 	for i := range dc.Entries {
@@ -49,21 +49,21 @@ func validDirCache(dc *DirCache) error {
 
 // appendDirCache appends the encoding of dc (doc.go) to b.
 func appendDirCache(b []byte, dc *DirCache) []byte {
-	size := 1 + objects.IDSize + 2*binary.MaxVarintLen64
+	size := 1 + objects.IDSize + 8 + binary.MaxVarintLen64
 	for i := range dc.Entries {
-		size += len(dc.Entries[i].Name) + 5*binary.MaxVarintLen64 + objects.IDSize
+		size += len(dc.Entries[i].Name) + 4*binary.MaxVarintLen64 + 2*8 + objects.IDSize
 	}
 	b = slices.Grow(b, size)
 	b = append(b, encodingVersion)
 	b = append(b, dc.Tree[:]...)
-	b = binary.AppendVarint(b, dc.WrittenNs)
+	b = binary.LittleEndian.AppendUint64(b, uint64(dc.WrittenNs))
 	b = binary.AppendUvarint(b, uint64(len(dc.Entries)))
 	for i := range dc.Entries {
 		e := &dc.Entries[i]
 		b = appendString(b, e.Name)
 		b = binary.AppendUvarint(b, uint64(e.Size))
-		b = binary.AppendVarint(b, e.MtimeNs)
-		b = binary.AppendVarint(b, e.CtimeNs)
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.MtimeNs))
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.CtimeNs))
 		b = binary.AppendUvarint(b, e.Inode)
 		b = binary.AppendUvarint(b, uint64(e.Mode))
 		b = append(b, e.ID[:]...)
@@ -81,7 +81,7 @@ func decodeDirCache(b []byte) (DirCache, error) {
 	var dc DirCache
 	r.version()
 	dc.Tree = r.id()
-	dc.WrittenNs = r.varint()
+	dc.WrittenNs = r.fixed64()
 	n := r.count(minCachedFileSize)
 	if r.err != nil {
 		return DirCache{}, r.err
@@ -95,8 +95,8 @@ func decodeDirCache(b []byte) (DirCache, error) {
 		start := r.off
 		r.bytes(nameLen)
 		e.Size = r.int()
-		e.MtimeNs = r.varint()
-		e.CtimeNs = r.varint()
+		e.MtimeNs = r.fixed64()
+		e.CtimeNs = r.fixed64()
 		e.Inode = r.uvarint()
 		mode := r.uvarint()
 		e.ID = r.id()

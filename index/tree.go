@@ -121,7 +121,8 @@ func appendTree(b []byte, t Tree) ([]byte, error) {
 // truncated input, an unsupported version, invalid names, unsorted or
 // duplicate entries, unknown kinds, out-of-range modes or sizes, and
 // trailing bytes all yield an error wrapping ErrCorrupt. An accepted input
-// re-encodes to exactly the same bytes.
+// re-encodes to exactly the same bytes. Decoding makes two allocations
+// whatever the entry count; the Names share one copy of b.
 func DecodeTree(b []byte) (Tree, error) {
 	r := reader{b: b}
 	r.version()
@@ -133,9 +134,12 @@ func DecodeTree(b []byte) (Tree, error) {
 	if n > 0 {
 		t.Entries = make([]Entry, n)
 	}
+	s := string(b) // every Name is a substring: one allocation for all
 	for i := range t.Entries {
 		e := &t.Entries[i]
-		e.Name = r.string()
+		nameLen := r.uvarint()
+		start := r.off
+		r.bytes(nameLen)
 		e.Kind = Kind(r.byte())
 		mode := r.uvarint()
 		e.Size = r.int()
@@ -143,6 +147,7 @@ func DecodeTree(b []byte) (Tree, error) {
 		if r.err != nil {
 			return Tree{}, r.err
 		}
+		e.Name = s[start : start+int(nameLen)]
 		if mode > maxMode {
 			return Tree{}, fmt.Errorf("%w: tree entry %d (%q): mode %#o has bits beyond 0o7777", ErrCorrupt, i, e.Name, mode)
 		}
