@@ -31,6 +31,10 @@ type Options struct {
 	CompressionLevel int
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
 	OnEvent func(Event)
+	// OnProgress, when set, receives the progress of long scans (save,
+	// restore's backup, workspace diffs) at most every ProgressInterval,
+	// from whichever goroutine made the progress. Keep it quick.
+	OnProgress func(ScanProgress)
 	// Now is the clock stamped on checkpoints; nil means time.Now.
 	Now func() time.Time
 	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.

@@ -50,6 +50,7 @@ type scanner struct {
 	put       *objects.Batch
 	writtenNs int64
 	snap      *snapshot
+	progress  *progressMeter
 
 	mu sync.Mutex // guards snap.trees, snap.caches, snap.skipped during the walk
 }
@@ -61,6 +62,7 @@ func (e *Engine) scan(ctx context.Context, put *objects.Batch) (*snapshot, error
 		e:         e,
 		put:       put,
 		writtenNs: time.Now().UnixNano(),
+		progress:  newProgressMeter(e.opts.OnProgress),
 		snap:      &snapshot{trees: map[objects.ID]index.Tree{}, caches: map[string]index.DirCache{}},
 	}
 	root, skipped, err := walker.Walk(ctx, e.workspace, e.walkOptions(), s.visit)
@@ -118,6 +120,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: ent.Mode, Size: size, ID: id})
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, id, size))
 	}
+	s.progress.tick(s.snap.files.Load(), s.snap.hashed.Load())
 	if reuse {
 		return dc.Tree, nil
 	}

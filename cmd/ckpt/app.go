@@ -45,6 +45,10 @@ type app struct {
 
 	// exitCode, when set by a command, overrides success (diff --exit-code).
 	exitCode int
+	// colour: stdout is a terminal and NO_COLOR is unset.
+	colour bool
+	// progress is the terminal progress line, nil when not drawn.
+	progress *progressLine
 }
 
 // usageError marks command-line mistakes (exit 2).
@@ -53,7 +57,7 @@ type usageError struct{ msg string }
 func (u usageError) Error() string { return u.msg }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: isTerminal(stdout) && os.Getenv("NO_COLOR") == ""}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -104,14 +108,19 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	if timeout == 0 {
 		timeout = -1 // fail at once
 	}
-	e, err := engine.Open(a.workspace, engine.Options{
+	opts := engine.Options{
 		StoreDir:    a.store,
 		Profile:     a.profile,
 		Exclude:     a.exclude,
 		MaxFileSize: a.maxFileSize,
 		LockTimeout: timeout,
 		Command:     "ckpt " + cmd.Name(),
-	})
+	}
+	if a.progress = a.newProgressLine(); a.progress != nil {
+		opts.OnProgress = a.progress.update
+		a.stdout = clearingWriter{a.stdout, a.progress}
+	}
+	e, err := engine.Open(a.workspace, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +138,7 @@ func (a *app) withEngine(cmd *cobra.Command, fn func(e *engine.Engine) error) er
 		return err
 	}
 	err = fn(e)
+	a.progress.clear()
 	if cerr := e.Close(); err == nil {
 		err = cerr
 	}
@@ -186,10 +196,10 @@ func (a *app) say(format string, args ...any) {
 	}
 }
 
-// colour reports whether stdout is a terminal that accepts colour.
-func (a *app) colour() bool {
-	f, ok := a.stdout.(*os.File)
-	return ok && os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd()))
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // pathsAfterDash splits positional args at "--".

@@ -67,7 +67,7 @@ func (a *app) diffRange(e *engine.Engine, mode string, refs []string) (from, to 
 }
 
 func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
-	format := engine.DiffFormat{Color: a.colour()}
+	format := engine.DiffFormat{Color: a.colour}
 	switch {
 	case a.json:
 		files, err := res.Files(format)

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+func TestProgressLineWaitsThenClearsBeforeOutput(t *testing.T) {
+	var term bytes.Buffer
+	p := &progressLine{w: &term}
+	p.update(engine.ScanProgress{Files: 10, Elapsed: progressDelay / 2})
+	if term.Len() != 0 {
+		t.Fatalf("drew %q before the delay", term.String())
+	}
+	p.update(engine.ScanProgress{Files: 12345, BytesHashed: 3 << 20, Elapsed: 2 * time.Second})
+	if !strings.Contains(term.String(), "12345 files, 3.0 MiB hashed") {
+		t.Fatalf("line = %q", term.String())
+	}
+	out := clearingWriter{w: &term, p: p}
+	out.Write([]byte("result\n"))
+	if !strings.HasSuffix(term.String(), "\r\033[Kresult\n") {
+		t.Fatalf("output not preceded by an erase: %q", term.String())
+	}
+	n := term.Len()
+	out.Write([]byte("more\n"))
+	if term.Len() != n+len("more\n") {
+		t.Fatal("erased a line that was not drawn")
+	}
+}

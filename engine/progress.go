@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// ProgressInterval is the least time between two Options.OnProgress calls.
+const ProgressInterval = 200 * time.Millisecond
+
+// ScanProgress is a snapshot of a running scan.
+type ScanProgress struct {
+	Files       uint64        // files and symlinks seen so far
+	BytesHashed uint64        // bytes read and hashed so far
+	Elapsed     time.Duration // since the scan started
+}
+
+// progressMeter rate-limits progress reports of one scan.
+type progressMeter struct {
+	report func(ScanProgress)
+	start  time.Time
+	next   atomic.Int64 // unix ns before which nothing is reported
+}
+
+func newProgressMeter(report func(ScanProgress)) *progressMeter {
+	if report == nil {
+		return nil
+	}
+	m := &progressMeter{report: report, start: time.Now()}
+	m.next.Store(m.start.Add(ProgressInterval).UnixNano())
+	return m
+}
+
+// tick reports the counters if the interval has passed; at most one caller
+// per interval wins the report. A nil meter does nothing.
+func (m *progressMeter) tick(files, hashed uint64) {
+	if m == nil {
+		return
+	}
+	now := time.Now()
+	next := m.next.Load()
+	if now.UnixNano() < next || !m.next.CompareAndSwap(next, now.Add(ProgressInterval).UnixNano()) {
+		return
+	}
+	m.report(ScanProgress{Files: files, BytesHashed: hashed, Elapsed: now.Sub(m.start)})
+}
