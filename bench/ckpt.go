@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// system is one checkpoint backend under test. Every operation works on the
+// shared workspace and the system's own store; reset deletes the store.
+type system interface {
+	name() string
+	storeDir() string
+	reset() error
+	save(ctx context.Context, msg string) (step, error)
+	restore(ctx context.Context, ref string) (step, error)
+	diff(ctx context.Context, from, to string) (step, error)
+}
+
+// ckptCLI runs the ckpt binary, one process per operation, with the Cline
+// exclusion profile so that it captures what the shadow repository does.
+// Times include process start-up and opening the store.
+type ckptCLI struct {
+	bin, ws, store string
+	env            []string
+}
+
+func (c *ckptCLI) name() string     { return "ckpt-cli" }
+func (c *ckptCLI) storeDir() string { return c.store }
+func (c *ckptCLI) reset() error     { return os.RemoveAll(c.store) }
+
+// run runs one ckpt command with --json and decodes its output into out.
+func (c *ckptCLI) run(ctx context.Context, out any, args ...string) (step, error) {
+	full := append([]string{"--store", c.store, "-C", c.ws, "--profile", "cline", "--json"}, args...)
+	var s step
+	r, err := runProc(ctx, c.ws, c.env, c.bin, full...)
+	s.add(r)
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(r.Stdout, out); err != nil {
+		return s, fmt.Errorf("ckpt %s: decoding output: %w", args[0], err)
+	}
+	return s, nil
+}
+
+func (c *ckptCLI) save(ctx context.Context, msg string) (step, error) {
+	var out struct {
+		ID    string `json:"id"`
+		Stats struct {
+			Files int `json:"files"`
+		} `json:"stats"`
+	}
+	s, err := c.run(ctx, &out, "save", "-m", msg)
+	s.ID, s.Files = out.ID, out.Stats.Files
+	return s, err
+}
+
+func (c *ckptCLI) restore(ctx context.Context, ref string) (step, error) {
+	var out struct {
+		Written int `json:"written"`
+		Deleted int `json:"deleted"`
+	}
+	s, err := c.run(ctx, &out, "restore", ref)
+	s.Written, s.Deleted = out.Written, out.Deleted
+	return s, err
+}
+
+// diff asks for the JSON change set, which carries both sides of every text
+// file: the same information as the shadow flow's `git show` of each side.
+func (c *ckptCLI) diff(ctx context.Context, from, to string) (step, error) {
+	var out struct {
+		Files []json.RawMessage `json:"files"`
+	}
+	s, err := c.run(ctx, &out, "diff", from, to)
+	s.Files = len(out.Files)
+	return s, err
+}
+
+// ckptLib measures the engine library in a child process (this binary in
+// worker mode), so that each operation's peak RSS is its own. Times are
+// measured inside the worker from engine.Open to Close, excluding process
+// start-up.
+type ckptLib struct {
+	self, ws, store string
+	profileDir      string // when set, the worker writes a CPU profile per operation here
+	env             []string
+	seq             int
+}
+
+func (l *ckptLib) name() string     { return "ckpt-lib" }
+func (l *ckptLib) storeDir() string { return l.store }
+func (l *ckptLib) reset() error     { return os.RemoveAll(l.store) }
+
+// run starts one worker and returns its measurement.
+func (l *ckptLib) run(ctx context.Context, op string, args ...string) (step, error) {
+	l.seq++
+	full := append([]string{"worker", "-op", op, "-ws", l.ws, "-store", l.store}, args...)
+	if l.profileDir != "" {
+		full = append(full, "-cpuprofile", fmt.Sprintf("%s/%02d-%s.pprof", l.profileDir, l.seq, op))
+	}
+	r, err := runProc(ctx, l.ws, l.env, l.self, full...)
+	s := step{RSSKiB: r.RSSKiB, Procs: 1}
+	if err != nil {
+		return s, err
+	}
+	var out workerResult
+	if err := json.Unmarshal(r.Stdout, &out); err != nil {
+		return s, fmt.Errorf("worker %s: decoding output: %w", op, err)
+	}
+	s.Dur = time.Duration(out.Nanos)
+	s.ID, s.Files, s.Written, s.Deleted = out.ID, out.Files, out.Written, out.Deleted
+	return s, nil
+}
+
+func (l *ckptLib) save(ctx context.Context, msg string) (step, error) {
+	return l.run(ctx, "save", "-msg", msg)
+}
+
+func (l *ckptLib) restore(ctx context.Context, ref string) (step, error) {
+	return l.run(ctx, "restore", "-from", ref)
+}
+
+func (l *ckptLib) diff(ctx context.Context, from, to string) (step, error) {
+	return l.run(ctx, "diff", "-from", from, "-to", to)
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/ckpt/ckpt/bench/corpus"
+)
+
+// options are the command-line settings of one benchmark run.
+type options struct {
+	scale      string
+	seed       uint64
+	reps       int
+	cold       bool
+	dir        string // parent of the temporary work directory
+	keep       bool   // keep the corpus and stores afterwards
+	edits      int
+	added      int
+	profileDir string
+	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib
+	gc         bool
+}
+
+// progress reports on stderr.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// bench is one run in progress.
+type bench struct {
+	opts    options
+	ws      string
+	m       *corpus.Manifest
+	report  *Report
+	systems []system
+	git     *shadowGit
+}
+
+// run generates the corpus, then measures every system and the floors,
+// interleaved, opts.reps times.
+func run(ctx context.Context, opts options) (*Report, error) {
+	cfg, err := corpus.ForScale(opts.scale, opts.seed)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(opts.dir, "ckpt-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if !opts.keep {
+		defer os.RemoveAll(work)
+	} else {
+		progress("keeping %s", work)
+	}
+	b := &bench{opts: opts, ws: filepath.Join(work, "ws"), report: newReport(opts)}
+	progress("generating the %s corpus (seed %d) in %s", opts.scale, opts.seed, b.ws)
+	start := time.Now()
+	if b.m, err = corpus.Generate(ctx, b.ws, cfg); err != nil {
+		return nil, err
+	}
+	b.report.setCorpus(b.m, time.Since(start))
+	progress("generated %d files (%d captured, %.0f MiB) in %s", b.m.Files, b.m.Captured, mib(b.m.Bytes), time.Since(start).Round(time.Millisecond))
+	if err := b.setup(ctx, work); err != nil {
+		return nil, err
+	}
+	for rep := range opts.reps {
+		if err := b.floors(rep); err != nil {
+			return nil, err
+		}
+		for _, sys := range b.systems {
+			if err := b.sequence(ctx, rep, sys); err != nil {
+				return nil, fmt.Errorf("%s: %w", sys.name(), err)
+			}
+		}
+	}
+	b.report.finish()
+	return b.report, nil
+}
+
+// setup builds the ckpt binary and creates the systems.
+func (b *bench) setup(ctx context.Context, work string) error {
+	bin := filepath.Join(work, "ckpt")
+	progress("building the ckpt CLI")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ckpt/ckpt/cmd/ckpt").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %w: %s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	home := filepath.Join(work, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	b.git = newShadowGit(b.ws, filepath.Join(work, "shadow"), home)
+	env := b.git.env
+	all := []system{
+		b.git,
+		&ckptCLI{bin: bin, ws: b.ws, store: filepath.Join(work, "store-cli"), env: env},
+		&ckptLib{self: self, ws: b.ws, store: filepath.Join(work, "store-lib"), env: env, profileDir: b.opts.profileDir},
+	}
+	for _, s := range all {
+		if b.opts.systems == "" || strings.Contains(","+b.opts.systems+",", ","+s.name()+",") {
+			b.systems = append(b.systems, s)
+		}
+	}
+	if out, err := exec.Command("git", "--version").Output(); err == nil {
+		b.report.Machine.Git = strings.TrimSpace(string(out))
+	}
+	return nil
+}
+
+// floors measures the parallel stat walk and the BLAKE3+zstd pass.
+func (b *bench) floors(rep int) error {
+	skip := corpus.IgnoredDirNames
+	d, files, err := statFloor(b.ws, skip)
+	if err != nil {
+		return fmt.Errorf("stat floor: %w", err)
+	}
+	b.report.add("floor", opNoChange, qSeconds, d.Seconds())
+	captured := files[:0:0]
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".o") { // the corpus's ignored objects beside the sources
+			captured = append(captured, f)
+		}
+	}
+	h, n, err := hashFloor(captured)
+	if err != nil {
+		return fmt.Errorf("hash floor: %w", err)
+	}
+	b.report.add("floor", opFirst, qSeconds, h.Seconds())
+	progress("[%d] floors: stat walk %s (%d files), BLAKE3+zstd %s (%.0f MiB)", rep+1, d.Round(time.Millisecond), len(files), h.Round(time.Millisecond), mib(n))
+	return nil
+}
+
+// sequence runs one system's checkpoint life on the workspace: first save
+// into an empty store, a save with nothing changed, an agent-like edit and
+// its save, the diff of the two checkpoints and the restore of the first.
+// The workspace ends with the content it started with.
+func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
+	if err := sys.reset(); err != nil {
+		return err
+	}
+	name := sys.name()
+	timed := func(op string, f func() (step, error)) (step, error) {
+		if b.opts.cold {
+			if err := dropCaches(); err != nil {
+				return step{}, err
+			}
+		}
+		s, err := f()
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", op, err)
+		}
+		b.report.add(name, op, qSeconds, s.Dur.Seconds())
+		b.report.add(name, op, qRSS, float64(s.RSSKiB)/1024)
+		progress("[%d] %-8s %-15s %9s  rss %4.0f MiB  (%d processes)", rep+1, name, op, s.Dur.Round(time.Millisecond), float64(s.RSSKiB)/1024, s.Procs)
+		return s, nil
+	}
+	first, err := timed(opFirst, func() (step, error) { return sys.save(ctx, "first") })
+	if err != nil {
+		return err
+	}
+	if err := b.recordStore(ctx, sys, first); err != nil {
+		return err
+	}
+	if _, err := timed(opNoChange, func() (step, error) { return sys.save(ctx, "no change") }); err != nil {
+		return err
+	}
+	mu, err := corpus.Mutate(b.m, b.opts.seed, b.opts.edits, b.opts.added)
+	if err != nil {
+		return err
+	}
+	edited, err := timed(opEdit, func() (step, error) { return sys.save(ctx, "after edits") })
+	if err != nil {
+		return err
+	}
+	d, err := timed(opDiff, func() (step, error) { return sys.diff(ctx, first.ID, edited.ID) })
+	if err != nil {
+		return err
+	}
+	b.report.add(name, opDiff, qFiles, float64(d.Files))
+	if want := len(mu.Modified) + len(mu.Added); d.Files != want {
+		return fmt.Errorf("diff found %d files, the edit changed %d", d.Files, want)
+	}
+	before, err := stampTree(b.ws)
+	if err != nil {
+		return err
+	}
+	r, err := timed(opRestore, func() (step, error) { return sys.restore(ctx, first.ID) })
+	if err != nil {
+		return err
+	}
+	after, err := stampTree(b.ws)
+	if err != nil {
+		return err
+	}
+	written, deleted := countChanges(before, after)
+	b.report.add(name, opRestore, qWritten, float64(written))
+	b.report.add(name, opRestore, qDeleted, float64(deleted))
+	if r.Written >= 0 {
+		b.report.add(name, opRestore, qReportedWritten, float64(r.Written))
+	}
+	if deleted != len(mu.Added) || written < len(mu.Modified) {
+		return fmt.Errorf("restore wrote %d and deleted %d files, want %d and %d", written, deleted, len(mu.Modified), len(mu.Added))
+	}
+	if g, ok := sys.(*shadowGit); ok && b.opts.gc && rep == b.opts.reps-1 {
+		return b.gitGC(ctx, g)
+	}
+	return nil
+}
+
+// gitGC compacts the shadow repository (untimed) and records its size: the
+// fair comparison for a store ckpt keeps compact from the start. The
+// repository then also holds the edit's checkpoint, about 120 more blobs.
+func (b *bench) gitGC(ctx context.Context, g *shadowGit) error {
+	progress("git gc of the shadow repository")
+	if err := g.gc(ctx); err != nil {
+		return err
+	}
+	size, err := diskUsage(g.storeDir())
+	if err != nil {
+		return err
+	}
+	b.report.add(g.name(), opFirst, qStoreGC, mib(size))
+	return nil
+}
+
+// recordStore measures the store after the first save and, once, checks
+// that the systems captured the same number of files.
+func (b *bench) recordStore(ctx context.Context, sys system, first step) error {
+	size, err := diskUsage(sys.storeDir())
+	if err != nil {
+		return err
+	}
+	b.report.add(sys.name(), opFirst, qStore, mib(size))
+	switch s := sys.(type) {
+	case *shadowGit:
+		n, err := s.fileCount(ctx)
+		if err != nil {
+			return err
+		}
+		b.report.Corpus.GitFiles = n
+	case *ckptCLI:
+		b.report.Corpus.CkptFiles = first.Files
+	}
+	return nil
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// machine describes where the run happened.
+type machine struct {
+	Cores int    `json:"cores"`
+	CPU   string `json:"cpu"`
+	OS    string `json:"os"`
+	Go    string `json:"go"`
+	Git   string `json:"git"`
+}
+
+func describeMachine() machine {
+	m := machine{Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
