@@ -23,6 +23,7 @@ type system interface {
 // exclusion profile so that it captures what the shadow repository does.
 // Times include process start-up and opening the store.
 type ckptCLI struct {
+	sp             *spawner
 	bin, ws, store string
 	env            []string
 }
@@ -35,7 +36,7 @@ func (c *ckptCLI) reset() error     { return os.RemoveAll(c.store) }
 func (c *ckptCLI) run(ctx context.Context, out any, args ...string) (step, error) {
 	full := append([]string{"--store", c.store, "-C", c.ws, "--profile", "cline", "--json"}, args...)
 	var s step
-	r, err := runProc(ctx, c.ws, c.env, c.bin, full...)
+	r, err := c.sp.run(ctx, c.ws, c.env, c.bin, full...)
 	s.add(r)
 	if err != nil {
 		return s, err
@@ -84,6 +85,7 @@ func (c *ckptCLI) diff(ctx context.Context, from, to string) (step, error) {
 // measured inside the worker from engine.Open to Close, excluding process
 // start-up.
 type ckptLib struct {
+	sp              *spawner
 	self, ws, store string
 	profileDir      string // when set, the worker writes a CPU profile per operation here
 	env             []string
@@ -101,7 +103,7 @@ func (l *ckptLib) run(ctx context.Context, op string, args ...string) (step, err
 	if l.profileDir != "" {
 		full = append(full, "-cpuprofile", fmt.Sprintf("%s/%02d-%s.pprof", l.profileDir, l.seq, op))
 	}
-	r, err := runProc(ctx, l.ws, l.env, l.self, full...)
+	r, err := l.sp.run(ctx, l.ws, l.env, l.self, full...)
 	s := step{RSSKiB: r.RSSKiB, Procs: 1}
 	if err != nil {
 		return s, err

@@ -23,6 +23,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "spawn" {
+		if err := serveSpawn(ctx, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench spawn:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		if err := runWorker(ctx, os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "bench worker:", err)

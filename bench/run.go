@@ -41,6 +41,7 @@ type bench struct {
 	report  *Report
 	systems []system
 	git     *shadowGit
+	sp      *spawner
 }
 
 // run generates the corpus, then measures every system and the floors,
@@ -70,6 +71,7 @@ func run(ctx context.Context, opts options) (*Report, error) {
 	if err := b.setup(ctx, work); err != nil {
 		return nil, err
 	}
+	defer b.sp.close()
 	for rep := range opts.reps {
 		if err := b.floors(rep); err != nil {
 			return nil, err
@@ -95,16 +97,22 @@ func (b *bench) setup(ctx context.Context, work string) error {
 	if err != nil {
 		return err
 	}
+	sp, err := startSpawner(ctx, self)
+	if err != nil {
+		return err
+	}
+	b.sp = sp
+	b.report.Machine.SpawnBaselineMiB = float64(sp.base) / 1024
 	home := filepath.Join(work, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	b.git = newShadowGit(b.ws, filepath.Join(work, "shadow"), home)
+	b.git = newShadowGit(sp, b.ws, filepath.Join(work, "shadow"), home)
 	env := b.git.env
 	all := []system{
 		b.git,
-		&ckptCLI{bin: bin, ws: b.ws, store: filepath.Join(work, "store-cli"), env: env},
-		&ckptLib{self: self, ws: b.ws, store: filepath.Join(work, "store-lib"), env: env, profileDir: b.opts.profileDir},
+		&ckptCLI{sp: sp, bin: bin, ws: b.ws, store: filepath.Join(work, "store-cli"), env: env},
+		&ckptLib{sp: sp, self: self, ws: b.ws, store: filepath.Join(work, "store-lib"), env: env, profileDir: b.opts.profileDir},
 	}
 	for _, s := range all {
 		if b.opts.systems == "" || strings.Contains(","+b.opts.systems+",", ","+s.name()+",") {
@@ -263,6 +271,10 @@ type machine struct {
 	OS    string `json:"os"`
 	Go    string `json:"go"`
 	Git   string `json:"git"`
+	// SpawnBaselineMiB is the peak RSS reported for /bin/true started by the
+	// helper that starts every measured process: the part of each RSS figure
+	// that is the helper's, not the command's.
+	SpawnBaselineMiB float64 `json:"spawn_baseline_mib"`
 }
 
 func describeMachine() machine {

@@ -22,17 +22,19 @@ import (
 // Cline renames nested .git directories away around each `git add`; the
 // corpus's nested repositories have a .git that git does not take for a
 // repository (no objects), so git captures their files without the renaming,
-// and the renaming's cost is not counted.
+// and the renaming's cost is not counted. Automatic gc is off (gc.auto=0): a
+// detached gc would otherwise run during the next system's measurements.
 type shadowGit struct {
+	sp     *spawner
 	ws     string
 	gitDir string
 	env    []string
 }
 
-func newShadowGit(ws, dir, home string) *shadowGit {
+func newShadowGit(sp *spawner, ws, dir, home string) *shadowGit {
 	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+home, "XDG_CONFIG_HOME="+home,
 		"GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	return &shadowGit{ws: ws, gitDir: filepath.Join(dir, ".git"), env: env}
+	return &shadowGit{sp: sp, ws: ws, gitDir: filepath.Join(dir, ".git"), env: env}
 }
 
 func (g *shadowGit) name() string     { return "git" }
@@ -42,7 +44,7 @@ func (g *shadowGit) reset() error     { return os.RemoveAll(filepath.Dir(g.gitDi
 // run runs one git command against the shadow repository and adds it to s.
 func (g *shadowGit) run(ctx context.Context, s *step, args ...string) ([]byte, error) {
 	full := append([]string{"--git-dir=" + g.gitDir, "--work-tree=" + g.ws}, args...)
-	r, err := runProc(ctx, g.ws, g.env, "git", full...)
+	r, err := g.sp.run(ctx, g.ws, g.env, "git", full...)
 	s.add(r)
 	return r.Stdout, err
 }
@@ -52,7 +54,7 @@ func (g *shadowGit) init(ctx context.Context, s *step) error {
 	if err := os.MkdirAll(filepath.Dir(g.gitDir), 0o700); err != nil {
 		return err
 	}
-	r, err := runProc(ctx, g.ws, g.env, "git", "init", "-q", "--template=", filepath.Dir(g.gitDir))
+	r, err := g.sp.run(ctx, g.ws, g.env, "git", "init", "-q", "--template=", filepath.Dir(g.gitDir))
 	s.add(r)
 	if err != nil {
 		return err
@@ -60,6 +62,7 @@ func (g *shadowGit) init(ctx context.Context, s *step) error {
 	configs := [][2]string{
 		{"core.worktree", g.ws}, {"commit.gpgsign", "false"}, {"user.name", "ckpt bench"},
 		{"user.email", "bench@ckpt.invalid"}, {"core.quotepath", "off"}, {"core.hooksPath", os.DevNull},
+		{"gc.auto", "0"},
 	}
 	for _, c := range configs {
 		if _, err := g.run(ctx, s, "config", c[0], c[1]); err != nil {
@@ -125,7 +128,9 @@ func (g *shadowGit) diff(ctx context.Context, from, to string) (step, error) {
 		}
 		s.Files++
 		for _, ref := range []string{from, to} {
-			if _, err := g.run(ctx, &s, "show", ref+":"+p); err != nil && ctx.Err() != nil {
+			r, err := g.sp.runDiscard(ctx, g.ws, g.env, "git", "--git-dir="+g.gitDir, "--work-tree="+g.ws, "show", ref+":"+p)
+			s.add(r)
+			if err != nil && ctx.Err() != nil {
 				return s, err
 			}
 		}
@@ -133,17 +138,22 @@ func (g *shadowGit) diff(ctx context.Context, from, to string) (step, error) {
 	return s, nil
 }
 
+// untimed runs a git command directly, outside the measurements.
+func (g *shadowGit) untimed(ctx context.Context, args ...string) ([]byte, error) {
+	full := append([]string{"--git-dir=" + g.gitDir, "--work-tree=" + g.ws}, args...)
+	r, err := runProc(ctx, g.ws, g.env, "git", full...)
+	return r.Stdout, err
+}
+
 // gc runs `git gc` (untimed; for the store-size comparison after compaction).
 func (g *shadowGit) gc(ctx context.Context) error {
-	var s step
-	_, err := g.run(ctx, &s, "gc", "-q")
+	_, err := g.untimed(ctx, "gc", "-q")
 	return err
 }
 
 // fileCount returns the number of files in HEAD's tree.
 func (g *shadowGit) fileCount(ctx context.Context) (int, error) {
-	var s step
-	out, err := g.run(ctx, &s, "ls-tree", "-r", "--name-only", "HEAD")
+	out, err := g.untimed(ctx, "ls-tree", "-r", "--name-only", "HEAD")
 	if err != nil {
 		return 0, fmt.Errorf("git ls-tree: %w", err)
 	}
