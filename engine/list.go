@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/ckpt/ckpt/index"
@@ -67,6 +68,9 @@ type TaskInfo struct {
 	Head        objects.ID
 	Checkpoints int
 	First, Last time.Time
+	// ExclusiveBytes is the pack bytes only this task's checkpoints
+	// reference: what dropping the task and collecting frees.
+	ExclusiveBytes int64
 }
 
 // Tasks lists every task of the store, sorted by name.
@@ -86,6 +90,13 @@ func (e *Engine) Tasks() ([]TaskInfo, error) {
 			ti.First, ti.Last = log.Checkpoints[0].Time, log.Checkpoints[n-1].Time
 		}
 		out = append(out, ti)
+	}
+	exclusive, err := e.exclusiveByTask(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].ExclusiveBytes = exclusive[out[i].Name]
 	}
 	return out, nil
 }

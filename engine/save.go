@@ -50,6 +50,7 @@ func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error
 	if err != nil {
 		return nil, e.report(err, start)
 	}
+	e.maybeAutoGC(ctx)
 	e.emit(Event{Type: EventCheckpoint, Task: res.Task, Created: res.Created,
 		FromHash: hexOrEmpty(res.Parent), ToHash: res.ID.String(), Duration: time.Since(start)})
 	return res, nil

@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+)
+
+// RetentionPolicy says which checkpoints GC drops. A task's head is never
+// dropped, whatever the policy; backup checkpoints are treated like saves.
+// The zero value keeps everything.
+//
+// Dropping a checkpoint from the middle of a chain leaves the chain
+// readable: the remaining checkpoints keep their ids, sequence numbers
+// (@N) and Parent ids, so a Parent may name a dropped checkpoint. List,
+// @N refs and id prefixes see only the remaining checkpoints; HEAD~N that
+// walks onto a dropped checkpoint fails instead of reaching past it.
+type RetentionPolicy struct {
+	// KeepLast keeps at most the N highest-sequence checkpoints of each task
+	// (plus its head); 0 means no limit.
+	KeepLast int
+	// MaxAge drops checkpoints older than this; 0 means no limit.
+	MaxAge time.Duration
+	// MaxSize bounds the store: after the per-task limits, the oldest
+	// checkpoints of all tasks are dropped, one at a time, until the pack
+	// bytes the remaining checkpoints reference fit in MaxSize (or only
+	// heads are left). The index adds a little on top. 0 means no limit.
+	MaxSize int64
+}
+
+// IsZero reports whether the policy keeps every checkpoint.
+func (p RetentionPolicy) IsZero() bool { return p == RetentionPolicy{} }
+
+func (p RetentionPolicy) validate() error {
+	if p.KeepLast < 0 || p.MaxAge < 0 || p.MaxSize < 0 {
+		return fmt.Errorf("%w: retention limits must not be negative (%+v)", ErrBadRequest, p)
+	}
+	return nil
+}
+
+// Store settings holding the default policy (index config keys).
+const (
+	configKeepLast = "gc.keep-last"
+	configMaxAge   = "gc.max-age"
+	configMaxSize  = "gc.max-size"
+	// configAutoAfter records the pack bytes an automatic GC left, so that a
+	// store whose heads alone exceed MaxSize is not collected on every save.
+	configAutoAfter = "gc.auto-after"
+)
+
+// Retention returns the store's default retention policy (zero when none
+// was set).
+func (e *Engine) Retention() (RetentionPolicy, error) {
+	var p RetentionPolicy
+	keep, err := e.configInt(configKeepLast)
+	if err != nil {
+		return p, err
+	}
+	age, err := e.configInt(configMaxAge)
+	if err != nil {
+		return p, err
+	}
+	size, err := e.configInt(configMaxSize)
+	if err != nil {
+		return p, err
+	}
+	p = RetentionPolicy{KeepLast: int(keep), MaxAge: time.Duration(age), MaxSize: size}
+	return p, p.validate()
+}
+
+// SetRetention stores p as the default policy of GC and of the automatic
+// collection a save runs once the store exceeds p.MaxSize. The change is
+// one durable index commit.
+func (e *Engine) SetRetention(p RetentionPolicy) error {
+	if err := p.validate(); err != nil {
+		return err
+	}
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	b := e.db.NewBatch()
+	defer b.Close()
+	b.SetConfig(configKeepLast, strconv.Itoa(p.KeepLast))
+	b.SetConfig(configMaxAge, strconv.FormatInt(int64(p.MaxAge), 10))
+	b.SetConfig(configMaxSize, strconv.FormatInt(p.MaxSize, 10))
+	b.SetConfig(configAutoAfter, "0")
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("save retention policy: %w", err)
+	}
+	return nil
+}
+
+// configInt reads an integer setting; unset is 0, garbage is corruption.
+func (e *Engine) configInt(key string) (int64, error) {
+	v, ok, err := e.db.Config(key)
+	if err != nil || !ok {
+		return 0, storeError(err, e.storeDir)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: setting %s = %q is not a number", ErrCorrupt, key, v)
+	}
+	return n, nil
+}
+
+// DroppedCheckpoint is a checkpoint GC removed, and the policy that did.
+type DroppedCheckpoint struct {
+	ID     objects.ID
+	Task   string
+	Seq    uint64
+	Time   time.Time
+	Kind   index.CheckpointKind
+	Reason string // "keep-last", "max-age" or "max-size"
+}
+
+// applyRetention releases, in g, the checkpoints p drops, and returns them.
+func (g *refGraph) applyRetention(p RetentionPolicy, now time.Time) []DroppedCheckpoint {
+	var out []DroppedCheckpoint
+	drop := func(c *cpNode, reason string) int64 {
+		out = append(out, DroppedCheckpoint{ID: c.id, Task: c.cp.Task, Seq: c.cp.Seq, Time: c.cp.Time, Kind: c.cp.Kind, Reason: reason})
+		return g.release(c)
+	}
+	byTask := map[string][]*cpNode{}
+	for _, c := range g.cps {
+		byTask[c.cp.Task] = append(byTask[c.cp.Task], c)
+	}
+	for _, task := range g.tasks {
+		cps := byTask[task]
+		slices.SortFunc(cps, func(a, b *cpNode) int { return cmp.Compare(a.cp.Seq, b.cp.Seq) })
+		for i, c := range cps {
+			switch {
+			case c.head:
+			case p.KeepLast > 0 && i < len(cps)-p.KeepLast:
+				drop(c, "keep-last")
+			case p.MaxAge > 0 && c.cp.Time.Before(now.Add(-p.MaxAge)):
+				drop(c, "max-age")
+			}
+		}
+	}
+	if p.MaxSize <= 0 {
+		return out
+	}
+	var candidates []*cpNode
+	for _, c := range g.cps {
+		if !c.head && !c.released {
+			candidates = append(candidates, c)
+		}
+	}
+	slices.SortFunc(candidates, func(a, b *cpNode) int {
+		return cmp.Or(a.cp.Time.Compare(b.cp.Time), cmp.Compare(a.cp.Task, b.cp.Task), cmp.Compare(a.cp.Seq, b.cp.Seq))
+	})
+	live := g.liveBytes()
+	for _, c := range candidates {
+		if live <= p.MaxSize {
+			break
+		}
+		live -= drop(c, "max-size")
+	}
+	return out
+}

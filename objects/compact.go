@@ -1,0 +1,232 @@
+package objects
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Sizes of the pack framing (doc.go), for callers that account for bytes
+// on disk: every pack starts with PackHeaderSize bytes and every record
+// takes RecordHeaderSize bytes before its payload.
+const (
+	PackHeaderSize   int64 = int64(packHeaderLen)
+	RecordHeaderSize int64 = int64(recordHeaderLen)
+)
+
+// Rewriter copies live records into fresh packs so that garbage collection
+// can reclaim packs holding mostly dead ones. The protocol that keeps every
+// committed blob readable through a crash at any point:
+//
+//  1. Copy every live record of the packs to reclaim, then Sync: the
+//     copies are durable, but nothing references them yet;
+//  2. the caller commits the new locators to its index in one batch;
+//  3. only then RemovePack the old packs.
+//
+// A crash before step 2 leaves unreferenced copies (the old locators stay
+// valid); a crash after it leaves unreferenced old packs. Either is garbage
+// the next collection removes.
+//
+// A Rewriter only ever appends to packs it created, never to an existing
+// one, so the packs being reclaimed are never written. It is not safe for
+// concurrent use; the caller must hold the store's lock and keep Batches
+// from running meanwhile (the engine serialises GC with saves).
+type Rewriter struct {
+	s        *Store
+	w        *packWriter // current pack, nil before the first Copy or after a rollover
+	created  bool        // a pack was created since the last Sync
+	finished []uint32    // packs filled to the cap and already synced
+	err      error       // sticky failure
+}
+
+// NewRewriter starts a rewriting session. Close it when done.
+func (s *Store) NewRewriter() *Rewriter { return &Rewriter{s: s} }
+
+// Copy verifies the record of blob id at loc (content hashed against id,
+// chunk lists checked) and appends it unchanged to the Rewriter's current
+// pack, returning the copy's locator. Damage is a *CorruptError and copies
+// nothing. A full pack (Options.PackSize) is synced and a new one started.
+func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
+	if r.err != nil {
+		return Locator{}, r.err
+	}
+	if _, _, err := r.s.readRecord(loc, id); err != nil {
+		return Locator{}, err
+	}
+	raw, err := r.s.rawRecord(loc)
+	if err != nil {
+		return Locator{}, err
+	}
+	h, err := parseRecordHeader(raw)
+	if err != nil || h.id != id {
+		return Locator{}, &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: "record changed while it was copied"}
+	}
+	if r.w == nil {
+		if r.w, err = r.s.newFreshPackWriter(); err != nil {
+			r.err = err
+			return Locator{}, err
+		}
+		r.created = true
+	}
+	off, err := r.w.append(h, raw[recordHeaderLen:])
+	if err != nil {
+		r.err = err
+		return Locator{}, err
+	}
+	out := Locator{Pack: r.w.n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size}
+	if r.w.size >= r.s.opts.PackSize {
+		err = r.w.sync()
+		r.finished = append(r.finished, r.w.n)
+		r.s.releaseWriter(r.w)
+		r.w = nil
+		if err != nil {
+			r.err = err
+			return Locator{}, err
+		}
+	}
+	return out, nil
+}
+
+// Packs returns the numbers of the packs this Rewriter created so far.
+func (r *Rewriter) Packs() []uint32 {
+	out := append([]uint32(nil), r.finished...)
+	if r.w != nil {
+		out = append(out, r.w.n)
+	}
+	return out
+}
+
+// Sync flushes and fsyncs the current pack and, when a pack was created,
+// the packs directory. Once it returns nil every copied record is durable
+// and its locator may be committed.
+func (r *Rewriter) Sync() error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.w != nil {
+		if err := r.w.sync(); err != nil {
+			r.err = err
+			return err
+		}
+	}
+	if r.created {
+		if err := syncDir(r.s.dir); err != nil {
+			r.err = err
+			return err
+		}
+		r.created = false
+	}
+	return nil
+}
+
+// Close releases the current pack; records not yet synced stay as
+// unreferenced bytes. Close is idempotent.
+func (r *Rewriter) Close() error {
+	if r.w != nil {
+		r.s.releaseWriter(r.w)
+		r.w = nil
+	}
+	if r.err == nil {
+		r.err = errors.New("objects: rewriter closed")
+	}
+	return nil
+}
+
+// rawRecord returns the stored bytes of the record at loc, header
+// included, without decoding them.
+func (s *Store) rawRecord(loc Locator) ([]byte, error) {
+	ph, err := s.openPack(loc.Pack, loc.Offset)
+	if err != nil {
+		return nil, err
+	}
+	defer s.releasePack(ph)
+	buf := make([]byte, loc.Length)
+	if n, err := ph.f.ReadAt(buf, loc.Offset); n < len(buf) {
+		if err == io.EOF {
+			return nil, &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, Reason: "record extends past end of pack"}
+		}
+		return nil, fmt.Errorf("objects: read pack: %w", err)
+	}
+	return buf, nil
+}
+
+// newFreshPackWriter creates a new pack and returns a writer on it; unlike
+// newPackWriter it never resumes an existing pack.
+func (s *Store) newFreshPackWriter() (*packWriter, error) {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil, errors.New("objects: store closed")
+	}
+	n := s.mu.next
+	s.mu.next++
+	s.mu.packs[n] = &packState{held: true, clean: true}
+	s.mu.Unlock()
+	w, err := s.createPack(n)
+	if err != nil {
+		s.mu.Lock()
+		delete(s.mu.packs, n)
+		s.mu.Unlock()
+	}
+	return w, err
+}
+
+// errPackHeld is returned when GC touches a pack a writer holds.
+var errPackHeld = errors.New("objects: pack is being written")
+
+// RemovePack deletes pack n and fsyncs the packs directory. The caller
+// guarantees that its index no longer references the pack. Removing a pack
+// that does not exist succeeds; removing one a writer holds fails.
+func (s *Store) RemovePack(n uint32) error {
+	s.mu.Lock()
+	if st := s.mu.packs[n]; st != nil && st.held {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %s", errPackHeld, s.PackPath(n))
+	}
+	delete(s.mu.packs, n)
+	if h := s.mu.open[n]; h != nil {
+		delete(s.mu.open, n)
+		h.evicted = true
+		if h.refs == 0 {
+			h.f.Close()
+		}
+	}
+	s.mu.Unlock()
+	if err := os.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("objects: remove pack: %w", err)
+	}
+	return syncDir(s.dir)
+}
+
+// TruncatePack cuts pack n to end bytes and fsyncs it, reclaiming a tail
+// of records the index no longer references (or a torn tail a crash left).
+// The caller guarantees that no committed locator reaches past end and
+// that end is a record boundary; the next writer appends there.
+func (s *Store) TruncatePack(n uint32, end int64) error {
+	if end < int64(packHeaderLen) {
+		return fmt.Errorf("objects: truncate pack %s to %d bytes: inside the pack header", s.PackPath(n), end)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.mu.packs[n]
+	if st != nil && st.held {
+		return fmt.Errorf("%w: %s", errPackHeld, s.PackPath(n))
+	}
+	f, err := os.OpenFile(s.PackPath(n), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("objects: truncate pack: %w", err)
+	}
+	defer f.Close()
+	if err := f.Truncate(end); err != nil {
+		return fmt.Errorf("objects: truncate pack: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("objects: fsync pack %s: %w", s.PackPath(n), err)
+	}
+	if st != nil {
+		st.size, st.clean = end, true
+	}
+	return nil
+}
