@@ -159,6 +159,9 @@ func (e *Engine) commitSnapshot(blobs *objects.Batch, snap *snapshot, cp *index.
 	for dir, dc := range snap.caches {
 		b.PutDirCache(dir, dc)
 	}
+	for _, dir := range snap.goneDirs {
+		b.DeleteDirCacheTree(dir)
+	}
 	if cp != nil {
 		id, err := b.PutCheckpoint(*cp)
 		if err != nil {

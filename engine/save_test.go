@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
@@ -265,4 +266,30 @@ func TestOpenRefusals(t *testing.T) {
 
 func statEntry(size, mtimeNs int64) walker.Entry {
 	return walker.Entry{Name: "f", Kind: walker.KindFile, Mode: 0o644, Size: size, MtimeNs: mtimeNs, CtimeNs: mtimeNs, Ino: 42}
+}
+
+func TestSaveForgetsCachesOfVanishedDirectories(t *testing.T) {
+	f := newFixture(t, testtree.Dir{
+		"keep": testtree.Dir{"k": testtree.File{Content: "k"}},
+		"gone": testtree.Dir{"g": testtree.File{Content: "g"}, "sub": testtree.Dir{"deep": testtree.Dir{"x": testtree.File{Content: "x"}}}},
+		"flip": testtree.Dir{"f": testtree.File{Content: "f"}},
+	})
+	f.save("one")
+	caches := func() []string {
+		var dirs []string
+		if err := f.e.db.AllDirCaches(func(dir string, _ index.DirCache) error { dirs = append(dirs, dir); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return dirs
+	}
+	if got := strings.Join(caches(), ","); got != ",flip,gone,gone/sub,gone/sub/deep,keep" {
+		t.Fatalf("caches after first save = %q", got)
+	}
+	os.RemoveAll(filepath.Join(f.ws, "gone"))
+	os.RemoveAll(filepath.Join(f.ws, "flip"))
+	f.write("flip", "now a file")
+	f.save("two")
+	if got := strings.Join(caches(), ","); got != ",keep" {
+		t.Fatalf("caches after the directories vanished = %q", got)
+	}
 }

@@ -36,11 +36,14 @@ type snapshot struct {
 	// cache did not let the scan reuse the stored tree id).
 	trees map[objects.ID]index.Tree
 	// caches holds the stat-cache records that changed.
-	caches  map[string]index.DirCache
-	skipped []walker.Skipped
-	files   atomic.Uint64
-	hashed  atomic.Uint64
-	opened  atomic.Uint64 // workspace files opened for reading
+	caches map[string]index.DirCache
+	// goneDirs are directories the stat cache knows that no longer exist;
+	// their caches (and their subtrees') are deleted with the save.
+	goneDirs []string
+	skipped  []walker.Skipped
+	files    atomic.Uint64
+	hashed   atomic.Uint64
+	opened   atomic.Uint64 // workspace files opened for reading
 }
 
 // scanner builds a snapshot. With put set, new content is stored in that
@@ -129,11 +132,32 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		return objects.ID{}, fmt.Errorf("directory %q: %w", d.Path, err)
 	}
 	fresh.Tree = tid
+	gone := vanishedDirs(d.Path, dc.Entries, tree.Entries)
 	s.mu.Lock()
 	s.snap.trees[tid] = tree
 	s.snap.caches[d.Path] = fresh
+	s.snap.goneDirs = append(s.snap.goneDirs, gone...)
 	s.mu.Unlock()
 	return tid, nil
+}
+
+// vanishedDirs lists the subdirectories the cache recorded in dir that are
+// no longer directories there. Both lists are sorted by name.
+func vanishedDirs(dir string, cached []index.CachedFile, now []index.Entry) []string {
+	var gone []string
+	j := 0
+	for _, c := range cached {
+		if c.Mode>>12 != uint32(walker.KindDir) {
+			continue
+		}
+		for j < len(now) && now[j].Name < c.Name {
+			j++
+		}
+		if j == len(now) || now[j].Name != c.Name || now[j].Kind != index.KindDir {
+			gone = append(gone, path.Join(dir, c.Name))
+		}
+	}
+	return gone
 }
 
 // cacheMode packs an entry's kind and permission bits into the stat cache's mode field.

@@ -160,6 +160,15 @@ func (b *Batch) DeleteDirCache(dir string) {
 	b.del(stringKey(prefixDirCache, dir))
 }
 
+// DeleteDirCacheTree removes the stat caches of dir and of every directory
+// below it (a directory that vanished from the workspace with its subtree).
+func (b *Batch) DeleteDirCacheTree(dir string) {
+	b.del(stringKey(prefixDirCache, dir))
+	// Keys of the subtree are exactly those in ["dir/", "dir0"): '0' follows '/'.
+	start, end := stringKey(prefixDirCache, dir+"/"), stringKey(prefixDirCache, dir+"0")
+	_ = b.apply(func(pb *pebble.Batch) error { return pb.DeleteRange(start, end, nil) })
+}
+
 // SetMeta writes the store's Meta record.
 func (b *Batch) SetMeta(m Meta) {
 	_ = b.set(metaKey(), encodeMeta(m))
