@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
+)
+
+// corruptFixture saves a small workspace and returns it with the
+// checkpoint and the blob id of src/lib/util.go.
+func corruptFixture(t *testing.T) (*fixture, *SaveResult, objects.ID) {
+	f := newFixture(t, testtree.Dir{
+		"README": testtree.File{Content: strings.Repeat("readme ", 40)},
+		"src": testtree.Dir{"lib": testtree.Dir{
+			"util.go": testtree.File{Content: strings.Repeat("package lib // util\n", 30)},
+		}},
+	})
+	res := f.save("one")
+	ents, err := f.e.Ls("", "HEAD", "src/lib/util.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, res, ents[0].ID
+}
+
+// wantProblem runs Verify and checks it fails with ErrCorrupt and a
+// problem on path whose message contains text.
+func wantProblem(t *testing.T, f *fixture, quick bool, cp objects.ID, path, text string) {
+	t.Helper()
+	rep, err := f.e.Verify(context.Background(), VerifyOptions{Quick: quick})
+	if !errors.Is(err, ErrCorrupt) || rep == nil {
+		t.Fatalf("verify: %v, want ErrCorrupt with a report", err)
+	}
+	for _, p := range rep.Problems {
+		if p.Path == path && p.Checkpoint == cp && strings.Contains(p.String(), text) {
+			return
+		}
+	}
+	t.Fatalf("no problem at %s mentioning %q in %v", path, text, rep.Problems)
+}
+
+func TestVerifyCleanStore(t *testing.T) {
+	f, _, _ := corruptFixture(t)
+	rep := mustVerify(t, f.e)
+	if rep.Checkpoints != 1 || rep.Trees != 3 || rep.Blobs != 2 || rep.BytesHashed == 0 {
+		t.Fatalf("report = %+v", rep)
+	}
+	quick, err := f.e.Verify(context.Background(), VerifyOptions{Quick: true})
+	if err != nil || quick.BytesHashed != 0 {
+		t.Fatalf("quick verify = %+v, %v", quick, err)
+	}
+}
+
+func TestVerifyFindsFlippedByte(t *testing.T) {
+	f, cp, id := corruptFixture(t)
+	loc, _, err := f.e.db.Locator(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := f.e.blobs.PackPath(loc.Pack)
+	b, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[loc.Offset+int64(loc.Length)-3] ^= 0x40
+	if err := os.WriteFile(pack, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.open(Options{}) // drop cached pack handles
+	wantProblem(t, f, false, cp.ID, "src/lib/util.go", "blob "+id.Short())
+	if _, err := f.e.Verify(context.Background(), VerifyOptions{Quick: true}); err != nil {
+		t.Fatalf("quick verify does not re-hash content, yet: %v", err)
+	}
+	if _, err := f.e.GC(context.Background(), GCOptions{RewriteBelow: 1}); err != nil {
+		t.Fatalf("gc with nothing to rewrite: %v", err)
+	}
+}
+
+func TestVerifyFindsMissingPack(t *testing.T) {
+	f, cp, _ := corruptFixture(t)
+	packs, _ := filepath.Glob(filepath.Join(f.store, "packs", "*.pack"))
+	for _, p := range packs {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.open(Options{})
+	for _, quick := range []bool{false, true} {
+		wantProblem(t, f, quick, cp.ID, "src/lib/util.go", "missing")
+		wantProblem(t, f, quick, cp.ID, "README", "missing")
+	}
+}
+
+func TestVerifyFindsDanglingTree(t *testing.T) {
+	f, cp, _ := corruptFixture(t)
+	ents, err := f.e.Ls("", "HEAD", "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.e.db.NewBatch()
+	b.DeleteTree(ents[0].ID) // src/lib
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	wantProblem(t, f, true, cp.ID, "src/lib", "tree "+ents[0].ID.Short()+" missing")
+	if _, err := f.e.GC(context.Background(), GCOptions{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("gc over a damaged store: %v, want ErrCorrupt and nothing collected", err)
+	}
+}
