@@ -96,8 +96,10 @@ func statDir(dir string, skip []string) (subdirs, regular []string, err error) {
 // hashFloorBatch bounds the bytes held in memory by hashFloor.
 const hashFloorBatch = 256 << 20
 
-// hashFloor is the floor of a first save: BLAKE3 and zstd (fastest level)
-// over every byte of files, in memory, on all cores. Files are loaded in
+// hashFloor is the floor of a first save: BLAKE3 and zstd (fastest level,
+// the store's encoder options) over every byte of files, in memory, on all
+// cores, files over floorPiece bytes cut into floorPiece pieces as the store
+// chunks large files, so that one large file does not serialise the pass. Files are loaded in
 // batches of up to hashFloorBatch bytes; only the hashing and compressing is
 // timed. It returns the time and the bytes processed.
 func hashFloor(files []string) (time.Duration, int64, error) {
@@ -105,7 +107,8 @@ func hashFloor(files []string) (time.Duration, int64, error) {
 	encoders := make([]*zstd.Encoder, workers)
 	dsts := make([][]byte, workers)
 	for i := range encoders {
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 		if err != nil {
 			return 0, 0, err
 		}
@@ -126,14 +129,15 @@ func hashFloor(files []string) (time.Duration, int64, error) {
 			size += len(data)
 		}
 		bytes += int64(size)
+		pieces := splitPieces(batch)
 		var next atomic.Int64
 		start := time.Now()
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Go(func() {
-				for i := next.Add(1) - 1; i < int64(len(batch)); i = next.Add(1) - 1 {
-					_ = blake3.Sum256(batch[i])
-					dsts[w] = encoders[w].EncodeAll(batch[i], dsts[w][:0])
+				for i := next.Add(1) - 1; i < int64(len(pieces)); i = next.Add(1) - 1 {
+					_ = blake3.Sum256(pieces[i])
+					dsts[w] = encoders[w].EncodeAll(pieces[i], dsts[w][:0])
 				}
 			})
 		}
@@ -141,4 +145,20 @@ func hashFloor(files []string) (time.Duration, int64, error) {
 		total += time.Since(start)
 	}
 	return total, bytes, nil
+}
+
+// floorPiece is the unit of work of hashFloor.
+const floorPiece = 1 << 20
+
+// splitPieces cuts each buffer into pieces of at most floorPiece bytes.
+func splitPieces(bufs [][]byte) [][]byte {
+	var out [][]byte
+	for _, b := range bufs {
+		for len(b) > floorPiece {
+			out = append(out, b[:floorPiece])
+			b = b[floorPiece:]
+		}
+		out = append(out, b)
+	}
+	return out
 }
