@@ -45,7 +45,7 @@ type DiffResult struct {
 // and writes nothing to the store.
 func (e *Engine) Diff(ctx context.Context, from, to string, opts DiffOptions) (*DiffResult, error) {
 	task := taskOrDefault(opts.Task)
-	filter, err := restoreFilter(opts.Paths)
+	filter, err := parsePathFilter(opts.Paths)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,23 @@ type restorePlan struct {
 // pathFilter restricts a restore to some paths. Empty means everything.
 type pathFilter []string
 
+// parsePathFilter validates workspace-relative paths given by a caller; a
+// path naming the root (or none at all) means the whole workspace.
+func parsePathFilter(paths []string) (pathFilter, error) {
+	var f pathFilter
+	for _, p := range paths {
+		rel, err := cleanRelPath(p)
+		if err != nil {
+			return nil, err
+		}
+		if rel == "" {
+			return nil, nil // the whole workspace
+		}
+		f = append(f, rel)
+	}
+	return f, nil
+}
+
 // covers reports whether rel lies at or under one of the filter paths.
 func (f pathFilter) covers(rel string) bool {
 	if len(f) == 0 {

@@ -91,7 +91,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if only == "" {
 		only = OnlyWorkspace
 	}
-	filter, err := restoreFilter(opts.Paths)
+	filter, err := parsePathFilter(opts.Paths)
 	if err != nil {
 		return nil, err
 	}
@@ -160,21 +160,6 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 	}
 	res.Backup = sr.ID
 	return snap, nil
-}
-
-func restoreFilter(paths []string) (pathFilter, error) {
-	var f pathFilter
-	for _, p := range paths {
-		rel, err := cleanRelPath(p)
-		if err != nil {
-			return nil, err
-		}
-		if rel == "" {
-			return nil, nil // the whole workspace
-		}
-		f = append(f, rel)
-	}
-	return f, nil
 }
 
 // moveHead points the task's head at target, keeping its sequence counter.
