@@ -72,12 +72,12 @@ func (c Change) beforePath() string {
 // Compare returns the changes from tree from to tree to (the zero id is the
 // empty tree), sorted by Path in byte order, with exact renames paired and
 // limited to the given path filters (nil or empty = everything; see
-// newFilterSet for the rules). Subtrees with equal ids on both sides are
+// NewPathFilter for the rules). Subtrees with equal ids on both sides are
 // never loaded, so the cost is proportional to the changed part of the
 // trees. Blob contents are never loaded. Errors from src are wrapped with %w;
 // malformed trees yield ErrCorruptTree; ctx is checked before each tree load.
 func Compare(ctx context.Context, src TreeSource, from, to objects.ID, filters []string) ([]Change, error) {
-	fs, err := newFilterSet(filters)
+	fs, err := NewPathFilter(filters)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func Compare(ctx context.Context, src TreeSource, from, to objects.ID, filters [
 type treeWalker struct {
 	ctx     context.Context
 	src     TreeSource
-	filters filterSet
+	filters PathFilter
 	changes []Change
 }
 
@@ -183,7 +183,7 @@ func (w *treeWalker) diffEntry(p string, ea, eb *index.Entry) error {
 	aDir := ea != nil && ea.Kind == index.KindDir
 	bDir := eb != nil && eb.Kind == index.KindDir
 	if aDir || bDir {
-		if !w.filters.overlaps(p) {
+		if !w.filters.Overlaps(p) {
 			return nil
 		}
 		var fromID, toID objects.ID
@@ -202,7 +202,7 @@ func (w *treeWalker) diffEntry(p string, ea, eb *index.Entry) error {
 			return nil
 		}
 	}
-	if !w.filters.covers(p) {
+	if !w.filters.Covers(p) {
 		return nil
 	}
 	if c, ok := leafChange(p, ea, eb); ok {

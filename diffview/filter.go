@@ -10,16 +10,16 @@ import (
 // ErrBadFilter reports a path filter that is absolute or leaves the tree.
 var ErrBadFilter = errors.New("diffview: bad path filter")
 
-// filterSet is a normalised list of path filters. A path is covered when it
-// equals a filter or lies under a filter directory; an empty set covers
-// every path.
-type filterSet []string
+// PathFilter is a normalised list of slash-separated relative paths. A path
+// is covered when it equals a filter or lies under a filter directory; an
+// empty filter covers every path.
+type PathFilter []string
 
-// newFilterSet cleans the filters: "./a//b/" becomes "a/b", and "." or ""
-// (the root) make the set match everything. Absolute paths and paths that
+// NewPathFilter cleans the filters: "./a//b/" becomes "a/b", and "." or ""
+// (the root) make the filter cover everything. Absolute paths and paths that
 // climb out of the root ("../x") yield ErrBadFilter.
-func newFilterSet(filters []string) (filterSet, error) {
-	var fs filterSet
+func NewPathFilter(filters []string) (PathFilter, error) {
+	var fs PathFilter
 	for _, f := range filters {
 		c := path.Clean(f)
 		if c == "." {
@@ -33,8 +33,8 @@ func newFilterSet(filters []string) (filterSet, error) {
 	return fs, nil
 }
 
-// covers reports whether p is kept by the filters.
-func (fs filterSet) covers(p string) bool {
+// Covers reports whether p is kept by the filter.
+func (fs PathFilter) Covers(p string) bool {
 	if len(fs) == 0 {
 		return true
 	}
@@ -46,10 +46,10 @@ func (fs filterSet) covers(p string) bool {
 	return false
 }
 
-// overlaps reports whether anything under directory p can be kept: p is
-// covered or is an ancestor of a filter.
-func (fs filterSet) overlaps(p string) bool {
-	if fs.covers(p) {
+// Overlaps reports whether anything under directory p can be kept: p is
+// covered or is an ancestor of a filter (the root "" is everyone's).
+func (fs PathFilter) Overlaps(p string) bool {
+	if p == "" || fs.Covers(p) {
 		return true
 	}
 	for _, f := range fs {

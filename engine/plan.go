@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"path"
-	"strings"
 
 	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/index"
@@ -45,62 +45,27 @@ type restorePlan struct {
 	dirModes []op
 }
 
-// pathFilter restricts a restore to some paths. Empty means everything.
-type pathFilter []string
-
 // parsePathFilter validates workspace-relative paths given by a caller; a
 // path naming the root (or none at all) means the whole workspace.
-func parsePathFilter(paths []string) (pathFilter, error) {
-	var f pathFilter
-	for _, p := range paths {
-		rel, err := cleanRelPath(p)
-		if err != nil {
-			return nil, err
-		}
-		if rel == "" {
-			return nil, nil // the whole workspace
-		}
-		f = append(f, rel)
+func parsePathFilter(paths []string) (diffview.PathFilter, error) {
+	f, err := diffview.NewPathFilter(paths)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w: give paths relative to the workspace, inside it", ErrBadRequest, err)
 	}
 	return f, nil
 }
-
-// covers reports whether rel lies at or under one of the filter paths.
-func (f pathFilter) covers(rel string) bool {
-	if len(f) == 0 {
-		return true
-	}
-	for _, p := range f {
-		if rel == p || strings.HasPrefix(rel, p+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// leadsTo reports whether rel is a directory on the way to a filter path.
-func (f pathFilter) leadsTo(rel string) bool {
-	for _, p := range f {
-		if rel == "" || strings.HasPrefix(p, rel+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-func (f pathFilter) wants(rel string) bool { return f.covers(rel) || f.leadsTo(rel) }
 
 // planner walks the current and the target tree together, skipping every
 // subtree whose id is equal on both sides.
 type planner struct {
 	ctx    context.Context
 	src    diffview.TreeSource
-	filter pathFilter
+	filter diffview.PathFilter
 	plan   restorePlan
 }
 
 // planRestore computes the steps that turn tree cur into tree tgt.
-func planRestore(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter pathFilter) (*restorePlan, error) {
+func planRestore(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter diffview.PathFilter) (*restorePlan, error) {
 	p := &planner{ctx: ctx, src: src, filter: filter}
 	if err := p.dir("", cur, tgt); err != nil {
 		return nil, err
@@ -160,7 +125,7 @@ func (p *planner) entry(dir string, c, t *index.Entry) error {
 		name = t.Name
 	}
 	rel := path.Join(dir, name)
-	if !p.filter.wants(rel) {
+	if !p.filter.Overlaps(rel) {
 		return nil
 	}
 	switch {
@@ -177,7 +142,7 @@ func (p *planner) entry(dir string, c, t *index.Entry) error {
 		if err := p.dir(rel, c.ID, t.ID); err != nil {
 			return err
 		}
-		if c.Mode != t.Mode && p.filter.covers(rel) {
+		if c.Mode != t.Mode && p.filter.Covers(rel) {
 			p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: *t})
 		}
 	case c.ID != t.ID && t.Kind == index.KindSymlink:
@@ -194,7 +159,7 @@ func (p *planner) entry(dir string, c, t *index.Entry) error {
 // first and the directory itself only when the filter covers it.
 func (p *planner) remove(rel string, c index.Entry, replaced bool) error {
 	if c.Kind != index.KindDir {
-		if p.filter.covers(rel) || replaced {
+		if p.filter.Covers(rel) || replaced {
 			p.plan.removes = append(p.plan.removes, op{kind: opRemove, path: rel, ent: c, replaced: replaced})
 		}
 		return nil
@@ -202,7 +167,7 @@ func (p *planner) remove(rel string, c index.Entry, replaced bool) error {
 	if err := p.dir(rel, c.ID, objects.ID{}); err != nil {
 		return err
 	}
-	if p.filter.covers(rel) || replaced {
+	if p.filter.Covers(rel) || replaced {
 		p.plan.removes = append(p.plan.removes, op{kind: opRemoveDir, path: rel, ent: c, replaced: replaced})
 	}
 	return nil
