@@ -91,7 +91,8 @@ func (a *app) rootCommand() *cobra.Command {
 	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
-		a.diffCommand(), a.restoreCommand(), a.tasksCommand())
+		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
+		a.verifyCommand(), a.statsCommand())
 	return root
 }
 

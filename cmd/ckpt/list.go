@@ -118,10 +118,12 @@ func (a *app) printTasks(tasks []engine.TaskInfo) {
 			Checkpoints int       `json:"checkpoints"`
 			First       time.Time `json:"first"`
 			Last        time.Time `json:"last"`
+			Exclusive   int64     `json:"exclusive_bytes"`
 		}
 		out := make([]taskJSON, 0, len(tasks))
 		for _, t := range tasks {
-			out = append(out, taskJSON{Name: t.Name, Head: idText(t.Head), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last})
+			out = append(out, taskJSON{Name: t.Name, Head: idText(t.Head), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last,
+				Exclusive: t.ExclusiveBytes})
 		}
 		a.printJSON(map[string]any{"tasks": out})
 		return
@@ -130,9 +132,10 @@ func (a *app) printTasks(tasks []engine.TaskInfo) {
 		return
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tCHECKPOINTS\tHEAD\tLAST")
+	fmt.Fprintln(tw, "TASK\tCHECKPOINTS\tHEAD\tFIRST\tLAST\tONLY IN TASK")
 	for _, t := range tasks {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.Name, t.Checkpoints, t.Head.Short(), t.Last.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Checkpoints, t.Head.Short(),
+			t.First.Local().Format(time.DateTime), t.Last.Local().Format(time.DateTime), humanBytes(t.ExclusiveBytes))
 	}
 	tw.Flush()
 }
