@@ -112,11 +112,7 @@ func (e *Engine) refPath(task, ref, p string) (string, objects.ID, error) {
 	if err != nil {
 		return "", objects.ID{}, err
 	}
-	id, err := e.Resolve(task, ref)
-	if err != nil {
-		return "", objects.ID{}, err
-	}
-	cp, err := e.checkpoint(id)
+	_, cp, err := e.resolveCheckpoint(task, ref)
 	return rel, cp.Root, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -49,11 +50,7 @@ func (e *Engine) Diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	fromID, err := e.Resolve(task, from)
-	if err != nil {
-		return nil, err
-	}
-	fromCP, err := e.checkpoint(fromID)
+	fromID, fromCP, err := e.resolveCheckpoint(task, from)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +64,8 @@ func (e *Engine) Diff(ctx context.Context, from, to string, opts DiffOptions) (*
 		}
 		toRoot, res.ToWorkspace, res.after = snap.root, true, workspaceLoader{e.workspace}
 	} else {
-		if res.To, err = e.Resolve(task, to); err != nil {
-			return nil, err
-		}
-		toCP, err := e.checkpoint(res.To)
-		if err != nil {
+		var toCP index.Checkpoint
+		if res.To, toCP, err = e.resolveCheckpoint(task, to); err != nil {
 			return nil, err
 		}
 		toRoot = toCP.Root

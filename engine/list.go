@@ -50,11 +50,7 @@ func (e *Engine) List(task string) (*Log, error) {
 
 // Show resolves ref in task and returns its checkpoint.
 func (e *Engine) Show(task, ref string) (CheckpointInfo, error) {
-	id, err := e.Resolve(task, ref)
-	if err != nil {
-		return CheckpointInfo{}, err
-	}
-	cp, err := e.checkpoint(id)
+	id, cp, err := e.resolveCheckpoint(task, ref)
 	if err != nil {
 		return CheckpointInfo{}, err
 	}

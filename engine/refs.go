@@ -105,6 +105,16 @@ func (e *Engine) byPrefix(task, ref string) (objects.ID, error) {
 	return objects.ID{}, &AmbiguousRefError{Ref: ref, Candidates: ids}
 }
 
+// resolveCheckpoint resolves ref in task and loads the checkpoint it names.
+func (e *Engine) resolveCheckpoint(task, ref string) (objects.ID, index.Checkpoint, error) {
+	id, err := e.Resolve(task, ref)
+	if err != nil {
+		return id, index.Checkpoint{}, err
+	}
+	cp, err := e.checkpoint(id)
+	return id, cp, err
+}
+
 // checkpoint loads a checkpoint, marking integrity failures.
 func (e *Engine) checkpoint(id objects.ID) (index.Checkpoint, error) {
 	cp, err := e.db.Checkpoint(id)

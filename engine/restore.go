@@ -76,11 +76,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 
 func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
 	task := taskOrDefault(opts.Task)
-	target, err := e.Resolve(task, ref)
-	if err != nil {
-		return nil, err
-	}
-	cp, err := e.checkpoint(target)
+	target, cp, err := e.resolveCheckpoint(task, ref)
 	if err != nil {
 		return nil, err
 	}
