@@ -166,7 +166,7 @@ func checkAfterCrash(t *testing.T, store, ws string, all, kept []record, what st
 }
 
 // copyDir copies the regular files of a store directory tree.
-func copyDir(t *testing.T, from, to string) {
+func copyDir(t testing.TB, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
