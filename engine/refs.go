@@ -75,14 +75,20 @@ func (e *Engine) ancestor(task, ref string, n int) (objects.ID, error) {
 		return id, err
 	}
 	for ; n > 0; n-- {
-		cp, err := e.db.Checkpoint(id)
+		cp, err := e.checkpoint(id)
 		if err != nil {
-			return objects.ID{}, storeError(err, e.storeDir)
+			return objects.ID{}, err
 		}
 		if cp.Parent.IsZero() {
 			return objects.ID{}, fmt.Errorf("%w %q: the chain of task %q is shorter than that", ErrUnknownRef, ref, task)
 		}
 		id = cp.Parent
+	}
+	// The last step may land on a checkpoint that gc dropped.
+	if _, err := e.checkpoint(id); errors.Is(err, ErrUnknownRef) {
+		return objects.ID{}, fmt.Errorf("%w %q: checkpoint %s was dropped by gc", ErrUnknownRef, ref, id.Short())
+	} else if err != nil {
+		return objects.ID{}, err
 	}
 	return id, nil
 }
