@@ -255,6 +255,7 @@ func TestCLIConcurrentSavesSerialise(t *testing.T) {
 			t.Fatalf("chain broken at %d: %+v", i, c)
 		}
 	}
+	e.ok("verify")
 }
 
 func TestCLIStateFlavours(t *testing.T) {
