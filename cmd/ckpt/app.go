@@ -18,6 +18,9 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
+// version is ckpt's release, reported by --version and to MCP clients.
+const version = "0.1.0"
+
 // Exit codes of the CLI contract.
 const (
 	exitOK        = 0
@@ -76,6 +79,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Short: "Checkpoints of a workspace: save, list, diff and restore, without git",
 		Long: "ckpt keeps checkpoints of a workspace in a content-addressed store outside it.\n" +
 			"Refs: a full id, a unique hex prefix (4+), HEAD, HEAD~N, @N (sequence number in the task), and in diff the word workspace.",
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -92,7 +96,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
-		a.verifyCommand(), a.statsCommand())
+		a.verifyCommand(), a.statsCommand(), a.serveCommand(), a.mcpCommand())
 	return root
 }
 

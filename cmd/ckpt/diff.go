@@ -70,18 +70,11 @@ func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
 	format := engine.DiffFormat{Color: a.colour}
 	switch {
 	case a.json:
-		files, err := res.Files(format)
+		view, err := diffView(res, format)
 		if err != nil {
 			return err
 		}
-		to := idText(res.To)
-		if res.ToWorkspace {
-			to = engine.WorkspaceRef
-		}
-		if files == nil {
-			files = []engine.FileDiff{}
-		}
-		a.printJSON(map[string]any{"from": res.From.String(), "to": to, "files": files})
+		a.printJSON(view)
 		return nil
 	case a.quiet:
 		return nil
@@ -91,4 +84,27 @@ func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
 		return res.WriteNameStatus(a.stdout)
 	}
 	return res.WritePatch(a.stdout, format)
+}
+
+// diffJSON is the diff command's JSON shape.
+type diffJSON struct {
+	From  string            `json:"from"`
+	To    string            `json:"to"`
+	Files []engine.FileDiff `json:"files"`
+}
+
+// diffView describes every change with its (text) contents.
+func diffView(res *engine.DiffResult, format engine.DiffFormat) (diffJSON, error) {
+	files, err := res.Files(format)
+	if err != nil {
+		return diffJSON{}, err
+	}
+	to := idText(res.To)
+	if res.ToWorkspace {
+		to = engine.WorkspaceRef
+	}
+	if files == nil {
+		files = []engine.FileDiff{}
+	}
+	return diffJSON{From: res.From.String(), To: to, Files: files}, nil
 }

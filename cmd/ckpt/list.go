@@ -59,17 +59,24 @@ func (a *app) listCommand() *cobra.Command {
 	}
 }
 
+// logJSON is the list command's JSON shape.
+type logJSON struct {
+	Task        string           `json:"task"`
+	Head        string           `json:"head"`
+	Checkpoints []checkpointJSON `json:"checkpoints"`
+}
+
+func logView(log *engine.Log) logJSON {
+	out := logJSON{Task: log.Task, Head: idText(log.Head), Checkpoints: make([]checkpointJSON, 0, len(log.Checkpoints))}
+	for _, c := range log.Checkpoints {
+		out.Checkpoints = append(out.Checkpoints, toCheckpointJSON(c))
+	}
+	return out
+}
+
 func (a *app) printLog(log *engine.Log) {
 	if a.json {
-		out := struct {
-			Task        string           `json:"task"`
-			Head        string           `json:"head"`
-			Checkpoints []checkpointJSON `json:"checkpoints"`
-		}{Task: log.Task, Head: idText(log.Head), Checkpoints: make([]checkpointJSON, 0, len(log.Checkpoints))}
-		for _, c := range log.Checkpoints {
-			out.Checkpoints = append(out.Checkpoints, toCheckpointJSON(c))
-		}
-		a.printJSON(out)
+		a.printJSON(logView(log))
 		return
 	}
 	if a.quiet {
@@ -110,22 +117,28 @@ func (a *app) tasksCommand() *cobra.Command {
 	}
 }
 
+// taskJSON is one task in the tasks command's JSON shape.
+type taskJSON struct {
+	Name        string    `json:"name"`
+	Head        string    `json:"head"`
+	Checkpoints int       `json:"checkpoints"`
+	First       time.Time `json:"first"`
+	Last        time.Time `json:"last"`
+	Exclusive   int64     `json:"exclusive_bytes"`
+}
+
+func tasksView(tasks []engine.TaskInfo) map[string][]taskJSON {
+	out := make([]taskJSON, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, taskJSON{Name: t.Name, Head: idText(t.Head), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last,
+			Exclusive: t.ExclusiveBytes})
+	}
+	return map[string][]taskJSON{"tasks": out}
+}
+
 func (a *app) printTasks(tasks []engine.TaskInfo) {
 	if a.json {
-		type taskJSON struct {
-			Name        string    `json:"name"`
-			Head        string    `json:"head"`
-			Checkpoints int       `json:"checkpoints"`
-			First       time.Time `json:"first"`
-			Last        time.Time `json:"last"`
-			Exclusive   int64     `json:"exclusive_bytes"`
-		}
-		out := make([]taskJSON, 0, len(tasks))
-		for _, t := range tasks {
-			out = append(out, taskJSON{Name: t.Name, Head: idText(t.Head), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last,
-				Exclusive: t.ExclusiveBytes})
-		}
-		a.printJSON(map[string]any{"tasks": out})
+		a.printJSON(tasksView(tasks))
 		return
 	}
 	if a.quiet {

@@ -82,18 +82,23 @@ func (a *app) writeState(e *engine.Engine, res *engine.RestoreResult, out string
 	return nil
 }
 
+// restoreView is the JSON shape of a restore result.
+func restoreView(res *engine.RestoreResult, dryRun bool) restoreJSON {
+	conflicts := res.Conflicts
+	if conflicts == nil {
+		conflicts = []engine.Conflict{}
+	}
+	return restoreJSON{
+		Restored: res.Restored.String(), Backup: idText(res.Backup),
+		Written: len(res.Written), Deleted: len(res.Deleted),
+		WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
+		Conflicts: conflicts, State: idText(res.State), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
+	}
+}
+
 func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 	if a.json {
-		conflicts := res.Conflicts
-		if conflicts == nil {
-			conflicts = []engine.Conflict{}
-		}
-		a.printJSON(restoreJSON{
-			Restored: res.Restored.String(), Backup: idText(res.Backup),
-			Written: len(res.Written), Deleted: len(res.Deleted),
-			WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
-			Conflicts: conflicts, State: idText(res.State), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
-		})
+		a.printJSON(restoreView(res, dryRun))
 		return
 	}
 	for _, c := range res.Conflicts {

@@ -108,23 +108,28 @@ func (a *app) openInput(name string) (io.Reader, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
+// saveView is the JSON shape of a save result.
+func saveView(res *engine.SaveResult) saveJSON {
+	out := saveJSON{
+		ID: res.ID.String(), Parent: idText(res.Parent), Task: res.Task, Seq: res.Seq,
+		Created: res.Created, Empty: res.Empty, Kind: res.Kind.String(),
+		Stats: statsJSON{Files: res.Stats.Files, Added: res.Stats.Added, Modified: res.Stats.Modified,
+			Deleted: res.Stats.Deleted, BytesHashed: res.Stats.BytesHashed, DurationMs: res.Stats.DurationMs},
+		Skipped: make([]skippedJSON, 0, len(res.Skipped)),
+	}
+	for _, s := range res.Skipped {
+		sj := skippedJSON{Path: s.Path, Reason: s.Reason}
+		if s.Err != nil {
+			sj.Error = s.Err.Error()
+		}
+		out.Skipped = append(out.Skipped, sj)
+	}
+	return out
+}
+
 func (a *app) printSave(res *engine.SaveResult) {
 	if a.json {
-		out := saveJSON{
-			ID: res.ID.String(), Parent: idText(res.Parent), Task: res.Task, Seq: res.Seq,
-			Created: res.Created, Empty: res.Empty, Kind: res.Kind.String(),
-			Stats: statsJSON{Files: res.Stats.Files, Added: res.Stats.Added, Modified: res.Stats.Modified,
-				Deleted: res.Stats.Deleted, BytesHashed: res.Stats.BytesHashed, DurationMs: res.Stats.DurationMs},
-			Skipped: make([]skippedJSON, 0, len(res.Skipped)),
-		}
-		for _, s := range res.Skipped {
-			sj := skippedJSON{Path: s.Path, Reason: s.Reason}
-			if s.Err != nil {
-				sj.Error = s.Err.Error()
-			}
-			out.Skipped = append(out.Skipped, sj)
-		}
-		a.printJSON(out)
+		a.printJSON(saveView(res))
 		return
 	}
 	for _, s := range res.Skipped {
