@@ -76,7 +76,7 @@ func LoadDir(read func(name string) ([]byte, error)) Set {
 type Rules struct {
 	parent *Rules
 	base   string // slash-separated directory of the patterns, "" for the root
-	set    Set
+	lists  [NumLayers]*patternList
 }
 
 // Child returns the rules in effect in directory base (slash-separated,
@@ -87,7 +87,11 @@ func (r *Rules) Child(base string, set Set) *Rules {
 	if set.Empty() {
 		return r
 	}
-	return &Rules{parent: r, base: base, set: set}
+	c := &Rules{parent: r, base: base}
+	for layer, pats := range set {
+		c.lists[layer] = newPatternList(pats)
+	}
+	return c
 }
 
 // Decision is the outcome of matching one path.
@@ -110,21 +114,19 @@ const (
 func (r *Rules) Match(path string, isDir bool) Decision {
 	for layer := NumLayers - 1; ; layer-- {
 		for f := r; f != nil; f = f.parent {
-			pats := f.set[layer]
-			if len(pats) == 0 {
+			l := f.lists[layer]
+			if l == nil {
 				continue
 			}
 			rel := path
 			if f.base != "" {
 				rel = path[len(f.base)+1:]
 			}
-			for i := len(pats) - 1; i >= 0; i-- {
-				if pats[i].Match(rel, isDir) {
-					if pats[i].negate {
-						return Included
-					}
-					return Excluded
+			if i := l.last(rel, isDir); i >= 0 {
+				if l.pats[i].negate {
+					return Included
 				}
+				return Excluded
 			}
 		}
 		if layer == 0 {
