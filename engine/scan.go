@@ -54,6 +54,9 @@ type scanner struct {
 	writtenNs int64
 	snap      *snapshot
 	progress  *progressMeter
+	// cached is the whole stat cache, read with one iterator before the walk
+	// (one index lookup per directory costs several times more).
+	cached *index.DirCacheSet
 
 	mu sync.Mutex // guards snap.trees, snap.caches, snap.skipped during the walk
 }
@@ -67,6 +70,10 @@ func (e *Engine) scan(ctx context.Context, put *objects.Batch) (*snapshot, error
 		writtenNs: time.Now().UnixNano(),
 		progress:  newProgressMeter(e.opts.OnProgress),
 		snap:      &snapshot{trees: map[objects.ID]index.Tree{}, caches: map[string]index.DirCache{}},
+	}
+	var err error
+	if s.cached, err = e.db.LoadDirCaches(); err != nil {
+		return nil, storeError(err, e.storeDir)
 	}
 	root, skipped, err := walker.Walk(ctx, e.workspace, e.walkOptions(), s.visit)
 	if err != nil {
@@ -89,7 +96,7 @@ func (e *Engine) walkOptions() walker.Options {
 // visit turns one directory into a tree id. When every entry matches the
 // stat cache the stored tree id is reused without encoding anything.
 func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objects.ID) (objects.ID, error) {
-	dc, cached, err := s.e.db.DirCache(d.Path)
+	dc, cached, err := s.cached.Get(d.Path)
 	if err != nil {
 		return objects.ID{}, err
 	}

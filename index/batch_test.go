@@ -22,3 +22,27 @@ func TestDeleteDirCacheTreeRemovesOnlyTheSubtree(t *testing.T) {
 		t.Fatalf("dir caches left = %q", got)
 	}
 }
+
+func TestLoadDirCachesMatchesLookups(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	want := DirCache{WrittenNs: 42, Entries: []CachedFile{{Name: "a", Size: 1, MtimeNs: 2, CtimeNs: 3, Inode: 4, Mode: 0o100644}}}
+	commit(t, db, func(b *Batch) {
+		b.PutDirCache("", want)
+		b.PutDirCache("src/lib", DirCache{WrittenNs: 7})
+	})
+	set, err := db.LoadDirCaches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"", "src/lib", "missing"} {
+		got, ok, err := set.Get(dir)
+		one, ok1, err1 := db.DirCache(dir)
+		if err != nil || err1 != nil || ok != ok1 || got.WrittenNs != one.WrittenNs || len(got.Entries) != len(one.Entries) {
+			t.Fatalf("%q: set %v %v %v, lookup %v %v %v", dir, got, ok, err, one, ok1, err1)
+		}
+	}
+	if got, _, _ := set.Get(""); got.Entries[0] != want.Entries[0] {
+		t.Fatalf("root entry = %+v", got.Entries[0])
+	}
+}

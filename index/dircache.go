@@ -126,6 +126,38 @@ func (db *DB) DirCache(dir string) (DirCache, bool, error) {
 	return get(db, stringKey(prefixDirCache, dir), decodeDirCache)
 }
 
+// DirCacheSet is every stored dir cache, read with one iterator and kept in
+// encoded form (a few dozen bytes per file) until a directory asks for its
+// own: a save prefetches the stat cache this way instead of one index lookup
+// per directory. It is a read-only snapshot, safe for concurrent use.
+type DirCacheSet struct {
+	raw map[string][]byte
+}
+
+// LoadDirCaches reads every stored dir cache into a DirCacheSet.
+func (db *DB) LoadDirCaches() (*DirCacheSet, error) {
+	set := &DirCacheSet{raw: map[string][]byte{}}
+	err := db.scan([]byte{prefixDirCache}, func(k, v []byte) error {
+		set.raw[string(k[1:])] = append([]byte(nil), v...)
+		return nil
+	})
+	return set, err
+}
+
+// Get decodes the cache of dir; false if there is none. A value that does
+// not decode yields an error wrapping ErrCorrupt that names the directory.
+func (s *DirCacheSet) Get(dir string) (DirCache, bool, error) {
+	v, ok := s.raw[dir]
+	if !ok {
+		return DirCache{}, false, nil
+	}
+	dc, err := decodeDirCache(v)
+	if err != nil {
+		return DirCache{}, false, fmt.Errorf("index: key %s: %w", describeKey(stringKey(prefixDirCache, dir)), err)
+	}
+	return dc, true, nil
+}
+
 // AllDirCaches calls fn for every stored dir cache, in directory key order
 // (bytewise: "" first, then "a", "a.txt", "a/b": not a depth-first walk),
 // with one iterator: a save prefetches the whole stat cache this way instead
