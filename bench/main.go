@@ -6,7 +6,9 @@
 //
 //	go run ./bench -scale 100k -reps 3 -json bench/results-100k.json -chart bench/chart.svg
 //
-// Progress goes to stderr, the table to stdout. The corpus, the stores and
+// "go run ./bench generate -scale 100k DIR" only writes the corpus, for
+// profiling by hand ("bench worker -op save -ws DIR -store S -cpuprofile F"
+// runs one library operation). Progress goes to stderr, the table to stdout. The corpus, the stores and
 // the shadow repository live in a temporary directory removed at the end.
 package main
 
@@ -18,6 +20,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/ckpt/ckpt/bench/corpus"
 )
 
 func main() {
@@ -26,6 +30,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "spawn" {
 		if err := serveSpawn(ctx, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "bench spawn:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "generate" {
+		if err := runGenerate(ctx, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench generate:", err)
 			os.Exit(1)
 		}
 		return
@@ -41,6 +52,30 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// runGenerate writes the corpus of a scale into the directory named by the
+// one argument left after the flags.
+func runGenerate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	scale := fs.String("scale", "10k", "corpus size: tiny, 10k, 100k or 1m")
+	seed := fs.Uint64("seed", 1, "corpus seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("want one directory argument")
+	}
+	cfg, err := corpus.ForScale(*scale, *seed)
+	if err != nil {
+		return err
+	}
+	m, err := corpus.Generate(ctx, fs.Arg(0), cfg)
+	if err != nil {
+		return err
+	}
+	progress("wrote %d files (%d captured, %.0f MiB) to %s", m.Files, m.Captured, mib(m.Bytes), m.Root)
+	return nil
 }
 
 func mainErr(ctx context.Context) error {

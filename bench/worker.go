@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -33,6 +34,7 @@ func runWorker(ctx context.Context, args []string) error {
 	from := fs.String("from", "", "restore: target; diff: old side")
 	to := fs.String("to", "", "diff: new side")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the operation to this file")
+	heapprofile := fs.String("heapprofile", "", "write a heap profile taken near the operation's peak heap to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,6 +48,10 @@ func runWorker(ctx context.Context, args []string) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *heapprofile != "" {
+		stop := watchHeap(*heapprofile)
+		defer stop()
 	}
 	start := time.Now()
 	e, err := engine.Open(*ws, engine.Options{StoreDir: *store, Profile: "cline"})
@@ -93,4 +99,37 @@ func workerOp(ctx context.Context, e *engine.Engine, op, msg, from, to string) (
 		return workerResult{Files: len(d.Changes)}, nil
 	}
 	return workerResult{}, fmt.Errorf("worker: unknown operation %q", op)
+}
+
+// watchHeap samples the live heap every 50 ms and, each time it grows 10%
+// past the largest seen, rewrites the heap profile at path, so the file ends
+// up holding a profile taken near the peak. The returned stop function ends
+// the sampling.
+func watchHeap(path string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var peak uint64
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc < peak+peak/10 {
+				continue
+			}
+			peak = ms.HeapAlloc
+			if f, err := os.Create(path); err == nil {
+				pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

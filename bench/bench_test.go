@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/bench/corpus"
+)
+
+func TestReportSummariesAndTargets(t *testing.T) {
+	r := newReport(options{scale: "tiny", reps: 4})
+	for _, v := range []float64{4, 1, 3, 2} {
+		r.add("git", opFirst, qSeconds, v*10)
+		r.add("ckpt-cli", opFirst, qSeconds, v)
+	}
+	r.add("git", opFirst, qStore, 100)
+	r.add("ckpt-cli", opFirst, qStore, 70)
+	r.finish()
+	m := r.get("ckpt-cli", opFirst, qSeconds)
+	if m.Median != 2.5 || m.Min != 1 || m.Max != 4 {
+		t.Fatalf("summary %+v, want median 2.5, min 1, max 4", m)
+	}
+	met := map[string]bool{}
+	for _, tg := range r.Targets {
+		met[tg.Name] = tg.Met
+	}
+	if !met["first save: speed-up over shadow git (CLI)"] {
+		t.Error("a 10x speed-up does not meet the ≥10x target")
+	}
+	if v, ok := met["store after first save / shadow .git"]; !ok || v {
+		t.Errorf("a 0.7x store met the ≤0.6x target (present %v)", ok)
+	}
+	var md bytes.Buffer
+	r.WriteMarkdown(&md)
+	if !strings.Contains(md.String(), "| first save (empty store) | 25.0 s (10.0 s – 40.0 s) | 2.50 s (1.00 s – 4.00 s) |") {
+		t.Errorf("markdown lacks the first-save row:\n%s", md.String())
+	}
+	var doc struct{ XMLName xml.Name }
+	if err := xml.Unmarshal(r.chart(), &doc); err != nil || doc.XMLName.Local != "svg" {
+		t.Errorf("chart is not an SVG document: %v", err)
+	}
+}
+
+func TestCountChanges(t *testing.T) {
+	before := map[string]fileStamp{"a": {ino: 1}, "b": {ino: 2}, "c": {ino: 3}}
+	after := map[string]fileStamp{"a": {ino: 1}, "b": {ino: 9}, "d": {ino: 4}}
+	if w, d := countChanges(before, after); w != 2 || d != 1 {
+		t.Fatalf("written %d, deleted %d; want 2 and 1", w, d)
+	}
+}
+
+func TestSplitPieces(t *testing.T) {
+	got := splitPieces([][]byte{make([]byte, 2*floorPiece+1), make([]byte, 10)})
+	if len(got) != 4 || len(got[2]) != 1 || len(got[3]) != 10 {
+		t.Fatalf("pieces of %d", len(got))
+	}
+}
+
+func TestFloorsOnTinyCorpus(t *testing.T) {
+	cfg, err := corpus.ForScale("tiny", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := corpus.Generate(context.Background(), filepath.Join(t.TempDir(), "ws"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files, err := statFloor(m.Root, corpus.IgnoredDirNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.Contains(f, "/node_modules/") || strings.Contains(f, "/.git/") {
+			t.Fatalf("stat floor descended into a skipped directory: %s", f)
+		}
+	}
+	// Captured files plus the *.o files ignored beside the sources.
+	if len(files) < m.Captured {
+		t.Fatalf("stat floor saw %d regular files, the corpus captures %d", len(files), m.Captured)
+	}
+	_, n, err := hashFloor(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, f := range files {
+		info, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += info.Size()
+	}
+	if n != want {
+		t.Fatalf("hash floor processed %d bytes, the files hold %d", n, want)
+	}
+}
