@@ -139,9 +139,30 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 }
 
 // commitSnapshot makes a save durable: pack data first (fsynced by Sync),
-// then one synced index batch with the locators, trees, stat cache and, when
-// cp is set, the checkpoint and the task's new head.
+// then one synced index batch with the locators, the trees and stat cache
+// not yet flushed by the scan and, when cp is set, the checkpoint and the
+// task's new head. Only this batch makes anything visible: what the scan
+// flushed earlier is unreferenced until it commits.
 func (e *Engine) commitSnapshot(blobs *objects.Batch, snap *snapshot, cp *index.Checkpoint, task string, head index.TaskHead) error {
+	return e.writeIndex(blobs, snap.trees, snap.caches, snap.goneDirs, func(b *index.Batch) error {
+		if cp == nil {
+			return nil
+		}
+		id, err := b.PutCheckpoint(*cp)
+		if err != nil {
+			return err
+		}
+		b.SetTaskHead(task, index.TaskHead{Head: id, LastSeq: max(head.LastSeq, cp.Seq)})
+		return nil
+	})
+}
+
+// writeIndex syncs the packs, then commits one index batch with the new
+// locators, trees and stat-cache changes, plus whatever last adds. The
+// order makes every committed locator point at durable pack bytes and every
+// committed stat-cache record name committed blobs and trees.
+func (e *Engine) writeIndex(blobs *objects.Batch, trees map[objects.ID]index.Tree, caches map[string]index.DirCache,
+	goneDirs []string, last func(b *index.Batch) error) error {
 	placements, err := blobs.Sync()
 	if err != nil {
 		return fmt.Errorf("write packs: %w", err)
@@ -151,23 +172,19 @@ func (e *Engine) commitSnapshot(blobs *objects.Batch, snap *snapshot, cp *index.
 	for _, p := range placements {
 		b.PutLocator(p.ID, p.Loc)
 	}
-	for _, t := range snap.trees {
+	for _, t := range trees {
 		if _, err := b.PutTree(t); err != nil {
 			return err
 		}
 	}
-	for dir, dc := range snap.caches {
+	for dir, dc := range caches {
 		b.PutDirCache(dir, dc)
 	}
-	for _, dir := range snap.goneDirs {
+	for _, dir := range goneDirs {
 		b.DeleteDirCacheTree(dir)
 	}
-	if cp != nil {
-		id, err := b.PutCheckpoint(*cp)
-		if err != nil {
-			return err
-		}
-		b.SetTaskHead(task, index.TaskHead{Head: id, LastSeq: max(head.LastSeq, cp.Seq)})
+	if err := last(b); err != nil {
+		return err
 	}
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("commit index: %w", err)

@@ -32,10 +32,11 @@ const maxReadAttempts = 3
 // snapshot is the workspace as one scan found it.
 type snapshot struct {
 	root objects.ID
-	// trees holds every tree computed by this scan (directories whose stat
-	// cache did not let the scan reuse the stored tree id).
+	// trees holds the trees computed by this scan (directories whose stat
+	// cache did not let the scan reuse the stored tree id) that a storing
+	// scan has not flushed to the index yet.
 	trees map[objects.ID]index.Tree
-	// caches holds the stat-cache records that changed.
+	// caches holds the stat-cache records that changed (and are not flushed).
 	caches map[string]index.DirCache
 	// goneDirs are directories the stat cache knows that no longer exist;
 	// their caches (and their subtrees') are deleted with the save.
@@ -58,8 +59,20 @@ type scanner struct {
 	// (one index lookup per directory costs several times more).
 	cached *index.DirCacheSet
 
-	mu sync.Mutex // guards snap.trees, snap.caches, snap.skipped during the walk
+	mu sync.Mutex // guards snap.trees, snap.caches, snap.goneDirs, snap.skipped, unflushed
+	// unflushed counts the tree entries recorded since the last flush.
+	unflushed int
+	flushMu   sync.Mutex // one flush at a time
 }
+
+// flushEntries is how many tree entries a storing scan accumulates before it
+// writes them (with their blobs' locators and stat-cache records) to the
+// index, so a save's memory is bounded by this batch, not by the workspace.
+// Tests lower it.
+var flushEntries = 32 << 10
+
+// afterFlush, when set by a test, runs after each flush of a scan.
+var afterFlush func()
 
 // scan walks the workspace and returns its snapshot. Only files whose stat
 // differs from the stat cache (or is racy) are read.
@@ -144,8 +157,41 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	s.snap.trees[tid] = tree
 	s.snap.caches[d.Path] = fresh
 	s.snap.goneDirs = append(s.snap.goneDirs, gone...)
+	s.unflushed += len(tree.Entries) + 1
+	full := s.put != nil && s.unflushed >= flushEntries
 	s.mu.Unlock()
+	if full {
+		if err := s.flush(); err != nil {
+			return objects.ID{}, err
+		}
+	}
 	return tid, nil
+}
+
+// flush writes the trees and stat-cache records recorded so far, and the
+// locators of every blob stored so far, in one index batch. They stay
+// unreferenced (and invisible) until the save's checkpoint commits; a crash
+// leaves them for gc. Every record flushed was made by a finished visit, so
+// the blobs and subtrees it names are stored and flushed with it or before.
+func (s *scanner) flush() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	s.mu.Lock()
+	if s.unflushed < flushEntries { // another visit flushed meanwhile
+		s.mu.Unlock()
+		return nil
+	}
+	trees, caches, gone := s.snap.trees, s.snap.caches, s.snap.goneDirs
+	s.snap.trees, s.snap.caches, s.snap.goneDirs = map[objects.ID]index.Tree{}, map[string]index.DirCache{}, nil
+	s.unflushed = 0
+	s.mu.Unlock()
+	if err := s.e.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
+		return err
+	}
+	if afterFlush != nil {
+		afterFlush()
+	}
+	return nil
 }
 
 // vanishedDirs lists the subdirectories the cache recorded in dir that are

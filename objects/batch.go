@@ -80,7 +80,8 @@ func (b *Batch) PutBytes(data []byte) (ID, error) {
 }
 
 // Has reports whether blob id is stored by this Batch or committed in the
-// index.
+// index. Blobs a Sync returned count again once the caller has committed
+// their placements.
 func (b *Batch) Has(id ID) (bool, error) {
 	b.mu.Lock()
 	p := b.mu.pending[id]
@@ -157,7 +158,9 @@ func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
 	} else if !found {
 		err = b.write(id, size, payload, chunked)
 	}
-	if err != nil {
+	if err != nil || found {
+		// Failed, or committed already (the index answers from now on): the
+		// entry is only needed by the Puts waiting on done.
 		b.mu.Lock()
 		delete(b.mu.pending, id)
 		b.mu.Unlock()
@@ -308,6 +311,13 @@ func (b *Batch) Sync() ([]Placement, error) {
 	defer b.mu.Unlock()
 	placed := b.mu.placed
 	b.mu.placed, b.mu.newPack = nil, false
+	// The caller commits these placements to the index next; their pending
+	// entries go, so the map holds only blobs not yet synced and memory stays
+	// bounded by what a save writes between two Syncs. (Until the caller's
+	// commit, a Put of the same content stores a second, harmless copy.)
+	for _, pl := range placed {
+		delete(b.mu.pending, pl.ID)
+	}
 	return placed, nil
 }
 
