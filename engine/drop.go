@@ -24,8 +24,11 @@ type DropResult struct {
 // with ErrUnknownRef. Drop is serialised with the Engine's other writes.
 func (e *Engine) Drop(ctx context.Context, task string) (*DropResult, error) {
 	start := time.Now()
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return nil, e.report(err, start)
+	}
+	defer unlock()
 	res, err := e.dropLocked(ctx, task)
 	return res, e.report(err, start)
 }

@@ -73,7 +73,10 @@ func Open(workspace string, opts Options) (*Engine, error) {
 
 // openStore opens the index and the blob store and checks the store's identity.
 func (e *Engine) openStore() (created bool, err error) {
-	db, err := index.Open(filepath.Join(e.storeDir, "index"), index.Options{})
+	dir := filepath.Join(e.storeDir, "index")
+	// A read-only open of a store that does not exist yet creates it instead.
+	_, statErr := os.Stat(dir)
+	db, err := index.Open(dir, index.Options{ReadOnly: e.opts.ReadOnly && statErr == nil})
 	if err != nil {
 		return false, storeError(err, e.storeDir)
 	}
@@ -131,6 +134,16 @@ func (e *Engine) Close() error {
 		e.lock = nil
 	}
 	return errors.Join(errs...)
+}
+
+// lockForWrite serialises an operation that changes the store or the
+// workspace; it fails on an Engine opened ReadOnly.
+func (e *Engine) lockForWrite() (unlock func(), err error) {
+	if e.opts.ReadOnly {
+		return nil, fmt.Errorf("%w: the store was opened read-only", ErrBadRequest)
+	}
+	e.writeMu.Lock()
+	return e.writeMu.Unlock, nil
 }
 
 // Workspace returns the canonical absolute path of the workspace.

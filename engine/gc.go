@@ -80,8 +80,11 @@ func step(op string) {
 // while being marked is left untouched and the error wraps ErrCorrupt.
 func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCResult, error) {
 	start := time.Now()
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return nil, e.report(err, start)
+	}
+	defer unlock()
 	res, err := e.gcLocked(ctx, opts)
 	return res, e.report(err, start)
 }

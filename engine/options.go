@@ -37,6 +37,12 @@ type Options struct {
 	OnProgress func(ScanProgress)
 	// Now is the clock stamped on checkpoints; nil means time.Now.
 	Now func() time.Time
+	// ReadOnly opens the store for reading only: Save, Restore, GC, Drop and
+	// SetRetention fail with ErrBadRequest, and the index runs no background
+	// compaction, so a short-lived reader (list, diff, ...) never pays for
+	// the compactions a writer left due. A store that does not exist yet is
+	// created all the same.
+	ReadOnly bool
 	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.
 	Command string
 }

@@ -61,8 +61,11 @@ type RestoreResult struct {
 // A journal makes an interrupted restore resumable: run it again.
 func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
 	start := time.Now()
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return nil, e.report(err, start)
+	}
+	defer unlock()
 	res, err := e.restoreLocked(ctx, ref, opts)
 	if err != nil {
 		return nil, e.report(err, start)

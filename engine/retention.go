@@ -80,8 +80,11 @@ func (e *Engine) SetRetention(p RetentionPolicy) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	b := e.db.NewBatch()
 	defer b.Close()
 	b.SetConfig(configKeepLast, strconv.Itoa(p.KeepLast))

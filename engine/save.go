@@ -44,8 +44,11 @@ type SaveResult struct {
 // result carries the current head with Created=false.
 func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
 	start := time.Now()
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return nil, e.report(err, start)
+	}
+	defer unlock()
 	res, _, err := e.saveLocked(ctx, opts, index.KindSave)
 	if err != nil {
 		return nil, e.report(err, start)

@@ -293,3 +293,26 @@ func TestSaveForgetsCachesOfVanishedDirectories(t *testing.T) {
 		t.Fatalf("caches after the directories vanished = %q", got)
 	}
 }
+
+func TestReadOnlyEngineReadsButRefusesWrites(t *testing.T) {
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
+	one := f.save("one")
+	f.write("a", "2")
+	f.open(Options{ReadOnly: true})
+	if log, err := f.e.List(""); err != nil || log.Head != one.ID {
+		t.Fatalf("read-only list = %+v, %v", log, err)
+	}
+	d, err := f.e.Diff(context.Background(), "", WorkspaceRef, DiffOptions{})
+	if err != nil || len(d.Changes) != 1 {
+		t.Fatalf("read-only diff = %v, %v", d, err)
+	}
+	if _, err := f.e.Save(context.Background(), SaveOptions{}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("read-only save: %v, want ErrBadRequest", err)
+	}
+	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("read-only restore: %v, want ErrBadRequest", err)
+	}
+	if got := f.readFile("a"); got != "2" {
+		t.Fatalf("a read-only restore touched the workspace: %q", got)
+	}
+}

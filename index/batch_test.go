@@ -46,3 +46,24 @@ func TestLoadDirCachesMatchesLookups(t *testing.T) {
 		t.Fatalf("root entry = %+v", got.Entries[0])
 	}
 }
+
+func TestReadOnlyOpenReadsButRefusesWrites(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir)
+	commit(t, db, func(b *Batch) { b.SetConfig("k", "v") })
+	db.Close()
+	ro, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if v, ok, err := ro.Config("k"); err != nil || !ok || v != "v" {
+		t.Fatalf("read-only read = %q %v %v", v, ok, err)
+	}
+	b := ro.NewBatch()
+	defer b.Close()
+	b.SetConfig("k", "w")
+	if err := b.Commit(); err == nil {
+		t.Fatal("a read-only index accepted a commit")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/ckpt/ckpt/objects"
 )
@@ -30,6 +31,10 @@ const (
 type Options struct {
 	// CacheSize is the block cache size in bytes; 0 means 32 MiB.
 	CacheSize int64
+	// ReadOnly opens an existing index for reading only: Commit fails, and
+	// no background compaction runs (a short-lived reader does not pay for
+	// the compactions a writer left due). The index must exist.
+	ReadOnly bool
 }
 
 // DB is the Pebble-backed metadata index of one store. It is safe for
@@ -62,12 +67,17 @@ func Open(dir string, opts Options) (*DB, error) {
 	if cacheSize <= 0 {
 		cacheSize = defaultCacheSize
 	}
-	pdb, err := pebble.Open(dir, &pebble.Options{
+	popts := &pebble.Options{
 		FormatMajorVersion: pebbleFormat,
 		CacheSize:          cacheSize,
 		MemTableSize:       memTableSize,
 		Logger:             quietLogger{},
-	})
+		ReadOnly:           opts.ReadOnly,
+	}
+	// Bloom filters at every level: most lookups of a save are of blobs the
+	// store does not have yet, which the filter answers without a block read.
+	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	pdb, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}

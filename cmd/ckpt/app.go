@@ -107,6 +107,12 @@ func envOr(key, def string) string {
 	return def
 }
 
+// readOnlyCommands open the store read-only: they never write, and so never
+// wait for the index compactions a save left due.
+var readOnlyCommands = map[string]bool{
+	"list": true, "show": true, "ls": true, "cat": true, "diff": true, "tasks": true, "verify": true, "stats": true,
+}
+
 // open opens the engine for one command.
 func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	timeout := a.lockTimeout
@@ -120,6 +126,7 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 		MaxFileSize: a.maxFileSize,
 		LockTimeout: timeout,
 		Command:     "ckpt " + cmd.Name(),
+		ReadOnly:    readOnlyCommands[cmd.Name()],
 	}
 	if a.progress = a.newProgressLine(); a.progress != nil {
 		opts.OnProgress = a.progress.update
