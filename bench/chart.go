@@ -38,15 +38,16 @@ func drawChart(title string, series []string, rows []chartRow) []byte {
 		barH, gap               = 16.0, 14.0
 	)
 	colors := []string{"#2f6fdf", "#8fb3f0"}
-	lo, hi := 1.0, 10.0
+	lo, most := 1.0, 2.0
 	for _, row := range rows {
 		for _, v := range append([]float64{row.goal}, row.values...) {
 			if v > 0 {
 				lo = math.Min(lo, math.Pow(10, math.Floor(math.Log10(v))))
-				hi = math.Max(hi, math.Pow(10, math.Ceil(math.Log10(v*1.05))))
+				most = math.Max(most, v*1.15)
 			}
 		}
 	}
+	hi := niceCeil(most)
 	plotW := width - left - right
 	x := func(v float64) float64 {
 		return left + plotW*(math.Log10(math.Max(v, lo))-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))
@@ -61,7 +62,7 @@ func drawChart(title string, series []string, rows []chartRow) []byte {
 	}
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#c00" stroke-width="2"/><text x="%.0f" y="44">goal</text>`+"\n", left+290, 34.0, left+290, 46.0, left+296)
 	bottom := height - 40
-	for t := lo; t <= hi*1.001; t *= 10 {
+	for t := lo; t <= hi*1.001; t *= 10 { // ticks at 1, 2 and 5 of each decade
 		for _, m := range []float64{1, 2, 5} {
 			v := t * m
 			if v > hi*1.001 {
@@ -86,4 +87,15 @@ func drawChart(title string, series []string, rows []chartRow) []byte {
 	}
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`+"\n</svg>\n", left, top-4, left, bottom)
 	return b.Bytes()
+}
+
+// niceCeil rounds v up to the next 1, 2 or 5 times a power of ten.
+func niceCeil(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
 }

@@ -54,6 +54,24 @@ func main() {
 	}
 }
 
+// render prints the table of a saved results file and, when chartOut is
+// set, redraws its chart.
+func render(path, chartOut string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	r.WriteMarkdown(os.Stdout)
+	if chartOut == "" {
+		return nil
+	}
+	return os.WriteFile(chartOut, r.chart(), 0o644)
+}
+
 // runGenerate writes the corpus of a scale into the directory named by the
 // one argument left after the flags.
 func runGenerate(ctx context.Context, args []string) error {
@@ -93,7 +111,11 @@ func mainErr(ctx context.Context) error {
 	flag.BoolVar(&o.gc, "gc", true, "also measure the shadow repository after git gc (last repetition)")
 	jsonOut := flag.String("json", "", "write the results as JSON to this file")
 	chartOut := flag.String("chart", "", "write an SVG chart of the ratios to this file")
+	fromJSON := flag.String("from-json", "", "render the table and chart of a saved results file instead of running")
 	flag.Parse()
+	if *fromJSON != "" {
+		return render(*fromJSON, *chartOut)
+	}
 	if o.reps < 1 {
 		return fmt.Errorf("-reps must be at least 1")
 	}
