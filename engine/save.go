@@ -198,6 +198,10 @@ func (e *Engine) writeIndex(blobs *objects.Batch, trees map[objects.ID]index.Tre
 // changeStats counts the files added, modified and deleted since base.
 func (e *Engine) changeStats(ctx context.Context, snap *snapshot, base objects.ID) (index.Stats, error) {
 	var st index.Stats
+	if base.IsZero() { // a task's first checkpoint: everything is new, no need to list it
+		st.Added = snap.files.Load()
+		return st, nil
+	}
 	changes, err := diffview.Compare(ctx, e.treeSource(snap), base, snap.root, nil)
 	if err != nil {
 		return st, storeError(err, e.storeDir)

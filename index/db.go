@@ -41,7 +41,8 @@ type Options struct {
 // concurrent use by multiple goroutines. Reads see the state after the
 // last committed Batch; nothing is visible half-committed.
 type DB struct {
-	pdb *pebble.DB
+	pdb      *pebble.DB
+	readOnly bool
 }
 
 // quietLogger keeps pebble off stderr: informational and error messages are
@@ -81,7 +82,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	db := &DB{pdb: pdb}
+	db := &DB{pdb: pdb, readOnly: opts.ReadOnly}
 	m, ok, err := db.Meta()
 	if err == nil && ok && m.FormatVersion > FormatVersion {
 		err = fmt.Errorf("index: open %s: store format %d is newer than supported format %d", dir, m.FormatVersion, FormatVersion)
@@ -95,10 +96,19 @@ func Open(dir string, opts Options) (*DB, error) {
 // Close flushes nothing extra (every committed batch is already durable)
 // and releases the database. The DB must not be used afterwards.
 func (db *DB) Close() error {
-	if err := db.pdb.Close(); err != nil {
-		return fmt.Errorf("index: close: %w", err)
+	// A writer leaves its memtable flushed, so that the next process opens
+	// without replaying the write-ahead log (a reader would replay it on
+	// every open).
+	var flushErr error
+	if !db.readOnly {
+		if err := db.pdb.Flush(); err != nil {
+			flushErr = fmt.Errorf("index: flush: %w", err)
+		}
 	}
-	return nil
+	if err := db.pdb.Close(); err != nil {
+		return errors.Join(flushErr, fmt.Errorf("index: close: %w", err))
+	}
+	return flushErr
 }
 
 // get looks key up and decodes its value. It reports false for a missing
