@@ -13,7 +13,11 @@ type patternList struct {
 	pats []Pattern
 	// Indexed by dirOnly (0: any path, 1: directories only); values are the
 	// highest index of a pattern with that key, since the last match wins.
-	names      [2]map[string]int
+	names [2]map[string]int
+	// exts holds "*.ext" suffixes with no other '.', found by one lookup of
+	// the name's own extension; suffixes holds the other "*text" suffixes,
+	// looked up once per distinct length.
+	exts       [2]map[string]int
 	suffixes   [2]map[string]int
 	suffixLens [2][]int // distinct suffix lengths present in suffixes
 	rest       []int    // indices of the patterns not indexed, ascending
@@ -35,6 +39,8 @@ func newPatternList(pats []Pattern) *patternList {
 			// Matches nothing.
 		case p.basename && p.literal == len(p.glob):
 			l.names[d] = setIndex(l.names[d], p.glob, i)
+		case p.basename && p.endsWith && isExtension(p.glob[1:]):
+			l.exts[d] = setIndex(l.exts[d], p.glob[1:], i)
 		case p.basename && p.endsWith:
 			suffix := p.glob[1:]
 			if _, seen := l.suffixes[d][suffix]; !seen && !containsInt(l.suffixLens[d], len(suffix)) {
@@ -46,6 +52,12 @@ func newPatternList(pats []Pattern) *patternList {
 		}
 	}
 	return l
+}
+
+// isExtension reports whether suffix is '.' followed by text with no '.':
+// then a name ends with suffix exactly when its last '.' starts suffix.
+func isExtension(suffix string) bool {
+	return len(suffix) > 1 && suffix[0] == '.' && strings.IndexByte(suffix[1:], '.') < 0
 }
 
 func setIndex(m map[string]int, key string, i int) map[string]int {
@@ -70,6 +82,10 @@ func containsInt(s []int, v int) bool {
 // trying every Pattern.Match from the last line up would.
 func (l *patternList) last(path string, isDir bool) int {
 	base := path[strings.LastIndexByte(path, '/')+1:]
+	ext := ""
+	if dot := strings.LastIndexByte(base, '.'); dot >= 0 {
+		ext = base[dot:]
+	}
 	best := -1
 	kinds := 1
 	if isDir {
@@ -77,6 +93,9 @@ func (l *patternList) last(path string, isDir bool) int {
 	}
 	for d := 0; d < kinds; d++ {
 		if i, ok := l.names[d][base]; ok && i > best {
+			best = i
+		}
+		if i, ok := l.exts[d][ext]; ok && ext != "" && i > best {
 			best = i
 		}
 		for _, n := range l.suffixLens[d] {

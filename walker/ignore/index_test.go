@@ -18,9 +18,9 @@ func lastByScan(pats []Pattern, path string, isDir bool) int {
 
 func TestPatternListAgreesWithScanningEveryPattern(t *testing.T) {
 	lines := []string{"build", "build/", "*.log", "*.log/", "!keep.log", "*", "*~", ".DS_Store", "a*b", "/root.txt",
-		"src/*.go", "**/gen", "doc/", "!doc/", "*.tar.gz", "x?z", "[ab].c", "*.c", "!*.c", "node_modules/", "\\#hash", "*o"}
+		"src/*.go", "**/gen", "doc/", "!doc/", "*.tar.gz", "x?z", "[ab].c", "*.c", "!*.c", "node_modules/", "\\#hash", "*o", "*.env*", "*og*", "!*.lo*", "*.", "*.gz/"}
 	names := []string{"build", "a.log", "keep.log", "x~", ".DS_Store", "ab", "axb", "root.txt", "main.go", "gen", "doc",
-		"f.tar.gz", "xyz", "a.c", "b.c", "node_modules", "#hash", "o", "foo", "log", ".log", "c"}
+		"f.tar.gz", "xyz", "a.c", "b.c", "node_modules", "#hash", "o", "foo", "log", ".log", "c", ".env.local", "a.", "x.gz", "logo"}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for round := 0; round < 500; round++ {
 		var pats []Pattern
@@ -60,6 +60,24 @@ func BenchmarkRulesMatchClineProfile(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, p := range paths {
 			r.Match(p, false)
+		}
+	}
+}
+
+// The literal, suffix and substring shortcuts of matchText decide exactly as
+// the full wildcard matcher would.
+func TestMatchTextShortcutsAgreeWithWildmatch(t *testing.T) {
+	globs := []string{"*.log", "*.env*", "*og*", "*.", "*~", "*.tar.gz", "build", "*", "**", "*a*b*", "\\*x*", "*[ab]*"}
+	names := []string{"a.log", ".env", ".env.local", "x.env", "logo", "dog", "a.", "x~", "f.tar.gz", "build", "", "ab", "ba", "*x", "xx"}
+	for _, g := range globs {
+		p, ok := ParsePattern(g)
+		if !ok {
+			t.Fatalf("pattern %q did not parse", g)
+		}
+		for _, n := range names {
+			if got, want := p.matchText(n), Wildmatch(p.glob, n); got != want {
+				t.Errorf("%q on %q: matchText %v, Wildmatch %v", g, n, got, want)
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ type Pattern struct {
 	basename bool   // no '/' in the body: matched against the last path component
 	literal  int    // length of the wildcard-free prefix of glob
 	endsWith bool   // "*literal": a suffix comparison is enough
+	contains bool   // "*literal*" on a basename: a substring search is enough
 }
 
 // ParsePattern parses one line of a gitignore file with git's rules:
@@ -43,6 +44,8 @@ func ParsePattern(line string) (p Pattern, ok bool) {
 	p.glob = line
 	p.literal = simpleLength(line)
 	p.endsWith = strings.HasPrefix(line, "*") && simpleLength(line[1:]) == len(line)-1
+	p.contains = len(line) > 2 && line[0] == '*' && line[len(line)-1] == '*' &&
+		simpleLength(line[1:len(line)-1]) == len(line)-2
 	return p, line != ""
 }
 
@@ -87,6 +90,8 @@ func (p Pattern) matchText(s string) bool {
 		return s == p.glob
 	case p.endsWith && p.basename:
 		return strings.HasSuffix(s, p.glob[1:])
+	case p.contains && p.basename:
+		return strings.Contains(s, p.glob[1:len(p.glob)-1])
 	case len(s) < p.literal || s[:p.literal] != p.glob[:p.literal]:
 		return false
 	}
