@@ -8,10 +8,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/index"
@@ -113,35 +115,25 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	if err != nil {
 		return objects.ID{}, err
 	}
+	results, err := s.entryIDs(ctx, d, &dc, sub)
+	if err != nil {
+		return objects.ID{}, err
+	}
 	reuse := cached && len(dc.Entries) == len(d.Entries)
 	tree := index.Tree{Entries: make([]index.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
-	j := 0
 	for i := range d.Entries {
-		ent := &d.Entries[i]
-		for j < len(dc.Entries) && dc.Entries[j].Name < ent.Name {
-			j++
-		}
-		var prev *index.CachedFile
-		if j < len(dc.Entries) && dc.Entries[j].Name == ent.Name {
-			prev = &dc.Entries[j]
-		}
-		id, size, hit, ok, err := s.entryID(ctx, d.Path, ent, prev, sub, dc.WrittenNs)
-		if err != nil {
-			return objects.ID{}, err
-		}
-		if !ok { // vanished or unreadable: reported, left out
+		ent, r := &d.Entries[i], &results[i]
+		if r.skipped { // vanished or unreadable: reported, left out
 			reuse = false
 			continue
 		}
-		if !hit {
-			reuse = false
-		}
+		reuse = reuse && r.hit
 		if ent.Kind != walker.KindDir {
 			s.snap.files.Add(1)
 		}
-		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: ent.Mode, Size: size, ID: id})
-		fresh.Entries = append(fresh.Entries, cacheRecord(ent, id, size))
+		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: ent.Mode, Size: r.size, ID: r.id})
+		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
 	}
 	s.progress.tick(s.snap.files.Load(), s.snap.hashed.Load())
 	if reuse {
@@ -238,37 +230,92 @@ func statMatches(prev *index.CachedFile, ent *walker.Entry, cacheWrittenNs int64
 		prev.MtimeNs+racyMargin <= cacheWrittenNs
 }
 
-// entryID returns the id and size of one entry. hit reports that the stat
-// cache supplied it unchanged; ok=false means the entry was skipped (reported).
-func (s *scanner) entryID(ctx context.Context, dir string, ent *walker.Entry, prev *index.CachedFile,
-	sub map[string]objects.ID, cacheWrittenNs int64) (id objects.ID, size int64, hit, ok bool, err error) {
-	switch ent.Kind {
-	case walker.KindDir:
-		id = sub[ent.Name]
-		return id, 0, prev != nil && prev.Mode == cacheMode(ent.Kind, ent.Mode) && prev.ID == id, true, nil
-	case walker.KindSymlink:
-		target := []byte(ent.Target)
-		id = objects.Sum(target)
-		hit = prev != nil && prev.Mode == cacheMode(ent.Kind, ent.Mode) && prev.ID == id
-		if !hit && s.put != nil {
-			if _, err := s.put.PutBytes(target); err != nil {
-				return id, 0, false, false, err
+// entryResult is what the scan learned of one directory entry.
+type entryResult struct {
+	id      objects.ID
+	size    int64
+	hit     bool // the stat cache supplied it unchanged
+	skipped bool // left out (reported)
+	read    bool // a regular file whose content must be read
+}
+
+// parallelReadMin is the number of files to read in one directory from
+// which they are read by several goroutines: a wide directory would
+// otherwise keep one core busy while the other has nothing left to walk.
+const parallelReadMin = 16
+
+// entryIDs resolves every entry of d: subdirectories from sub, symlinks from
+// their target, files from the stat cache when it can be trusted, else by
+// reading them (in parallel when there are many).
+func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCache, sub map[string]objects.ID) ([]entryResult, error) {
+	results := make([]entryResult, len(d.Entries))
+	var reads []int
+	j := 0
+	for i := range d.Entries {
+		ent := &d.Entries[i]
+		for j < len(dc.Entries) && dc.Entries[j].Name < ent.Name {
+			j++
+		}
+		var prev *index.CachedFile
+		if j < len(dc.Entries) && dc.Entries[j].Name == ent.Name {
+			prev = &dc.Entries[j]
+		}
+		r, err := s.entryID(ent, prev, sub, dc.WrittenNs)
+		if err != nil {
+			return nil, err
+		}
+		results[i] = r
+		if r.read {
+			reads = append(reads, i)
+		}
+	}
+	read := func(i int) error {
+		r := &results[i]
+		var err error
+		r.id, r.size, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), &d.Entries[i])
+		if errors.Is(err, errSkipFile) {
+			r.skipped, err = true, nil
+		}
+		return err
+	}
+	if len(reads) < parallelReadMin {
+		for _, i := range reads {
+			if err := read(i); err != nil {
+				return nil, err
 			}
 		}
-		return id, int64(len(target)), hit, true, nil
+		return results, nil
+	}
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, i := range reads {
+		g.Go(func() error { return read(i) })
+	}
+	return results, g.Wait()
+}
+
+// entryID resolves one entry without reading it; a file the stat cache
+// cannot vouch for comes back with read set.
+func (s *scanner) entryID(ent *walker.Entry, prev *index.CachedFile, sub map[string]objects.ID, cacheWrittenNs int64) (entryResult, error) {
+	switch ent.Kind {
+	case walker.KindDir:
+		id := sub[ent.Name]
+		return entryResult{id: id, hit: prev != nil && prev.Mode == cacheMode(ent.Kind, ent.Mode) && prev.ID == id}, nil
+	case walker.KindSymlink:
+		target := []byte(ent.Target)
+		r := entryResult{id: objects.Sum(target), size: int64(len(target))}
+		r.hit = prev != nil && prev.Mode == cacheMode(ent.Kind, ent.Mode) && prev.ID == r.id
+		if !r.hit && s.put != nil {
+			if _, err := s.put.PutBytes(target); err != nil {
+				return r, err
+			}
+		}
+		return r, nil
 	}
 	if statMatches(prev, ent, cacheWrittenNs) {
-		return prev.ID, prev.Size, true, true, nil
+		return entryResult{id: prev.ID, size: prev.Size, hit: true}, nil
 	}
-	rel := path.Join(dir, ent.Name)
-	id, size, err = s.readFile(ctx, rel, ent)
-	if err != nil {
-		if errors.Is(err, errSkipFile) {
-			return id, 0, false, false, nil
-		}
-		return id, 0, false, false, err
-	}
-	return id, size, false, true, nil
+	return entryResult{read: true}, nil
 }
 
 // errSkipFile marks a file that readFile reported as skipped.
