@@ -160,17 +160,7 @@ func (s *Store) newFreshPackWriter() (*packWriter, error) {
 		s.mu.Unlock()
 		return nil, errors.New("objects: store closed")
 	}
-	n := s.mu.next
-	s.mu.next++
-	s.mu.packs[n] = &packState{held: true, clean: true}
-	s.mu.Unlock()
-	w, err := s.createPack(n)
-	if err != nil {
-		s.mu.Lock()
-		delete(s.mu.packs, n)
-		s.mu.Unlock()
-	}
-	return w, err
+	return s.createNextPackLocked()
 }
 
 // errPackHeld is returned when GC touches a pack a writer holds.

@@ -86,16 +86,7 @@ func (s *Store) newPackWriter() (w *packWriter, created bool, err error) {
 		}
 		n, st := s.appendCandidateLocked()
 		if st == nil {
-			n = s.mu.next
-			s.mu.next++
-			s.mu.packs[n] = &packState{held: true, clean: true}
-			s.mu.Unlock()
-			w, err := s.createPack(n)
-			if err != nil {
-				s.mu.Lock()
-				delete(s.mu.packs, n)
-				s.mu.Unlock()
-			}
+			w, err := s.createNextPackLocked()
 			return w, err == nil, err
 		}
 		st.held = true
@@ -201,4 +192,22 @@ func syncDir(dir string) error {
 		return fmt.Errorf("objects: fsync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// createNextPackLocked reserves the next pack number (never one used before,
+// so no cached reader of a deleted pack can be confused) and creates that
+// pack for the caller alone. It is called with s.mu held and returns with
+// s.mu released.
+func (s *Store) createNextPackLocked() (*packWriter, error) {
+	n := s.mu.next
+	s.mu.next++
+	s.mu.packs[n] = &packState{held: true, clean: true}
+	s.mu.Unlock()
+	w, err := s.createPack(n)
+	if err != nil {
+		s.mu.Lock()
+		delete(s.mu.packs, n)
+		s.mu.Unlock()
+	}
+	return w, err
 }
