@@ -116,7 +116,8 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	}
 	res := &SaveResult{Task: task, Kind: kind, Skipped: snap.skipped, Parent: head.Head}
 	empty := hasHead && snap.root == parent.Root
-	unchanged := empty && state == parent.State
+	// Without a state blob only the files decide whether anything changed.
+	unchanged := empty && (opts.State == nil || state == parent.State)
 	if unchanged && !opts.AllowEmpty {
 		// Nothing to record but refreshed stat-cache entries.
 		res.ID, res.Seq, res.Parent = head.Head, parent.Seq, parent.Parent

@@ -316,3 +316,22 @@ func TestReadOnlyEngineReadsButRefusesWrites(t *testing.T) {
 		t.Fatalf("a read-only restore touched the workspace: %q", got)
 	}
 }
+
+func TestSaveWithoutStateAfterStateIsNoChange(t *testing.T) {
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
+	one, err := f.e.Save(context.Background(), SaveOptions{State: strings.NewReader("conversation")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := f.save("files unchanged, no state given"); res.Created || res.ID != one.ID {
+		t.Fatalf("save without state = %+v, want no new checkpoint", res)
+	}
+	two, err := f.e.Save(context.Background(), SaveOptions{State: strings.NewReader("conversation, one turn later")})
+	if err != nil || !two.Created || !two.Empty {
+		t.Fatalf("save with a new state = %+v, %v; want an empty checkpoint carrying it", two, err)
+	}
+	same, err := f.e.Save(context.Background(), SaveOptions{State: strings.NewReader("conversation, one turn later")})
+	if err != nil || same.Created {
+		t.Fatalf("save with the same state = %+v, %v; want no new checkpoint", same, err)
+	}
+}
