@@ -25,6 +25,8 @@ const pebbleFormat = pebble.FormatValueSeparation
 const (
 	defaultCacheSize = 32 << 20
 	memTableSize     = 16 << 20
+	// walFlushBytes is the write-ahead log size above which Close flushes.
+	walFlushBytes = 1 << 20
 )
 
 // Options tunes Open.
@@ -96,11 +98,12 @@ func Open(dir string, opts Options) (*DB, error) {
 // Close flushes nothing extra (every committed batch is already durable)
 // and releases the database. The DB must not be used afterwards.
 func (db *DB) Close() error {
-	// A writer leaves its memtable flushed, so that the next process opens
-	// without replaying the write-ahead log (a reader would replay it on
-	// every open).
+	// A writer leaves its memtable flushed when the write-ahead log has
+	// grown, so that the next process opens without replaying it (a reader
+	// would replay it on every open); a small log is cheaper to replay than
+	// a flush, and tiny flushes would only feed compactions.
 	var flushErr error
-	if !db.readOnly {
+	if !db.readOnly && db.pdb.Metrics().WAL.Size > walFlushBytes {
 		if err := db.pdb.Flush(); err != nil {
 			flushErr = fmt.Errorf("index: flush: %w", err)
 		}
