@@ -76,6 +76,12 @@ func Open(dir string, opts Options) (*DB, error) {
 		MemTableSize:       memTableSize,
 		Logger:             quietLogger{},
 		ReadOnly:           opts.ReadOnly,
+		// A first save flushes a few memtables at once; with pebble's default
+		// threshold (4) the next, otherwise instant, save would pay for their
+		// compaction. Letting L0 grow further amortises it over many saves;
+		// reads stay cheap (bloom filters, few keys).
+		L0CompactionThreshold: 16,
+		L0StopWritesThreshold: 48,
 	}
 	// Bloom filters at every level: most lookups of a save are of blobs the
 	// store does not have yet, which the filter answers without a block read.
