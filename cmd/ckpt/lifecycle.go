@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/engine"
 )
@@ -78,7 +76,6 @@ func (a *app) gcCommand() *cobra.Command {
 					}
 				}
 				res, err := e.GC(cmd.Context(), engine.GCOptions{Policy: &policy, RewriteBelow: rewriteBelow, Progress: a.phaseProgress("gc")})
-				a.endPhaseProgress()
 				if err != nil {
 					return err
 				}
@@ -135,7 +132,6 @@ func (a *app) verifyCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				rep, err := e.Verify(cmd.Context(), engine.VerifyOptions{Quick: quick, Progress: a.phaseProgress("verify")})
-				a.endPhaseProgress()
 				if rep == nil {
 					return err
 				}
@@ -254,27 +250,4 @@ func parseSize(s string) (int64, error) {
 		return 0, usageError{fmt.Sprintf("invalid size %q: use bytes or a number with K, M, G or T (binary units)", s)}
 	}
 	return int64(v * float64(mult)), nil
-}
-
-// phaseProgress returns a reporter that redraws one line on stderr, or nil when
-// stderr is not a terminal or output is quiet or JSON.
-func (a *app) phaseProgress(verb string) func(engine.PhaseProgress) {
-	f, ok := a.stderr.(*os.File)
-	if !ok || a.quiet || a.json || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return func(p engine.PhaseProgress) {
-		if p.Total > 0 {
-			fmt.Fprintf(f, "\rckpt %s: %s %d/%d\x1b[K", verb, p.Phase, p.Done, p.Total)
-		} else {
-			fmt.Fprintf(f, "\rckpt %s: %s %d\x1b[K", verb, p.Phase, p.Done)
-		}
-	}
-}
-
-// endPhaseProgress clears the progress line, if one was drawn.
-func (a *app) endPhaseProgress() {
-	if f, ok := a.stderr.(*os.File); ok && !a.quiet && !a.json && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprint(f, "\r\x1b[K")
-	}
 }

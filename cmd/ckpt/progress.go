@@ -40,15 +40,37 @@ func (c clearingWriter) Write(b []byte) (int, error) {
 	return c.w.Write(b)
 }
 
-// update redraws the line once the work has run for progressDelay.
+// update redraws the line with a scan's progress once the scan has run for
+// progressDelay.
 func (p *progressLine) update(sp engine.ScanProgress) {
 	if sp.Elapsed < progressDelay {
 		return
 	}
+	p.draw(fmt.Sprintf("ckpt: scanning: %d files, %s hashed, %.0fs", sp.Files, humanBytes(int64(sp.BytesHashed)), sp.Elapsed.Seconds()))
+}
+
+// draw replaces the line's text.
+func (p *progressLine) draw(text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\033[Kckpt: scanning: %d files, %s hashed, %.0fs", sp.Files, humanBytes(int64(sp.BytesHashed)), sp.Elapsed.Seconds())
+	fmt.Fprintf(p.w, "\r\033[K%s", text)
 	p.shown = true
+}
+
+// phaseProgress returns a reporter that draws gc's or verify's phases on
+// the progress line, or nil when no line is drawn (not a terminal, -q, --json).
+func (a *app) phaseProgress(verb string) func(engine.PhaseProgress) {
+	p := a.progress
+	if p == nil {
+		return nil
+	}
+	return func(ph engine.PhaseProgress) {
+		if ph.Total > 0 {
+			p.draw(fmt.Sprintf("ckpt %s: %s %d/%d", verb, ph.Phase, ph.Done, ph.Total))
+		} else {
+			p.draw(fmt.Sprintf("ckpt %s: %s %d", verb, ph.Phase, ph.Done))
+		}
+	}
 }
 
 // clear erases the line if it was drawn. A nil line does nothing.

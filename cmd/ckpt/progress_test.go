@@ -31,3 +31,18 @@ func TestProgressLineWaitsThenClearsBeforeOutput(t *testing.T) {
 		t.Fatal("erased a line that was not drawn")
 	}
 }
+
+func TestPhaseProgressDrawsOnTheSameLine(t *testing.T) {
+	var term bytes.Buffer
+	a := &app{}
+	if a.phaseProgress("gc") != nil {
+		t.Fatal("a reporter without a progress line")
+	}
+	a.progress = &progressLine{w: &term}
+	report := a.phaseProgress("gc")
+	report(engine.PhaseProgress{Phase: "mark", Done: 3, Total: 10})
+	report(engine.PhaseProgress{Phase: "sweep", Done: 7})
+	if got := term.String(); got != "\r\033[Kckpt gc: mark 3/10\r\033[Kckpt gc: sweep 7" {
+		t.Fatalf("line = %q", got)
+	}
+}
