@@ -24,7 +24,7 @@ const pebbleFormat = pebble.FormatValueSeparation
 
 const (
 	defaultCacheSize = 32 << 20
-	memTableSize     = 16 << 20
+	memTableSize     = 4 << 20
 	// walFlushBytes is the write-ahead log size above which Close flushes.
 	walFlushBytes = 1 << 20
 )
