@@ -99,7 +99,10 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 			return nil, nil, storeError(err, e.storeDir)
 		}
 	}
-	blobs := e.blobs.NewBatch()
+	blobs, err := e.newBlobBatch()
+	if err != nil {
+		return nil, nil, err
+	}
 	defer blobs.Close()
 	snap, err := e.scan(ctx, blobs)
 	if err != nil {
@@ -140,6 +143,19 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	}
 	res.ID, res.Seq, res.Created, res.Empty, res.Stats = index.CheckpointID(*cp), cp.Seq, true, empty, stats
 	return res, snap, nil
+}
+
+// newBlobBatch starts the blob batch of a save: a fresh one (no index lookup
+// per blob) when the store holds no blob yet.
+func (e *Engine) newBlobBatch() (*objects.Batch, error) {
+	has, err := e.db.HasLocators()
+	if err != nil {
+		return nil, storeError(err, e.storeDir)
+	}
+	if !has {
+		return e.blobs.NewFreshBatch(), nil
+	}
+	return e.blobs.NewBatch(), nil
 }
 
 // commitSnapshot makes a save durable: pack data first (fsynced by Sync),

@@ -3,6 +3,8 @@ package index
 import (
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects"
 )
 
 func TestDeleteDirCacheTreeRemovesOnlyTheSubtree(t *testing.T) {
@@ -65,5 +67,20 @@ func TestReadOnlyOpenReadsButRefusesWrites(t *testing.T) {
 	b.SetConfig("k", "w")
 	if err := b.Commit(); err == nil {
 		t.Fatal("a read-only index accepted a commit")
+	}
+}
+
+func TestHasLocators(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	commit(t, db, func(b *Batch) { b.PutDirCache("", DirCache{WrittenNs: 1}) })
+	if has, err := db.HasLocators(); has || err != nil {
+		t.Fatalf("empty index: HasLocators = %v, %v", has, err)
+	}
+	commit(t, db, func(b *Batch) {
+		b.PutLocator(objects.Sum([]byte("x")), objects.Locator{Pack: 1, Offset: 12, Length: 60, Size: 1})
+	})
+	if has, err := db.HasLocators(); !has || err != nil {
+		t.Fatalf("after a locator: HasLocators = %v, %v", has, err)
 	}
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ckpt/ckpt/objects"
@@ -42,3 +43,20 @@ func (db *DB) EachLocator(fn func(id objects.ID, loc objects.Locator) error) err
 		return fn(id, loc)
 	})
 }
+
+// HasLocators reports whether the index holds any blob locator at all (a
+// store before its first save holds none).
+func (db *DB) HasLocators() (bool, error) {
+	found := false
+	err := db.scan([]byte{prefixLocator}, func([]byte, []byte) error {
+		found = true
+		return errStopScan
+	})
+	if errors.Is(err, errStopScan) {
+		err = nil
+	}
+	return found, err
+}
+
+// errStopScan ends a scan early without an error.
+var errStopScan = errors.New("index: stop scan")
