@@ -335,3 +335,14 @@ func TestSaveWithoutStateAfterStateIsNoChange(t *testing.T) {
 		t.Fatalf("save with the same state = %+v, %v; want no new checkpoint", same, err)
 	}
 }
+
+func TestInjectedClockStampsCheckpoints(t *testing.T) {
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
+	at := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
+	f.open(Options{Now: func() time.Time { return at }})
+	f.save("stamped")
+	c, err := f.e.Show("", "HEAD")
+	if err != nil || !c.Time.Equal(at) {
+		t.Fatalf("checkpoint time = %v, %v; want the injected %v", c.Time, err, at)
+	}
+}
