@@ -62,3 +62,13 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 // ErrProtected: the workspace is one ckpt refuses (/, the home directory,
 // ~/Desktop, ~/Documents, ~/Downloads).
 var ErrProtected = walker.ErrProtected
+
+// Message renders err for people: its text without the package prefixes
+// ("engine: ", "objects: ", ...) that sentinel errors carry for callers.
+func Message(err error) string {
+	s := err.Error()
+	for _, p := range []string{"engine: ", "walker: ", "objects: ", "index: ", "diffview: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strings"
 
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
@@ -147,7 +146,7 @@ func describe(err error) string {
 	case errors.Is(err, index.ErrNotFound), errors.Is(err, objects.ErrNotFound):
 		return "missing"
 	}
-	return cleanError(err)
+	return Message(err)
 }
 
 func (g *refGraph) problem(p Problem) {
@@ -399,13 +398,4 @@ func (g *refGraph) logicalSize(id objects.ID, memo map[objects.ID]int64) int64 {
 	}
 	memo[id] = total
 	return total
-}
-
-// cleanError renders err for people, without the package prefixes.
-func cleanError(err error) string {
-	s := err.Error()
-	for _, p := range []string{"engine: ", "objects: ", "index: "} {
-		s = strings.ReplaceAll(s, p, "")
-	}
-	return s
 }

@@ -170,7 +170,7 @@ func (e *Engine) verifyContent(ctx context.Context, g *refGraph, bad map[objects
 				if !isCorrupt(err) {
 					return err
 				}
-				p := Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + cleanError(err)}
+				p := Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + Message(err)}
 				if b.site.cp != nil {
 					p.Checkpoint, p.Task, p.Seq = b.site.cp.id, b.site.cp.cp.Task, b.site.cp.cp.Seq
 				}

@@ -38,19 +38,6 @@ const (
 	KindDir     Kind = 3
 )
 
-// String returns "file", "symlink" or "dir".
-func (k Kind) String() string {
-	switch k {
-	case KindFile:
-		return "file"
-	case KindSymlink:
-		return "symlink"
-	case KindDir:
-		return "dir"
-	}
-	return "unknown"
-}
-
 // Entry is one included name of a directory, with the lstat data taken
 // while the directory was listed.
 type Entry struct {

@@ -176,22 +176,13 @@ func exitCodeOf(err error) int {
 // fail prints err as one line (or one JSON document) and returns its exit code.
 func (a *app) fail(err error) int {
 	code := exitCodeOf(err)
-	msg := strings.ReplaceAll(cleanMessage(err.Error()), "\n", " ")
+	msg := strings.ReplaceAll(engine.Message(err), "\n", " ")
 	if a.json {
 		a.printJSON(map[string]any{"error": map[string]any{"code": code, "message": msg}})
 	} else {
 		fmt.Fprintf(a.stderr, "ckpt: %s\n", msg)
 	}
 	return code
-}
-
-// cleanMessage drops the package prefixes of sentinel errors from a message
-// meant for people.
-func cleanMessage(s string) string {
-	for _, p := range []string{"engine: ", "walker: ", "objects: ", "index: "} {
-		s = strings.ReplaceAll(s, p, "")
-	}
-	return s
 }
 
 func (a *app) printJSON(v any) {

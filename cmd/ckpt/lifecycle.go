@@ -164,7 +164,7 @@ func (a *app) printVerify(rep *engine.VerifyReport, verr error) error {
 			"blobs": rep.Blobs, "locators": rep.Locators, "packs": rep.Packs, "bytes_hashed": rep.BytesHashed, "problems": problems}
 		if verr != nil {
 			a.exitCode = exitCodeOf(verr)
-			out["error"] = map[string]any{"code": a.exitCode, "message": cleanMessage(verr.Error())}
+			out["error"] = map[string]any{"code": a.exitCode, "message": engine.Message(verr)}
 		}
 		a.printJSON(out)
 		return nil

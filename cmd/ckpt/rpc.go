@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+
+	"github.com/ckpt/ckpt/engine"
 )
 
 // JSON-RPC 2.0 error codes used by serve and mcp. Errors of ckpt itself use
@@ -49,7 +51,7 @@ func errorOf(err error) *rpcError {
 		return &rpcError{Code: rpcInvalidParams, Message: usage.msg}
 	}
 	code := exitCodeOf(err)
-	return &rpcError{Code: rpcAppError, Message: cleanMessage(err.Error()), Data: map[string]int{"exit_code": code}}
+	return &rpcError{Code: rpcAppError, Message: engine.Message(err), Data: map[string]int{"exit_code": code}}
 }
 
 // rpcHandler answers one request; a notification's answer is dropped.
