@@ -16,6 +16,9 @@ type LsEntry struct {
 	index.Entry
 }
 
+// IsDir reports whether the entry is a directory.
+func (e LsEntry) IsDir() bool { return e.Kind == index.KindDir }
+
 // cleanRelPath validates a workspace-relative path given by a caller: it
 // must not be absolute or climb out of the workspace. "" and "." mean the root.
 func cleanRelPath(p string) (string, error) {

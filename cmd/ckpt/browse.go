@@ -106,7 +106,7 @@ func (a *app) printLs(entries []engine.LsEntry) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	for _, e := range entries {
 		name := e.Path
-		if e.Kind.String() == "dir" {
+		if e.IsDir() {
 			name += "/"
 		}
 		fmt.Fprintf(tw, "%04o\t%s\t%d\t%s\t %s\n", e.Mode, e.Kind, e.Size, e.ID.Short(), name)
