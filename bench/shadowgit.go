@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/walker"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // shadowGit runs the checkpoint flow of Cline and Roo Code: a git directory

@@ -6,8 +6,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // LsEntry is one entry listed by Ls, with its path relative to the workspace.

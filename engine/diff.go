@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ckpt/ckpt/diffview"
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/diffview"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // Change is one changed path (see diffview.Change).

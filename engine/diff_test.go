@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // DropResult reports what Drop removed.

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // Engine is an open checkpoint store bound to one workspace. It holds the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ckpt/ckpt/objects"
-	"github.com/ckpt/ckpt/walker"
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // Sentinel errors. Match them with errors.Is; the CLI maps each to an exit code.

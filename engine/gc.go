@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // DefaultRewriteBelow is the live fraction under which GC rewrites a pack.

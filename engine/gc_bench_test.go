@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // Size of the GC benchmark's store: benchCheckpoints checkpoints of a tree

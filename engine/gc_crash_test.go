@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // gcCrashEnv carries "store|workspace|N" to the child process that runs GC

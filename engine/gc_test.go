@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/testtree"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // historySaves sizes the generated history of the retention test.

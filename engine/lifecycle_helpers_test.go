@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/testtree"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // record is one checkpoint of a generated history and the files it holds.

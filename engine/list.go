@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // CheckpointInfo is a checkpoint with its id and whether it is the task's head.

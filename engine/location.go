@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ckpt/ckpt/objects"
-	"github.com/ckpt/ckpt/walker"
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // canonicalWorkspace resolves path to an absolute, symlink-free directory and

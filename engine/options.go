@@ -3,8 +3,8 @@ package engine
 import (
 	"time"
 
-	"github.com/ckpt/ckpt/objects"
-	"github.com/ckpt/ckpt/walker"
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // DefaultTask is the task used when none is named.

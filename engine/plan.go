@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/ckpt/ckpt/diffview"
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/diffview"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // opKind is one step of a restore.

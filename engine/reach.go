@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // Problem is one integrity failure: what is wrong, and where it was first

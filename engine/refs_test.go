@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testtree"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 func TestResolveRefForms(t *testing.T) {

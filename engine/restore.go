@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // Only selects what a restore rewinds.

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // RetentionPolicy says which checkpoints GC drops. A task's head is never

@@ -8,10 +8,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ckpt/ckpt/diffview"
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
-	"github.com/ckpt/ckpt/walker"
+	"github.com/ckpt/ckpt/internal/diffview"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // SaveOptions describe one checkpoint.

@@ -16,9 +16,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
-	"github.com/ckpt/ckpt/walker"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // racyMargin is how far before the stat cache's write time a file's mtime

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testtree"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // corruptFixture saves a small workspace and returns it with the

@@ -55,7 +55,7 @@ func TestPrecedenceOfExtrasAndProfiles(t *testing.T) {
 
 func TestProfilesMatchReference(t *testing.T) {
 	for _, name := range []string{"cline", "roo"} {
-		ref, err := os.ReadFile(filepath.Join("..", "..", "shared", "reference", "excludes-"+name+".txt"))
+		ref, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "reference", "excludes-"+name+".txt"))
 		if err != nil {
 			// The reference copies live outside the module; the embedded
 			// file is then checked only for being non-trivial.

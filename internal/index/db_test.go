@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 func openTest(t *testing.T, dir string) *DB {

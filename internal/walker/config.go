@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ckpt/ckpt/walker/ignore"
+	"github.com/ckpt/ckpt/internal/walker/ignore"
 )
 
 // devIno identifies a directory independently of the path used to reach it.

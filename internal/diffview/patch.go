@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/pmezard/go-difflib/difflib"
 )
 

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // encodingVersion is the first byte of every encoded record. A record with

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // wideFixture returns a tree of dirs*files files spread over dirs

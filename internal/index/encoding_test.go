@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 func testID(s string) objects.ID { return objects.Sum([]byte(s)) }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // CheckpointKind says why a checkpoint was taken.

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // ErrCorruptTree reports a tree whose entries break the Tree invariants

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // FormatVersion is the version of the index's key schema and record

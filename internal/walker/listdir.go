@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ckpt/ckpt/walker/ignore"
+	"github.com/ckpt/ckpt/internal/walker/ignore"
 )
 
 // maxPatternFile bounds the pattern files read (git caps .gitattributes at

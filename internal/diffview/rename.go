@@ -1,8 +1,8 @@
 package diffview
 
 import (
-	"github.com/ckpt/ckpt/index"
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // pairRenames merges each added change whose blob id and kind match a

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 func TestDeleteDirCacheTreeRemovesOnlyTheSubtree(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ckpt/ckpt/walker/ignore"
+	"github.com/ckpt/ckpt/internal/walker/ignore"
 )
 
 // node is one included directory between being listed and being visited.

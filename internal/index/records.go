@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // Meta describes the store as a whole. It is written by the engine when a

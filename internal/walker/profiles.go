@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ckpt/ckpt/walker/ignore"
+	"github.com/ckpt/ckpt/internal/walker/ignore"
 )
 
 // Exclusion profiles, one gitignore-syntax file each. cline.txt and roo.txt

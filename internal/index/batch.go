@@ -7,7 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // errBatchDone is returned by a Batch used after Commit or Close.
