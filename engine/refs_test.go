@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/testtree"
 )
 
 func TestResolveRefForms(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
