@@ -54,7 +54,7 @@ func runWorker(ctx context.Context, args []string) error {
 		defer stop()
 	}
 	start := time.Now()
-	e, err := engine.Open(*ws, engine.Options{StoreDir: *store, Profile: "cline"})
+	e, err := engine.Open(ctx, *ws, engine.Options{StoreDir: *store, Profile: "cline"})
 	if err != nil {
 		return err
 	}

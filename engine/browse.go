@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path"
@@ -69,7 +70,7 @@ func (e *Engine) lookup(root objects.ID, rel string) (index.Entry, error) {
 
 // Ls lists the entries of the directory at dir in checkpoint ref (or the
 // single entry, when dir names a file or symlink).
-func (e *Engine) Ls(task, ref, dir string) ([]LsEntry, error) {
+func (e *Engine) Ls(ctx context.Context, task, ref, dir string) ([]LsEntry, error) {
 	rel, root, err := e.refPath(task, ref, dir)
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func (e *Engine) Ls(task, ref, dir string) ([]LsEntry, error) {
 
 // Cat opens the content of the file at file in checkpoint ref (for a
 // symlink, its target text). The reader verifies the content's hash.
-func (e *Engine) Cat(task, ref, file string) (io.ReadCloser, int64, error) {
+func (e *Engine) Cat(ctx context.Context, task, ref, file string) (io.ReadCloser, int64, error) {
 	rel, root, err := e.refPath(task, ref, file)
 	if err != nil {
 		return nil, 0, err
@@ -120,7 +121,7 @@ func (e *Engine) refPath(task, ref, p string) (string, objects.ID, error) {
 }
 
 // ReadState returns the state blob attached to a checkpoint (nil when none).
-func (e *Engine) ReadState(id objects.ID) ([]byte, error) {
+func (e *Engine) ReadState(ctx context.Context, id objects.ID) ([]byte, error) {
 	if id.IsZero() {
 		return nil, nil
 	}

@@ -29,7 +29,7 @@ func benchWorkspace(b *testing.B) (*corpus.Manifest, *engine.Engine) {
 
 func openBench(b *testing.B, ws, store string) *engine.Engine {
 	b.Helper()
-	e, err := engine.Open(ws, engine.Options{StoreDir: store, Profile: "cline"})
+	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, Profile: "cline"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func BenchmarkSaveFirst(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		e, err := engine.Open(m.Root, engine.Options{StoreDir: store, Profile: "cline"})
+		e, err := engine.Open(context.Background(), m.Root, engine.Options{StoreDir: store, Profile: "cline"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -200,8 +200,8 @@ const (
 
 // DiffRange resolves a diff mode against a task's checkpoints into the
 // (from, to) refs for Diff. ref is ignored by ModeFull.
-func (e *Engine) DiffRange(task string, mode DiffMode, ref string) (from, to string, err error) {
-	log, err := e.List(task)
+func (e *Engine) DiffRange(ctx context.Context, task string, mode DiffMode, ref string) (from, to string, err error) {
+	log, err := e.List(ctx, task)
 	if err != nil {
 		return "", "", err
 	}
@@ -212,7 +212,7 @@ func (e *Engine) DiffRange(task string, mode DiffMode, ref string) (from, to str
 	if mode == ModeFull {
 		return first, WorkspaceRef, nil
 	}
-	id, err := e.Resolve(task, ref)
+	id, err := e.Resolve(ctx, task, ref)
 	if err != nil {
 		return "", "", err
 	}

@@ -86,7 +86,7 @@ func TestDiffModes(t *testing.T) {
 		{ModeToCurrent, "@2", ids[1], WorkspaceRef},
 		{ModeFull, "", ids[0], WorkspaceRef},
 	} {
-		from, to, err := f.e.DiffRange("", tc.mode, tc.ref)
+		from, to, err := f.e.DiffRange(context.Background(), "", tc.mode, tc.ref)
 		if err != nil || from != tc.from || to != tc.to {
 			t.Errorf("%s %s = %s..%s (%v), want %s..%s", tc.mode, tc.ref, from, to, err, tc.from, tc.to)
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -36,7 +37,7 @@ type Engine struct {
 // It fails with walker.ErrProtected for refused workspaces, ErrWorkspaceMismatch
 // when the store records another workspace, and a *BusyError (ErrBusy) when
 // another process holds the lock past the timeout.
-func Open(workspace string, opts Options) (*Engine, error) {
+func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
 	start := time.Now()
 	ws, err := canonicalWorkspace(workspace)
 	if err != nil {
@@ -49,7 +50,7 @@ func Open(workspace string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(storeDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", storeDir, err)
 	}
-	lock, err := acquireLock(filepath.Join(storeDir, "lock"), opts.Command, opts.lockTimeout())
+	lock, err := acquireLock(ctx, filepath.Join(storeDir, "lock"), opts.Command, opts.lockTimeout())
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func TestEventsFollowTheLifecycle(t *testing.T) {
 		events = append(events, ev)
 		mu.Unlock()
 	}}
-	e, err := Open(ws, opts)
+	e, err := Open(context.Background(), ws, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

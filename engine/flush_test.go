@@ -51,7 +51,7 @@ func TestSaveFlushesInBoundedBatches(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted save: %v", err)
 	}
-	log, _ := f.e.List("")
+	log, _ := f.e.List(context.Background(), "")
 	if len(log.Checkpoints) != 1 || log.Head != one.ID {
 		t.Fatalf("an interrupted save changed the task: %+v", log)
 	}

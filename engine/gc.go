@@ -96,7 +96,7 @@ func (e *Engine) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error
 		policy = *opts.Policy
 	} else {
 		var err error
-		if policy, err = e.Retention(); err != nil {
+		if policy, err = e.Retention(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -400,7 +400,7 @@ func (e *Engine) packBytes() (int64, error) {
 // and does not fail the save.
 func (e *Engine) maybeAutoGC(ctx context.Context) {
 	start := time.Now()
-	policy, err := e.Retention()
+	policy, err := e.Retention(ctx)
 	if err != nil || policy.MaxSize <= 0 {
 		e.report(err, start)
 		return

@@ -25,7 +25,7 @@ const (
 // thousand times) and returns the store directory and workspace.
 func buildBenchStore(b *testing.B) (store, ws string) {
 	ws, store = b.TempDir(), filepath.Join(b.TempDir(), "store")
-	e, err := Open(ws, Options{StoreDir: store})
+	e, err := Open(context.Background(), ws, Options{StoreDir: store})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func BenchmarkGC(b *testing.B) {
 		b.StopTimer()
 		store := filepath.Join(b.TempDir(), "store")
 		copyDir(b, template, store)
-		e, err := Open(ws, Options{StoreDir: store})
+		e, err := Open(context.Background(), ws, Options{StoreDir: store})
 		if err != nil {
 			b.Fatal(err)
 		}

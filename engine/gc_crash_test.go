@@ -32,7 +32,7 @@ func TestGCCrashChild(t *testing.T) {
 	}
 	parts := strings.Split(spec, "|")
 	n, _ := strconv.Atoi(parts[2])
-	e, err := Open(parts[1], Options{StoreDir: parts[0]})
+	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestGCCrashSafety(t *testing.T) {
 func gcOps(t *testing.T, template, ws string) []string {
 	store := filepath.Join(t.TempDir(), "store")
 	copyDir(t, template, store)
-	e, err := Open(ws, Options{StoreDir: store})
+	e, err := Open(context.Background(), ws, Options{StoreDir: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func gcOps(t *testing.T, template, ws string) []string {
 // checkAfterCrash opens a store a killed GC left and checks it.
 func checkAfterCrash(t *testing.T, store, ws string, all, kept []record, what string) {
 	t.Helper()
-	e, err := Open(ws, Options{StoreDir: store})
+	e, err := Open(context.Background(), ws, Options{StoreDir: store})
 	if err != nil {
 		t.Fatalf("%s: open: %v", what, err)
 	}
@@ -138,7 +138,7 @@ func checkAfterCrash(t *testing.T, store, ws string, all, kept []record, what st
 	}
 	var listed []record
 	for _, task := range []string{"a", "b"} {
-		log, err := e.List(task)
+		log, err := e.List(context.Background(), task)
 		if err != nil {
 			t.Fatal(err)
 		}

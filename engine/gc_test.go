@@ -62,7 +62,7 @@ func TestGCRetentionGeneratedHistory(t *testing.T) {
 		t.Fatalf("dropped %d checkpoints, want %d", len(res.Dropped), len(dropped))
 	}
 	for _, task := range []string{"a", "b", "c"} {
-		log, err := h.f.e.List(task)
+		log, err := h.f.e.List(context.Background(), task)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestGCMiddleOfChain(t *testing.T) {
 	if _, err := h.f.e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	log, err := h.f.e.List("")
+	log, err := h.f.e.List(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,18 +137,18 @@ func TestGCMiddleOfChain(t *testing.T) {
 		t.Fatal("a remaining checkpoint's parent was rewritten")
 	}
 	for _, r := range h.records[4:] {
-		if id, err := h.f.e.Resolve("", "@"+strconv.FormatUint(r.seq, 10)); err != nil || id != r.id {
+		if id, err := h.f.e.Resolve(context.Background(), "", "@"+strconv.FormatUint(r.seq, 10)); err != nil || id != r.id {
 			t.Fatalf("@%d = %v, %v", r.seq, id, err)
 		}
 	}
-	if id, err := h.f.e.Resolve("", "HEAD~1"); err != nil || id != h.records[4].id {
+	if id, err := h.f.e.Resolve(context.Background(), "", "HEAD~1"); err != nil || id != h.records[4].id {
 		t.Fatalf("HEAD~1 = %v, %v", id, err)
 	}
-	if _, err := h.f.e.Resolve("", "HEAD~2"); !errors.Is(err, ErrUnknownRef) || errors.Is(err, ErrCorrupt) {
+	if _, err := h.f.e.Resolve(context.Background(), "", "HEAD~2"); !errors.Is(err, ErrUnknownRef) || errors.Is(err, ErrCorrupt) {
 		t.Fatalf("HEAD~2 names a dropped checkpoint: %v, want ErrUnknownRef", err)
 	}
 	for _, ref := range []string{"HEAD~3", "@1", h.records[0].id.String()} {
-		if _, err := h.f.e.Show("", ref); !errors.Is(err, ErrUnknownRef) || errors.Is(err, ErrCorrupt) {
+		if _, err := h.f.e.Show(context.Background(), "", ref); !errors.Is(err, ErrUnknownRef) || errors.Is(err, ErrCorrupt) {
 			t.Fatalf("%s after gc: %v, want ErrUnknownRef", ref, err)
 		}
 	}
@@ -200,7 +200,7 @@ func TestGCMaxSizeDropsOldestFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := h.f.e.Tasks()
+	tasks, err := h.f.e.Tasks(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestGCKeepsDirCacheHonest(t *testing.T) {
 	}
 	saved := f.save("after gc")
 	mustVerify(t, f.e)
-	rc, _, err := f.e.Cat("", saved.ID.String(), "src/a.go")
+	rc, _, err := f.e.Cat(context.Background(), "", saved.ID.String(), "src/a.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,17 +246,17 @@ func TestGCKeepsDirCacheHonest(t *testing.T) {
 func TestAutoGCOnSave(t *testing.T) {
 	h := newHistory(t, 4, 40)
 	policy := RetentionPolicy{KeepLast: 3, MaxSize: 4 << 10}
-	if err := h.f.e.SetRetention(policy); err != nil {
+	if err := h.f.e.SetRetention(context.Background(), policy); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := h.f.e.Retention(); err != nil || got != policy {
+	if got, err := h.f.e.Retention(context.Background()); err != nil || got != policy {
 		t.Fatalf("Retention() = %+v, %v", got, err)
 	}
 	h.f.open(Options{Now: h.now}) // the policy is remembered across opens
 	for range 30 {
 		h.step("default")
 	}
-	log, err := h.f.e.List("")
+	log, err := h.f.e.List(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestAutoGCOnSave(t *testing.T) {
 		t.Fatalf("%d checkpoints after 30 saves under keep-last 3 with a cap", n)
 	}
 	mustVerify(t, h.f.e)
-	if err := h.f.e.SetRetention(RetentionPolicy{KeepLast: -1}); !errors.Is(err, ErrBadRequest) {
+	if err := h.f.e.SetRetention(context.Background(), RetentionPolicy{KeepLast: -1}); !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("negative policy: %v", err)
 	}
 }
@@ -286,7 +286,7 @@ func TestDropTask(t *testing.T) {
 		}
 	}
 	exclusive := recordBytes(append(slices.Clone(keep), gone...)) - recordBytes(keep)
-	tasks, err := h.f.e.Tasks()
+	tasks, err := h.f.e.Tasks(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestDropTask(t *testing.T) {
 	if _, err := h.f.e.Drop(context.Background(), "gone"); !errors.Is(err, ErrUnknownRef) {
 		t.Fatalf("second drop: %v", err)
 	}
-	if _, err := h.f.e.Resolve("gone", "HEAD"); !errors.Is(err, ErrUnknownRef) {
+	if _, err := h.f.e.Resolve(context.Background(), "gone", "HEAD"); !errors.Is(err, ErrUnknownRef) {
 		t.Fatalf("HEAD of a dropped task: %v", err)
 	}
 	before := sum(packFiles(t, h.f.store))

@@ -35,7 +35,7 @@ func (f *fixture) open(opts Options) {
 		f.e.Close()
 	}
 	opts.StoreDir = f.store
-	e, err := Open(f.ws, opts)
+	e, err := Open(context.Background(), f.ws, opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestInterruptedRestoreResumes(t *testing.T) {
 	if !errors.Is(err, diskFull) {
 		t.Fatalf("restore error = %v, want the injected failure", err)
 	}
-	log, _ := f.e.List("")
+	log, _ := f.e.List(context.Background(), "")
 	if log.Head != two.ID {
 		t.Fatal("an interrupted restore must not move the head")
 	}
@@ -58,7 +58,7 @@ func TestInterruptedRestoreResumes(t *testing.T) {
 	if f.e.PendingRestore() != nil {
 		t.Fatal("journal found again after completion")
 	}
-	log, _ = f.e.List("")
+	log, _ = f.e.List(context.Background(), "")
 	if log.Head.String() != log.Checkpoints[0].ID.String() {
 		t.Fatal("head did not move to @1")
 	}

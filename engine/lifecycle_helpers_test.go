@@ -135,7 +135,7 @@ func checkContents(t *testing.T, e *Engine, recs []record) {
 			t.Fatalf("checkpoint %s @%d lists %v, want %v", r.id.Short(), r.seq, ls, sortedKeys(r.files))
 		}
 		for rel, want := range r.files {
-			rc, _, err := e.Cat(r.task, r.id.String(), rel)
+			rc, _, err := e.Cat(context.Background(), r.task, r.id.String(), rel)
 			if err != nil {
 				t.Fatalf("cat %s %s: %v", r.id.Short(), rel, err)
 			}
@@ -150,7 +150,7 @@ func checkContents(t *testing.T, e *Engine, recs []record) {
 
 func lsAll(t *testing.T, e *Engine, r record, dir string) []string {
 	t.Helper()
-	ents, err := e.Ls(r.task, r.id.String(), dir)
+	ents, err := e.Ls(context.Background(), r.task, r.id.String(), dir)
 	if err != nil {
 		t.Fatalf("ls %s %q: %v", r.id.Short(), dir, err)
 	}

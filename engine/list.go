@@ -25,7 +25,7 @@ type Log struct {
 // List returns every checkpoint of a task in sequence order, including those
 // after the head (left by a restore to an earlier one: restoring them redoes).
 // An unknown task has an empty log.
-func (e *Engine) List(task string) (*Log, error) {
+func (e *Engine) List(ctx context.Context, task string) (*Log, error) {
 	task = taskOrDefault(task)
 	log := &Log{Task: task}
 	head, ok, err := e.db.Task(task)
@@ -49,7 +49,7 @@ func (e *Engine) List(task string) (*Log, error) {
 }
 
 // Show resolves ref in task and returns its checkpoint.
-func (e *Engine) Show(task, ref string) (CheckpointInfo, error) {
+func (e *Engine) Show(ctx context.Context, task, ref string) (CheckpointInfo, error) {
 	id, cp, err := e.resolveCheckpoint(task, ref)
 	if err != nil {
 		return CheckpointInfo{}, err
@@ -70,14 +70,14 @@ type TaskInfo struct {
 }
 
 // Tasks lists every task of the store, sorted by name.
-func (e *Engine) Tasks() ([]TaskInfo, error) {
+func (e *Engine) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	names, err := e.db.Tasks()
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}
 	out := make([]TaskInfo, 0, len(names))
 	for _, name := range names {
-		log, err := e.List(name)
+		log, err := e.List(ctx, name)
 		if err != nil {
 			return nil, err
 		}

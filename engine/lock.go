@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,8 +23,10 @@ type storeLock struct {
 // waiting for another process; flock has no timeout of its own.
 const lockPollInterval = 20 * time.Millisecond
 
-// acquireLock takes the lock at path, waiting up to timeout for another holder.
-func acquireLock(path, command string, timeout time.Duration) (*storeLock, error) {
+// acquireLock takes the lock at path, waiting up to timeout for another
+// holder. It gives up at once, with ctx's error, when ctx is cancelled while
+// it waits: a signal must not wait out the lock timeout.
+func acquireLock(ctx context.Context, path, command string, timeout time.Duration) (*storeLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
@@ -43,7 +46,12 @@ func acquireLock(path, command string, timeout time.Duration) (*storeLock, error
 			f.Close()
 			return nil, &BusyError{Store: strings.TrimSuffix(path, "/lock"), Holder: holder}
 		}
-		time.Sleep(lockPollInterval)
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(lockPollInterval):
+		}
 	}
 	if command == "" {
 		command = strings.Join(os.Args, " ")

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -21,7 +22,15 @@ const minPrefix = 4
 // also the empty string), HEAD~N (N parents back), and @N (the task's
 // checkpoint with sequence number N). Unknown refs fail with ErrUnknownRef;
 // ambiguous prefixes with *AmbiguousRefError listing the candidates.
-func (e *Engine) Resolve(task, ref string) (objects.ID, error) {
+func (e *Engine) Resolve(ctx context.Context, task, ref string) (objects.ID, error) {
+	if err := ctx.Err(); err != nil {
+		return objects.ID{}, err
+	}
+	return e.resolve(task, ref)
+}
+
+// resolve is Resolve without the cancellation check, for callers that already hold a context.
+func (e *Engine) resolve(task, ref string) (objects.ID, error) {
 	task = taskOrDefault(task)
 	switch {
 	case ref == "" || ref == "HEAD":
@@ -113,7 +122,7 @@ func (e *Engine) byPrefix(task, ref string) (objects.ID, error) {
 
 // resolveCheckpoint resolves ref in task and loads the checkpoint it names.
 func (e *Engine) resolveCheckpoint(task, ref string) (objects.ID, index.Checkpoint, error) {
-	id, err := e.Resolve(task, ref)
+	id, err := e.resolve(task, ref)
 	if err != nil {
 		return id, index.Checkpoint{}, err
 	}

@@ -31,7 +31,7 @@ func TestResolveRefForms(t *testing.T) {
 		strings.ToUpper(ids[0].String()[:10]): ids[0],
 	}
 	for ref, want := range cases {
-		got, err := f.e.Resolve("", ref)
+		got, err := f.e.Resolve(context.Background(), "", ref)
 		if err != nil || got != want {
 			// A 4-character prefix may collide; only then is an ambiguity error acceptable.
 			var amb *AmbiguousRefError
@@ -42,11 +42,11 @@ func TestResolveRefForms(t *testing.T) {
 		}
 	}
 	for _, ref := range []string{"HEAD~3", "@0", "@4", "@x", "abc", "zzzz", "HEAD~-1", "HEAD^2", "deadbeef"} {
-		if _, err := f.e.Resolve("", ref); !errors.Is(err, ErrUnknownRef) {
+		if _, err := f.e.Resolve(context.Background(), "", ref); !errors.Is(err, ErrUnknownRef) {
 			t.Errorf("Resolve(%q): err = %v, want ErrUnknownRef", ref, err)
 		}
 	}
-	if _, err := f.e.Resolve("nosuchtask", "HEAD"); !errors.Is(err, ErrUnknownRef) {
+	if _, err := f.e.Resolve(context.Background(), "nosuchtask", "HEAD"); !errors.Is(err, ErrUnknownRef) {
 		t.Errorf("HEAD of an empty task: %v", err)
 	}
 }
@@ -65,7 +65,7 @@ func TestResolveAmbiguousPrefixListsCandidates(t *testing.T) {
 			seen[p] = res.ID
 			continue
 		}
-		_, err = f.e.Resolve("", p)
+		_, err = f.e.Resolve(context.Background(), "", p)
 		var amb *AmbiguousRefError
 		if !errors.As(err, &amb) || !errors.Is(err, ErrUnknownRef) || len(amb.Candidates) != 2 {
 			t.Fatalf("Resolve(%q) = %v, want an ambiguity between two", p, err)

@@ -133,7 +133,7 @@ func TestRestoreKeepsUnsavedWorkInBackup(t *testing.T) {
 	if got := f.readFile("fresh.txt"); got != "unsaved new file\n" {
 		t.Fatalf("after undo fresh.txt = %q", got)
 	}
-	log, err := f.e.List("")
+	log, err := f.e.List(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,13 +196,13 @@ func TestRestoreDryRunChangesNothing(t *testing.T) {
 	f.write("a", "2")
 	f.write("b", "new")
 	before := f.read()
-	log0, _ := f.e.List("")
+	log0, _ := f.e.List(context.Background(), "")
 	res := f.restore("@1", RestoreOptions{DryRun: true})
 	assertSameTree(t, before, f.read())
 	if strings.Join(res.Written, ",") != "a" || strings.Join(res.Deleted, ",") != "b" {
 		t.Fatalf("plan written %v deleted %v", res.Written, res.Deleted)
 	}
-	log1, _ := f.e.List("")
+	log1, _ := f.e.List(context.Background(), "")
 	if len(log1.Checkpoints) != len(log0.Checkpoints) || log1.Head != log0.Head {
 		t.Fatal("dry run changed the task")
 	}
@@ -225,7 +225,7 @@ func TestRestoreOnlyPaths(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.ws, "d/z")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("d/z should be removed: %v", err)
 	}
-	log, _ := f.e.List("")
+	log, _ := f.e.List(context.Background(), "")
 	if log.Head != two.ID {
 		t.Errorf("a partial restore moved the head")
 	}
@@ -248,7 +248,7 @@ func TestRestoreStateFlavours(t *testing.T) {
 	if got := f.readFile("f"); got != "files v2" {
 		t.Fatalf("--only state touched files: %q", got)
 	}
-	state, err := f.e.ReadState(res.State)
+	state, err := f.e.ReadState(context.Background(), res.State)
 	if err != nil || string(state) != `{"messages":1}` {
 		t.Fatalf("state = %q, %v", state, err)
 	}
@@ -257,7 +257,7 @@ func TestRestoreStateFlavours(t *testing.T) {
 	if got := f.readFile("f"); got != "files v1" {
 		t.Fatalf("--only both left files at %q", got)
 	}
-	if state, _ := f.e.ReadState(res.State); !bytes.Equal(state, []byte(`{"messages":1}`)) {
+	if state, _ := f.e.ReadState(context.Background(), res.State); !bytes.Equal(state, []byte(`{"messages":1}`)) {
 		t.Fatalf("--only both state = %q", state)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -55,7 +56,7 @@ const (
 
 // Retention returns the store's default retention policy (zero when none
 // was set).
-func (e *Engine) Retention() (RetentionPolicy, error) {
+func (e *Engine) Retention(ctx context.Context) (RetentionPolicy, error) {
 	var p RetentionPolicy
 	keep, err := e.configInt(configKeepLast)
 	if err != nil {
@@ -76,7 +77,7 @@ func (e *Engine) Retention() (RetentionPolicy, error) {
 // SetRetention stores p as the default policy of GC and of the automatic
 // collection a save runs once the store exceeds p.MaxSize. The change is
 // one durable index commit.
-func (e *Engine) SetRetention(p RetentionPolicy) error {
+func (e *Engine) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	if err := p.validate(); err != nil {
 		return err
 	}

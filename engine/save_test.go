@@ -58,8 +58,8 @@ func TestSaveNoChangeCreatesNothing(t *testing.T) {
 	if !empty.Created || !empty.Empty || empty.ID == first.ID || empty.Parent != first.ID || empty.Seq != 2 {
 		t.Fatalf("allow-empty save = %+v", empty)
 	}
-	a, _ := f.e.Show("", "@1")
-	b, _ := f.e.Show("", "@2")
+	a, _ := f.e.Show(context.Background(), "", "@1")
+	b, _ := f.e.Show(context.Background(), "", "@2")
 	if a.Root != b.Root {
 		t.Fatal("an empty checkpoint must share its parent's tree")
 	}
@@ -113,7 +113,7 @@ func TestSaveCatchesRacySameSizeRewrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.save("b")
-		rc, _, err := f.e.Cat("", "HEAD", "racy.txt")
+		rc, _, err := f.e.Cat(context.Background(), "", "HEAD", "racy.txt")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestTwoTasksShareContent(t *testing.T) {
 	if grown := dirSize(t, f.store) - one; grown > packs/10+64<<10 {
 		t.Fatalf("store grew by %d bytes for identical content (packs hold %d)", grown, packs)
 	}
-	tasks, err := f.e.Tasks()
+	tasks, err := f.e.Tasks(context.Background())
 	if err != nil || len(tasks) != 2 || tasks[0].Name != "alpha" || tasks[1].Name != "beta" {
 		t.Fatalf("tasks = %+v, %v", tasks, err)
 	}
@@ -224,7 +224,7 @@ func TestNestedRepositoriesKeepTheirGitDirs(t *testing.T) {
 	}
 	gitBefore := gitDirs()
 	f.save("one")
-	entries, err := f.e.Ls("", "HEAD", "vendor/lib")
+	entries, err := f.e.Ls(context.Background(), "", "HEAD", "vendor/lib")
 	if err != nil || len(entries) != 1 || entries[0].Path != "vendor/lib/lib.c" {
 		t.Fatalf("nested repo listing = %+v, %v; want only lib.c", entries, err)
 	}
@@ -244,22 +244,22 @@ func TestNestedRepositoriesKeepTheirGitDirs(t *testing.T) {
 func TestOpenRefusals(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	if _, err := Open(home, Options{StoreDir: t.TempDir()}); !errors.Is(err, ErrProtected) {
+	if _, err := Open(context.Background(), home, Options{StoreDir: t.TempDir()}); !errors.Is(err, ErrProtected) {
 		t.Fatalf("open home: %v, want ErrProtected", err)
 	}
 	store := filepath.Join(t.TempDir(), "store")
 	a, b := t.TempDir(), t.TempDir()
-	e, err := Open(a, Options{StoreDir: store})
+	e, err := Open(context.Background(), a, Options{StoreDir: store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(a, Options{StoreDir: store, LockTimeout: -1})
+	_, err = Open(context.Background(), a, Options{StoreDir: store, LockTimeout: -1})
 	var busy *BusyError
 	if !errors.As(err, &busy) || !strings.Contains(busy.Holder, "pid ") {
 		t.Fatalf("second open: %v, want a BusyError naming the holder", err)
 	}
 	e.Close()
-	if _, err := Open(b, Options{StoreDir: store}); !errors.Is(err, ErrWorkspaceMismatch) {
+	if _, err := Open(context.Background(), b, Options{StoreDir: store}); !errors.Is(err, ErrWorkspaceMismatch) {
 		t.Fatalf("open another workspace's store: %v, want ErrWorkspaceMismatch", err)
 	}
 }
@@ -299,7 +299,7 @@ func TestReadOnlyEngineReadsButRefusesWrites(t *testing.T) {
 	one := f.save("one")
 	f.write("a", "2")
 	f.open(Options{ReadOnly: true})
-	if log, err := f.e.List(""); err != nil || log.Head != one.ID {
+	if log, err := f.e.List(context.Background(), ""); err != nil || log.Head != one.ID {
 		t.Fatalf("read-only list = %+v, %v", log, err)
 	}
 	d, err := f.e.Diff(context.Background(), "", WorkspaceRef, DiffOptions{})
@@ -341,7 +341,7 @@ func TestInjectedClockStampsCheckpoints(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
 	f.open(Options{Now: func() time.Time { return at }})
 	f.save("stamped")
-	c, err := f.e.Show("", "HEAD")
+	c, err := f.e.Show(context.Background(), "", "HEAD")
 	if err != nil || !c.Time.Equal(at) {
 		t.Fatalf("checkpoint time = %v, %v; want the injected %v", c.Time, err, at)
 	}

@@ -22,7 +22,7 @@ func corruptFixture(t *testing.T) (*fixture, *SaveResult, objects.ID) {
 		}},
 	})
 	res := f.save("one")
-	ents, err := f.e.Ls("", "HEAD", "src/lib/util.go")
+	ents, err := f.e.Ls(context.Background(), "", "HEAD", "src/lib/util.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestVerifyFindsMissingPack(t *testing.T) {
 
 func TestVerifyFindsDanglingTree(t *testing.T) {
 	f, cp, _ := corruptFixture(t)
-	ents, err := f.e.Ls("", "HEAD", "src")
+	ents, err := f.e.Ls(context.Background(), "", "HEAD", "src")
 	if err != nil {
 		t.Fatal(err)
 	}

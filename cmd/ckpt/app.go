@@ -132,7 +132,7 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
 	}
-	e, err := engine.Open(a.workspace, opts)
+	e, err := engine.Open(cmd.Context(), a.workspace, opts)
 	if err != nil {
 		return nil, err
 	}

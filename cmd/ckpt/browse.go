@@ -20,7 +20,7 @@ func (a *app) showCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				c, err := e.Show(a.task, args[0])
+				c, err := e.Show(cmd.Context(), a.task, args[0])
 				if err != nil {
 					return err
 				}
@@ -73,7 +73,7 @@ func (a *app) lsCommand() *cobra.Command {
 				dir = args[1]
 			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				entries, err := e.Ls(a.task, args[0], dir)
+				entries, err := e.Ls(cmd.Context(), a.task, args[0], dir)
 				if err != nil {
 					return err
 				}
@@ -121,7 +121,7 @@ func (a *app) catCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				rc, _, err := e.Cat(a.task, args[0], args[1])
+				rc, _, err := e.Cat(cmd.Context(), a.task, args[0], args[1])
 				if err != nil {
 					return err
 				}

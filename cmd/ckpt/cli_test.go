@@ -190,7 +190,7 @@ func TestCLIExitCodes(t *testing.T) {
 func TestCLIAmbiguousPrefix(t *testing.T) {
 	e := newEnv(t)
 	e.write("f", "x")
-	eng, err := engine.Open(e.ws, engine.Options{StoreDir: e.store})
+	eng, err := engine.Open(context.Background(), e.ws, engine.Options{StoreDir: e.store})
 	if err != nil {
 		t.Fatal(err)
 	}

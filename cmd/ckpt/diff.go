@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/engine"
@@ -23,7 +25,7 @@ func (a *app) diffCommand() *cobra.Command {
 				return usageError{"diff takes at most two refs"}
 			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				from, to, err := a.diffRange(e, mode, refs)
+				from, to, err := a.diffRange(cmd.Context(), e, mode, refs)
 				if err != nil {
 					return err
 				}
@@ -46,7 +48,7 @@ func (a *app) diffCommand() *cobra.Command {
 }
 
 // diffRange turns the positional refs (and --mode) into the two sides.
-func (a *app) diffRange(e *engine.Engine, mode string, refs []string) (from, to string, err error) {
+func (a *app) diffRange(ctx context.Context, e *engine.Engine, mode string, refs []string) (from, to string, err error) {
 	if mode != "" {
 		if len(refs) > 1 || (len(refs) == 0 && mode != string(engine.ModeFull)) {
 			return "", "", usageError{"--mode takes exactly one ref (none for full)"}
@@ -55,7 +57,7 @@ func (a *app) diffRange(e *engine.Engine, mode string, refs []string) (from, to 
 		if len(refs) == 1 {
 			ref = refs[0]
 		}
-		return e.DiffRange(a.task, engine.DiffMode(mode), ref)
+		return e.DiffRange(ctx, a.task, engine.DiffMode(mode), ref)
 	}
 	switch len(refs) {
 	case 0:

@@ -54,7 +54,7 @@ func (a *app) gcCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				policy, err := e.Retention()
+				policy, err := e.Retention(cmd.Context())
 				if err != nil {
 					return err
 				}
@@ -71,7 +71,7 @@ func (a *app) gcCommand() *cobra.Command {
 							return err
 						}
 					}
-					if err := e.SetRetention(policy); err != nil {
+					if err := e.SetRetention(cmd.Context(), policy); err != nil {
 						return err
 					}
 				}

@@ -48,7 +48,7 @@ func (a *app) listCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				log, err := e.List(a.task)
+				log, err := e.List(cmd.Context(), a.task)
 				if err != nil {
 					return err
 				}
@@ -106,7 +106,7 @@ func (a *app) tasksCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				tasks, err := e.Tasks()
+				tasks, err := e.Tasks(cmd.Context())
 				if err != nil {
 					return err
 				}

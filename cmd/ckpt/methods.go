@@ -74,14 +74,14 @@ var methods = []method{
 	{
 		name: "list", doc: "List the task's checkpoints, oldest first, with the head marked.",
 		schema: `{"type":"object","properties":{` + taskSchema + `},"additionalProperties":false}`,
-		call: func(_ context.Context, a *app, e *engine.Engine, raw json.RawMessage) (any, error) {
+		call: func(ctx context.Context, a *app, e *engine.Engine, raw json.RawMessage) (any, error) {
 			p, err := decodeParams[struct {
 				Task string `json:"task"`
 			}](raw)
 			if err != nil {
 				return nil, err
 			}
-			log, err := e.List(a.taskOr(p.Task))
+			log, err := e.List(ctx, a.taskOr(p.Task))
 			if err != nil {
 				return nil, err
 			}
@@ -105,7 +105,7 @@ var methods = []method{
 			}
 			task := a.taskOr(p.Task)
 			if p.Mode != "" {
-				if p.From, p.To, err = e.DiffRange(task, engine.DiffMode(p.Mode), p.Ref); err != nil {
+				if p.From, p.To, err = e.DiffRange(ctx, task, engine.DiffMode(p.Mode), p.Ref); err != nil {
 					return nil, err
 				}
 			}
@@ -146,7 +146,7 @@ var methods = []method{
 				StateContent *string `json:"state_content,omitempty"`
 			}{restoreJSON: restoreView(res, p.DryRun)}
 			if opts.Only == engine.OnlyState || opts.Only == engine.OnlyBoth {
-				state, err := e.ReadState(res.State)
+				state, err := e.ReadState(ctx, res.State)
 				if err != nil {
 					return nil, err
 				}
@@ -159,11 +159,11 @@ var methods = []method{
 	{
 		name: "tasks", doc: "List the store's tasks with their checkpoint counts and heads.",
 		schema: `{"type":"object","properties":{},"additionalProperties":false}`,
-		call: func(_ context.Context, _ *app, e *engine.Engine, raw json.RawMessage) (any, error) {
+		call: func(ctx context.Context, _ *app, e *engine.Engine, raw json.RawMessage) (any, error) {
 			if _, err := decodeParams[struct{}](raw); err != nil {
 				return nil, err
 			}
-			tasks, err := e.Tasks()
+			tasks, err := e.Tasks(ctx)
 			if err != nil {
 				return nil, err
 			}

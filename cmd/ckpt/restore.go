@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -46,7 +47,7 @@ func (a *app) restoreCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := a.writeState(e, res, stateOut, opts); err != nil {
+				if err := a.writeState(cmd.Context(), e, res, stateOut, opts); err != nil {
 					return err
 				}
 				a.printRestore(res, opts.DryRun)
@@ -64,11 +65,11 @@ func (a *app) restoreCommand() *cobra.Command {
 }
 
 // writeState delivers the state blob for --only state|both.
-func (a *app) writeState(e *engine.Engine, res *engine.RestoreResult, out string, opts engine.RestoreOptions) error {
+func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.RestoreResult, out string, opts engine.RestoreOptions) error {
 	if out == "" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
 		return nil
 	}
-	state, err := e.ReadState(res.State)
+	state, err := e.ReadState(ctx, res.State)
 	if err != nil {
 		return err
 	}
