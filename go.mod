@@ -1,6 +1,6 @@
 module github.com/ckpt/ckpt
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/cockroachdb/pebble/v2 v2.1.7

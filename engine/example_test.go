@@ -20,7 +20,7 @@ func Example() {
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
 
 	ctx := context.Background()
-	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store})
+	e, err := engine.Open(ctx, ws, engine.Options{StoreDir: store})
 	if err != nil {
 		log.Fatal(err)
 	}
