@@ -1,0 +1,13 @@
+package osfs
+
+// IsDirNotEmpty reports whether err says a directory could not be removed
+// because it still has entries (ENOTEMPTY, EEXIST on some unixes,
+// ERROR_DIR_NOT_EMPTY on Windows).
+func IsDirNotEmpty(err error) bool { return isDirNotEmpty(err) }
+
+// IsSharingViolation reports whether err is Windows refusing an operation
+// because another process has the file open (ERROR_SHARING_VIOLATION,
+// ERROR_LOCK_VIOLATION, or ERROR_ACCESS_DENIED for a file pending deletion):
+// a condition that may clear if retried shortly. Always false on unix, where
+// an open file never blocks a rename or removal.
+func IsSharingViolation(err error) bool { return isSharingViolation(err) }

@@ -1,0 +1,15 @@
+//go:build unix
+
+package osfs
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+func isDirNotEmpty(err error) bool {
+	return errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)
+}
+
+func isSharingViolation(error) bool { return false }

@@ -1,0 +1,17 @@
+//go:build windows
+
+package osfs
+
+import (
+	"errors"
+
+	"golang.org/x/sys/windows"
+)
+
+func isDirNotEmpty(err error) bool { return errors.Is(err, windows.ERROR_DIR_NOT_EMPTY) }
+
+func isSharingViolation(err error) bool {
+	return errors.Is(err, windows.ERROR_SHARING_VIOLATION) ||
+		errors.Is(err, windows.ERROR_LOCK_VIOLATION) ||
+		errors.Is(err, windows.ERROR_ACCESS_DENIED)
+}

@@ -1,0 +1,25 @@
+package osfs
+
+import (
+	"errors"
+	"os"
+)
+
+// ErrNoFilesystemSync is returned by SyncFilesystem where the system cannot
+// flush a whole filesystem at once; callers then sync each file they wrote.
+var ErrNoFilesystemSync = errors.New("osfs: no filesystem-wide sync on this platform")
+
+// DataSync makes f's data durable: when it returns nil, the bytes written
+// so far survive a power loss. Linux: fdatasync(2); macOS: F_FULLFSYNC
+// (plain fsync only reaches the drive's cache there), falling back to fsync
+// where the filesystem refuses it; Windows: FlushFileBuffers.
+func DataSync(f *os.File) error { return dataSync(f) }
+
+// SyncDir makes the entries of dir (creations, renames, removals) durable.
+// Unix: fsync of the directory. Windows: nothing to do, as NTFS journals
+// its metadata and directories cannot be flushed through a handle.
+func SyncDir(dir string) error { return syncDir(dir) }
+
+// SyncFilesystem flushes every dirty file of the filesystem holding dir.
+// Linux: syncfs(2); elsewhere ErrNoFilesystemSync.
+func SyncFilesystem(dir string) error { return syncFilesystem(dir) }

@@ -1,0 +1,17 @@
+package osfs
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+func dataSync(f *os.File) error {
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_FULLFSYNC, 0); err == nil {
+		return nil
+	}
+	// Some filesystems (network mounts, FAT) refuse F_FULLFSYNC.
+	return f.Sync()
+}
+
+func syncFilesystem(string) error { return ErrNoFilesystemSync }
