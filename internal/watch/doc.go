@@ -35,11 +35,15 @@
 // False "dirty" reports are allowed, missed changes are not: whenever the
 // watcher cannot vouch for something it widens the report, never narrows it:
 //
-//   - inotify queue overflow, a read error or a clock jump: All, and every
-//     watch is dropped (the caller re-adds them while it walks);
-//   - a watch that cannot be added (the per-user watch limit, ENOSPC, or any
-//     other error): that directory is in Dirty at every Changes until a
-//     later Watch call for it succeeds; the watcher never fails for it;
+//   - inotify queue overflow or a read error: All, and every watch is
+//     dropped, since lost move events leave their paths in doubt (the
+//     caller re-adds them while it walks);
+//   - the wall clock jumping against the monotonic clock (the caller's
+//     racy rule compares mtimes with it): All;
+//   - a watch that cannot be added (the per-user watch limit, ENOSPC, or
+//     another error): that directory is in Dirty at every Changes until a
+//     later Watch call for it succeeds; the watcher never fails for it. A
+//     path that is no longer a directory is dirty once, with its parent;
 //   - a directory created or moved into a watched directory: Rescan of it
 //     (files may be created in it before its watch exists);
 //   - a directory moved out of a watched directory: its watches and those

@@ -121,6 +121,14 @@ func (b *inotify) watch(rel string) {
 		return
 	}
 	if err := b.addLocked(n, rel); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			// No longer a directory at this path: its parent's re-read
+			// settles what is there now.
+			b.mu.p.markDirty(rel)
+			b.mu.p.markDirty(parentRel(rel))
+			n.prune()
+			return
+		}
 		if !n.failed {
 			n.failed = true
 			b.mu.failed[n] = struct{}{}

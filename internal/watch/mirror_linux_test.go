@@ -46,7 +46,7 @@ func statEntry(root, rel string) (entry, bool, error) {
 	if err != nil {
 		return entry{}, false, err
 	}
-	e := entry{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().UnixNano(), nlink: fi.Sys().(*syscall.Stat_t).Nlink}
+	e := entry{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().UnixNano(), nlink: uint64(fi.Sys().(*syscall.Stat_t).Nlink)}
 	switch {
 	case fi.IsDir():
 		e.kind = 'd'
