@@ -54,12 +54,19 @@
 //   - the kernel dropping a watch (unmount, IN_IGNORED): Rescan of it; the
 //     root itself deleted, moved or unmounted: All until it is back.
 //
-// Known limits of inotify, which the caller covers with its own rules: a
-// write through a shared memory mapping produces no event, so the caller
-// keeps the racy rule; a file with more than one hard link can be changed
-// through a name outside the watched directories, so the caller re-stats
-// files whose link count is above one; changes made by another host on a
-// network filesystem are not seen.
+// Known limits of inotify: these changes produce no event in the watched
+// directory, so they are seen only when the caller next reads it:
+//
+//   - a write through a shared memory mapping;
+//   - a write through another hard link to a file, made outside the
+//     watched directories (the caller can re-stat files it last saw with a
+//     link count above one, but not one linked from outside since);
+//   - a file system mounted or unmounted on a directory inside the tree
+//     (the caller can re-read mount points, directories whose device
+//     differs from their parent's, at every save);
+//   - a change made by another host on a network file system.
+//
+// A caller that must see those walks the whole tree now and then.
 //
 // # Ordering barrier
 //

@@ -133,6 +133,9 @@ func (m *mirror) readDir(rel string, recursive bool) error {
 		if !ok {
 			continue
 		}
+		if known && old.kind == 'd' && e.kind != 'd' {
+			m.forget(child) // a directory replaced by a file or link
+		}
 		m.list[child] = e
 		if e.kind == 'd' && (recursive || !known || old.kind != 'd') {
 			if err := m.readDir(child, true); err != nil {

@@ -56,6 +56,20 @@ const (
 	ReasonClosed                         // the watcher is closed
 )
 
+var reasonNames = []string{"start", "unsupported", "overflow", "read-error", "clock-jump",
+	"root-lost", "rule-file", "new-dir", "dropped", "unwatched", "closed"}
+
+// String names the reasons of r, joined by "|".
+func (r Reason) String() string {
+	var names []string
+	for i, n := range reasonNames {
+		if r&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "|")
+}
+
 // Changes is what may have changed between two Changes calls. Dirty and
 // Rescan are sorted, root-relative, slash-separated ("" is the root); no
 // path of Dirty or Rescan lies below a path of Rescan. When All is set,

@@ -27,6 +27,15 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
+func TestReasonString(t *testing.T) {
+	if got := (ReasonOverflow | ReasonNewDir).String(); got != "overflow|new-dir" {
+		t.Errorf("String = %q", got)
+	}
+	if got := ReasonClosed.String(); got != "closed" {
+		t.Errorf("the last reason's String = %q", got)
+	}
+}
+
 func TestCleanRel(t *testing.T) {
 	for in, want := range map[string]string{"": "", ".": "", "./a/b/": "a/b", "a//b": "a/b", "/a": "a", "../a": "a"} {
 		if got := cleanRel(in); got != want {
