@@ -163,7 +163,7 @@ func (w *Watcher) Close() error { return w.b.close() }
 
 // cleanRel turns rel into the canonical form used in Changes.
 func cleanRel(rel string) string {
-	rel = path.Clean("/" + strings.TrimPrefix(rel, "./"))
+	rel = path.Clean("/" + rel)
 	return strings.TrimPrefix(rel, "/")
 }
 
