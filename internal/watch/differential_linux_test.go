@@ -20,7 +20,6 @@ var (
 // mutator applies random file system operations to a workspace and keeps
 // a staging directory outside it to move trees out and back in.
 type mutator struct {
-	t       *testing.T
 	rng     *rand.Rand
 	root    string
 	outside string
@@ -69,80 +68,93 @@ func (m *mutator) content(n int) []byte {
 func (m *mutator) step() {
 	dirs, files := m.paths()
 	dir := m.pick(dirs)
-	op := m.rng.IntN(16)
+	op := m.rng.IntN(15)
 	if len(files) == 0 && op < 8 || len(dirs) < 60 && m.rng.IntN(3) == 0 {
 		op = 9 // keep the tree from shrinking away
 	}
 	var err error
+	if op < 6 {
+		f := m.pick(files)
+		err = m.fileOp(op, f, dir)
+		dir = f
+	} else {
+		err = m.treeOp(op, dir, dirs)
+	}
+	m.log = append(m.log, fmt.Sprintf("op %d in %s: %v", op, dir, err))
+}
+
+// fileOp changes the file f, or moves it to dir.
+func (m *mutator) fileOp(op int, f, dir string) error {
 	switch op {
 	case 0: // same-size rewrite, inside one timestamp tick more often than not
-		f := m.pick(files)
-		if fi, e := os.Lstat(f); e == nil && fi.Mode().IsRegular() {
-			err = os.WriteFile(f, m.content(int(fi.Size())), fi.Mode().Perm())
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+			return os.WriteFile(f, m.content(int(fi.Size())), fi.Mode().Perm())
 		}
-		m.log = append(m.log, "rewrite "+f)
 	case 1:
-		err = os.Remove(m.pick(files))
+		return os.Remove(f)
 	case 2: // rename a file across the tree, maybe over another
-		err = os.Rename(m.pick(files), filepath.Join(dir, m.name()))
+		return os.Rename(f, filepath.Join(dir, m.name()))
 	case 3:
-		err = os.Chmod(m.pick(files), os.FileMode(0o600|m.rng.IntN(2)*0o111))
+		return os.Chmod(f, os.FileMode(0o600|m.rng.IntN(2)*0o111))
 	case 4: // symlink swap: a new link renamed over an existing name
 		tmp := filepath.Join(dir, fmt.Sprintf(".tmp%d", m.seq))
-		if err = os.Symlink(m.name(), tmp); err == nil {
-			err = os.Rename(tmp, m.pick(files))
+		if err := os.Symlink(m.name(), tmp); err != nil {
+			return err
 		}
+		return os.Rename(tmp, f)
 	case 5:
-		f := m.pick(files)
-		err = os.Chtimes(f, time.Now(), time.Unix(int64(m.rng.IntN(1<<30)), 0))
-	case 6, 7, 8:
-		err = os.WriteFile(filepath.Join(dir, m.name()), m.content(m.rng.IntN(64)), 0o644)
-	case 9: // a directory created and filled at once
+		return os.Chtimes(f, time.Now(), time.Unix(int64(m.rng.IntN(1<<30)), 0))
+	}
+	return nil
+}
+
+// treeOp writes files into dir, or creates, moves, removes, replaces or
+// re-rules directories.
+func (m *mutator) treeOp(op int, dir string, dirs []string) error {
+	switch {
+	case op <= 8:
+		fh, err := os.OpenFile(filepath.Join(dir, m.name()), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		fh.Write(m.content(m.rng.IntN(64)))
+		return fh.Close()
+	case op == 9: // a directory created and filled at once
 		d := filepath.Join(dir, m.name())
-		if err = os.MkdirAll(filepath.Join(d, "deep", "er"), 0o755); err == nil {
-			for i := range 5 {
-				os.WriteFile(filepath.Join(d, "deep", fmt.Sprintf("f%d", i)), m.content(8), 0o644)
-				os.WriteFile(filepath.Join(d, "deep", "er", fmt.Sprintf("g%d", i)), m.content(8), 0o644)
-			}
+		if err := os.MkdirAll(filepath.Join(d, "deep", "er"), 0o755); err != nil {
+			return err
 		}
-	case 10: // move a whole directory across the tree
-		if dir != m.root {
-			err = os.Rename(dir, filepath.Join(m.pick(dirs), m.name()))
+		for i := range 5 {
+			os.WriteFile(filepath.Join(d, "deep", fmt.Sprintf("f%d", i)), m.content(8), 0o644)
+			os.WriteFile(filepath.Join(d, "deep", "er", fmt.Sprintf("g%d", i)), m.content(8), 0o644)
 		}
-	case 11:
-		if dir != m.root && m.rng.IntN(6) == 0 {
-			err = os.RemoveAll(dir)
-		} else {
-			err = os.Chmod(dir, os.FileMode(0o700|m.rng.IntN(2)*0o055))
-		}
-	case 12: // .gitignore that excludes or re-includes some names
+	case op == 12: // .gitignore that excludes or re-includes some names
 		var lines []string
 		for range m.rng.IntN(3) {
 			lines = append(lines, m.name())
 		}
-		err = os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(strings.Join(lines, "\n")), 0o644)
-	case 13: // a tree leaves the workspace, or one comes back in
-		if dir != m.root && m.rng.IntN(2) == 0 {
-			err = os.Rename(dir, filepath.Join(m.outside, fmt.Sprintf("o%d", m.seq)))
-		} else if out, _ := os.ReadDir(m.outside); len(out) > 0 {
-			err = os.Rename(filepath.Join(m.outside, out[0].Name()), filepath.Join(dir, m.name()))
+		return os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(strings.Join(lines, "\n")), 0o644)
+	case op == 11 && (dir == m.root || m.rng.IntN(6) > 0):
+		return os.Chmod(dir, os.FileMode(0o700|m.rng.IntN(2)*0o055))
+	case op == 13 && (dir == m.root || m.rng.IntN(2) == 0): // a tree comes back in
+		if out, _ := os.ReadDir(m.outside); len(out) > 0 {
+			return os.Rename(filepath.Join(m.outside, out[0].Name()), filepath.Join(dir, m.name()))
 		}
-	case 15: // a directory replaced in place by another of the same name
-		if dir != m.root {
-			os.RemoveAll(dir)
-			if err = os.MkdirAll(filepath.Join(dir, "again"), 0o755); err == nil {
-				err = os.WriteFile(filepath.Join(dir, "again", "f"), m.content(4), 0o644)
-			}
+	case dir == m.root:
+	case op == 10: // move a whole directory across the tree
+		return os.Rename(dir, filepath.Join(m.pick(dirs), m.name()))
+	case op == 11:
+		return os.RemoveAll(dir)
+	case op == 13: // a tree leaves the workspace
+		return os.Rename(dir, filepath.Join(m.outside, fmt.Sprintf("o%d", m.seq)))
+	case op == 14: // a directory replaced in place by another of the same name
+		os.RemoveAll(dir)
+		if err := os.MkdirAll(filepath.Join(dir, "again"), 0o755); err != nil {
+			return err
 		}
-	case 14:
-		f := filepath.Join(dir, m.name())
-		fh, e := os.OpenFile(f, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err = e; e == nil {
-			fh.Write(m.content(3))
-			fh.Close()
-		}
+		return os.WriteFile(filepath.Join(dir, "again", "f"), m.content(4), 0o644)
 	}
-	m.log = append(m.log, fmt.Sprintf("op %d in %s: %v", op, dir, err))
+	return nil
 }
 
 // burst queues more events than the kernel queue holds while the reader
@@ -194,7 +206,7 @@ func TestDifferential(t *testing.T) {
 	}
 	defer w.Close()
 	mir := &mirror{root: root, w: w, list: map[string]entry{}}
-	mut := &mutator{t: t, rng: rand.New(rand.NewPCG(seed, 1)), root: root, outside: outside}
+	mut := &mutator{rng: rand.New(rand.NewPCG(seed, 1)), root: root, outside: outside}
 	var all, partial, reads, full int
 	reasons := map[Reason]int{}
 	start := time.Now()
