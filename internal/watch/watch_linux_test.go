@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startWalked starts a watcher on root and plays the engine's first save:
@@ -216,5 +218,72 @@ func TestCloseEndsReader(t *testing.T) {
 	w.Watch("x")
 	if err := w.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestUnmountRescans mounts a file system on a watched directory, watches
+// a directory inside it, and unmounts it: the kernel drops that watch and
+// the directory is reported for a rescan.
+func TestUnmountRescans(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 2, 1)
+	mnt := filepath.Join(root, "d1", "e1")
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("mounting needs CAP_SYS_ADMIN: %v", err)
+	}
+	mounted := true
+	defer func() {
+		if mounted {
+			unix.Unmount(mnt, unix.MNT_DETACH)
+		}
+	}()
+	if err := os.Mkdir(filepath.Join(mnt, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, m := startWalked(t, root, Options{})
+	if _, ok := m.list["d1/e1/in"]; !ok {
+		t.Fatal("the mounted directory was not listed")
+	}
+	if err := unix.Unmount(mnt, 0); err != nil {
+		t.Fatal(err)
+	}
+	mounted = false
+	c := w.Changes()
+	if c.All || !underAny("d1/e1", c.Rescan) || c.Reasons&ReasonDropped == 0 {
+		t.Fatalf("after unmount: %+v, want a rescan of d1/e1", c)
+	}
+	if err := m.apply(c); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := listTree(root)
+	if d := diff(m.list, want, 5); len(d) > 0 {
+		t.Fatal(d)
+	}
+}
+
+// TestBindMountedTwiceStaysDirty bind-mounts one directory onto another:
+// both paths share an inode, hence a kernel watch whose events name only
+// one of them, so the other is reported dirty at every Changes.
+func TestBindMountedTwiceStaysDirty(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 2, 1)
+	src, dst := filepath.Join(root, "d0", "e0"), filepath.Join(root, "d1", "e1")
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mounting needs CAP_SYS_ADMIN: %v", err)
+	}
+	defer unix.Unmount(dst, unix.MNT_DETACH)
+	w, m := startWalked(t, root, Options{})
+	if st := w.Stats(); st.Unwatched != 1 {
+		t.Fatalf("stats %+v, want one directory unwatched", st)
+	}
+	for i := range 3 {
+		os.WriteFile(filepath.Join(dst, "f0"), []byte{byte(i)}, 0o644)
+		c := w.Changes()
+		if !slices.Contains(c.Dirty, "d0/e0") || !slices.Contains(c.Dirty, "d1/e1") {
+			t.Fatalf("write %d through the bind mount: %+v, want both paths dirty", i, c)
+		}
+		if err := m.apply(c); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
