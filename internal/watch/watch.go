@@ -86,7 +86,7 @@ type Stats struct {
 	Watches   int // kernel watches held for captured directories
 	Unwatched int // captured directories that could not be watched
 	Overflows int // queue overflows seen
-	Resets    int // times every watch was dropped (overflow, error, clock, root)
+	Resets    int // times every watch was dropped (overflow, read error, lost root)
 }
 
 // Watcher reports changed directories of one workspace. Its methods are
