@@ -15,6 +15,7 @@ import (
 var (
 	diffRounds = flag.Int("watch.rounds", 300, "mutation rounds of TestDifferential")
 	diffSeed   = flag.Uint64("watch.seed", 0, "seed of TestDifferential (0: time-based)")
+	diffLimit  = flag.Int("watch.limit", 0, "injected watch limit of TestDifferential (0: the kernel's)")
 )
 
 // mutator applies random file system operations to a workspace and keeps
@@ -200,7 +201,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("seed %d, rounds %d", seed, *diffRounds)
 	root, outside := t.TempDir(), t.TempDir()
 	seedTree(t, root, 20, 5)
-	w, err := Start(context.Background(), root, Options{})
+	w, err := Start(context.Background(), root, Options{maxWatches: *diffLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
