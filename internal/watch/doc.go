@@ -1,0 +1,92 @@
+// Package watch tells a resident engine which directories of a workspace
+// may have changed since it last asked, so that a save re-reads only those
+// and reuses every other directory's tree id from the stat cache.
+//
+// # Protocol
+//
+// The caller starts a Watcher on the workspace root and, whenever it reads
+// a captured directory (one the walker does not ignore), calls
+// Watcher.Watch with its root-relative, slash-separated path. Ignored trees
+// (node_modules, build output) are never passed to Watch and cost no
+// watch. Before each save the caller calls Watcher.Changes and then
+//
+//   - if Changes.All is set, walks the whole tree as without a watcher;
+//   - otherwise walks every path of Changes.Rescan recursively, as if
+//     nothing below it were cached (new and moved-in directories, subtrees
+//     whose ignore rules changed, watches the kernel dropped), and re-reads
+//     every directory of Changes.Dirty: lstat of the directory itself and
+//     of each of its entries; a subdirectory it finds there that the cache
+//     does not know is new and is walked recursively.
+//
+// Every directory read that way is passed to Watch again; for a directory
+// already watched that is a map lookup. The first Changes after Start
+// reports All. Paths in Changes may no longer exist: a missing path means
+// "gone", not an error.
+//
+// # Guarantee
+//
+// A directory D for which Watch has returned, and which is not in Dirty and
+// not below a Rescan path of a Changes result (and All is false), had none
+// of these happen between the previous Changes call and this one: an entry
+// of D created, removed, renamed into or out of D, written, truncated,
+// chmodded, chowned or re-timed; D's own attributes changed. Watch itself
+// marks a directory dirty for the next Changes, because the caller read it
+// before the watch existed and a change in between would otherwise be lost.
+// False "dirty" reports are allowed, missed changes are not: whenever the
+// watcher cannot vouch for something it widens the report, never narrows it:
+//
+//   - inotify queue overflow or a read error: All, and every watch is
+//     dropped, since lost move events leave their paths in doubt (the
+//     caller re-adds them while it walks);
+//   - the wall clock jumping against the monotonic clock (the caller's
+//     racy rule compares mtimes with it): All;
+//   - a watch that cannot be added (the per-user watch limit, ENOSPC, or
+//     another error): that directory is in Dirty at every Changes until a
+//     later Watch call for it succeeds; the watcher never fails for it. A
+//     path that is no longer a directory is dirty once, with its parent;
+//   - a directory created or moved into a watched directory: Rescan of it
+//     (files may be created in it before its watch exists);
+//   - a directory moved out of a watched directory: its watches and those
+//     below it are removed, since their paths are no longer true;
+//   - a change to an ignore-rule file (Options.RuleNames) in a watched
+//     directory: Rescan of that directory; a change to one of
+//     Options.RuleFiles (.git/info/exclude, the global excludes file): All;
+//   - the kernel dropping a watch (unmount, IN_IGNORED): Rescan of it; the
+//     root itself deleted, moved or unmounted: All until it is back.
+//
+// Known limits of inotify: these changes produce no event in the watched
+// directory, so they are seen only when the caller next reads it:
+//
+//   - a write through a shared memory mapping;
+//   - a write through another hard link to a file, made outside the
+//     watched directories (the caller can re-stat files it last saw with a
+//     link count above one, but not one linked from outside since);
+//   - a file system mounted or unmounted on a directory inside the tree
+//     (the caller can re-read mount points, directories whose device
+//     differs from their parent's, at every save);
+//   - a change made by another host on a network file system.
+//
+// A caller that must see those walks the whole tree now and then.
+//
+// # Ordering barrier
+//
+// Changes includes every event of a file system operation that completed
+// before Changes was called ("I wrote a file, then asked" never misses the
+// write). The kernel queues an inotify event synchronously, inside the
+// system call that changes the file system, before that call returns. So
+// Changes takes the watcher's lock (the background reader drains under the
+// same lock) and reads the inotify descriptor without blocking until it
+// reports EAGAIN: at that point every event queued before the call has
+// been consumed, either by the reader earlier or by this drain. No sleep
+// and no sentinel file is needed, and nothing is written into the
+// workspace.
+//
+// # Platforms
+//
+// Linux uses one inotify watch per captured directory (IN_ONLYDIR,
+// IN_DONT_FOLLOW, IN_EXCL_UNLINK) and one reader goroutine that Close
+// stops and waits for. Elsewhere (and on Linux when no inotify instance can
+// be created) every Changes reports All, so the engine walks as it does
+// without a watcher: FSEvents needs cgo and kqueue needs a descriptor per
+// file, neither of which scales to a workspace.
+package watch

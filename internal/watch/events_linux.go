@@ -1,0 +1,158 @@
+package watch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// drainLocked reads the inotify descriptor without blocking until the
+// kernel queue is empty (EAGAIN) and applies every event read.
+func (b *inotify) drainLocked() {
+	for {
+		n, err := unix.Read(b.mu.fd, b.mu.buf)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return
+		case err != nil || n <= 0:
+			b.resetLocked(ReasonReadError)
+			return
+		}
+		if !b.parseLocked(b.mu.buf[:n]) {
+			return
+		}
+	}
+}
+
+// parseLocked applies the events of one read. It returns false when an
+// event reset the watcher, which makes the rest of the buffer moot.
+func (b *inotify) parseLocked(buf []byte) bool {
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		wd := int32(binary.NativeEndian.Uint32(buf[off:]))
+		mask := binary.NativeEndian.Uint32(buf[off+4:])
+		nameLen := int(binary.NativeEndian.Uint32(buf[off+12:]))
+		start := off + unix.SizeofInotifyEvent
+		if start+nameLen > len(buf) {
+			b.resetLocked(ReasonReadError)
+			return false
+		}
+		name := string(bytes.TrimRight(buf[start:start+nameLen], "\x00"))
+		off = start + nameLen
+		if !b.eventLocked(wd, mask, name) {
+			return false
+		}
+	}
+	return true
+}
+
+// eventLocked applies one event; false means the watcher was reset.
+func (b *inotify) eventLocked(wd int32, mask uint32, name string) bool {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		b.mu.st.Overflows++
+		b.resetLocked(ReasonOverflow)
+		return false
+	}
+	if names, ok := b.mu.rules[wd]; ok && ruleEvent(names, mask, name) {
+		b.mu.p.markAll(ReasonRuleFile)
+		b.armRulesLocked()
+	}
+	n := b.mu.wds[wd]
+	if n == nil {
+		return true // a watch already dropped, or a rule-file watch only
+	}
+	if name == "" {
+		return b.selfEventLocked(n, mask)
+	}
+	b.childEventLocked(n, mask, name)
+	return true
+}
+
+// ruleEvent reports whether an event on a rule-file watch touches one of
+// the names leading to a rule file, or ends the watch itself.
+func ruleEvent(names []string, mask uint32, name string) bool {
+	if name == "" {
+		return mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0
+	}
+	return slices.Contains(names, name)
+}
+
+// selfEventLocked applies an event about a watched directory itself.
+func (b *inotify) selfEventLocked(n *dirNode, mask uint32) bool {
+	const lost = unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_IGNORED | unix.IN_UNMOUNT
+	if n.parent == nil && mask&lost != 0 {
+		b.resetLocked(ReasonRootLost)
+		return false
+	}
+	rel := n.rel()
+	switch {
+	case mask&unix.IN_DELETE_SELF != 0:
+		b.dropLocked(n, false)
+	case mask&unix.IN_MOVE_SELF != 0:
+		// The parent's IN_MOVED_FROM normally dropped the watch already;
+		// still mapped means the parent did not see the move.
+		b.mu.p.markDirty(parentRel(rel))
+		b.mu.p.markRescan(rel, ReasonDropped)
+		b.dropLocked(n, true)
+	case mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+		b.mu.p.markRescan(rel, ReasonDropped)
+		b.dropLocked(n, mask&unix.IN_UNMOUNT != 0)
+	default:
+		b.mu.p.markDirty(rel)
+	}
+	return true
+}
+
+// childEventLocked applies an event about the entry name of directory n.
+func (b *inotify) childEventLocked(n *dirNode, mask uint32, name string) {
+	rel := n.rel()
+	b.mu.p.markDirty(rel)
+	if slices.Contains(b.opts.RuleNames, name) {
+		b.mu.p.markRescan(rel, ReasonRuleFile)
+	}
+	if mask&unix.IN_ISDIR == 0 {
+		return
+	}
+	child := n.children[name]
+	switch {
+	case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
+		// Entries may be created in it before its watch exists, and a
+		// watch still mapped at this name belonged to what was there.
+		b.mu.p.markRescan(joinRel(rel, name), ReasonNewDir)
+		if child != nil {
+			b.dropLocked(child, true)
+		}
+	case mask&unix.IN_MOVED_FROM != 0 && child != nil:
+		// Its watches now follow the directory elsewhere; their paths
+		// are no longer true. Where it landed inside the tree, the
+		// IN_MOVED_TO makes it a Rescan.
+		b.dropLocked(child, true)
+	case mask&unix.IN_DELETE != 0 && child != nil:
+		b.dropLocked(child, false)
+	}
+}
+
+// dropLocked forgets n and every node below it, removing their kernel
+// watches when rm is set (the kernel removes those of deleted directories
+// itself).
+func (b *inotify) dropLocked(n *dirNode, rm bool) {
+	n.each(func(m *dirNode) {
+		if m.wd != 0 {
+			delete(b.mu.wds, m.wd)
+			if _, rule := b.mu.rules[m.wd]; rm && !rule {
+				unix.InotifyRmWatch(b.mu.fd, uint32(m.wd))
+			}
+			m.wd = 0
+		}
+		if m.failed {
+			delete(b.mu.failed, m)
+			m.failed = false
+		}
+	})
+	n.children = nil
+	n.prune()
+}

@@ -1,0 +1,289 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// startWalked starts a watcher on root and plays the engine's first save:
+// the All of the first Changes, then a full walk that watches every
+// directory, then the Changes that reports them once as dirty.
+func startWalked(t testing.TB, root string, opts Options) (*Watcher, *mirror) {
+	t.Helper()
+	w, err := Start(context.Background(), root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	m := &mirror{root: root, w: w, list: map[string]entry{}}
+	if c := w.Changes(); !c.All || c.Reasons&ReasonStart == 0 {
+		t.Fatalf("first Changes = %+v, want All with ReasonStart", c)
+	}
+	if err := m.apply(Changes{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.apply(w.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	return w, m
+}
+
+func TestUnchangedTreeReportsNothing(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 10, 2)
+	w, _ := startWalked(t, root, Options{})
+	for range 3 {
+		if c := w.Changes(); c.All || len(c.Dirty)+len(c.Rescan) > 0 {
+			t.Fatalf("Changes on an unchanged tree = %+v", c)
+		}
+	}
+}
+
+// TestChangesIncludesWritesBeforeTheCall checks the ordering barrier: an
+// operation that returned before Changes was called is always reported,
+// with no pause in between.
+func TestChangesIncludesWritesBeforeTheCall(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 10, 1)
+	w, _ := startWalked(t, root, Options{})
+	for i := range 2000 {
+		dir := fmt.Sprintf("d%d/e%d", i%5, i%10)
+		p := filepath.Join(root, filepath.FromSlash(dir), "f0")
+		if err := os.WriteFile(p, []byte{byte(i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := w.Changes()
+		if c.All || !slices.Contains(c.Dirty, dir) {
+			t.Fatalf("write %d to %s not in the Changes that followed it: %+v", i, dir, c)
+		}
+	}
+}
+
+// TestWatchLimitLeavesDirectoriesDirty injects a watch limit below the
+// directory count: the directories left unwatched are dirty at every
+// Changes, and the listing kept from Changes stays exact.
+func TestWatchLimitLeavesDirectoriesDirty(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 20, 2)
+	w, m := startWalked(t, root, Options{maxWatches: 8})
+	st := w.Stats()
+	if st.Watches != 8 || st.Unwatched != countDirs(m.list)-8 {
+		t.Fatalf("stats %+v, want 8 watches and %d unwatched", st, countDirs(m.list)-8)
+	}
+	var unwatched []string
+	for n := range w.b.(*inotify).mu.failed {
+		unwatched = append(unwatched, n.rel())
+	}
+	for round := range 20 {
+		c := w.Changes()
+		if c.All || c.Reasons&ReasonUnwatched == 0 {
+			t.Fatalf("round %d: %+v, want the unwatched directories", round, c)
+		}
+		for _, u := range unwatched {
+			if !slices.Contains(c.Dirty, u) && !underAny(u, c.Rescan) {
+				t.Fatalf("round %d: unwatched %s not reported in %+v", round, u, c)
+			}
+		}
+		if err := m.apply(c); err != nil {
+			t.Fatal(err)
+		}
+		// A change in every directory, watched or not.
+		for rel, e := range m.list {
+			if e.kind == 'd' && rel != "" {
+				os.WriteFile(filepath.Join(root, filepath.FromSlash(rel), "f0"), fmt.Appendf(nil, "r%d", round), 0o644)
+			}
+		}
+		if err := m.apply(w.Changes()); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := listTree(root)
+		if d := diff(m.list, want, 5); len(d) > 0 {
+			t.Fatalf("round %d: %v", round, d)
+		}
+	}
+}
+
+func TestClockJumpReportsAll(t *testing.T) {
+	root := t.TempDir()
+	wall, mono := time.Unix(1e9, 0), time.Duration(0)
+	clock := func() (time.Time, time.Duration) { return wall, mono }
+	w, _ := startWalked(t, root, Options{clock: clock})
+	wall, mono = wall.Add(time.Second), mono+time.Second
+	if c := w.Changes(); c.All {
+		t.Fatalf("clocks in step: %+v", c)
+	}
+	wall = wall.Add(-time.Hour)
+	if c := w.Changes(); !c.All || c.Reasons&ReasonClockJump == 0 {
+		t.Fatalf("wall clock an hour back: %+v, want All", c)
+	}
+	if c := w.Changes(); c.All {
+		t.Fatalf("after the jump was reported: %+v", c)
+	}
+}
+
+// TestRuleFileOutsideTree watches root/.git/info/exclude before .git
+// exists: creating each missing component, then editing the file, reports
+// All.
+func TestRuleFileOutsideTree(t *testing.T) {
+	root := t.TempDir()
+	exclude := filepath.Join(root, ".git", "info", "exclude")
+	w, _ := startWalked(t, root, Options{RuleFiles: []string{exclude}})
+	steps := []func() error{
+		func() error { return os.Mkdir(filepath.Join(root, ".git"), 0o755) },
+		func() error { return os.Mkdir(filepath.Join(root, ".git", "info"), 0o755) },
+		func() error { return os.WriteFile(exclude, []byte("*.o\n"), 0o644) },
+		func() error { return os.WriteFile(exclude, []byte("*.a\n"), 0o644) },
+		func() error { return os.Remove(exclude) },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+		if c := w.Changes(); !c.All || c.Reasons&ReasonRuleFile == 0 {
+			t.Fatalf("step %d: %+v, want All for the rule file", i, c)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git", "info", "other"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := w.Changes(); c.All {
+		t.Fatalf("another file next to the rule file: %+v", c)
+	}
+}
+
+func TestIgnoreFileChangeRescansItsDirectory(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 5, 1)
+	w, _ := startWalked(t, root, Options{})
+	if err := os.WriteFile(filepath.Join(root, "d1", ".ckptignore"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := w.Changes()
+	if !slices.Equal(c.Rescan, []string{"d1"}) || c.Reasons&ReasonRuleFile == 0 {
+		t.Fatalf("Changes = %+v, want Rescan of d1", c)
+	}
+}
+
+// TestRootLostAndBack removes the workspace root: All until it is back,
+// then the watcher works again.
+func TestRootLostAndBack(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "ws")
+	seedTree(t, root, 3, 1)
+	w, m := startWalked(t, root, Options{})
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if c := w.Changes(); !c.All || c.Reasons&ReasonRootLost == 0 {
+			t.Fatalf("root removed: %+v, want All", c)
+		}
+	}
+	seedTree(t, root, 2, 1)
+	if c := w.Changes(); !c.All {
+		t.Fatalf("root back: %+v, want All once more", c)
+	}
+	if err := m.apply(Changes{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	m.apply(w.Changes())
+	os.WriteFile(filepath.Join(root, "d1", "e1", "new"), nil, 0o644)
+	if c := w.Changes(); c.All || !slices.Contains(c.Dirty, "d1/e1") {
+		t.Fatalf("after the root came back: %+v, want d1/e1 dirty", c)
+	}
+}
+
+func TestCloseEndsReader(t *testing.T) {
+	w, err := Start(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.b.(*inotify).done:
+	default:
+		t.Fatal("reader still running after Close")
+	}
+	if c := w.Changes(); !c.All || c.Reasons&ReasonClosed == 0 {
+		t.Fatalf("Changes after Close = %+v", c)
+	}
+	w.Watch("x")
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestUnmountRescans mounts a file system on a watched directory, watches
+// a directory inside it, and unmounts it: the kernel drops that watch and
+// the directory is reported for a rescan.
+func TestUnmountRescans(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 2, 1)
+	mnt := filepath.Join(root, "d1", "e1")
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("mounting needs CAP_SYS_ADMIN: %v", err)
+	}
+	mounted := true
+	defer func() {
+		if mounted {
+			unix.Unmount(mnt, unix.MNT_DETACH)
+		}
+	}()
+	if err := os.Mkdir(filepath.Join(mnt, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, m := startWalked(t, root, Options{})
+	if _, ok := m.list["d1/e1/in"]; !ok {
+		t.Fatal("the mounted directory was not listed")
+	}
+	if err := unix.Unmount(mnt, 0); err != nil {
+		t.Fatal(err)
+	}
+	mounted = false
+	c := w.Changes()
+	if c.All || !underAny("d1/e1", c.Rescan) || c.Reasons&ReasonDropped == 0 {
+		t.Fatalf("after unmount: %+v, want a rescan of d1/e1", c)
+	}
+	if err := m.apply(c); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := listTree(root)
+	if d := diff(m.list, want, 5); len(d) > 0 {
+		t.Fatal(d)
+	}
+}
+
+// TestBindMountedTwiceStaysDirty bind-mounts one directory onto another:
+// both paths share an inode, hence a kernel watch whose events name only
+// one of them, so the other is reported dirty at every Changes.
+func TestBindMountedTwiceStaysDirty(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 2, 1)
+	src, dst := filepath.Join(root, "d0", "e0"), filepath.Join(root, "d1", "e1")
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("mounting needs CAP_SYS_ADMIN: %v", err)
+	}
+	defer unix.Unmount(dst, unix.MNT_DETACH)
+	w, m := startWalked(t, root, Options{})
+	if st := w.Stats(); st.Unwatched != 1 {
+		t.Fatalf("stats %+v, want one directory unwatched", st)
+	}
+	for i := range 3 {
+		os.WriteFile(filepath.Join(dst, "f0"), []byte{byte(i)}, 0o644)
+		c := w.Changes()
+		if !slices.Contains(c.Dirty, "d0/e0") || !slices.Contains(c.Dirty, "d1/e1") {
+			t.Fatalf("write %d through the bind mount: %+v, want both paths dirty", i, c)
+		}
+		if err := m.apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
