@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
-func TestInterruptedRestoreResumes(t *testing.T) {
+func TestInterruptedRestoreIsCompletedByTheNextWritingOpen(t *testing.T) {
+	t.Parallel()
 	tree := testtree.Dir{}
 	for i := 0; i < 40; i++ {
 		tree[fmt.Sprintf("f%02d", i)] = testtree.File{Content: fmt.Sprintf("v1 %d\n", i)}
@@ -23,39 +24,50 @@ func TestInterruptedRestoreResumes(t *testing.T) {
 	}
 	two := f.save("v2")
 
-	var writes atomic.Int32
-	diskFull := errors.New("no space left on device")
-	injectWriteFault = func(string) error {
-		if writes.Add(1) > 10 {
-			return diskFull
+	// The eleventh file creation of the restore fails: the disk is full.
+	creates := 0
+	plan := &faultPlan{failAt: -1, err: syscall.ENOSPC, fails: func(_ int, op, _ string) bool {
+		if op == "create" {
+			creates++
 		}
-		return nil
-	}
+		return op == "create" && creates == 11
+	}}
+	f.open(Options{wrapRestoreFS: plan.wrap})
 	_, err := f.e.Restore(context.Background(), "@1", RestoreOptions{})
-	injectWriteFault = nil
-	if !errors.Is(err, diskFull) {
+	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("restore error = %v, want the injected failure", err)
 	}
 	log, _ := f.e.List(context.Background(), "")
 	if log.Head != two.ID {
 		t.Fatal("an interrupted restore must not move the head")
 	}
-
-	f.open(Options{}) // a new process finds the journal
 	j := f.e.PendingRestore()
 	if j == nil || j.Task != DefaultTask {
-		t.Fatalf("pending restore = %+v, want a journal", j)
+		t.Fatalf("pending restore = %+v, want the journal", j)
 	}
-	res := f.restore("@1", RestoreOptions{})
+
+	// A read-only process only reports it.
+	f.open(Options{ReadOnly: true})
+	if p := f.e.PendingRestore(); p == nil || p.Target != j.Target || f.e.CompletedRestore() != nil {
+		t.Fatalf("read-only open: pending %+v, completed %+v", p, f.e.CompletedRestore())
+	}
+
+	// The next process that may write completes it before anything else.
+	var events []Event
+	f.open(Options{OnEvent: func(ev Event) { events = append(events, ev) }})
 	assertSameTree(t, original, f.read())
-	if res.Backup != j.Backup {
-		t.Fatalf("resumed restore took a new backup %s, want the journal's %s", res.Backup.Short(), j.Backup.Short())
+	done := f.e.CompletedRestore()
+	if done == nil || done.Backup != j.Backup || len(done.Conflicts) != 0 {
+		t.Fatalf("completed restore = %+v, want the journal's (backup %s), no conflicts", done, j.Backup.Short())
 	}
 	if f.e.PendingRestore() != nil {
 		t.Fatal("journal still pending after completion")
 	}
+	if len(events) == 0 || events[0].Type != EventRestore || events[0].Commit != j.Target.String() {
+		t.Fatalf("events = %+v, want a restore event first", events)
+	}
 	f.open(Options{})
-	if f.e.PendingRestore() != nil {
+	if f.e.PendingRestore() != nil || f.e.CompletedRestore() != nil {
 		t.Fatal("journal found again after completion")
 	}
 	log, _ = f.e.List(context.Background(), "")

@@ -189,3 +189,19 @@ func (p *planner) create(rel string, t index.Entry, fresh bool) error {
 	}
 	return nil
 }
+
+// unsavedPaths returns the paths of the leaves (files, symlinks) of tree
+// cur that tree baseline does not hold identically (kind, content and
+// mode): what a restore would lose for good if it replaced or removed them
+// without a backup. They are the leaves the plan from baseline to cur writes.
+func unsavedPaths(ctx context.Context, src diffview.TreeSource, baseline, cur objects.ID) (map[string]bool, error) {
+	p, err := planRestore(ctx, src, baseline, cur, nil)
+	if err != nil {
+		return nil, err
+	}
+	unsaved := make(map[string]bool, len(p.writes))
+	for _, o := range p.writes {
+		unsaved[o.path] = true
+	}
+	return unsaved, nil
+}
