@@ -43,9 +43,10 @@ type applier struct {
 
 // Conflict reasons, for the user.
 const (
-	uncapturedReason = "a file not captured by any checkpoint (ignored, skipped or unsaved) stands here; use --force to overwrite it"
-	unsavedReason    = "the current content is not captured by a checkpoint (an unsaved edit or a new file) and no backup is taken; use --force to discard it, or restore with a backup"
-	dirHoldsReason   = "the directory holds files not captured by any checkpoint; use --force to remove them"
+	uncapturedReason   = "a file not captured by any checkpoint (ignored, skipped or unsaved) stands here; use --force to overwrite it"
+	unsavedReason      = "the current content is not captured by a checkpoint (an unsaved edit or a new file) and no backup is taken; use --force to discard it, or restore with a backup"
+	dirHoldsReason     = "the directory holds files not captured by any checkpoint; use --force to remove them"
+	blockedBelowReason = "the directory still holds paths the restore left alone (see their conflicts)"
 )
 
 // faultReason explains a path the restore could not change (permission
@@ -79,6 +80,18 @@ func (x *applier) isBlocked(rel string) bool {
 	defer x.mu.Unlock()
 	for _, b := range x.blocked {
 		if rel == b || strings.HasPrefix(rel, b+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// blockedBelow reports whether a conflict left something under directory rel.
+func (x *applier) blockedBelow(rel string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, b := range x.blocked {
+		if strings.HasPrefix(b, rel+"/") {
 			return true
 		}
 	}
@@ -264,6 +277,9 @@ func (x *applier) remove(o op) error {
 	switch {
 	case err == nil:
 		x.record(&x.res.Deleted, o.path)
+		x.mu.Lock()
+		delete(x.dirs, o.path) // gone: its parent's sync records that
+		x.mu.Unlock()
 		return nil
 	case errors.Is(err, os.ErrNotExist):
 		return nil // already gone: a resumed restore
@@ -274,7 +290,11 @@ func (x *applier) remove(o op) error {
 			return nil
 		}
 		if !x.force {
-			x.conflict(o.path, dirHoldsReason)
+			reason := dirHoldsReason
+			if x.blockedBelow(o.path) {
+				reason = blockedBelowReason
+			}
+			x.conflict(o.path, reason)
 			return nil
 		}
 		if err := x.fs.RemoveAll(o.path); err != nil {

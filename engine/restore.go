@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/index"
@@ -149,6 +150,11 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 // removal; the head moves (for a whole-workspace restore) in between.
 func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePlan, j *Journal) error {
 	if err := e.writeJournal(j); err != nil {
+		// A journal renamed into place whose directory sync failed is
+		// there all the same: the restore is pending.
+		if _, statErr := os.Lstat(e.journalPath()); statErr == nil {
+			e.pending = j
+		}
 		return err
 	}
 	// From here on a failure leaves the journal: the restore is pending.
