@@ -191,17 +191,27 @@ func (p *planner) create(rel string, t index.Entry, fresh bool) error {
 }
 
 // unsavedPaths returns the paths of the leaves (files, symlinks) of tree
-// cur that tree baseline does not hold identically (kind, content and
-// mode): what a restore would lose for good if it replaced or removed them
-// without a backup. They are the leaves the plan from baseline to cur writes.
-func unsavedPaths(ctx context.Context, src diffview.TreeSource, baseline, cur objects.ID) (map[string]bool, error) {
-	p, err := planRestore(ctx, src, baseline, cur, nil)
-	if err != nil {
-		return nil, err
+// cur that no baseline tree holds identically (kind, content and mode):
+// what a restore would lose for good if it replaced or removed them without
+// a backup. Against one baseline they are the leaves the plan from it to
+// cur writes; against several, the paths every such plan writes.
+func unsavedPaths(ctx context.Context, src diffview.TreeSource, baselines []objects.ID, cur objects.ID) (map[string]bool, error) {
+	if len(baselines) == 0 {
+		baselines = []objects.ID{{}} // nothing saved: every leaf is unsaved
 	}
-	unsaved := make(map[string]bool, len(p.writes))
-	for _, o := range p.writes {
-		unsaved[o.path] = true
+	var unsaved map[string]bool
+	for i, base := range baselines {
+		p, err := planRestore(ctx, src, base, cur, nil)
+		if err != nil {
+			return nil, err
+		}
+		now := make(map[string]bool, len(p.writes))
+		for _, o := range p.writes {
+			if i == 0 || unsaved[o.path] {
+				now[o.path] = true
+			}
+		}
+		unsaved = now
 	}
 	return unsaved, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/index"
@@ -58,8 +59,8 @@ type RestoreResult struct {
 // capture (ignored files, nested .git, skipped files): such paths are
 // reported as conflicts unless Force. With NoBackup nothing records the
 // current state, so it also leaves alone, as conflicts unless Force, every
-// path whose current entry the task's head checkpoint does not hold
-// identically (unsaved edits, new files, mode changes). A path it is not
+// path whose current entry no task's head checkpoint holds identically
+// (unsaved edits, new files, mode changes). A path it is not
 // permitted to change is a conflict too, and the rest is restored.
 //
 // Conflicts do not make Restore fail: it returns them in the result, and the
@@ -135,7 +136,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	defer closeFS()
 	x := &applier{e: e, fs: fsys, force: opts.Force, res: res, resuming: cur.resuming}
 	if cur.guard {
-		if x.unsaved, err = unsavedPaths(ctx, e.treeSource(cur.snap), cur.baseline, cur.snap.root); err != nil {
+		if x.unsaved, err = unsavedPaths(ctx, e.treeSource(cur.snap), cur.baselines, cur.snap.root); err != nil {
 			return nil, storeError(err, e.storeDir)
 		}
 	}
@@ -178,33 +179,33 @@ func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePl
 type current struct {
 	snap *snapshot
 	// guard: no backup of snap is taken here, so paths whose entry in snap
-	// differs from baseline's are left alone (see applier.unsaved).
-	guard    bool
-	baseline objects.ID // root tree that captures what may be replaced
-	resuming bool
+	// no baseline holds identically are left alone (see applier.unsaved).
+	guard     bool
+	baselines []objects.ID // root trees that capture what may be replaced
+	resuming  bool
 }
 
 // currentState captures the workspace before a restore: as a backup
 // checkpoint normally; hash-only for dry runs, NoBackup, or when resuming
 // an interrupted restore whose journal already names the backup. Without
-// a backup taken now, the baseline that protects unsaved content is the
-// journal's backup when resuming, else the task's head.
+// a backup taken now, what protects unsaved content is the baselines: the
+// head of every task (a workspace last saved or restored in another task
+// is captured there) and, when resuming, the journal's backup.
 func (e *Engine) currentState(ctx context.Context, task string, target objects.ID, seq uint64, opts RestoreOptions, res *RestoreResult) (*current, error) {
 	resuming := e.pending != nil && e.pending.Task == task && e.pending.Target == target
 	if opts.DryRun || opts.NoBackup || resuming {
 		c := &current{guard: opts.NoBackup || resuming, resuming: resuming}
-		var err error
 		if resuming {
 			res.Backup = e.pending.Backup
-			c.baseline, err = e.rootOf(e.pending.Backup)
 		}
-		if err == nil && c.baseline.IsZero() && c.guard {
-			c.baseline, err = e.headRoot(task)
+		if c.guard {
+			var err error
+			if c.baselines, err = e.baselines(res.Backup); err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		c.snap, err = e.scan(ctx, nil)
+		snap, err := e.scan(ctx, nil)
+		c.snap = snap
 		return c, err
 	}
 	sr, snap, err := e.saveLocked(ctx, SaveOptions{Task: task, Message: fmt.Sprintf("backup before restore to @%d", seq)}, index.KindBackup)
@@ -215,22 +216,37 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 	return &current{snap: snap}, nil
 }
 
-// rootOf returns checkpoint id's root tree; zero for a zero id.
-func (e *Engine) rootOf(id objects.ID) (objects.ID, error) {
-	if id.IsZero() {
-		return objects.ID{}, nil
+// baselines returns the root trees of backup (when not zero) and of every
+// task's head, without repeats.
+func (e *Engine) baselines(backup objects.ID) ([]objects.ID, error) {
+	tasks, err := e.db.Tasks()
+	if err != nil {
+		return nil, storeError(err, e.storeDir)
 	}
-	cp, err := e.checkpoint(id)
-	return cp.Root, err
-}
-
-// headRoot returns the root tree of the task's head; zero when the task has none.
-func (e *Engine) headRoot(task string) (objects.ID, error) {
-	head, ok, err := e.db.Task(task)
-	if err != nil || !ok {
-		return objects.ID{}, storeError(err, e.storeDir)
+	ids := []objects.ID{backup}
+	for _, task := range tasks {
+		head, ok, err := e.db.Task(task)
+		if err != nil {
+			return nil, storeError(err, e.storeDir)
+		}
+		if ok {
+			ids = append(ids, head.Head)
+		}
 	}
-	return e.rootOf(head.Head)
+	var roots []objects.ID
+	for _, id := range ids {
+		if id.IsZero() {
+			continue
+		}
+		cp, err := e.checkpoint(id)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(roots, cp.Root) {
+			roots = append(roots, cp.Root)
+		}
+	}
+	return roots, nil
 }
 
 // moveHead points the task's head at target, keeping its sequence counter.

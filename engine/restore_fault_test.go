@@ -77,8 +77,9 @@ func TestRestoreFaultInjection(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES} {
 		t.Run(errno.Error(), func(t *testing.T) {
 			t.Parallel()
+			c := newFaultCase(t)
 			for i := 0; ; i++ {
-				if done := faultRun(t, i, errno); done {
+				if done := c.run(i, errno); done {
 					t.Logf("%v: %d injection points", errno, i)
 					if i < 40 {
 						t.Fatalf("only %d injection points: the seam misses restore's writes", i)
@@ -90,11 +91,11 @@ func TestRestoreFaultInjection(t *testing.T) {
 	}
 }
 
-// faultRun restores with operation i failing; it reports whether the run
-// met no fault (i is past the last operation).
-func faultRun(t *testing.T, i int, errno syscall.Errno) (done bool) {
-	c := newFaultCase(t)
-	f := c.f
+// run restores from the second checkpoint to the first with operation i
+// failing, checks the outcome and returns to the second checkpoint. It
+// reports whether the run met no fault (i is past the last operation).
+func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
+	t, f := c.f.t, c.f
 	plan := &faultPlan{failAt: i, err: errno}
 	f.open(Options{wrapRestoreFS: plan.wrap})
 	res, err := restoreBounded(t, f.e, "@1")
@@ -171,7 +172,8 @@ func (c *faultCase) checkInterrupted(where string, err error, errno syscall.Errn
 	assertSameTree(t, c.trees[c.one], f.read())
 }
 
-// checkStore verifies the store and restores every checkpoint byte-exact.
+// checkStore verifies the store and restores every checkpoint byte-exact,
+// the second last, where the next run starts.
 func (c *faultCase) checkStore(where string) {
 	t, f := c.f.t, c.f
 	t.Helper()
@@ -180,8 +182,8 @@ func (c *faultCase) checkStore(where string) {
 	if err != nil || !rep.OK() {
 		t.Fatalf("%s: verify: %v %+v", where, err, rep)
 	}
-	for _, id := range []objects.ID{c.two, c.one} {
-		if res := f.restore(id.String(), RestoreOptions{}); len(res.Conflicts) != 0 {
+	for _, id := range []objects.ID{c.one, c.two} {
+		if res := f.restore(id.String(), RestoreOptions{NoBackup: true}); len(res.Conflicts) != 0 {
 			t.Fatalf("%s: restore %s: conflicts %v", where, id.Short(), res.Conflicts)
 		}
 		assertSameTree(t, c.trees[id], f.read())
