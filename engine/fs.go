@@ -41,8 +41,6 @@ type restoreFS interface {
 	SyncAll() error
 	// Lstat describes name without following a final symlink; it changes nothing.
 	Lstat(name string) (fs.FileInfo, error)
-	// ReadFile returns the content of name; it changes nothing.
-	ReadFile(name string) ([]byte, error)
 }
 
 // tempFile is a file opened by CreateTemp. Sync makes its data durable;
@@ -101,7 +99,6 @@ func (r rootFS) Mkdir(name string, perm fs.FileMode) error { return r.root.Mkdir
 func (r rootFS) Symlink(target, name string) error         { return r.root.Symlink(target, name) }
 func (r rootFS) Chmod(name string, mode fs.FileMode) error { return r.root.Chmod(name, mode) }
 func (r rootFS) Lstat(name string) (fs.FileInfo, error)    { return r.root.Lstat(name) }
-func (r rootFS) ReadFile(name string) ([]byte, error)      { return r.root.ReadFile(name) }
 func (r rootFS) SyncDir(name string) error                 { return r.withDir(name, (*os.File).Sync) }
 func (r rootFS) SyncAll() error                            { return r.withDir(".", syncfs) }
 func (r rootFS) withDir(name string, fn func(*os.File) error) error {

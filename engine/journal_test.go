@@ -75,3 +75,48 @@ func TestInterruptedRestoreIsCompletedByTheNextWritingOpen(t *testing.T) {
 		t.Fatal("head did not move to @1")
 	}
 }
+
+func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a1"}, "b": testtree.File{Content: "b1"}, "c": testtree.File{Content: "c1"}})
+	f.save("one")
+	want := f.read()
+	f.write("a", "a2")
+	f.write("b", "b2")
+	f.write("c", "c2")
+	f.save("two")
+	// The journal's temporary file is create 0, then come the workspace's
+	// files; a completion writes no journal, so its create 0 is a file.
+	diskFull := func(at int) *faultPlan {
+		creates := 0
+		return &faultPlan{failAt: -1, err: syscall.ENOSPC, fails: func(_ int, op, _ string) bool {
+			if op != "create" {
+				return false
+			}
+			creates++
+			return creates-1 == at
+		}}
+	}
+	f.open(Options{wrapRestoreFS: diskFull(2).wrap})
+	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("restore: %v, want ENOSPC", err)
+	}
+	f.e.Close()
+	f.e = nil
+
+	// Still no space when the next process completes it: Open fails and says why.
+	_, err := Open(context.Background(), f.ws, Options{StoreDir: f.store, wrapRestoreFS: diskFull(0).wrap})
+	var pending *PendingRestoreError
+	if !errors.As(err, &pending) || !errors.Is(err, syscall.ENOSPC) || pending.Journal == nil {
+		t.Fatalf("open: %v, want a PendingRestoreError wrapping ENOSPC", err)
+	}
+	f.open(Options{ReadOnly: true})
+	if f.e.PendingRestore() == nil {
+		t.Fatal("the failed completion lost the journal")
+	}
+	f.open(Options{})
+	if f.e.CompletedRestore() == nil {
+		t.Fatal("the restore was not completed")
+	}
+	assertSameTree(t, want, f.read())
+}

@@ -144,24 +144,31 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		x.preview(plan)
 		return res, nil
 	}
-	return res, e.applyJournaled(ctx, x, plan, &Journal{Task: task, Target: target, Backup: res.Backup, Paths: filter, Started: time.Now().UTC()})
+	j := e.pending
+	if !cur.resuming {
+		j = &Journal{Task: task, Target: target, Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
+	}
+	return res, e.applyJournaled(ctx, x, plan, j)
 }
 
-// applyJournaled carries out plan between the journal's write and its
-// removal; the head moves (for a whole-workspace restore) in between.
+// applyJournaled carries out plan between the journal's write (unless it
+// resumes the journal's restore) and its removal; the head moves (for a
+// whole-workspace restore) in between.
 func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePlan, j *Journal) error {
-	if err := e.writeJournal(j); err != nil {
-		// A journal renamed into place whose directory sync failed is
-		// there all the same: the restore is pending.
-		if _, statErr := os.Lstat(e.journalPath()); statErr == nil {
-			e.pending = j
+	if !x.resuming {
+		if err := e.writeJournal(j); err != nil {
+			// A journal renamed into place whose directory sync failed
+			// is there all the same: the restore is pending.
+			if _, statErr := os.Lstat(e.journalPath()); statErr == nil {
+				e.pending = j
+			}
+			return err
 		}
-		return err
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
 	if err := x.apply(ctx, plan); err != nil {
-		return fmt.Errorf("restore interrupted (%w); the journal keeps it resumable: the next command that may write completes it", err)
+		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next writing open of the store completes it", err)
 	}
 	if len(j.Paths) == 0 {
 		if err := e.moveHead(j.Task, j.Target); err != nil {

@@ -7,8 +7,8 @@ import (
 
 // faultPlan decides which operation of the restore seam fails: the one
 // numbered failAt (counting from 0, over every seam a test's Engine
-// opens), with err. failAt < 0 fails none and only counts. The read-only
-// operations (Lstat, ReadFile) are never counted or failed.
+// opens), with err. failAt < 0 fails none and only counts. Lstat, which
+// changes nothing, is never counted or failed.
 type faultPlan struct {
 	mu     sync.Mutex
 	failAt int
@@ -89,7 +89,6 @@ func (f *faultyFS) SyncAll() error {
 	return f.do("syncfs", ".", f.inner.SyncAll)
 }
 func (f *faultyFS) Lstat(name string) (fs.FileInfo, error) { return f.inner.Lstat(name) }
-func (f *faultyFS) ReadFile(name string) ([]byte, error)   { return f.inner.ReadFile(name) }
 
 func (f *faultyFS) do(op, name string, fn func() error) error {
 	if err := f.plan.hit(op, name); err != nil {
