@@ -181,3 +181,19 @@ func TestRestoreSyncsEachChangedDirectoryOnce(t *testing.T) {
 		t.Fatalf("syncs = %v", ops)
 	}
 }
+
+func TestRestoreWithoutBackupAcceptsWhatAnotherTaskHolds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"f": testtree.File{Content: "main v1\n"}})
+	f.save("main one")
+	f.write("f", "experiment\n")
+	if _, err := f.e.Save(context.Background(), SaveOptions{Task: "exp", Message: "exp one"}); err != nil {
+		t.Fatal(err)
+	}
+	// The workspace holds what task exp's head captures, not the default
+	// task's: nothing is unsaved, so the restore replaces it.
+	res := f.restore("@1", RestoreOptions{NoBackup: true})
+	if len(res.Conflicts) != 0 || f.readFile("f") != "main v1\n" {
+		t.Fatalf("conflicts %v, f = %q", res.Conflicts, f.readFile("f"))
+	}
+}
