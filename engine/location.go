@@ -72,7 +72,7 @@ func checkStoreLocation(workspace, storeDir string) error {
 		return fmt.Errorf("store %s: %w", storeDir, err)
 	}
 	if store == workspace || strings.HasPrefix(workspace, strings.TrimSuffix(store, string(filepath.Separator))+string(filepath.Separator)) {
-		return fmt.Errorf("%w: store %s holds workspace %s; pass --store with a directory outside it or inside it",
+		return fmt.Errorf("%w: store %s holds workspace %s; a store belongs outside the workspace (or inside it, where saves exclude it)",
 			ErrStoreHoldsWorkspace, storeDir, workspace)
 	}
 	return nil
