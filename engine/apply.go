@@ -5,34 +5,60 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
 
-// applier carries out a restore plan inside the workspace root.
+// applier carries out a restore plan inside the workspace, writing only
+// through the restore seam.
 type applier struct {
 	e     *Engine
-	root  *os.Root
+	fs    restoreFS
 	force bool
 	res   *RestoreResult
+	// unsaved, when set (restores without a backup of the current state),
+	// holds the paths whose current entry no checkpoint captures
+	// identically: a restore leaves them alone (a conflict) unless force.
+	unsaved map[string]bool
+	// resuming: this run completes an interrupted restore, whose
+	// temporary files are removed whatever the guard says.
+	resuming bool
 	// syncEach makes every written file durable (fdatasync) before its
-	// rename; large restores instead end with one syncfs.
+	// rename and every touched directory after the renames; large restores
+	// (and resumed ones) instead end with one syncfs.
 	syncEach bool
 
-	mu      sync.Mutex // guards res.Written, res.Deleted, res.Conflicts, blocked
-	blocked []string   // paths (and their subtrees) left alone because of a conflict
+	mu      sync.Mutex      // guards res.Written, res.Deleted, res.Conflicts, blocked, dirs
+	blocked []string        // paths (and their subtrees) left alone because of a conflict
+	dirs    map[string]bool // directories whose entries this restore changed
 }
 
-// uncapturedReason explains a conflict to the user.
-const uncapturedReason = "a file not captured by any checkpoint (ignored, skipped or unsaved) stands here; use --force to overwrite it"
+// Conflict reasons, for the user.
+const (
+	uncapturedReason   = "a file not captured by any checkpoint (ignored, skipped or unsaved) stands here; use --force to overwrite it"
+	unsavedReason      = "the current content is not captured by a checkpoint (an unsaved edit or a new file) and no backup is taken; use --force to discard it, or restore with a backup"
+	dirHoldsReason     = "the directory holds files not captured by any checkpoint; use --force to remove them"
+	blockedBelowReason = "the directory still holds paths the restore left alone (see their conflicts)"
+)
+
+// faultReason explains a path the restore could not change (permission
+// denied): the path keeps what it held, the rest of the restore goes on.
+func faultReason(err error) string {
+	return fmt.Sprintf("could not change this path (%v); it keeps its current content", err)
+}
+
+// pathFault reports whether err concerns only the path it names (permission
+// denied), so the restore records a conflict and goes on; any other error
+// (no space, I/O) stops the restore, which stays resumable.
+func pathFault(err error) bool { return errors.Is(err, fs.ErrPermission) }
 
 // fileMode converts stored permission bits to an os.FileMode.
 func fileMode(perm uint32) os.FileMode {
@@ -60,6 +86,18 @@ func (x *applier) isBlocked(rel string) bool {
 	return false
 }
 
+// blockedBelow reports whether a conflict left something under directory rel.
+func (x *applier) blockedBelow(rel string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, b := range x.blocked {
+		if strings.HasPrefix(b, rel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 func (x *applier) conflict(rel, reason string) {
 	x.mu.Lock()
 	x.res.Conflicts = append(x.res.Conflicts, Conflict{Path: rel, Reason: reason})
@@ -67,10 +105,32 @@ func (x *applier) conflict(rel, reason string) {
 	x.mu.Unlock()
 }
 
+// record lists rel as done and marks its directory as changed.
 func (x *applier) record(list *[]string, rel string) {
 	x.mu.Lock()
 	*list = append(*list, rel)
+	x.dirs[path.Dir(rel)] = true
 	x.mu.Unlock()
+}
+
+// fault turns a permission error on one path into a conflict; other
+// errors come back wrapped, to stop the restore.
+func (x *applier) fault(op, rel string, err error) error {
+	if pathFault(err) {
+		x.conflict(rel, faultReason(err))
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", op, rel, err)
+}
+
+// guarded reports whether o would destroy current content that no
+// checkpoint captures (restores without a backup); such a path becomes a
+// conflict unless force.
+func (x *applier) guarded(o op) bool {
+	if x.force || x.unsaved == nil || o.fresh || o.kind == opRemoveDir || o.kind == opMkdir || !x.unsaved[o.path] {
+		return false
+	}
+	return !(x.resuming && strings.HasPrefix(path.Base(o.path), tempPrefix))
 }
 
 // obstructed reports whether an uncaptured item stands where a fresh
@@ -80,7 +140,7 @@ func (x *applier) obstructed(o op) bool {
 	if !o.fresh {
 		return false
 	}
-	fi, err := x.root.Lstat(o.path)
+	fi, err := x.fs.Lstat(o.path)
 	if err != nil {
 		return false
 	}
@@ -97,8 +157,8 @@ func (x *applier) clear(o op) (bool, error) {
 		x.conflict(o.path, uncapturedReason)
 		return false, nil
 	}
-	if err := x.root.RemoveAll(o.path); err != nil {
-		return false, fmt.Errorf("remove %s: %w", o.path, err)
+	if err := x.fs.RemoveAll(o.path); err != nil {
+		return false, x.fault("remove", o.path, err)
 	}
 	return true, nil
 }
@@ -106,12 +166,18 @@ func (x *applier) clear(o op) (bool, error) {
 // preview fills the result with what apply would do, touching nothing.
 func (x *applier) preview(p *restorePlan) {
 	for _, o := range p.removes {
+		if x.guarded(o) {
+			x.conflict(o.path, unsavedReason)
+			continue
+		}
 		x.res.Deleted = append(x.res.Deleted, o.path)
 	}
 	for _, list := range [][]op{p.mkdirs, p.writes} {
 		for _, o := range list {
 			switch {
 			case x.isBlocked(o.path):
+			case x.guarded(o):
+				x.conflict(o.path, unsavedReason)
 			case x.obstructed(o) && !x.force:
 				x.conflict(o.path, uncapturedReason)
 			case o.kind != opMkdir:
@@ -129,11 +195,14 @@ func (x *applier) preview(p *restorePlan) {
 const syncEachLimit = 512
 
 // apply carries out the plan: removals, directories, contents in parallel,
-// directory modes. The restored files are durable before it returns (and so
-// before the journal is removed): each synced before its rename, or, for
-// large restores, all at once with syncfs.
+// directory modes. Everything it changed is durable before it returns (and
+// so before the journal is removed): each file synced before its rename and
+// each changed directory once after, or, for large and resumed restores,
+// all at once with syncfs. A path it may not change (permission denied)
+// becomes a conflict and the rest goes on; any other error stops it.
 func (x *applier) apply(ctx context.Context, p *restorePlan) error {
-	x.syncEach = len(p.writes) <= syncEachLimit
+	x.syncEach = len(p.writes) <= syncEachLimit && !x.resuming
+	x.dirs = map[string]bool{}
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
 			return err
@@ -162,22 +231,55 @@ func (x *applier) apply(ctx context.Context, p *restorePlan) error {
 		if x.isBlocked(o.path) {
 			continue
 		}
-		if err := x.root.Chmod(o.path, fileMode(o.ent.Mode)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("chmod %s: %w", o.path, err)
+		if err := x.fs.Chmod(o.path, fileMode(o.ent.Mode)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := x.fault("chmod", o.path, err); err != nil {
+				return err
+			}
 		}
 	}
 	x.sortResult()
-	if x.syncEach {
+	return x.sync()
+}
+
+// sync makes the restore's directory changes durable: each changed
+// directory once, or the whole file system for large and resumed restores.
+func (x *applier) sync() error {
+	if !x.syncEach {
+		if err := x.fs.SyncAll(); err != nil {
+			return fmt.Errorf("sync workspace: %w", err)
+		}
 		return nil
 	}
-	return syncWorkspace(x.e.workspace)
+	dirs := make([]string, 0, len(x.dirs))
+	for d := range x.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		// A directory the restore removed (or replaced) is gone: its
+		// parent's sync records that.
+		if err := x.fs.SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
+			return fmt.Errorf("sync workspace: %w", err)
+		}
+	}
+	return nil
 }
 
 func (x *applier) remove(o op) error {
-	err := x.root.Remove(o.path)
+	if x.isBlocked(o.path) {
+		return nil
+	}
+	if x.guarded(o) {
+		x.conflict(o.path, unsavedReason)
+		return nil
+	}
+	err := x.fs.Remove(o.path)
 	switch {
 	case err == nil:
 		x.record(&x.res.Deleted, o.path)
+		x.mu.Lock()
+		delete(x.dirs, o.path) // gone: its parent's sync records that
+		x.mu.Unlock()
 		return nil
 	case errors.Is(err, os.ErrNotExist):
 		return nil // already gone: a resumed restore
@@ -188,16 +290,20 @@ func (x *applier) remove(o op) error {
 			return nil
 		}
 		if !x.force {
-			x.conflict(o.path, "the directory holds files not captured by any checkpoint; use --force to remove them")
+			reason := dirHoldsReason
+			if x.blockedBelow(o.path) {
+				reason = blockedBelowReason
+			}
+			x.conflict(o.path, reason)
 			return nil
 		}
-		if err := x.root.RemoveAll(o.path); err != nil {
-			return fmt.Errorf("remove %s: %w", o.path, err)
+		if err := x.fs.RemoveAll(o.path); err != nil {
+			return x.fault("remove", o.path, err)
 		}
 		x.record(&x.res.Deleted, o.path)
 		return nil
 	}
-	return fmt.Errorf("remove %s: %w", o.path, err)
+	return x.fault("remove", o.path, err)
 }
 
 func (x *applier) mkdir(o op) error {
@@ -207,25 +313,26 @@ func (x *applier) mkdir(o op) error {
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err
 	}
-	err := x.root.Mkdir(o.path, 0o700)
-	if err == nil || errors.Is(err, os.ErrExist) {
+	err := x.fs.Mkdir(o.path, 0o700)
+	switch {
+	case err == nil:
+		x.mu.Lock()
+		x.dirs[path.Dir(o.path)] = true
+		x.mu.Unlock()
+		return nil
+	case errors.Is(err, os.ErrExist):
 		return nil
 	}
-	return fmt.Errorf("mkdir %s: %w", o.path, err)
+	return x.fault("mkdir", o.path, err)
 }
-
-// injectWriteFault, when set by a test, runs before each write of a restore;
-// an error it returns aborts the restore there, as a crash or a full disk would.
-var injectWriteFault func(rel string) error
 
 func (x *applier) write(o op) error {
 	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) {
 		return nil
 	}
-	if injectWriteFault != nil {
-		if err := injectWriteFault(o.path); err != nil {
-			return err
-		}
+	if x.guarded(o) {
+		x.conflict(o.path, unsavedReason)
+		return nil
 	}
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err
@@ -233,25 +340,17 @@ func (x *applier) write(o op) error {
 	var err error
 	switch o.kind {
 	case opChmod:
-		err = x.root.Chmod(o.path, fileMode(o.ent.Mode))
+		err = x.fs.Chmod(o.path, fileMode(o.ent.Mode))
 	case opLink:
 		err = x.link(o)
 	default:
 		err = x.writeFile(o)
 	}
 	if err != nil {
-		return fmt.Errorf("restore %s: %w", o.path, storeError(err, x.e.storeDir))
+		return x.fault("restore", o.path, storeError(err, x.e.storeDir))
 	}
 	x.record(&x.res.Written, o.path)
 	return nil
-}
-
-// tempSeq makes temporary names unique within this process.
-var tempSeq atomic.Uint64
-
-// tempName is a hidden sibling of rel for an atomic replace.
-func tempName(rel string) string {
-	return path.Join(path.Dir(rel), fmt.Sprintf(".ckpt-tmp-%d-%d", os.Getpid(), tempSeq.Add(1)))
 }
 
 // copyBufs pools the buffers used to stream blobs into files.
@@ -265,14 +364,13 @@ func (x *applier) writeFile(o op) (err error) {
 		return err
 	}
 	defer rc.Close()
-	tmp := tempName(o.path)
-	f, err := x.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := x.fs.CreateTemp(o.path)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			_ = x.root.Remove(tmp)
+			_ = x.fs.Remove(f.Name())
 		}
 	}()
 	buf := copyBufs.Get().(*[]byte)
@@ -282,7 +380,7 @@ func (x *applier) writeFile(o op) (err error) {
 		err = f.Chmod(fileMode(o.ent.Mode))
 	}
 	if err == nil && x.syncEach {
-		err = unix.Fdatasync(int(f.Fd()))
+		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -290,7 +388,7 @@ func (x *applier) writeFile(o op) (err error) {
 	if err != nil {
 		return err
 	}
-	return x.root.Rename(tmp, o.path)
+	return x.fs.Rename(f.Name(), o.path)
 }
 
 // link creates a symlink under a temporary name and renames it into place.
@@ -300,11 +398,11 @@ func (x *applier) link(o op) error {
 		return err
 	}
 	tmp := tempName(o.path)
-	if err := x.root.Symlink(string(target), tmp); err != nil {
+	if err := x.fs.Symlink(string(target), tmp); err != nil {
 		return err
 	}
-	if err := x.root.Rename(tmp, o.path); err != nil {
-		_ = x.root.Remove(tmp)
+	if err := x.fs.Rename(tmp, o.path); err != nil {
+		_ = x.fs.Remove(tmp)
 		return err
 	}
 	return nil
@@ -314,18 +412,4 @@ func (x *applier) sortResult() {
 	sort.Strings(x.res.Written)
 	sort.Strings(x.res.Deleted)
 	sort.Slice(x.res.Conflicts, func(i, j int) bool { return x.res.Conflicts[i].Path < x.res.Conflicts[j].Path })
-}
-
-// syncWorkspace flushes the workspace's filesystem (one syncfs instead of an
-// fsync per restored file, for large restores).
-func syncWorkspace(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("sync workspace: %w", err)
-	}
-	return nil
 }

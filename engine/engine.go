@@ -31,12 +31,18 @@ type Engine struct {
 	writeMu sync.Mutex
 	// pending is the restore journal found at Open, nil when none.
 	pending *Journal
+	// completed is the interrupted restore this Open completed, nil when none.
+	completed *RestoreResult
 }
 
 // Open opens (creating on first use) the store of workspace and locks it.
-// It fails with walker.ErrProtected for refused workspaces, ErrWorkspaceMismatch
-// when the store records another workspace, and a *BusyError (ErrBusy) when
-// another process holds the lock past the timeout.
+// An Open that may write (not ReadOnly) first completes a restore that was
+// interrupted (see CompletedRestore); a ReadOnly one reports it (see
+// PendingRestore). It fails with walker.ErrProtected for refused workspaces,
+// ErrWorkspaceMismatch when the store records another workspace,
+// ErrStoreHoldsWorkspace when the store is the workspace or above it, a
+// *PendingRestoreError when an interrupted restore cannot be completed, and
+// a *BusyError (ErrBusy) when another process holds the lock past the timeout.
 func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
 	start := time.Now()
 	ws, err := canonicalWorkspace(workspace)
@@ -45,6 +51,9 @@ func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	}
 	storeDir, err := storeLocation(ws, opts.StoreDir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkStoreLocation(ws, storeDir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(storeDir, 0o700); err != nil {
@@ -63,6 +72,12 @@ func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	if e.pending, err = readJournal(e.journalPath()); err != nil {
 		e.Close()
 		return nil, err
+	}
+	if e.pending != nil && !opts.ReadOnly {
+		if e.completed, err = e.completePendingRestore(ctx); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	ev := Event{Type: EventInitialize, Workspace: ws, Created: created, Duration: time.Since(start)}
 	if head, ok, err := e.db.Task(DefaultTask); err == nil && ok {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,18 +13,22 @@ import (
 )
 
 // Journal records a restore in progress. It is written (and synced) before
-// the first workspace change and removed after the task head moves, so a
-// journal found at Open means a restore was interrupted; running Restore
-// again with the same target completes it without taking another backup.
+// the first workspace change and removed (durably) after the task head
+// moves, so a journal found at Open means a restore was interrupted. The
+// next Open that may write completes it before anything else runs (see
+// completePendingRestore); a read-only Open reports it via PendingRestore.
 type Journal struct {
 	Task    string     `json:"task"`
 	Target  objects.ID `json:"target"`
-	Backup  objects.ID `json:"backup"`
+	Backup  objects.ID `json:"backup"` // zero when the restore took no backup
 	Paths   []string   `json:"paths,omitempty"`
 	Started time.Time  `json:"started"`
 }
 
-func (e *Engine) journalPath() string { return filepath.Join(e.storeDir, "restore.journal") }
+// journalName is the journal's file name inside the store directory.
+const journalName = "restore.journal"
+
+func (e *Engine) journalPath() string { return filepath.Join(e.storeDir, journalName) }
 
 // readJournal returns the journal at path, nil when there is none.
 func readJournal(path string) (*Journal, error) {
@@ -41,14 +46,28 @@ func readJournal(path string) (*Journal, error) {
 	return &j, nil
 }
 
-// writeJournal stores j durably (file and directory synced) before any workspace change.
-func writeJournal(path string, j *Journal) error {
+// storeFS opens the store directory through the restore seam.
+func (e *Engine) storeFS() (restoreFS, func() error, error) {
+	fsys, closeFS, err := openRootFS(e.storeDir, e.opts.wrapRestoreFS)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store: %w", err)
+	}
+	return fsys, closeFS, nil
+}
+
+// writeJournal stores j durably (file and directory synced) before any
+// workspace change: a temporary file, then a rename over the journal.
+func (e *Engine) writeJournal(j *Journal) (err error) {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	fsys, closeFS, err := e.storeFS()
+	if err != nil {
+		return err
+	}
+	defer closeFS()
+	f, err := fsys.CreateTemp(journalName)
 	if err != nil {
 		return fmt.Errorf("write restore journal: %w", err)
 	}
@@ -59,22 +78,70 @@ func writeJournal(path string, j *Journal) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(path))
+		err = fsys.Rename(f.Name(), journalName)
 	}
 	if err != nil {
+		_ = fsys.Remove(f.Name())
+		return fmt.Errorf("write restore journal: %w", err)
+	}
+	if err := fsys.SyncDir("."); err != nil {
 		return fmt.Errorf("write restore journal: %w", err)
 	}
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// removeJournal deletes the journal durably, so a crash after a completed
+// restore can never bring it back and roll the workspace forward again.
+func (e *Engine) removeJournal() error {
+	fsys, closeFS, err := e.storeFS()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	defer closeFS()
+	if err := fsys.Remove(journalName); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove restore journal: %w", err)
+	}
+	if err := fsys.SyncDir("."); err != nil {
+		return fmt.Errorf("remove restore journal: %w", err)
+	}
+	return nil
 }
+
+// PendingRestoreError reports an interrupted restore that could not be
+// completed when the store was opened for writing. The journal stays, so
+// the next writing Open tries again.
+type PendingRestoreError struct {
+	Journal *Journal
+	Err     error
+}
+
+// Error names the restore and why it could not be completed.
+func (e *PendingRestoreError) Error() string {
+	return fmt.Sprintf("an interrupted restore to %s (task %s) could not be completed: %v",
+		e.Journal.Target.Short(), e.Journal.Task, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *PendingRestoreError) Unwrap() error { return e.Err }
+
+// completePendingRestore rolls an interrupted restore forward to its
+// journal's target, before any other operation of a writing Open: the same
+// restore runs again without a new backup, so the workspace ends fully
+// restored (the temporary files it left removed), the head moves, the
+// journal goes and an EventRestore is emitted. Whatever the workspace holds
+// that neither the journal's backup (or, without one, the task's head) nor
+// the target captures, such as an edit made after the interruption, is left
+// alone and reported in the result's conflicts.
+func (e *Engine) completePendingRestore(ctx context.Context) (*RestoreResult, error) {
+	j := e.pending
+	res, err := e.Restore(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths})
+	if err != nil {
+		return nil, &PendingRestoreError{Journal: j, Err: err}
+	}
+	return res, nil
+}
+
+// CompletedRestore returns the interrupted restore this Engine's Open
+// completed before anything else ran, or nil; its conflicts are paths the
+// completion left alone.
+func (e *Engine) CompletedRestore() *RestoreResult { return e.completed }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
-func TestInterruptedRestoreResumes(t *testing.T) {
+func TestInterruptedRestoreIsCompletedByTheNextWritingOpen(t *testing.T) {
+	t.Parallel()
 	tree := testtree.Dir{}
 	for i := 0; i < 40; i++ {
 		tree[fmt.Sprintf("f%02d", i)] = testtree.File{Content: fmt.Sprintf("v1 %d\n", i)}
@@ -23,43 +24,99 @@ func TestInterruptedRestoreResumes(t *testing.T) {
 	}
 	two := f.save("v2")
 
-	var writes atomic.Int32
-	diskFull := errors.New("no space left on device")
-	injectWriteFault = func(string) error {
-		if writes.Add(1) > 10 {
-			return diskFull
+	// The eleventh file creation of the restore fails: the disk is full.
+	creates := 0
+	plan := &faultPlan{failAt: -1, err: syscall.ENOSPC, fails: func(_ int, op, _ string) bool {
+		if op == "create" {
+			creates++
 		}
-		return nil
-	}
+		return op == "create" && creates == 11
+	}}
+	f.open(Options{wrapRestoreFS: plan.wrap})
 	_, err := f.e.Restore(context.Background(), "@1", RestoreOptions{})
-	injectWriteFault = nil
-	if !errors.Is(err, diskFull) {
+	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("restore error = %v, want the injected failure", err)
 	}
 	log, _ := f.e.List(context.Background(), "")
 	if log.Head != two.ID {
 		t.Fatal("an interrupted restore must not move the head")
 	}
-
-	f.open(Options{}) // a new process finds the journal
 	j := f.e.PendingRestore()
 	if j == nil || j.Task != DefaultTask {
-		t.Fatalf("pending restore = %+v, want a journal", j)
+		t.Fatalf("pending restore = %+v, want the journal", j)
 	}
-	res := f.restore("@1", RestoreOptions{})
+
+	// A read-only process only reports it.
+	f.open(Options{ReadOnly: true})
+	if p := f.e.PendingRestore(); p == nil || p.Target != j.Target || f.e.CompletedRestore() != nil {
+		t.Fatalf("read-only open: pending %+v, completed %+v", p, f.e.CompletedRestore())
+	}
+
+	// The next process that may write completes it before anything else.
+	var events []Event
+	f.open(Options{OnEvent: func(ev Event) { events = append(events, ev) }})
 	assertSameTree(t, original, f.read())
-	if res.Backup != j.Backup {
-		t.Fatalf("resumed restore took a new backup %s, want the journal's %s", res.Backup.Short(), j.Backup.Short())
+	done := f.e.CompletedRestore()
+	if done == nil || done.Backup != j.Backup || len(done.Conflicts) != 0 {
+		t.Fatalf("completed restore = %+v, want the journal's (backup %s), no conflicts", done, j.Backup.Short())
 	}
 	if f.e.PendingRestore() != nil {
 		t.Fatal("journal still pending after completion")
 	}
+	if len(events) == 0 || events[0].Type != EventRestore || events[0].Commit != j.Target.String() {
+		t.Fatalf("events = %+v, want a restore event first", events)
+	}
 	f.open(Options{})
-	if f.e.PendingRestore() != nil {
+	if f.e.PendingRestore() != nil || f.e.CompletedRestore() != nil {
 		t.Fatal("journal found again after completion")
 	}
 	log, _ = f.e.List(context.Background(), "")
 	if log.Head.String() != log.Checkpoints[0].ID.String() {
 		t.Fatal("head did not move to @1")
 	}
+}
+
+func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a1"}, "b": testtree.File{Content: "b1"}, "c": testtree.File{Content: "c1"}})
+	f.save("one")
+	want := f.read()
+	f.write("a", "a2")
+	f.write("b", "b2")
+	f.write("c", "c2")
+	f.save("two")
+	// The journal's temporary file is create 0, then come the workspace's
+	// files; a completion writes no journal, so its create 0 is a file.
+	diskFull := func(at int) *faultPlan {
+		creates := 0
+		return &faultPlan{failAt: -1, err: syscall.ENOSPC, fails: func(_ int, op, _ string) bool {
+			if op != "create" {
+				return false
+			}
+			creates++
+			return creates-1 == at
+		}}
+	}
+	f.open(Options{wrapRestoreFS: diskFull(2).wrap})
+	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("restore: %v, want ENOSPC", err)
+	}
+	f.e.Close()
+	f.e = nil
+
+	// Still no space when the next process completes it: Open fails and says why.
+	_, err := Open(context.Background(), f.ws, Options{StoreDir: f.store, wrapRestoreFS: diskFull(0).wrap})
+	var pending *PendingRestoreError
+	if !errors.As(err, &pending) || !errors.Is(err, syscall.ENOSPC) || pending.Journal == nil {
+		t.Fatalf("open: %v, want a PendingRestoreError wrapping ENOSPC", err)
+	}
+	f.open(Options{ReadOnly: true})
+	if f.e.PendingRestore() == nil {
+		t.Fatal("the failed completion lost the journal")
+	}
+	f.open(Options{})
+	if f.e.CompletedRestore() == nil {
+		t.Fatal("the restore was not completed")
+	}
+	assertSameTree(t, want, f.read())
 }

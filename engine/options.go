@@ -45,6 +45,10 @@ type Options struct {
 	ReadOnly bool
 	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.
 	Command string
+
+	// wrapRestoreFS, set only by tests, wraps the file-system seam that
+	// restore and its journal write through (to inject faults).
+	wrapRestoreFS func(restoreFS) restoreFS
 }
 
 func (o Options) now() time.Time {

@@ -189,3 +189,29 @@ func (p *planner) create(rel string, t index.Entry, fresh bool) error {
 	}
 	return nil
 }
+
+// unsavedPaths returns the paths of the leaves (files, symlinks) of tree
+// cur that no baseline tree holds identically (kind, content and mode):
+// what a restore would lose for good if it replaced or removed them without
+// a backup. Against one baseline they are the leaves the plan from it to
+// cur writes; against several, the paths every such plan writes.
+func unsavedPaths(ctx context.Context, src diffview.TreeSource, baselines []objects.ID, cur objects.ID) (map[string]bool, error) {
+	if len(baselines) == 0 {
+		baselines = []objects.ID{{}} // nothing saved: every leaf is unsaved
+	}
+	var unsaved map[string]bool
+	for i, base := range baselines {
+		p, err := planRestore(ctx, src, base, cur, nil)
+		if err != nil {
+			return nil, err
+		}
+		now := make(map[string]bool, len(p.writes))
+		for _, o := range p.writes {
+			if i == 0 || unsaved[o.path] {
+				now[o.path] = true
+			}
+		}
+		unsaved = now
+	}
+	return unsaved, nil
+}

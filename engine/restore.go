@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/index"
@@ -56,9 +57,24 @@ type RestoreResult struct {
 // os.Root so nothing outside the workspace can be written even through a
 // symlink. It never deletes or overwrites anything the current state does not
 // capture (ignored files, nested .git, skipped files): such paths are
-// reported as conflicts unless Force. Unless Paths limits it, the task's head
-// moves to ref; later checkpoints stay listed, so restoring one redoes.
-// A journal makes an interrupted restore resumable: run it again.
+// reported as conflicts unless Force. With NoBackup nothing records the
+// current state, so it also leaves alone, as conflicts unless Force, every
+// path whose current entry no task's head checkpoint holds identically
+// (unsaved edits, new files, mode changes). A path it is not
+// permitted to change is a conflict too, and the rest is restored.
+//
+// Conflicts do not make Restore fail: it returns them in the result, and the
+// workspace matches ref everywhere except at those paths (and below them),
+// which keep what they held. Unless Paths limits it, the task's head moves
+// to ref even then, so the next save records the conflicting paths as
+// changes from ref; later checkpoints stay listed, so restoring one redoes.
+//
+// Durability: when Restore returns, every change it made (file contents,
+// renames, removals, new directories) is on disk. A journal, written before
+// the first change and removed after the head moves, makes an interrupted
+// restore resumable: the next Open that may write completes it, and a
+// Restore to the same target within this Engine resumes it without a new
+// backup. Other errors (no space, I/O) stop the restore with the journal kept.
 func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
 	start := time.Now()
 	unlock, err := e.lockForWrite()
@@ -105,60 +121,139 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	default:
 		return nil, fmt.Errorf("%w: --only must be workspace, state or both, not %q", ErrBadRequest, only)
 	}
-	snap, err := e.currentState(ctx, task, target, cp.Seq, opts, res)
+	cur, err := e.currentState(ctx, task, target, cp.Seq, opts, res)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planRestore(ctx, e.treeSource(snap), snap.root, cp.Root, filter)
+	plan, err := planRestore(ctx, e.treeSource(cur.snap), cur.snap.root, cp.Root, filter)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}
-	root, err := os.OpenRoot(e.workspace)
+	fsys, closeFS, err := openRootFS(e.workspace, e.opts.wrapRestoreFS)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
-	defer root.Close()
-	x := &applier{e: e, root: root, force: opts.Force, res: res}
+	defer closeFS()
+	x := &applier{e: e, fs: fsys, force: opts.Force, res: res, resuming: cur.resuming}
+	if cur.guard {
+		if x.unsaved, err = unsavedPaths(ctx, e.treeSource(cur.snap), cur.baselines, cur.snap.root); err != nil {
+			return nil, storeError(err, e.storeDir)
+		}
+	}
 	if opts.DryRun {
 		x.preview(plan)
 		return res, nil
 	}
-	j := &Journal{Task: task, Target: target, Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
-	if err := writeJournal(e.journalPath(), j); err != nil {
-		return nil, err
+	j := e.pending
+	if !cur.resuming {
+		j = &Journal{Task: task, Target: target, Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
 	}
-	if err := x.apply(ctx, plan); err != nil {
-		return nil, fmt.Errorf("restore interrupted (%w); the journal keeps it resumable: run the same restore again", err)
-	}
-	if len(filter) == 0 {
-		if err := e.moveHead(task, target); err != nil {
-			return nil, err
+	return res, e.applyJournaled(ctx, x, plan, j)
+}
+
+// applyJournaled carries out plan between the journal's write (unless it
+// resumes the journal's restore) and its removal; the head moves (for a
+// whole-workspace restore) in between.
+func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePlan, j *Journal) error {
+	if !x.resuming {
+		if err := e.writeJournal(j); err != nil {
+			// A journal renamed into place whose directory sync failed
+			// is there all the same: the restore is pending.
+			if _, statErr := os.Lstat(e.journalPath()); statErr == nil {
+				e.pending = j
+			}
+			return err
 		}
 	}
-	if err := os.Remove(e.journalPath()); err != nil {
-		return nil, fmt.Errorf("remove restore journal: %w", err)
+	// From here on a failure leaves the journal: the restore is pending.
+	e.pending = j
+	if err := x.apply(ctx, plan); err != nil {
+		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next writing open of the store completes it", err)
+	}
+	if len(j.Paths) == 0 {
+		if err := e.moveHead(j.Task, j.Target); err != nil {
+			return err
+		}
+	}
+	if err := e.removeJournal(); err != nil {
+		return err
 	}
 	e.pending = nil
-	return res, nil
+	return nil
+}
+
+// current is the workspace's state before a restore and what protects it.
+type current struct {
+	snap *snapshot
+	// guard: no backup of snap is taken here, so paths whose entry in snap
+	// no baseline holds identically are left alone (see applier.unsaved).
+	guard     bool
+	baselines []objects.ID // root trees that capture what may be replaced
+	resuming  bool
 }
 
 // currentState captures the workspace before a restore: as a backup
-// checkpoint normally, hash-only for dry runs, NoBackup, or when resuming an
-// interrupted restore whose journal already names the backup.
-func (e *Engine) currentState(ctx context.Context, task string, target objects.ID, seq uint64, opts RestoreOptions, res *RestoreResult) (*snapshot, error) {
+// checkpoint normally; hash-only for dry runs, NoBackup, or when resuming
+// an interrupted restore whose journal already names the backup. Without
+// a backup taken now, what protects unsaved content is the baselines: the
+// head of every task (a workspace last saved or restored in another task
+// is captured there) and, when resuming, the journal's backup.
+func (e *Engine) currentState(ctx context.Context, task string, target objects.ID, seq uint64, opts RestoreOptions, res *RestoreResult) (*current, error) {
 	resuming := e.pending != nil && e.pending.Task == task && e.pending.Target == target
 	if opts.DryRun || opts.NoBackup || resuming {
+		c := &current{guard: opts.NoBackup || resuming, resuming: resuming}
 		if resuming {
 			res.Backup = e.pending.Backup
 		}
-		return e.scan(ctx, nil)
+		if c.guard {
+			var err error
+			if c.baselines, err = e.baselines(res.Backup); err != nil {
+				return nil, err
+			}
+		}
+		snap, err := e.scan(ctx, nil)
+		c.snap = snap
+		return c, err
 	}
 	sr, snap, err := e.saveLocked(ctx, SaveOptions{Task: task, Message: fmt.Sprintf("backup before restore to @%d", seq)}, index.KindBackup)
 	if err != nil {
 		return nil, fmt.Errorf("backup before restore: %w", err)
 	}
 	res.Backup = sr.ID
-	return snap, nil
+	return &current{snap: snap}, nil
+}
+
+// baselines returns the root trees of backup (when not zero) and of every
+// task's head, without repeats.
+func (e *Engine) baselines(backup objects.ID) ([]objects.ID, error) {
+	tasks, err := e.db.Tasks()
+	if err != nil {
+		return nil, storeError(err, e.storeDir)
+	}
+	ids := []objects.ID{backup}
+	for _, task := range tasks {
+		head, ok, err := e.db.Task(task)
+		if err != nil {
+			return nil, storeError(err, e.storeDir)
+		}
+		if ok {
+			ids = append(ids, head.Head)
+		}
+	}
+	var roots []objects.ID
+	for _, id := range ids {
+		if id.IsZero() {
+			continue
+		}
+		cp, err := e.checkpoint(id)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(roots, cp.Root) {
+			roots = append(roots, cp.Root)
+		}
+	}
+	return roots, nil
 }
 
 // moveHead points the task's head at target, keeping its sequence counter.

@@ -65,6 +65,7 @@ func mutateEverything(t *testing.T, ws string) {
 }
 
 func TestRestoreRoundTripEverything(t *testing.T) {
+	t.Parallel()
 	tree := richTree()
 	big := make([]byte, 50<<20)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -100,6 +101,7 @@ func TestRestoreRoundTripEverything(t *testing.T) {
 }
 
 func TestRestoreWritesOnlyDifferences(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}, "b": testtree.File{Content: "b"}, "d": testtree.Dir{"c": testtree.File{Content: "c"}}})
 	f.save("one")
 	f.write("a", "A")
@@ -112,6 +114,7 @@ func TestRestoreWritesOnlyDifferences(t *testing.T) {
 }
 
 func TestRestoreKeepsUnsavedWorkInBackup(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"notes.txt": testtree.File{Content: "v1\n"}})
 	f.save("v1")
 	f.write("notes.txt", "unsaved v2\n")
@@ -147,6 +150,7 @@ func TestRestoreKeepsUnsavedWorkInBackup(t *testing.T) {
 }
 
 func TestIgnoredFilesSurviveRestore(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{
 		".gitignore": testtree.File{Content: "*.log\nbuild/\n"},
 		"main.c":     testtree.File{Content: "int main;\n"},
@@ -170,6 +174,7 @@ func TestIgnoredFilesSurviveRestore(t *testing.T) {
 }
 
 func TestRestoreReportsUncapturedFileInTheWay(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"keep.txt": testtree.File{Content: "k"}, "conf.local": testtree.File{Content: "captured\n"}})
 	f.save("with conf.local")
 	os.Remove(filepath.Join(f.ws, "conf.local"))
@@ -191,6 +196,7 @@ func TestRestoreReportsUncapturedFileInTheWay(t *testing.T) {
 }
 
 func TestRestoreDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
 	f.save("one")
 	f.write("a", "2")
@@ -209,6 +215,7 @@ func TestRestoreDryRunChangesNothing(t *testing.T) {
 }
 
 func TestRestoreOnlyPaths(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a1"}, "d": testtree.Dir{"x": testtree.File{Content: "x1"}, "y": testtree.File{Content: "y1"}}})
 	f.save("one")
 	f.write("a", "a2")
@@ -235,6 +242,7 @@ func TestRestoreOnlyPaths(t *testing.T) {
 }
 
 func TestRestoreStateFlavours(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"f": testtree.File{Content: "files v1"}})
 	one, err := f.e.Save(context.Background(), SaveOptions{Message: "one", State: strings.NewReader(`{"messages":1}`)})
 	if err != nil {

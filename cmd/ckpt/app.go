@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +32,7 @@ const (
 	exitBusy      = 3
 	exitRefused   = 4 // refused workspace or store/workspace mismatch
 	exitCorrupted = 5
+	exitConflicts = 6 // restore finished with conflicts: the workspace does not fully match the target
 )
 
 // app holds the global flags and the output streams of one invocation.
@@ -52,6 +56,9 @@ type app struct {
 	colour bool
 	// progress is the terminal progress line, nil when not drawn.
 	progress *progressLine
+	// notices are fields the open added to every JSON document
+	// (pending_restore, completed_restore).
+	notices map[string]any
 }
 
 // usageError marks command-line mistakes (exit 2).
@@ -136,11 +143,38 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if j := e.PendingRestore(); j != nil && !a.quiet && !a.json {
-		fmt.Fprintf(a.stderr, "ckpt: a restore to %s (task %s) was interrupted at %s; run `ckpt restore %s` to complete it\n",
-			j.Target.Short(), j.Task, j.Started.Local().Format(time.DateTime), j.Target.Short())
-	}
+	a.noticeRestores(e)
 	return e, nil
+}
+
+// noticeRestores tells about an interrupted restore: one a read-only open
+// found pending, or one this open completed. Text goes to stderr (unless
+// -q); under --json every document carries it.
+func (a *app) noticeRestores(e *engine.Engine) {
+	if j := e.PendingRestore(); j != nil {
+		a.notice("pending_restore", j)
+		if !a.quiet && !a.json {
+			fmt.Fprintf(a.stderr, "ckpt: a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it\n",
+				j.Target.Short(), j.Task, j.Started.Local().Format(time.DateTime))
+		}
+	}
+	if res := e.CompletedRestore(); res != nil {
+		a.notice("completed_restore", restoreView(res, false))
+		if !a.quiet && !a.json {
+			for _, c := range res.Conflicts {
+				fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
+			}
+			fmt.Fprintf(a.stderr, "ckpt: completed an interrupted restore to %s: %d written, %d deleted, %d conflicts\n",
+				res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))
+		}
+	}
+}
+
+func (a *app) notice(key string, v any) {
+	if a.notices == nil {
+		a.notices = map[string]any{}
+	}
+	a.notices[key] = v
 }
 
 // withEngine runs fn with an open engine and closes it.
@@ -165,7 +199,7 @@ func exitCodeOf(err error) int {
 		return exitUsage
 	case errors.Is(err, engine.ErrBusy):
 		return exitBusy
-	case errors.Is(err, engine.ErrProtected), errors.Is(err, engine.ErrWorkspaceMismatch):
+	case errors.Is(err, engine.ErrProtected), errors.Is(err, engine.ErrWorkspaceMismatch), errors.Is(err, engine.ErrStoreHoldsWorkspace):
 		return exitRefused
 	case errors.Is(err, engine.ErrCorrupt):
 		return exitCorrupted
@@ -185,11 +219,49 @@ func (a *app) fail(err error) int {
 	return code
 }
 
+// printJSON prints v as one indented JSON document, with the open's
+// notices added as leading fields when v is an object.
 func (a *app) printJSON(v any) {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(a.stderr, "ckpt: encode JSON: %v\n", err)
+		return
+	}
+	doc, err := a.withNotices(bytes.TrimSpace(buf.Bytes()))
+	if err == nil {
+		buf.Reset()
+		err = json.Indent(&buf, doc, "", "  ")
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "ckpt: encode JSON: %v\n", err)
+		return
+	}
+	buf.WriteByte('\n')
+	_, _ = a.stdout.Write(buf.Bytes())
+}
+
+// withNotices splices the notices into the JSON object doc, keeping its
+// own fields and their order.
+func (a *app) withNotices(doc []byte) ([]byte, error) {
+	if len(a.notices) == 0 || len(doc) < 2 || doc[0] != '{' {
+		return doc, nil
+	}
+	out := []byte{'{'}
+	for _, k := range slices.Sorted(maps.Keys(a.notices)) {
+		v, err := json.Marshal(a.notices[k])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fmt.Sprintf("%q:", k)...)
+		out = append(out, v...)
+		out = append(out, ',')
+	}
+	if string(doc) == "{}" {
+		return append(out[:len(out)-1], '}'), nil
+	}
+	return append(out, doc[1:]...), nil
 }
 
 // say prints a human line unless --quiet or --json.

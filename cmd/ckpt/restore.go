@@ -35,7 +35,12 @@ func (a *app) restoreCommand() *cobra.Command {
 		Short: "Rewind the workspace, the host's state, or both, to a checkpoint",
 		Long: "Restore saves a backup checkpoint of the current state first (unless --no-backup),\n" +
 			"then writes only the files that differ. Files not captured by any checkpoint are never\n" +
-			"touched; where one stands in the way it is reported as a conflict (--force overwrites).",
+			"touched; where one stands in the way it is reported as a conflict (--force overwrites).\n" +
+			"With --no-backup, files the task's head does not capture as they are now (unsaved edits,\n" +
+			"new files) are conflicts too. A path the restore may not change is a conflict and the rest\n" +
+			"is restored. Conflicts exit 6 and are listed (in --json too); the head still moves to REF,\n" +
+			"so the next save records the conflicting paths as changes. A restore that is interrupted\n" +
+			"is completed by the next command that may write.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			refs, paths := pathsAfterDash(cmd, args)
 			if len(refs) != 1 {
@@ -51,6 +56,9 @@ func (a *app) restoreCommand() *cobra.Command {
 					return err
 				}
 				a.printRestore(res, opts.DryRun)
+				if len(res.Conflicts) > 0 && !opts.DryRun {
+					a.exitCode = exitConflicts
+				}
 				return nil
 			})
 		},

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCLIStoreThatIsTheWorkspaceIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("a", "a\n")
+	for _, store := range []string{e.ws, filepath.Dir(e.ws)} {
+		in := &env{t: t, ws: e.ws, store: store, home: e.home}
+		r := in.run("", "save")
+		if r.code != exitRefused || !strings.Contains(r.stderr, "may not be the workspace") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("--store %s: exit %d, stderr %q; want exit 4 and one line", store, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "lock")); !os.IsNotExist(err) {
+		t.Fatalf("a refused store wrote into the workspace: %v", err)
+	}
+}
+
+func TestCLIRestoreWithConflictsExits6(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("top", "top\n")
+	e.ok("save")
+	e.write("top", "top\nEDIT\n")
+	e.write("brandnew", "new\n")
+	r := e.run("", "--json", "restore", "--no-backup", "@1")
+	var doc restoreJSON
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != exitConflicts || len(doc.Conflicts) != 2 {
+		t.Fatalf("exit %d, JSON %s (%v); want exit 6 and two conflicts", r.code, r.stdout, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "top")); string(b) != "top\nEDIT\n" {
+		t.Fatalf("the unsaved edit was lost: %q", b)
+	}
+	r = e.run("", "restore", "--no-backup", "@1")
+	if r.code != exitConflicts || strings.Count(r.stderr, "ckpt: conflict: ") != 2 {
+		t.Fatalf("text: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := e.run("", "restore", "--no-backup", "--dry-run", "@1"); r.code != exitOK {
+		t.Fatalf("a dry run exits %d, want 0: it reports the conflicts it would meet", r.code)
+	}
+	e.ok("restore", "--no-backup", "--force", "@1")
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "top")); string(b) != "top\n" {
+		t.Fatalf("--force did not restore top: %q", b)
+	}
+}
+
+func TestCLIInterruptedRestoreIsReportedThenCompleted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("a", "a1\n")
+	e.write("b", "b1\n")
+	one := decode[saveJSON](t, e.ok("save", "--json"))
+	e.write("a", "a2\n")
+	e.write("b", "b2\n")
+	two := decode[saveJSON](t, e.ok("save", "--json"))
+	// A restore to @1 killed half way: a written, b not yet, a temporary
+	// file left, the journal in the store.
+	e.write("a", "a1\n")
+	e.write(".ckpt-tmp-99999-1", "b1\n")
+	journal, _ := json.Marshal(map[string]any{"task": "default", "target": one.ID, "backup": two.ID, "started": time.Now().UTC()})
+	if err := os.WriteFile(filepath.Join(e.store, "restore.journal"), journal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	var list struct {
+		Pending *struct {
+			Target string `json:"target"`
+		} `json:"pending_restore"`
+		Head string `json:"head"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("list", "--json")), &list); err != nil || list.Pending == nil || list.Pending.Target != one.ID || list.Head != two.ID {
+		t.Fatalf("list --json: pending %+v head %s (%v); want the pending restore to @1", list.Pending, list.Head, err)
+	}
+	if r := e.run("", "list"); !strings.Contains(r.stderr, "was interrupted") {
+		t.Fatalf("list: stderr %q does not report the pending restore", r.stderr)
+	}
+
+	var save struct {
+		Completed *restoreJSON `json:"completed_restore"`
+		Created   bool         `json:"created"`
+		ID        string       `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("save", "--json")), &save); err != nil || save.Completed == nil || save.Completed.Restored != one.ID {
+		t.Fatalf("save --json: completed %+v (%v); want the restore to @1 completed first", save.Completed, err)
+	}
+	if save.Created || save.ID != one.ID {
+		t.Fatalf("the save after completion created %v (id %s); want no change at @1", save.Created, save.ID)
+	}
+	for rel, want := range map[string]string{"a": "a1\n", "b": "b1\n"} {
+		if b, _ := os.ReadFile(filepath.Join(e.ws, rel)); string(b) != want {
+			t.Errorf("%s = %q, want %q", rel, b, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, ".ckpt-tmp-99999-1")); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is still there: %v", err)
+	}
+	if r := e.run("", "list", "--json"); strings.Contains(r.stdout, "pending_restore") {
+		t.Errorf("still pending after completion: %s", r.stdout)
+	}
+}

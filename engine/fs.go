@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// restoreFS is the file-system seam of restore and its journal: every
+// change either makes to the workspace or to the store's journal goes
+// through it, so tests can fail any one of them. Names are slash-separated
+// and relative to the directory the seam is rooted at; the real seam
+// (rootFS) resolves them through an os.Root, so nothing outside that
+// directory can be reached, even through a symlink. Implementations are safe
+// for concurrent use.
+type restoreFS interface {
+	// CreateTemp creates a new file named like a hidden sibling of rel
+	// (".ckpt-tmp-*"), open for writing with mode 0600. It never replaces
+	// an existing file.
+	CreateTemp(rel string) (tempFile, error)
+	// Rename atomically replaces newname with oldname.
+	Rename(oldname, newname string) error
+	// Remove removes a file, a symlink or an empty directory.
+	Remove(name string) error
+	// RemoveAll removes name and everything under it.
+	RemoveAll(name string) error
+	// Mkdir creates one directory.
+	Mkdir(name string, perm fs.FileMode) error
+	// Symlink creates name as a symlink to target.
+	Symlink(target, name string) error
+	// Chmod sets the mode of name (symlinks are followed only inside the root).
+	Chmod(name string, mode fs.FileMode) error
+	// SyncDir makes the entries of directory name (creations, renames,
+	// removals) durable.
+	SyncDir(name string) error
+	// SyncAll makes everything written to the file system holding the root durable.
+	SyncAll() error
+	// Lstat describes name without following a final symlink; it changes nothing.
+	Lstat(name string) (fs.FileInfo, error)
+}
+
+// tempFile is a file opened by CreateTemp. Sync makes its data durable;
+// Name is its path relative to the seam's root.
+type tempFile interface {
+	Write(p []byte) (int, error)
+	Chmod(mode fs.FileMode) error
+	Sync() error
+	Close() error
+	Name() string
+}
+
+// tempPrefix starts the name of every temporary file a restore creates; a
+// completed restore leaves none, and the completion of an interrupted one
+// removes those it left.
+const tempPrefix = ".ckpt-tmp-"
+
+// tempSeq makes temporary names unique within this process.
+var tempSeq atomic.Uint64
+
+// tempName is a hidden sibling of rel for an atomic replace.
+func tempName(rel string) string {
+	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", tempPrefix, os.Getpid(), tempSeq.Add(1)))
+}
+
+// rootFS is the real restoreFS, over an os.Root.
+type rootFS struct{ root *os.Root }
+
+// openRootFS opens dir as a restoreFS; wrap, when set (a test's fault
+// injector), wraps the real seam. The returned close releases the root.
+func openRootFS(dir string, wrap func(restoreFS) restoreFS) (restoreFS, func() error, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var fsys restoreFS = rootFS{root}
+	if wrap != nil {
+		fsys = wrap(fsys)
+	}
+	return fsys, root.Close, nil
+}
+
+func (r rootFS) CreateTemp(rel string) (tempFile, error) {
+	name := tempName(rel)
+	f, err := r.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return rootFile{f, name}, nil
+}
+
+func (r rootFS) Rename(oldname, newname string) error      { return r.root.Rename(oldname, newname) }
+func (r rootFS) Remove(name string) error                  { return r.root.Remove(name) }
+func (r rootFS) RemoveAll(name string) error               { return r.root.RemoveAll(name) }
+func (r rootFS) Mkdir(name string, perm fs.FileMode) error { return r.root.Mkdir(name, perm) }
+func (r rootFS) Symlink(target, name string) error         { return r.root.Symlink(target, name) }
+func (r rootFS) Chmod(name string, mode fs.FileMode) error { return r.root.Chmod(name, mode) }
+func (r rootFS) Lstat(name string) (fs.FileInfo, error)    { return r.root.Lstat(name) }
+func (r rootFS) SyncDir(name string) error                 { return r.withDir(name, (*os.File).Sync) }
+func (r rootFS) SyncAll() error                            { return r.withDir(".", syncfs) }
+func (r rootFS) withDir(name string, fn func(*os.File) error) error {
+	d, err := r.root.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := fn(d); err != nil {
+		return &fs.PathError{Op: "sync", Path: name, Err: err}
+	}
+	return nil
+}
+
+// syncfs flushes the whole file system holding f (one call instead of an
+// fsync per restored file, for large restores).
+func syncfs(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
+
+// rootFile is a tempFile of rootFS; Sync is fdatasync (the mode and size
+// are metadata the rename's directory sync does not need).
+type rootFile struct {
+	*os.File
+	rel string
+}
+
+func (f rootFile) Sync() error  { return unix.Fdatasync(int(f.Fd())) }
+func (f rootFile) Name() string { return f.rel }

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+// faultTimeout bounds one restore under injection: it must fail or finish,
+// never hang.
+const faultTimeout = time.Minute
+
+// faultCase is a workspace with two checkpoints whose restore from the
+// second to the first exercises every kind of restore step.
+type faultCase struct {
+	f        *fixture
+	one, two objects.ID
+	// trees are the workspace as each checkpoint holds it.
+	trees map[objects.ID]map[string]testtree.Entry
+}
+
+func newFaultCase(t *testing.T) *faultCase {
+	tree := richTree()
+	tree["tree"] = testtree.Dir{"a": testtree.File{Content: "a1"}, "b": testtree.Dir{"c": testtree.File{Content: "c1"}}}
+	f := newFixture(t, tree)
+	c := &faultCase{f: f, trees: map[objects.ID]map[string]testtree.Entry{}}
+	c.one = f.save("one").ID
+	c.trees[c.one] = f.read()
+	mutateEverything(t, f.ws)
+	c.two = f.save("two").ID
+	c.trees[c.two] = f.read()
+	return c
+}
+
+// restoreBounded runs a restore and fails the test if it does not return in time.
+func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error) {
+	t.Helper()
+	type outcome struct {
+		res *RestoreResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := e.Restore(context.Background(), ref, RestoreOptions{})
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-time.After(faultTimeout):
+		t.Fatalf("restore %s hung under an injected fault", ref)
+		return nil, nil
+	}
+}
+
+// TestRestoreFaultInjection fails the i-th change restore makes through its
+// seam (file creations, writes, chmods, syncs, renames, removals, mkdirs,
+// symlinks, the journal's own writes), for i = 0, 1, 2, … until a run
+// meets no fault, with each of ENOSPC, EIO and EACCES. Every run must
+// return within faultTimeout and leave the workspace fully restored,
+// restored but for reported conflicts (a permission fault concerns one
+// path), untouched (the fault came before the journal), or resumable: the
+// journal present and the next writing Open completing it. Only the sync
+// that makes the journal's removal durable may fail after the workspace is
+// complete; the error says so and nothing is left to do. The store must
+// verify and every checkpoint restore byte-exact afterwards.
+func TestRestoreFaultInjection(t *testing.T) {
+	t.Parallel()
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			t.Parallel()
+			c := newFaultCase(t)
+			for i := 0; ; i++ {
+				if done := c.run(i, errno); done {
+					t.Logf("%v: %d injection points", errno, i)
+					if i < 40 {
+						t.Fatalf("only %d injection points: the seam misses restore's writes", i)
+					}
+					return
+				}
+			}
+		})
+	}
+}
+
+// run restores from the second checkpoint to the first with operation i
+// failing, checks the outcome and returns to the second checkpoint. It
+// reports whether the run met no fault (i is past the last operation).
+func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
+	t, f := c.f.t, c.f
+	plan := &faultPlan{failAt: i, err: errno}
+	f.open(Options{wrapRestoreFS: plan.wrap})
+	res, err := restoreBounded(t, f.e, "@1")
+	_, failed := plan.count()
+	where := fmt.Sprintf("fault %d (%s, %v)", i, failed, errno)
+	switch {
+	case failed == "":
+		if err != nil || len(res.Conflicts) != 0 {
+			t.Fatalf("%s: no fault injected, yet err %v, conflicts %v", where, err, res.Conflicts)
+		}
+		assertSameTree(t, c.trees[c.one], f.read())
+		return true
+	case err == nil:
+		c.checkConflicts(where, res, errno)
+	default:
+		c.checkInterrupted(where, err, errno)
+	}
+	c.checkStore(where)
+	return false
+}
+
+// checkConflicts: a permission fault is a conflict on its path; the rest
+// is restored, the head moved, and a plain restore then finishes the job.
+func (c *faultCase) checkConflicts(where string, res *RestoreResult, errno syscall.Errno) {
+	t, f := c.f.t, c.f
+	t.Helper()
+	named := false
+	for _, c := range res.Conflicts {
+		named = named || strings.Contains(c.Reason, errno.Error())
+	}
+	if errno != syscall.EACCES || !named {
+		t.Fatalf("%s: restore succeeded with conflicts %v", where, res.Conflicts)
+	}
+	if f.e.PendingRestore() != nil || c.head() != c.one {
+		t.Fatalf("%s: finished with conflicts but journal %v, head %s", where, f.e.PendingRestore(), c.head().Short())
+	}
+	f.open(Options{})
+	if res := f.restore("@1", RestoreOptions{}); len(res.Conflicts) != 0 {
+		t.Fatalf("%s: second restore conflicts %v", where, res.Conflicts)
+	}
+	assertSameTree(t, c.trees[c.one], f.read())
+}
+
+// checkInterrupted: any other fault stops the restore with an error that
+// names it; either nothing changed, or the journal is there and the next
+// writing Open completes the restore.
+func (c *faultCase) checkInterrupted(where string, err error, errno syscall.Errno) {
+	t, f := c.f.t, c.f
+	t.Helper()
+	if !errors.Is(err, errno) {
+		t.Fatalf("%s: error %v does not wrap the injected one", where, err)
+	}
+	if _, statErr := os.Stat(f.e.journalPath()); errors.Is(statErr, os.ErrNotExist) {
+		// Untouched (the journal never made it), or complete (only the
+		// sync of its removal failed): the head says which.
+		head := c.head()
+		if head != c.one && head != c.two {
+			t.Fatalf("%s: no journal, head %s", where, head.Short())
+		}
+		assertSameTree(t, c.trees[head], f.read())
+		return
+	}
+	if f.e.PendingRestore() == nil {
+		t.Fatalf("%s: journal on disk but not reported pending", where)
+	}
+	f.open(Options{})
+	done := f.e.CompletedRestore()
+	if done == nil || len(done.Conflicts) != 0 {
+		t.Fatalf("%s: the next open did not complete the restore: %+v", where, done)
+	}
+	if _, statErr := os.Stat(f.e.journalPath()); !errors.Is(statErr, os.ErrNotExist) || c.head() != c.one {
+		t.Fatalf("%s: after completion journal %v, head %s", where, statErr, c.head().Short())
+	}
+	assertSameTree(t, c.trees[c.one], f.read())
+}
+
+// checkStore verifies the store and restores every checkpoint byte-exact,
+// the second last, where the next run starts.
+func (c *faultCase) checkStore(where string) {
+	t, f := c.f.t, c.f
+	t.Helper()
+	f.open(Options{})
+	rep, err := f.e.Verify(context.Background(), VerifyOptions{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("%s: verify: %v %+v", where, err, rep)
+	}
+	for _, id := range []objects.ID{c.one, c.two} {
+		if res := f.restore(id.String(), RestoreOptions{NoBackup: true}); len(res.Conflicts) != 0 {
+			t.Fatalf("%s: restore %s: conflicts %v", where, id.Short(), res.Conflicts)
+		}
+		assertSameTree(t, c.trees[id], f.read())
+	}
+}
+
+func (c *faultCase) head() objects.ID {
+	log, err := c.f.e.List(context.Background(), "")
+	if err != nil {
+		c.f.t.Fatal(err)
+	}
+	return log.Head
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+// conflictPaths lists the paths of res's conflicts.
+func conflictPaths(res *RestoreResult) []string {
+	var ps []string
+	for _, c := range res.Conflicts {
+		ps = append(ps, c.Path)
+	}
+	return ps
+}
+
+func TestRestoreWithoutBackupKeepsUnsavedWork(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"top": testtree.File{Content: "top\n"}, "same": testtree.File{Content: "s\n"}})
+	f.save("one")
+	one := f.read()
+	f.write("later", "saved in @2\n")
+	f.write("same", "s2\n")
+	f.save("two")
+	f.write("top", "top\nEDIT\n")
+	f.write("brandnew", "new\n")
+	if err := os.Chmod(filepath.Join(f.ws, "later"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	dry := f.restore("@1", RestoreOptions{NoBackup: true, DryRun: true})
+	res := f.restore("@1", RestoreOptions{NoBackup: true})
+	// top: an unsaved edit; brandnew: never saved; later: saved, but its
+	// mode changed since. same: saved as it is, so restored.
+	want := []string{"brandnew", "later", "top"}
+	if !slices.Equal(conflictPaths(res), want) || !slices.Equal(conflictPaths(dry), want) {
+		t.Fatalf("conflicts = %v (dry run %v), want %v", conflictPaths(res), conflictPaths(dry), want)
+	}
+	for rel, content := range map[string]string{"top": "top\nEDIT\n", "brandnew": "new\n", "later": "saved in @2\n", "same": "s\n"} {
+		if got := f.readFile(rel); got != content {
+			t.Errorf("%s = %q, want %q", rel, got, content)
+		}
+	}
+	for _, c := range res.Conflicts {
+		if !strings.Contains(c.Reason, "not captured") {
+			t.Errorf("conflict %s: reason %q", c.Path, c.Reason)
+		}
+	}
+	if !res.Backup.IsZero() {
+		t.Fatal("a restore without backup took one")
+	}
+
+	// Force discards them, as asked.
+	res = f.restore("@1", RestoreOptions{NoBackup: true, Force: true})
+	if len(res.Conflicts) != 0 {
+		t.Fatalf("force: conflicts %v", res.Conflicts)
+	}
+	assertSameTree(t, one, f.read())
+}
+
+func TestRestoreWithConflictsMovesTheHead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"keep": testtree.File{Content: "k"}, "conf.local": testtree.File{Content: "captured\n"}})
+	one := f.save("one")
+	os.Remove(filepath.Join(f.ws, "conf.local"))
+	f.save("two")
+	f.write(".gitignore", "conf.local\n")
+	f.write("conf.local", "local\n")
+	res := f.restore("@1", RestoreOptions{})
+	if !slices.Equal(conflictPaths(res), []string{"conf.local"}) {
+		t.Fatalf("conflicts = %v", res.Conflicts)
+	}
+	log, err := f.e.List(context.Background(), "")
+	if err != nil || log.Head != one.ID {
+		t.Fatalf("head = %v (%v), want @1 even with conflicts", log.Head, err)
+	}
+}
+
+func TestRestorePermissionFaultsBecomeConflictsAndTheRestFinishes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{
+		"locked": testtree.Dir{"a": testtree.File{Content: "a1"}, "b": testtree.File{Content: "b1"}},
+		"open":   testtree.Dir{"c": testtree.File{Content: "c1"}},
+		"gone":   testtree.File{Content: "g"},
+	})
+	f.save("one")
+	want := f.read()
+	f.write("locked/a", "a2")
+	f.write("locked/b", "b2")
+	f.write("open/c", "c2")
+	f.write("locked/new", "n")
+	os.Remove(filepath.Join(f.ws, "gone"))
+	f.save("two")
+	// Every change inside locked/ is refused, as in a directory the user
+	// may not write.
+	plan := &faultPlan{failAt: -1, err: syscall.EACCES, fails: func(_ int, op, name string) bool {
+		return strings.HasPrefix(name, "locked/") && op != "syncdir"
+	}}
+	f.open(Options{wrapRestoreFS: plan.wrap})
+	res := f.restore("@1", RestoreOptions{})
+	if got := conflictPaths(res); !slices.Equal(got, []string{"locked/a", "locked/b", "locked/new"}) {
+		t.Fatalf("conflicts = %v, want every path under locked/", got)
+	}
+	for _, c := range res.Conflicts {
+		if !strings.Contains(c.Reason, "permission denied") {
+			t.Errorf("conflict %s: reason %q does not say why", c.Path, c.Reason)
+		}
+	}
+	if f.readFile("open/c") != "c1" || f.readFile("gone") != "g" || f.readFile("locked/a") != "a2" {
+		t.Fatalf("the rest was not restored, or a locked path changed: open/c %q gone %q locked/a %q",
+			f.readFile("open/c"), f.readFile("gone"), f.readFile("locked/a"))
+	}
+	if f.e.PendingRestore() != nil {
+		t.Fatal("a restore that finished with conflicts left its journal")
+	}
+	f.open(Options{})
+	f.restore("@1", RestoreOptions{})
+	assertSameTree(t, want, f.read())
+}
+
+func TestRestoreIntoUnwritableDirectory(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root bypasses directory permissions; TestRestorePermissionFaultsBecomeConflictsAndTheRestFinishes injects the same EACCES")
+	}
+	f := newFixture(t, testtree.Dir{"ro": testtree.Dir{"a": testtree.File{Content: "a1"}}, "b": testtree.File{Content: "b1"}})
+	f.save("one")
+	f.write("ro/a", "a2")
+	f.write("b", "b2")
+	f.save("two")
+	ro := filepath.Join(f.ws, "ro")
+	if err := os.Chmod(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(ro, 0o755) })
+	res := f.restore("@1", RestoreOptions{})
+	if !slices.Equal(conflictPaths(res), []string{"ro/a"}) || f.readFile("b") != "b1" || f.readFile("ro/a") != "a2" {
+		t.Fatalf("conflicts %v, b %q, ro/a %q", res.Conflicts, f.readFile("b"), f.readFile("ro/a"))
+	}
+}
+
+func TestRestoreSyncsEachChangedDirectoryOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"d": testtree.Dir{"x": testtree.File{Content: "1"}, "y": testtree.File{Content: "1"}}, "top": testtree.File{Content: "1"}})
+	f.save("one")
+	f.write("d/x", "2")
+	f.write("d/y", "2")
+	f.write("d/e/z", "2")
+	f.write("top", "2")
+	f.save("two")
+	var ops []string
+	plan := &faultPlan{failAt: -1, fails: func(_ int, op, name string) bool {
+		if op == "syncdir" || op == "fsync" || op == "syncfs" {
+			ops = append(ops, op+" "+name)
+		}
+		return false
+	}}
+	f.open(Options{wrapRestoreFS: plan.wrap})
+	f.restore("@1", RestoreOptions{})
+	slices.Sort(ops)
+	fsyncs := 0
+	var dirs []string
+	for _, o := range ops {
+		if strings.HasPrefix(o, "fsync ") {
+			fsyncs++
+		} else {
+			dirs = append(dirs, o)
+		}
+	}
+	// Three files written (and one journal), each synced before its rename;
+	// the directories holding changes (d lost e, the root, and the store's
+	// journal directory twice: written, then removed) synced once each.
+	if fsyncs != 4 || !slices.Equal(dirs, []string{"syncdir .", "syncdir .", "syncdir .", "syncdir d"}) {
+		t.Fatalf("syncs = %v", ops)
+	}
+}
+
+func TestRestoreWithoutBackupAcceptsWhatAnotherTaskHolds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"f": testtree.File{Content: "main v1\n"}})
+	f.save("main one")
+	f.write("f", "experiment\n")
+	if _, err := f.e.Save(context.Background(), SaveOptions{Task: "exp", Message: "exp one"}); err != nil {
+		t.Fatal(err)
+	}
+	// The workspace holds what task exp's head captures, not the default
+	// task's: nothing is unsaved, so the restore replaces it.
+	res := f.restore("@1", RestoreOptions{NoBackup: true})
+	if len(res.Conflicts) != 0 || f.readFile("f") != "main v1\n" {
+		t.Fatalf("conflicts %v, f = %q", res.Conflicts, f.readFile("f"))
+	}
+}
