@@ -150,12 +150,13 @@ func (c *Conn) dispatch(base context.Context, req request, done func(*response))
 	c.handlers.Add(1)
 	go func() {
 		defer c.handlers.Done()
-		done(c.run(ctx, route, req))
-		c.unregister(req.id)
+		resp := c.run(ctx, route, req)
+		c.unregister(req.id) // before replying: the peer may reuse the id at once
 		cancel(nil)
 		if admitted {
 			<-c.admitted
 		}
+		done(resp)
 	}()
 }
 

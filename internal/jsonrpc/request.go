@@ -15,11 +15,13 @@ func (c *Conn) run(ctx context.Context, route Route, req request) *response {
 		err    error
 	)
 	select {
-	case c.slots <- struct{}{}:
-		result, err = c.call(ctx, route, req.params)
-		<-c.slots
 	case <-ctx.Done():
 		err = context.Cause(ctx)
+	case c.slots <- struct{}{}:
+		if err = context.Cause(ctx); err == nil {
+			result, err = c.call(ctx, route, req.params)
+		}
+		<-c.slots
 	}
 	if req.notification() {
 		return nil

@@ -68,13 +68,13 @@ func decodeMessage(line []byte) (reqs []request, batch bool, perr *Error) {
 func decodeRequest(raw json.RawMessage) request {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return request{err: invalidRequest("a request must be a JSON object")}
+		return request{id: nullID, err: invalidRequest("a request must be a JSON object")}
 	}
 	var req request
 	id, hasID := m["id"]
 	if hasID {
 		if !validID(id) {
-			return request{err: invalidRequest("id must be a string, a number or null")}
+			return request{id: nullID, err: invalidRequest("id must be a string, a number or null")}
 		}
 		req.id = id
 	}
