@@ -40,13 +40,8 @@ func TestNotifySendsWholeLinesFromManyGoroutines(t *testing.T) {
 func TestOversizedMessageIsRejectedAndTheConnectionGoesOn(t *testing.T) {
 	p := startPeer(t, Options{MaxMessageBytes: 100}, echo)
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"` + strings.Repeat("x", 200<<10) + `"}}`)
-	r := p.recv()
-	wantError(t, r, CodeInvalidRequest, "null")
-	if !strings.Contains(r.Error.Message, "limit of 100 bytes") {
-		t.Fatalf("message %q does not name the limit", r.Error.Message)
-	}
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"echo"}`)
-	wantResult(t, p.recv(), "2", `{"text":"","n":0}`)
+	wantErrorNaming(t, p.recv(), CodeInvalidRequest, "null", "limit of 100 bytes")
+	p.stillServes("2")
 }
 
 func TestEndOfInputLetsRequestsInFlightFinish(t *testing.T) {
@@ -107,10 +102,7 @@ func TestCloseCancelsAndAwaitsRequestsInFlight(t *testing.T) {
 }
 
 func TestCancellingServeContextStopsIt(t *testing.T) {
-	srv, err := NewServer(Options{}, echo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := echoServer(t)
 	inR, _ := io.Pipe()
 	conn := srv.NewConn(inR, io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -130,10 +122,7 @@ var errDiskGone = errors.New("disk gone")
 func (failingWriter) Write([]byte) (int, error) { return 0, errDiskGone }
 
 func TestWriteErrorEndsServe(t *testing.T) {
-	srv, err := NewServer(Options{}, echo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := echoServer(t)
 	inR, inW := io.Pipe()
 	conn := srv.NewConn(inR, failingWriter{})
 	done := make(chan error)
@@ -145,10 +134,7 @@ func TestWriteErrorEndsServe(t *testing.T) {
 }
 
 func TestServeAfterCloseReturnsAtOnce(t *testing.T) {
-	srv, err := NewServer(Options{}, echo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := echoServer(t)
 	conn := srv.NewConn(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"echo"}`+"\n"), failingWriter{})
 	conn.Close()
 	if err := conn.Serve(context.Background()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -138,3 +139,30 @@ type echoParams struct {
 var echo = Method("echo", echoFn)
 
 func echoFn(_ context.Context, p echoParams) (echoParams, error) { return p, nil }
+
+// wantErrorNaming checks r is an error reply with code and id whose message
+// contains text.
+func wantErrorNaming(t *testing.T, r reply, code int, id, text string) {
+	t.Helper()
+	wantError(t, r, code, id)
+	if !strings.Contains(r.Error.Message, text) {
+		t.Fatalf("message %q does not contain %q", r.Error.Message, text)
+	}
+}
+
+// stillServes checks the connection answers a request with id.
+func (p *testPeer) stillServes(id string) {
+	p.t.Helper()
+	p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo"}`)
+	wantResult(p.t, p.recv(), id, `{"text":"","n":0}`)
+}
+
+// echoServer is a server answering only echo.
+func echoServer(t *testing.T) *Server {
+	t.Helper()
+	srv, err := NewServer(Options{}, echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}

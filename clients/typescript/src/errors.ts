@@ -108,44 +108,48 @@ export class CkptConnectionError extends Error {
   }
 }
 
-/** errorFromRpc picks the typed error for a JSON-RPC error object. */
+type ErrorClass = new (err: RpcErrorObject) => CkptError;
+
+/** The class of each `data.kind`. */
+const byKind = new Map<string, ErrorClass>([
+  ["busy", CkptBusyError],
+  ["unknown_ref", CkptUnknownRefError],
+  ["usage", CkptUsageError],
+  ["refused", CkptRefusedError],
+  ["corrupt", CkptCorruptError],
+  ["conflict", CkptConflictError],
+]);
+
+/** The class of each `data.exit_code`, for errors without a known kind. */
+const byExitCode: Record<number, ErrorClass> = {
+  [ExitCode.Usage]: CkptUnknownRefError,
+  [ExitCode.Busy]: CkptBusyError,
+  [ExitCode.Refused]: CkptRefusedError,
+  [ExitCode.Corrupt]: CkptCorruptError,
+  [ExitCode.Conflict]: CkptConflictError,
+};
+
+/** The class of JSON-RPC's own error codes. */
+const byRpcCode: Record<number, ErrorClass> = {
+  [RpcCode.InvalidRequest]: CkptUsageError,
+  [RpcCode.MethodNotFound]: CkptUsageError,
+  [RpcCode.InvalidParams]: CkptUsageError,
+  [RpcCode.RequestCancelled]: CkptCancelledError,
+};
+
+/**
+ * errorFromRpc picks the typed error for a JSON-RPC error object: by the
+ * JSON-RPC code for protocol errors, else by `data.kind`, else by
+ * `data.exit_code`, else CkptError.
+ */
 export function errorFromRpc(err: RpcErrorObject): CkptError {
   const data = isRecord(err.data) ? (err.data as CkptErrorData) : undefined;
-  switch (err.code) {
-    case RpcCode.InvalidRequest:
-    case RpcCode.MethodNotFound:
-    case RpcCode.InvalidParams:
-      return new CkptUsageError(err);
-    case RpcCode.RequestCancelled:
-      return new CkptCancelledError(err);
-  }
-  switch (data?.kind) {
-    case "busy":
-      return new CkptBusyError(err);
-    case "unknown_ref":
-      return new CkptUnknownRefError(err);
-    case "usage":
-      return new CkptUsageError(err);
-    case "refused":
-      return new CkptRefusedError(err);
-    case "corrupt":
-      return new CkptCorruptError(err);
-    case "conflict":
-      return new CkptConflictError(err);
-  }
-  switch (data?.exit_code) {
-    case ExitCode.Usage:
-      return new CkptUnknownRefError(err);
-    case ExitCode.Busy:
-      return new CkptBusyError(err);
-    case ExitCode.Refused:
-      return new CkptRefusedError(err);
-    case ExitCode.Corrupt:
-      return new CkptCorruptError(err);
-    case ExitCode.Conflict:
-      return new CkptConflictError(err);
-  }
-  return new CkptError(err);
+  const cls =
+    byRpcCode[err.code] ??
+    (typeof data?.kind === "string" ? byKind.get(data.kind) : undefined) ??
+    (typeof data?.exit_code === "number" ? byExitCode[data.exit_code] : undefined) ??
+    CkptError;
+  return new cls(err);
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

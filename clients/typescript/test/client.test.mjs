@@ -99,6 +99,8 @@ test("errors are typed from data.exit_code and data.kind, not from the text", as
     [{ exit_code: 5 }, CkptCorruptError],
     [{ exit_code: 6, conflicts: [{ path: "a.txt", reason: "untracked" }] }, CkptConflictError],
     [{ exit_code: 1 }, CkptError],
+    [{ exit_code: 5, kind: "constructor" }, CkptCorruptError],
+    [{ exit_code: 1, kind: "a kind from a newer server" }, CkptError],
     [undefined, CkptError],
   ];
   for (const [data, cls] of cases) {
