@@ -57,7 +57,7 @@ export class CkptClient extends EventEmitter {
     super();
     this.#child = child;
     this.#grace = grace;
-    // The end of stdout is answered by the "close" handler, which knows the exit status.
+    // A broken pipe is answered by the "close" handler, which knows the exit status.
     this.#rpc = new RpcConnection(child.stdout, child.stdin, (n) => this.#notify(n), () => {});
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (s: string) => {

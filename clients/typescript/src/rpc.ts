@@ -27,9 +27,9 @@ export interface Notification {
  * RpcConnection sends requests on `output` and matches the replies read from
  * `input`. Notifications other than `$/progress` go to `onNotification`.
  * Once `fail` is called every pending call and every later call rejects with
- * that error. When the input ends, `onEnd` is called if given (an owner that
- * knows why, e.g. from a process's exit, then calls `fail`); otherwise the
- * connection fails at once.
+ * that error. When the input ends or the output fails, `onBroken` is called
+ * with the reason if given (an owner that knows more, e.g. a process's exit
+ * status, then calls `fail`); otherwise the connection fails with it at once.
  */
 export class RpcConnection {
   #nextId = 1;
@@ -42,17 +42,13 @@ export class RpcConnection {
     input: Readable,
     private readonly output: Writable,
     private readonly onNotification: (n: Notification) => void,
-    onEnd?: () => void,
+    onBroken: (reason: Error) => void = (reason) => this.fail(reason),
   ) {
+    const broken = (message: string) => onBroken(new CkptConnectionError(message, { code: null, signal: null, stderr: "" }));
     input.setEncoding("utf8");
     input.on("data", (chunk: string) => this.#receive(chunk));
-    input.on(
-      "end",
-      onEnd ?? (() => this.fail(new CkptConnectionError("ckpt serve closed its output", { code: null, signal: null, stderr: "" }))),
-    );
-    output.on("error", (err: Error) =>
-      this.fail(new CkptConnectionError(`cannot write to ckpt serve: ${err.message}`, { code: null, signal: null, stderr: "" })),
-    );
+    input.on("end", () => broken("ckpt serve closed its output"));
+    output.on("error", (err: Error) => broken(`cannot write to ckpt serve: ${err.message}`));
   }
 
   /** The number of calls awaiting a reply. */
