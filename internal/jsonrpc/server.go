@@ -15,8 +15,10 @@ type Options struct {
 	MaxMessageBytes int
 	// Concurrency bounds the handlers running at once (default 8).
 	Concurrency int
-	// MaxInFlight bounds the requests admitted, queued or running, before
-	// the connection stops reading (default 1024).
+	// MaxInFlight bounds the requests admitted, queued or running (default
+	// 1024). While it is reached the connection reads nothing, cancellations
+	// included, until a request finishes: keep it well above Concurrency so
+	// queued requests can still be cancelled.
 	MaxInFlight int
 	// MapError turns a handler's error that is not an *Error into the error
 	// sent (default: CodeServerError with the error's text).

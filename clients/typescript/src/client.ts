@@ -81,7 +81,11 @@ export class CkptClient extends EventEmitter {
     });
   }
 
-  /** start spawns `ckpt serve -C workspace [--store S] [--task T] [args...]`. */
+  /**
+   * start spawns `ckpt serve -C workspace [--store S] [--task T] [args...]`.
+   * It throws when no binary is found; a binary that cannot be run makes
+   * every call reject with a CkptConnectionError.
+   */
   static start(opts: StartOptions): CkptClient {
     const binary = findBinary(opts.binary === undefined ? {} : { binary: opts.binary });
     const args = ["serve", "-C", opts.workspace];

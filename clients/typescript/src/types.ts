@@ -116,7 +116,7 @@ export interface DiffParams extends TaskParams {
   paths?: string[];
 }
 
-export type FileStatus = "added" | "modified" | "deleted" | "renamed" | "type_changed" | "mode_changed" | (string & {});
+export type FileStatus = "added" | "modified" | "deleted" | "renamed" | "typechange" | "mode" | (string & {});
 
 /** One changed file. Each side is text when its bytes are valid UTF-8, else *_base64. */
 export interface FileDiff {
