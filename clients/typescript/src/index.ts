@@ -1,0 +1,5 @@
+export { CkptClient, type StartOptions, type ExitInfo } from "./client.js";
+export { findBinary, type FindBinaryOptions } from "./binary.js";
+export { RpcConnection, type CallOptions, type Notification } from "./rpc.js";
+export * from "./errors.js";
+export type * from "./types.js";

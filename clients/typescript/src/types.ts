@@ -1,0 +1,286 @@
+// Params and results of the methods `ckpt serve` exposes. Params are named
+// like the CLI's flags (snake_case) and results are shaped like the CLI's
+// --json output; fields may be added, never renamed.
+
+/** Params every task-scoped method accepts. */
+export interface TaskParams {
+  /** The task (chain of checkpoints); default: the server's --task. */
+  task?: string;
+}
+
+export interface SaveParams extends TaskParams {
+  message?: string;
+  allow_empty?: boolean;
+  meta?: Record<string, string>;
+  /** The host's state blob as text. */
+  state?: string;
+  /** The host's state blob as base64, for bytes that are not UTF-8. */
+  state_base64?: string;
+}
+
+export interface SaveStats {
+  files: number;
+  added: number;
+  modified: number;
+  deleted: number;
+  bytes_hashed: number;
+  duration_ms: number;
+}
+
+export interface SaveResult {
+  id: string;
+  parent: string;
+  task: string;
+  seq: number;
+  /** False when nothing changed and allow_empty was unset: id is the head. */
+  created: boolean;
+  empty: boolean;
+  kind: string;
+  stats: SaveStats;
+  skipped: { path: string; reason: string; error?: string }[];
+}
+
+export interface Checkpoint {
+  id: string;
+  seq: number;
+  parent: string;
+  task: string;
+  /** RFC 3339 time. */
+  time: string;
+  message: string;
+  kind: string;
+  empty: boolean;
+  head: boolean;
+  meta: Record<string, string>;
+  root: string;
+  state?: string;
+  stats: SaveStats;
+}
+
+export type ListParams = TaskParams;
+
+export interface ListResult {
+  task: string;
+  head: string;
+  /** Oldest first. */
+  checkpoints: Checkpoint[];
+}
+
+export interface ShowParams extends TaskParams {
+  ref: string;
+}
+
+export type ShowResult = Checkpoint;
+
+export interface LsParams extends TaskParams {
+  ref: string;
+  path?: string;
+}
+
+export interface LsEntry {
+  path: string;
+  kind: string;
+  /** Octal, e.g. "0644". */
+  mode: string;
+  size: number;
+  id: string;
+}
+
+export interface LsResult {
+  entries: LsEntry[];
+}
+
+export interface CatParams extends TaskParams {
+  ref: string;
+  path: string;
+}
+
+/** A file's bytes: content when they are valid UTF-8, else content_base64. */
+export interface CatResult {
+  path: string;
+  size: number;
+  content?: string;
+  content_base64?: string;
+}
+
+export type DiffMode = "checkpoint" | "from-init" | "to-current" | "full";
+
+export interface DiffParams extends TaskParams {
+  /** Default HEAD. */
+  from?: string;
+  /** Default the live workspace ("workspace"). */
+  to?: string;
+  /** Picks from/to around ref instead (Roo Code's four modes). */
+  mode?: DiffMode;
+  ref?: string;
+  paths?: string[];
+}
+
+export type FileStatus = "added" | "modified" | "deleted" | "renamed" | "typechange" | "mode" | (string & {});
+
+/** One changed file. Each side is text when its bytes are valid UTF-8, else *_base64. */
+export interface FileDiff {
+  path: string;
+  absolute: string;
+  status: FileStatus;
+  old_path?: string;
+  binary: boolean;
+  before: string | null;
+  after: string | null;
+  before_base64?: string;
+  after_base64?: string;
+  before_size: number;
+  after_size: number;
+  too_large?: boolean;
+}
+
+export interface DiffResult {
+  from: string;
+  to: string;
+  files: FileDiff[];
+}
+
+export interface RestoreParams extends TaskParams {
+  ref: string;
+  only?: "workspace" | "state" | "both";
+  paths?: string[];
+  dry_run?: boolean;
+  no_backup?: boolean;
+  force?: boolean;
+}
+
+export interface Conflict {
+  path: string;
+  reason: string;
+}
+
+export interface RestoreResult {
+  restored: string;
+  backup: string;
+  written: number;
+  deleted: number;
+  written_paths: string[];
+  deleted_paths: string[];
+  conflicts: Conflict[];
+  state?: string;
+  /** The state blob restored (only=state or both), as text ... */
+  state_content?: string;
+  /** ... or as base64 when it is not UTF-8. */
+  state_content_base64?: string;
+  dry_run: boolean;
+  duration_ms: number;
+}
+
+export type TasksParams = Record<string, never>;
+
+export interface TaskInfo {
+  name: string;
+  head: string;
+  checkpoints: number;
+  first: string;
+  last: string;
+  exclusive_bytes: number;
+}
+
+export interface TasksResult {
+  tasks: TaskInfo[];
+}
+
+export interface DropParams {
+  task: string;
+}
+
+export interface DropResult {
+  task: string;
+  head: string;
+  checkpoints: string[];
+  exclusive_bytes: number;
+}
+
+export interface GcParams {
+  keep_last?: number;
+  /** A Go duration, e.g. "720h". */
+  max_age?: string;
+  /** A size, e.g. "2GiB". */
+  max_size?: string;
+}
+
+export interface GcResult {
+  policy: { keep_last: number; max_age: string; max_size: number };
+  dropped: { id: string; task: string; seq: number; time: string; kind: string; reason: string }[];
+  checkpoints_deleted: number;
+  trees_deleted: number;
+  blobs_deleted: number;
+  dir_caches_dropped: number;
+  packs_rewritten: number;
+  packs_removed: number;
+  packs_truncated: number;
+  bytes_copied: number;
+  bytes_before: number;
+  bytes_after: number;
+  reclaimed: number;
+  duration_ms: number;
+}
+
+export interface VerifyParams {
+  quick?: boolean;
+}
+
+export interface VerifyProblem {
+  checkpoint: string;
+  task: string;
+  seq: number;
+  path: string;
+  object: string;
+  kind: string;
+  message: string;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  quick: boolean;
+  checkpoints: number;
+  trees: number;
+  blobs: number;
+  locators: number;
+  packs: number;
+  bytes_hashed: number;
+  problems: VerifyProblem[];
+}
+
+export type StatsParams = Record<string, never>;
+
+export interface StatsResult {
+  disk_bytes: number;
+  index_bytes: number;
+  pack_bytes: number;
+  live_bytes: number;
+  live_fraction: number;
+  pack_count: number;
+  packs: { pack: string; bytes: number; live_bytes: number }[];
+  checkpoints: number;
+  trees: number;
+  blobs: number;
+  logical_bytes: number;
+  unique_bytes: number;
+  stored_bytes: number;
+  dedup_ratio: number;
+  compression_ratio: number;
+  tasks: { name: string; checkpoints: number; logical_bytes: number; exclusive_bytes: number }[];
+}
+
+/** The progress value of a long call (save, restore, gc, verify). */
+export interface ProgressValue {
+  phase?: string;
+  done?: number;
+  total?: number;
+  [key: string]: unknown;
+}
+
+/** Server notifications, shaped like Roo Code's checkpoint events. */
+export interface CkptEvents {
+  initialize: { workspaceDir: string; baseHash: string; created: boolean; duration: number; task?: string };
+  checkpoint: { fromHash: string; toHash: string; duration: number; task?: string };
+  restore: { commitHash: string; duration: number; task?: string };
+  error: { error: string; task?: string };
+}

@@ -1,0 +1,63 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { PassThrough } from "node:stream";
+import { CkptConnectionError, RpcConnection } from "../dist/index.js";
+
+/** pair connects an RpcConnection to streams the test drives as the server. */
+function pair() {
+  const toClient = new PassThrough();
+  const toServer = new PassThrough();
+  toServer.setEncoding("utf8");
+  const notes = [];
+  const rpc = new RpcConnection(toClient, toServer, (n) => notes.push(n));
+  const lines = [];
+  const waiters = [];
+  let buffered = "";
+  toServer.on("data", (chunk) => {
+    buffered += chunk;
+    for (let nl; (nl = buffered.indexOf("\n")) >= 0; buffered = buffered.slice(nl + 1)) {
+      lines.push(JSON.parse(buffered.slice(0, nl)));
+    }
+    while (waiters.length && lines.length) waiters.shift()(lines.shift());
+  });
+  const next = () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((resolve) => waiters.push(resolve)));
+  const reply = (msg) => toClient.write(JSON.stringify(msg) + "\n");
+  return { rpc, next, reply, toClient, notes };
+}
+
+test("replies in a batch array, split across writes, settle their calls", async () => {
+  const { rpc, next, toClient } = pair();
+  const a = rpc.call("a", { x: 1 });
+  const b = rpc.call("b");
+  const [ra, rb] = [await next(), await next()];
+  assert.deepEqual(ra, { jsonrpc: "2.0", id: 1, method: "a", params: { x: 1 } });
+  assert.deepEqual(rb, { jsonrpc: "2.0", id: 2, method: "b" });
+  const line = JSON.stringify([{ jsonrpc: "2.0", id: 2, result: "B" }, { jsonrpc: "2.0", id: 1, result: "A" }]) + "\n";
+  toClient.write(line.slice(0, 10));
+  toClient.write(line.slice(10));
+  assert.deepEqual(await Promise.all([a, b]), ["A", "B"]);
+  assert.equal(rpc.pending, 0);
+});
+
+test("notifications go to the handler; replies to no call are ignored", async () => {
+  const { rpc, next, reply, notes } = pair();
+  const call = rpc.call("m");
+  await next();
+  reply({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } });
+  reply({ jsonrpc: "2.0", id: 99, result: "stray" });
+  reply({ jsonrpc: "2.0", method: "restore", params: { commitHash: "c" } });
+  reply({ jsonrpc: "2.0", id: 1, result: "ok" });
+  assert.equal(await call, "ok");
+  assert.deepEqual(notes, [{ method: "restore", params: { commitHash: "c" } }]);
+});
+
+test("the end of input or a line that is not JSON fails every call", async () => {
+  for (const breakIt of [(p) => p.toClient.end(), (p) => p.toClient.write("<html>\n")]) {
+    const p = pair();
+    const call = p.rpc.call("m");
+    await p.next();
+    breakIt(p);
+    await assert.rejects(call, CkptConnectionError);
+    await assert.rejects(p.rpc.call("later"), CkptConnectionError);
+  }
+});
