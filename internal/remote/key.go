@@ -13,10 +13,11 @@ const MaxKeyLen = 1024
 // an object, or nil. A key is non-empty UTF-8 of at most MaxKeyLen bytes
 // without control characters, made of segments separated by single slashes,
 // none of them empty, "." or ".." (so no leading, trailing or doubled
-// slash). Any other character is allowed: spaces, '%', '\\', '+', '?',
-// '#', non-ASCII letters. These are the keys that every S3-compatible store
-// keeps verbatim; stores backed by a file system (SeaweedFS's filer, the
-// file backend) would otherwise normalise the path.
+// slash), and without backslashes. Any other character is allowed: spaces,
+// '%', '+', '?', '#', non-ASCII letters. These are the keys that every
+// S3-compatible store keeps verbatim: stores backed by a file system
+// normalise the others (SeaweedFS's filer collapses "//" and "/./", and by
+// default turns '\\' into '/').
 //
 // Callers must also never store both a key and a key below it ("a" and
 // "a/b"): a file-system-backed store cannot hold a file and a directory
@@ -30,6 +31,9 @@ func ValidKey(key string) error {
 	}
 	if err := validText(key); err != nil {
 		return fmt.Errorf("%w %q: %w", ErrInvalidKey, key, err)
+	}
+	if strings.Contains(key, "\\") {
+		return fmt.Errorf("%w %q: backslash", ErrInvalidKey, key)
 	}
 	for seg := range strings.SplitSeq(key, "/") {
 		switch seg {
