@@ -28,12 +28,12 @@ func TestOpenDispatchesOnTheScheme(t *testing.T) {
 	}
 	for url, why := range map[string]string{
 		"file://" + filepath.ToSlash(filepath.Join(dir, "missing")): "no such file",
-		"file://host/x":  "with host",
-		"file:rel":       "absolute path",
-		"s3:///prefix":   "no bucket",
-		"s3://b/a//b":    "invalid key",
-		"gs://b":         "unsupported scheme",
-		"%zz":            "invalid URL escape",
+		"file://host/x": "with host",
+		"file:rel":      "absolute path",
+		"s3:///prefix":  "no bucket",
+		"s3://b/a//b":   "invalid key",
+		"gs://b":        "unsupported scheme",
+		"%zz":           "invalid URL escape",
 	} {
 		if _, err := Open(ctx, url, Config{}); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("Open(%q) = %v, want an error about %q", url, err, why)
