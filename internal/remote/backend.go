@@ -59,6 +59,11 @@ type ListPage struct {
 //     The others fail with an error wrapping ErrPrecondition.
 //   - A missing object is an error wrapping ErrNotFound, from Get, GetRange
 //     and Stat.
+//   - A Put that fails with any other error may or may not have taken
+//     effect (the response can be lost after the store committed), and a
+//     client that retries a lost conditional Put sees its own write as a
+//     failed precondition. A caller that must know reads the object back
+//     and compares it with what it wrote.
 type Backend interface {
 	// Put stores exactly size bytes read from r under key, replacing any
 	// object there unless cond says otherwise, and returns the new ETag.

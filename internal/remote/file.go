@@ -64,11 +64,8 @@ func OpenDir(root string) (Backend, error) {
 func (b *fileBackend) Close() error { return nil }
 
 func (b *fileBackend) Put(ctx context.Context, key string, r io.Reader, size int64, cond Condition) (string, error) {
-	if err := ValidKey(key); err != nil {
+	if err := validPut(key, size); err != nil {
 		return "", err
-	}
-	if size < 0 {
-		return "", fmt.Errorf("remote: put %s: negative size %d", key, size)
 	}
 	tmp, etag, err := b.writeTemp(ctx, r, size)
 	if err != nil {

@@ -46,6 +46,17 @@ func ValidKey(key string) error {
 	return nil
 }
 
+// validPut checks the arguments of a Put.
+func validPut(key string, size int64) error {
+	if err := ValidKey(key); err != nil {
+		return err
+	}
+	if size < 0 {
+		return fmt.Errorf("remote: put %s: negative size %d", key, size)
+	}
+	return nil
+}
+
 // validPrefix checks a List prefix: any prefix of a valid key, including
 // one that ends in a slash or in the middle of a segment, or "".
 func validPrefix(prefix string) error {

@@ -103,11 +103,8 @@ func s3Credentials(cfg Config) (*credentials.Credentials, error) {
 func (b *s3Backend) Close() error { return nil }
 
 func (b *s3Backend) Put(ctx context.Context, key string, r io.Reader, size int64, cond Condition) (string, error) {
-	if err := ValidKey(key); err != nil {
+	if err := validPut(key, size); err != nil {
 		return "", err
-	}
-	if size < 0 {
-		return "", fmt.Errorf("remote: put %s: negative size %d", key, size)
 	}
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", PartSize: b.partSize}
 	switch cond.kind {
