@@ -102,6 +102,9 @@ func s3Credentials(cfg Config) (*credentials.Credentials, error) {
 
 func (b *s3Backend) Close() error { return nil }
 
+// core is the client's single-request API.
+func (b *s3Backend) core() minio.Core { return minio.Core{Client: b.client} }
+
 func (b *s3Backend) Put(ctx context.Context, key string, r io.Reader, size int64, cond Condition) (string, error) {
 	if err := validPut(key, size); err != nil {
 		return "", err
@@ -143,18 +146,15 @@ func (b *s3Backend) Get(ctx context.Context, key string) (io.ReadCloser, ObjectI
 	if err := ValidKey(key); err != nil {
 		return nil, ObjectInfo{}, err
 	}
-	obj, err := b.client.GetObject(ctx, b.bucket, b.prefix+key, minio.GetObjectOptions{})
+	// One request: the body is the response that carried the info, so
+	// both describe one version. (minio.Client.GetObject would issue
+	// further requests as the body is read.)
+	body, st, _, err := b.core().GetObject(ctx, b.bucket, b.prefix+key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, ObjectInfo{}, b.readError(ctx, key, err)
 	}
-	// The first call on obj sends the GET; the body read later is the
-	// response to it, so the info and the bytes are of one version.
-	st, err := obj.Stat()
-	if err != nil {
-		obj.Close()
-		return nil, ObjectInfo{}, b.readError(ctx, key, err)
-	}
-	return &exactReadCloser{exactReader{r: ctxReader{ctx, obj}, left: st.Size}, obj}, b.info(st), nil
+	st.Key = b.prefix + key
+	return &exactReadCloser{exactReader{r: ctxReader{ctx, body}, left: st.Size}, body}, b.info(st), nil
 }
 
 func (b *s3Backend) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
@@ -179,19 +179,15 @@ func (b *s3Backend) GetRange(ctx context.Context, key string, off, n int64) (io.
 	if err := opts.SetRange(off, off+n-1); err != nil {
 		return nil, fmt.Errorf("remote: get %s: %w", key, err)
 	}
-	obj, err := b.client.GetObject(ctx, b.bucket, b.prefix+key, opts)
+	body, _, _, err := b.core().GetObject(ctx, b.bucket, b.prefix+key, opts)
 	if err != nil {
-		return nil, b.readError(ctx, key, err)
-	}
-	if _, err := obj.Stat(); err != nil {
-		obj.Close()
 		var resp minio.ErrorResponse
 		if errors.As(err, &resp) && resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
 			return nil, fmt.Errorf("remote: get %s bytes %d+%d: %w", key, off, n, io.ErrUnexpectedEOF)
 		}
 		return nil, b.readError(ctx, key, err)
 	}
-	return &exactReadCloser{exactReader{r: ctxReader{ctx, obj}, left: n}, obj}, nil
+	return &exactReadCloser{exactReader{r: ctxReader{ctx, body}, left: n}, body}, nil
 }
 
 func (b *s3Backend) Stat(ctx context.Context, key string) (ObjectInfo, error) {
@@ -234,6 +230,9 @@ func (b *s3Backend) List(ctx context.Context, prefix, after string, limit int) (
 	opts := minio.ListObjectsOptions{Prefix: b.prefix + prefix, Recursive: true, MaxKeys: limit + 1}
 	if after != "" {
 		opts.StartAfter = b.prefix + after
+	}
+	if err := ctx.Err(); err != nil {
+		return ListPage{}, err
 	}
 	var page ListPage
 	for st := range b.client.ListObjectsIter(ctx, b.bucket, opts) {

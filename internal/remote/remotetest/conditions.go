@@ -110,7 +110,7 @@ func testIfMatchCounter(t *testing.T, b remote.Backend) {
 	for range workers {
 		wg.Go(func() {
 			for range each {
-				if err := increment(t, b, "counter"); err != nil {
+				if err := increment(b, "counter"); err != nil {
 					errs <- err
 					return
 				}
@@ -125,9 +125,14 @@ func testIfMatchCounter(t *testing.T, b remote.Backend) {
 	wantContent(t, b, "counter", []byte(strconv.Itoa(workers*each)))
 }
 
-func increment(t *testing.T, b remote.Backend, key string) error {
+// increment adds one to the counter at key. It runs outside the test's
+// goroutine, so it reports failures instead of failing the test.
+func increment(b remote.Backend, key string) error {
 	for attempt := 0; attempt < 1000; attempt++ {
-		data, info := get(t, b, key)
+		data, info, err := readAll(b, key)
+		if err != nil {
+			return err
+		}
 		n, err := strconv.Atoi(string(data))
 		if err != nil {
 			return fmt.Errorf("counter holds %q", data)

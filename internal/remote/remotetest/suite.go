@@ -86,22 +86,31 @@ func putIf(b remote.Backend, key string, data []byte, cond remote.Condition) (st
 	return b.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)), cond)
 }
 
-// get reads key whole and checks that Get's info agrees with the bytes.
+// get reads key whole.
 func get(t *testing.T, b remote.Backend, key string) ([]byte, remote.ObjectInfo) {
 	t.Helper()
+	data, info, err := readAll(b, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, info
+}
+
+// readAll reads key whole and checks that Get's info agrees with the bytes.
+func readAll(b remote.Backend, key string) ([]byte, remote.ObjectInfo, error) {
 	rc, info, err := b.Get(context.Background(), key)
 	if err != nil {
-		t.Fatalf("Get(%q): %v", key, err)
+		return nil, info, fmt.Errorf("Get(%q): %w", key, err)
 	}
 	defer rc.Close()
 	data, err := io.ReadAll(rc)
 	if err != nil {
-		t.Fatalf("Get(%q): read: %v", key, err)
+		return nil, info, fmt.Errorf("Get(%q): read: %w", key, err)
 	}
 	if info.Key != key || info.Size != int64(len(data)) {
-		t.Fatalf("Get(%q) info = %+v, read %d bytes", key, info, len(data))
+		return nil, info, fmt.Errorf("Get(%q) info = %+v, read %d bytes", key, info, len(data))
 	}
-	return data, info
+	return data, info, nil
 }
 
 func wantContent(t *testing.T, b remote.Backend, key string, want []byte) remote.ObjectInfo {
