@@ -14,15 +14,26 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
+// maxSinglePut is S3's limit on the size of one PUT request.
+const maxSinglePut = 5 << 30
+
 // s3Backend is the Backend of an s3:// remote: the objects of one bucket
 // whose names start with prefix.
 //
 // Guarantees rest on the service: S3 (since December 2020) and MinIO give
 // read-after-write for every operation, an object appears whole or not at
 // all, and conditional PUTs are atomic. SeaweedFS's S3 gateway evaluates
-// If-None-Match and If-Match under a per-object lock in its filer, for
-// single PUTs and for CompleteMultipartUpload; the conformance suite's races
-// check that on the real gateway.
+// If-None-Match: * and If-Match under a per-object lock in its filer; the
+// conformance suite's races show exactly one winner on the real gateway,
+// the losers queued on that lock for up to about a second each. A service
+// that ignored the headers would fail those races (two winners); the
+// fallback there would be to write each version under a new, unique key
+// and publish it by a read-back comparison, which push does not need
+// today.
+//
+// Conditional puts are always single PUT requests (so at most 5 GiB):
+// minio-go leaves the condition headers off the request that completes a
+// multipart upload.
 type s3Backend struct {
 	client   *minio.Client
 	bucket   string
@@ -115,6 +126,16 @@ func (b *s3Backend) Put(ctx context.Context, key string, r io.Reader, size int64
 		opts.SetMatchETagExcept("*")
 	case ifMatch:
 		opts.SetMatchETag(cond.etag)
+	}
+	if cond.kind != always {
+		// minio-go drops the condition headers from the request that
+		// completes a multipart upload, which would turn a conditional
+		// put into an unconditional one: conditional puts are single
+		// requests, as large as S3 allows one to be.
+		if size > maxSinglePut {
+			return "", fmt.Errorf("remote: put %s (%v): %d bytes, over the %d of a conditional put", key, cond, size, int64(maxSinglePut))
+		}
+		opts.DisableMultipart = true
 	}
 	body := &exactReader{r: r, left: size}
 	info, err := b.client.PutObject(ctx, b.bucket, b.prefix+key, body, size, opts)

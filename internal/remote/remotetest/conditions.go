@@ -27,6 +27,30 @@ func testIfAbsent(t *testing.T, b remote.Backend) {
 	}
 }
 
+// testConditionsOnLargeObjects checks conditions on objects large enough
+// that an unconditional put of them is a multipart upload, whose completion
+// a client may send without the condition.
+func testConditionsOnLargeObjects(t *testing.T, b remote.Backend) {
+	v1, v2 := content("mp1", MultipartSize), content("mp2", MultipartSize)
+	e1, err := putIf(b, "big", v1, remote.IfAbsent())
+	if err != nil {
+		t.Fatalf("IfAbsent multipart Put of a new key: %v", err)
+	}
+	if _, err := putIf(b, "big", v2, remote.IfAbsent()); !errors.Is(err, remote.ErrPrecondition) {
+		t.Fatalf("IfAbsent multipart Put over an object = %v, want ErrPrecondition", err)
+	}
+	if _, err := putIf(b, "big", v2, remote.IfMatch(e1+"0")); !errors.Is(err, remote.ErrPrecondition) {
+		t.Fatalf("IfMatch multipart Put with a wrong ETag = %v, want ErrPrecondition", err)
+	}
+	e2, err := putIf(b, "big", v2, remote.IfMatch(e1))
+	if err != nil {
+		t.Fatalf("IfMatch multipart Put with the current ETag: %v", err)
+	}
+	if info := wantContent(t, b, "big", v2); info.ETag != e2 {
+		t.Fatalf("ETag %q, want %q", info.ETag, e2)
+	}
+}
+
 // race runs racers puts of key with cond at once, each of its own content
 // (distinct from that of other rounds), and returns the ETag of the one
 // that succeeded, failing the test unless exactly one did and all others

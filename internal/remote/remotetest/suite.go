@@ -40,6 +40,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) remote.Backend) {
 		{"ListPagesCoverEveryObjectOnce", testListPages},
 		{"IfAbsentCreatesOnlyOnce", testIfAbsent},
 		{"IfAbsentRaceHasExactlyOneWinner", testIfAbsentRace},
+		{"ConditionsHoldForLargeObjects", testConditionsOnLargeObjects},
 		{"IfMatchReplacesOnlyTheExpectedVersion", testIfMatch},
 		{"IfMatchRaceHasExactlyOneWinner", testIfMatchRace},
 		{"IfMatchCountersLoseNoIncrement", testIfMatchCounter},
