@@ -242,6 +242,9 @@ func (b *Batch) Commit() error {
 		return errBatchDone
 	}
 	b.mu.done = true
+	if err := b.db.health.err(); err != nil {
+		return fmt.Errorf("index: commit: %w", err)
+	}
 	pb := b.mu.pb
 	err := b.db.await("commit", b.db.health.stuck, func() error { return pb.Commit(pebble.Sync) })
 	if err != nil {

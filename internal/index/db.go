@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -64,13 +65,15 @@ type DB struct {
 	pdb      *pebble.DB
 	readOnly bool
 	health   *health
-	// abandoned counts calls await stopped waiting for after a fatal
-	// failure; pebble may never return from them.
+	// abandoned counts commits await stopped waiting for in a write stall
+	// that will never end; pebble holds its commit lock in them.
 	abandoned atomic.Int32
 }
 
 // Open opens the index in dir, creating dir (mode 0700) and an empty index
-// if dir is missing or empty. It never creates an index over existing
+// if dir is missing or empty. If the log replayed at open cannot be
+// flushed (disk full, say), Open returns that error; pebble's lock on dir
+// is then held until the process exits. It never creates an index over existing
 // files: a dir holding files but no index (a deleted MANIFEST marker, say)
 // fails with ErrCorrupt and is left untouched, as does damaged index
 // metadata (MANIFEST, OPTIONS). The write-ahead log is on; see
@@ -92,11 +95,16 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	}
 	popts := pebbleOptions(opts, h)
 	popts.ErrorIfNotExists = existing
-	pdb, err := pebble.Open(dir, popts)
+	db = &DB{readOnly: opts.ReadOnly, health: h}
+	// Opening replays the log and flushes it, waiting for a flush pebble
+	// would retry for ever; await gives up on it once the flush fails.
+	err = db.await("open "+dir, h.failed, func() (err error) {
+		db.pdb, err = pebble.Open(dir, popts)
+		return err
+	})
 	if err != nil {
 		return nil, openError(dir, existing, h.classify(err))
 	}
-	db = &DB{pdb: pdb, readOnly: opts.ReadOnly, health: h}
 	m, ok, err := db.Meta()
 	if err == nil && ok && m.FormatVersion > FormatVersion {
 		err = fmt.Errorf("index: open %s: store format %d is newer than supported format %d", dir, m.FormatVersion, FormatVersion)
@@ -119,7 +127,7 @@ func pebbleOptions(opts Options, h *health) *pebble.Options {
 		Logger:             logger{h},
 		EventListener:      h.eventListener(),
 		ReadOnly:           opts.ReadOnly,
-		FS:                 opts.FS,
+		FS:                 gateFS{FS: cmp.Or[vfs.FS](opts.FS, vfs.Default), h: h},
 		// A first save flushes a few memtables at once; with pebble's default
 		// threshold (4) the next, otherwise instant, save would pay for their
 		// compaction. Letting L0 grow further amortises it over many saves;
@@ -191,14 +199,16 @@ func (db *DB) Close() (err error) {
 			flushErr = fmt.Errorf("index: flush: %w", err)
 		}
 	}
-	if db.abandoned.Load() > 0 {
+	db.health.release()
+	if db.abandoned.Load() > 0 || db.health.isWedged() {
 		// pebble.Close would wait for an abandoned call's locks for ever.
 		// The database stays open until the process exits; the log holds
 		// every committed batch, so nothing durable is lost.
 		return db.health.err()
 	}
-	if err := db.pdb.Close(); err != nil {
-		flushErr = errors.Join(flushErr, fmt.Errorf("index: close: %w", db.health.classify(err)))
+	// Closing writes the log's tail; a failure there wedges the DB.
+	if err := db.await("close", db.health.stuck, db.pdb.Close); err != nil {
+		flushErr = errors.Join(flushErr, fmt.Errorf("index: close: %w", err))
 	}
 	if fatal := db.health.err(); fatal != nil && flushErr == nil {
 		return fatal
@@ -212,9 +222,6 @@ func (db *DB) Close() (err error) {
 // wait for a flush it retries for ever. A panic in fn is returned as an
 // error.
 func (db *DB) await(op string, abort <-chan struct{}, fn func() error) error {
-	if err := db.health.err(); err != nil {
-		return err
-	}
 	done := make(chan error, 1)
 	go func() {
 		var err error
@@ -229,7 +236,9 @@ func (db *DB) await(op string, abort <-chan struct{}, fn func() error) error {
 		}
 		return db.health.classify(err)
 	case <-abort:
-		db.abandoned.Add(1)
+		if abort == db.health.stuck {
+			db.abandoned.Add(1)
+		}
 		return db.health.err()
 	}
 }

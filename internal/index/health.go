@@ -3,9 +3,11 @@ package index
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // health tracks the failures pebble reports outside the API's return
@@ -20,17 +22,20 @@ type health struct {
 		sync.Mutex
 		err     error // first fatal failure, nil while healthy
 		stalled bool  // pebble is holding writes back until a flush or compaction succeeds
+		wedged  bool  // a pebble goroutine is parked for good (gateFS)
 		stuck   bool  // stuck is closed
 	}
 	failed chan struct{} // closed when err is set
-	// stuck is closed once writes are stalled on a DB that failed: the
-	// stall will never end, and the commit inside it never returns.
+	// stuck is closed once writes are stalled on a DB that failed, or the
+	// DB is wedged: a commit waiting then never returns.
 	stuck        chan struct{}
+	released     chan struct{} // closed by release
+	releaseOnce  sync.Once
 	onBackground func(error)
 }
 
 func newHealth(onBackground func(error)) *health {
-	return &health{failed: make(chan struct{}), stuck: make(chan struct{}), onBackground: onBackground}
+	return &health{failed: make(chan struct{}), stuck: make(chan struct{}), released: make(chan struct{}), onBackground: onBackground}
 }
 
 // setStalled records the start or end of a pebble write stall.
@@ -42,7 +47,7 @@ func (h *health) setStalled(on bool) {
 }
 
 func (h *health) checkStuckLocked() {
-	if h.mu.err != nil && h.mu.stalled && !h.mu.stuck {
+	if h.mu.err != nil && (h.mu.stalled || h.mu.wedged) && !h.mu.stuck {
 		h.mu.stuck = true
 		close(h.stuck)
 	}
@@ -118,15 +123,29 @@ func (l logger) Errorf(format string, args ...any) {
 }
 
 func (l logger) Fatalf(format string, args ...any) {
-	err := fmt.Errorf("index: pebble fatal error: "+format, args...)
+	fe := &fatalError{msg: fmt.Sprintf(format, args...)}
 	for _, a := range args {
-		if e, ok := a.(error); ok && pebble.IsCorruptionError(e) {
-			err = &CorruptError{Err: fmt.Errorf(format, args...)}
+		if e, ok := a.(error); ok {
+			fe.causes = append(fe.causes, e)
 		}
+	}
+	var err error = fe
+	if pebble.IsCorruptionError(fe) {
+		err = &CorruptError{Err: fe}
 	}
 	l.h.fail(err)
 	l.h.report(err)
 }
+
+// fatalError is what pebble reported through Fatalf; it unwraps to the
+// errors among the message's arguments (a failed write's *PathError, say).
+type fatalError struct {
+	msg    string
+	causes []error
+}
+
+func (e *fatalError) Error() string   { return "index: pebble fatal error: " + e.msg }
+func (e *fatalError) Unwrap() []error { return e.causes }
 
 // eventListener turns pebble's failure events into health updates.
 func (h *health) eventListener() *pebble.EventListener {
@@ -195,14 +214,142 @@ func (h *health) classify(err error) error {
 		return err
 	}
 	if fatal := h.err(); fatal != nil {
-		if errors.As(fatal, &ce) {
-			return fatal
-		}
-		return fmt.Errorf("%w (%w)", fatal, err)
+		// The recorded failure is the cause; err is pebble's symptom of it.
+		return fatal
 	}
 	if pebble.IsCorruptionError(err) {
 		h.fail(err)
 		return h.err()
 	}
 	return err
+}
+
+// gateFS is the file system pebble runs on. Once the DB has failed, it
+// holds every new file pebble tries to create until Close releases it:
+// pebble retries a failed flush at once and for ever, and a retry parked
+// here costs no CPU, where one failing at once would spin.
+//
+// It also keeps pebble from panicking, which it does (on its own
+// goroutines, beyond any recover) when a directory fsync or a write-ahead
+// log write, sync, close or creation fails: such a failure is recorded and
+// the goroutine meeting it is parked for good instead (wedge). The DB is
+// then of no further use, and Close leaves it to the process's exit.
+type gateFS struct {
+	vfs.FS
+	h *health
+}
+
+// Create waits for the release of a failed DB, then refuses.
+func (g gateFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := g.h.parkIfFailed(name); err != nil {
+		return nil, err
+	}
+	f, err := g.FS.Create(name, category)
+	return g.logFile(name, f, err)
+}
+
+// ReuseForWrite waits for the release of a failed DB, then refuses.
+func (g gateFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := g.h.parkIfFailed(newname); err != nil {
+		return nil, err
+	}
+	f, err := g.FS.ReuseForWrite(oldname, newname, category)
+	return g.logFile(newname, f, err)
+}
+
+// OpenDir wraps the directory so that a failed fsync wedges the DB.
+func (g gateFS) OpenDir(name string) (vfs.File, error) {
+	f, err := g.FS.OpenDir(name)
+	if err != nil {
+		return nil, err
+	}
+	return dirFile{File: f, h: g.h}, nil
+}
+
+// logFile wraps a write-ahead log so that its failures wedge the DB.
+func (g gateFS) logFile(name string, f vfs.File, err error) (vfs.File, error) {
+	if !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	if err != nil {
+		g.h.wedge(err)
+	}
+	return logFile{File: f, h: g.h}, nil
+}
+
+type dirFile struct {
+	vfs.File
+	h *health
+}
+
+func (f dirFile) Sync() error { return f.h.wedgeOn(f.File.Sync()) }
+
+type logFile struct {
+	vfs.File
+	h *health
+}
+
+func (f logFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	return n, f.h.wedgeOn(err)
+}
+
+func (f logFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	return n, f.h.wedgeOn(err)
+}
+
+func (f logFile) Sync() error     { return f.h.wedgeOn(f.File.Sync()) }
+func (f logFile) SyncData() error { return f.h.wedgeOn(f.File.SyncData()) }
+func (f logFile) Close() error    { return f.h.wedgeOn(f.File.Close()) }
+
+func (f logFile) SyncTo(length int64) (bool, error) {
+	full, err := f.File.SyncTo(length)
+	return full, f.h.wedgeOn(err)
+}
+
+// wedgeOn wedges the DB on a non-nil err and returns nil otherwise.
+func (h *health) wedgeOn(err error) error {
+	if err != nil {
+		h.wedge(err)
+	}
+	return nil
+}
+
+// wedge records err as the DB's failure and parks the calling goroutine
+// for good.
+func (h *health) wedge(err error) {
+	h.fail(err)
+	h.mu.Lock()
+	h.mu.wedged = true
+	h.checkStuckLocked()
+	h.mu.Unlock()
+	select {}
+}
+
+// isWedged reports whether a pebble goroutine is parked for good.
+func (h *health) isWedged() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mu.wedged
+}
+
+// parkIfFailed returns nil on a healthy DB; on a failed one it waits for
+// release and returns the failure, except for a new write-ahead log,
+// whose failed creation pebble does not survive: that wedges.
+func (h *health) parkIfFailed(name string) error {
+	err := h.err()
+	if err != nil {
+		if strings.HasSuffix(name, ".log") {
+			h.wedge(err)
+		}
+		<-h.released
+	}
+	return err
+}
+
+// release lets parked file creations fail, so that pebble's background
+// work can wind down for Close. It is idempotent.
+func (h *health) release() {
+	h.releaseOnce.Do(func() { close(h.released) })
 }
