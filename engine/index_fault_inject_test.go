@@ -70,6 +70,7 @@ func (h *injector) maybeError(op errorfs.Op) error {
 	}
 	i := h.seen
 	h.seen++
+
 	if i != h.failAt {
 		return nil
 	}

@@ -85,23 +85,6 @@ func largestTable(t *testing.T, dir string) string {
 	return best
 }
 
-func flipByte(t *testing.T, path string, at int64) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, at); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, at); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestCorruptTableIsAnErrorNamingTheFileNotAPanic(t *testing.T) {
 	dir := t.TempDir()
 	db := openTest(t, dir)
@@ -112,12 +95,18 @@ func TestCorruptTableIsAnErrorNamingTheFileNotAPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := largestTable(t, dir)
-	fi, _ := os.Stat(table)
-	flipByte(t, table, fi.Size()/3)
+	b, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/3] ^= 0xff
+	if err := os.WriteFile(table, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	var bgErrs []error
 	var mu sync.Mutex
-	db, err := Open(dir, Options{OnBackgroundError: func(err error) { mu.Lock(); bgErrs = append(bgErrs, err); mu.Unlock() }})
+	db, err = Open(dir, Options{OnBackgroundError: func(err error) { mu.Lock(); bgErrs = append(bgErrs, err); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,12 +124,12 @@ func TestCorruptTableIsAnErrorNamingTheFileNotAPanic(t *testing.T) {
 			t.Fatalf("lookup: %v, want nil or ErrCorrupt", err)
 		}
 	}
-	b := db.NewBatch()
-	b.SetConfig("k", "v")
-	if err := b.Commit(); !errors.Is(err, ErrCorrupt) {
+	batch := db.NewBatch()
+	batch.SetConfig("k", "v")
+	if err := batch.Commit(); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("commit on a DB that met corruption: %v, want ErrCorrupt", err)
 	}
-	b.Close()
+	batch.Close()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(bgErrs) == 0 {
