@@ -192,7 +192,7 @@ func TestFullFilesystemFailsSaveCleanly(t *testing.T) {
 	if err := saveIn(ws, store, "one"); err != nil {
 		t.Fatal(err)
 	}
-	sameContentFiles(t, ws, 20000)
+	sameContentFiles(t, ws, 12000)
 	var err error
 	bounded(t, time.Minute, func() { err = saveIn(ws, store, "fills the disk") })
 	t.Logf("save: %v", err)

@@ -188,7 +188,7 @@ func TestIndexBackgroundErrorsBecomeErrorEvents(t *testing.T) {
 		mu.Unlock()
 	}})
 	h.failTables(errnoEACCES)
-	manyFiles(t, f.ws, 40000, "bg")
+	manyFiles(t, f.ws, 8000, "bg")
 	_, err := f.e.Save(context.Background(), SaveOptions{Message: "big"})
 	err = errors.Join(err, f.e.Close())
 	f.e = nil
