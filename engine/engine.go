@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -87,36 +88,42 @@ func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	return e, nil
 }
 
-// openStore opens the index and the blob store and checks the store's identity.
+// openStore opens the index and the blob store and checks the store's
+// identity. It creates an index only in a store that has no index files
+// and no packs: an index missing beside packs, or files without an index,
+// is ErrCorrupt and nothing is touched. A writer first checks that the
+// store's directories are writable, so that a read-only store fails at
+// once instead of deep inside a save.
 func (e *Engine) openStore() (created bool, err error) {
 	dir := filepath.Join(e.storeDir, "index")
+	hasIndex, err := dirHasFiles(dir)
+	if err != nil {
+		return false, fmt.Errorf("open index: %w", err)
+	}
+	packs, err := filepath.Glob(filepath.Join(e.storeDir, "packs", "*.pack"))
+	if err != nil {
+		return false, err
+	}
+	if !hasIndex && len(packs) > 0 {
+		return false, fmt.Errorf("%w: index missing but %d packs present in %s", ErrCorrupt, len(packs), e.storeDir)
+	}
+	if !e.opts.ReadOnly {
+		if err := probeWritable(e.storeDir, dir, filepath.Join(e.storeDir, "packs")); err != nil {
+			return false, err
+		}
+	}
 	// A read-only open of a store that does not exist yet creates it instead.
-	_, statErr := os.Stat(dir)
-	db, err := index.Open(dir, index.Options{ReadOnly: e.opts.ReadOnly && statErr == nil})
+	db, err := index.Open(dir, index.Options{
+		ReadOnly:          e.opts.ReadOnly && hasIndex,
+		OnBackgroundError: e.backgroundError,
+		FS:                e.opts.indexFS,
+	})
 	if err != nil {
 		return false, storeError(err, e.storeDir)
 	}
 	e.db = db
-	meta, ok, err := db.Meta()
-	if err != nil {
-		return false, storeError(err, e.storeDir)
-	}
-	switch {
-	case !ok:
-		b := db.NewBatch()
-		b.SetMeta(index.Meta{FormatVersion: index.FormatVersion, Workspace: e.workspace, Created: time.Now()})
-		if err := b.Commit(); err != nil {
-			b.Close()
-			return false, err
-		}
-		b.Close()
-		created = true
-	case meta.Workspace != e.workspace:
-		return false, fmt.Errorf("%w: store %s records workspace %s, not %s; pass --store with another directory",
-			ErrWorkspaceMismatch, e.storeDir, meta.Workspace, e.workspace)
-	case meta.FormatVersion > index.FormatVersion:
-		return false, fmt.Errorf("store %s has format %d, newer than this ckpt understands (%d); upgrade ckpt",
-			e.storeDir, meta.FormatVersion, index.FormatVersion)
+	if created, err = e.checkIdentity(len(packs)); err != nil {
+		return false, err
 	}
 	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel})
 	if err != nil {
@@ -124,6 +131,67 @@ func (e *Engine) openStore() (created bool, err error) {
 	}
 	e.blobs = blobs
 	return created, nil
+}
+
+// checkIdentity reads the store's Meta, recording it (created) in a new
+// store, and refuses a store of another workspace or a newer format.
+func (e *Engine) checkIdentity(packs int) (created bool, err error) {
+	meta, ok, err := e.db.Meta()
+	if err != nil {
+		return false, storeError(err, e.storeDir)
+	}
+	switch {
+	case !ok && packs > 0:
+		return false, fmt.Errorf("%w: index records no store but %d packs present in %s", ErrCorrupt, packs, e.storeDir)
+	case !ok:
+		b := e.db.NewBatch()
+		defer b.Close()
+		b.SetMeta(index.Meta{FormatVersion: index.FormatVersion, Workspace: e.workspace, Created: time.Now()})
+		if err := b.Commit(); err != nil {
+			return false, storeError(err, e.storeDir)
+		}
+		return true, nil
+	case meta.Workspace != e.workspace:
+		return false, fmt.Errorf("%w: store %s records workspace %s, not %s; pass --store with another directory",
+			ErrWorkspaceMismatch, e.storeDir, meta.Workspace, e.workspace)
+	case meta.FormatVersion > index.FormatVersion:
+		return false, fmt.Errorf("store %s has format %d, newer than this ckpt understands (%d); upgrade ckpt",
+			e.storeDir, meta.FormatVersion, index.FormatVersion)
+	}
+	return false, nil
+}
+
+// backgroundError reports an error of the index's background work as an
+// error event. It may be called from any goroutine.
+func (e *Engine) backgroundError(err error) {
+	e.emit(Event{Type: EventError, Err: fmt.Errorf("index background work: %w", err)})
+}
+
+// dirHasFiles reports whether dir exists and holds at least one entry.
+func dirHasFiles(dir string) (bool, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return len(ents) > 0, err
+}
+
+// probeWritable creates and removes a file in each of dirs that exists,
+// returning "store is not writable" with the first refusal.
+func probeWritable(dirs ...string) error {
+	for _, dir := range dirs {
+		f, err := os.CreateTemp(dir, ".ckpt-probe-*")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = errors.Join(f.Close(), os.Remove(f.Name()))
+		}
+		if err != nil {
+			return fmt.Errorf("store is not writable: %w", err)
+		}
+	}
+	return nil
 }
 
 // storeError marks integrity failures with ErrCorrupt so callers can tell them apart.

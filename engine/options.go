@@ -3,6 +3,8 @@ package engine
 import (
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/walker"
 )
@@ -30,6 +32,8 @@ type Options struct {
 	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
 	CompressionLevel int
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
+	// Error events for the index's background work (a failed flush or compaction)
+	// arrive from the index's own goroutines, so OnEvent must be safe for concurrent use.
 	OnEvent func(Event)
 	// OnProgress, when set, receives the progress of long scans (save,
 	// restore's backup, workspace diffs) at most every ProgressInterval,
@@ -49,6 +53,9 @@ type Options struct {
 	// wrapRestoreFS, set only by tests, wraps the file-system seam that
 	// restore and its journal write through (to inject faults).
 	wrapRestoreFS func(restoreFS) restoreFS
+	// indexFS replaces the operating system's file system under the index;
+	// fault-injection tests set it.
+	indexFS vfs.FS
 }
 
 func (o Options) now() time.Time {

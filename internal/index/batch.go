@@ -24,6 +24,7 @@ var errBatchDone = errors.New("index: batch already committed or closed")
 // fails with that error and writes nothing. Every Batch must be closed,
 // whether or not it was committed.
 type Batch struct {
+	db *DB
 	mu struct {
 		sync.Mutex
 		pb   *pebble.Batch // nil once closed
@@ -34,7 +35,7 @@ type Batch struct {
 
 // NewBatch starts an empty batch.
 func (db *DB) NewBatch() *Batch {
-	b := &Batch{}
+	b := &Batch{db: db}
 	b.mu.pb = db.pdb.NewBatch()
 	return b
 }
@@ -225,7 +226,10 @@ func (b *Batch) DeleteLocator(id objects.ID) {
 // every write is visible to all readers and the write-ahead log holding it
 // has been fsynced, so it survives a process crash or power loss. If the
 // process dies before Commit returns, the index shows either all of the
-// batch or none of it, never part. Commit fails, writing nothing, if a
+// batch or none of it, never part. A Commit pebble cannot complete (disk
+// full, permission denied, I/O error, in the log or in a flush it waits
+// for) returns that error instead of blocking, and so does every later
+// Commit of the DB. Commit fails, writing nothing, if a
 // method recorded an invalid argument, or if the batch was already
 // committed or closed. Close must still be called.
 func (b *Batch) Commit() error {
@@ -238,7 +242,17 @@ func (b *Batch) Commit() error {
 		return errBatchDone
 	}
 	b.mu.done = true
-	if err := b.mu.pb.Commit(pebble.Sync); err != nil {
+	if err := b.db.health.err(); err != nil {
+		return fmt.Errorf("index: commit: %w", err)
+	}
+	pb := b.mu.pb
+	err := b.db.await("commit", b.db.health.stuck, func() error { return pb.Commit(pebble.Sync) })
+	if err != nil {
+		// A commit pebble is still working on must not have its batch
+		// released under it.
+		if b.db.abandoned.Load() > 0 {
+			b.mu.pb = nil
+		}
 		return fmt.Errorf("index: commit: %w", err)
 	}
 	return nil

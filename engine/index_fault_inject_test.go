@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+const (
+	errnoENOSPC = syscall.ENOSPC
+	errnoEIO    = syscall.EIO
+	errnoEACCES = syscall.EACCES
+)
+
+// injectedKinds are the index file-system operations the suite fails:
+// every create, write, sync, rename and link.
+var injectedKinds = []errorfs.OpKind{
+	errorfs.OpCreate, errorfs.OpReuseForWrite, errorfs.OpLink, errorfs.OpRename,
+	errorfs.OpFileWrite, errorfs.OpFileWriteAt,
+	errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo,
+}
+
+// injector fails chosen operations of the index's file system.
+type injector struct {
+	mu     sync.Mutex
+	seen   int           // injectable operations seen so far
+	failAt int           // the operation to fail (its index in seen order); -1 for none
+	errno  syscall.Errno // what failAt fails with
+	failed *errorfs.Op   // the operation failed, once it has been
+	tables syscall.Errno // when set, every table creation fails with it
+}
+
+func newInjector() *injector { return &injector{failAt: -1} }
+
+func (h *injector) fs() vfs.FS { return errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(h.maybeError)) }
+
+// failTables makes every later index table creation fail with errno.
+func (h *injector) failTables(errno syscall.Errno) {
+	h.mu.Lock()
+	h.tables = errno
+	h.mu.Unlock()
+}
+
+func (h *injector) maybeError(op errorfs.Op) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tables != 0 && op.Kind == errorfs.OpCreate && strings.HasSuffix(op.Path, ".sst") {
+		return &fs.PathError{Op: "create", Path: op.Path, Err: h.tables}
+	}
+	injectable := false
+	for _, k := range injectedKinds {
+		injectable = injectable || op.Kind == k
+	}
+	if !injectable {
+		return nil
+	}
+	i := h.seen
+	h.seen++
+
+	if i != h.failAt {
+		return nil
+	}
+	h.failed = &op
+	return &fs.PathError{Op: fmt.Sprintf("injected op %d", op.Kind), Path: op.Path, Err: h.errno}
+}
+
+// faultScenario is a store with checkpoints on two tasks, kept as a
+// template that each injection run copies.
+type faultScenario struct {
+	ws, wsTemplate, store string
+	records               []record
+}
+
+func newFaultScenario(t *testing.T) *faultScenario {
+	t.Helper()
+	f := newFixture(t, testtree.Dir{})
+	files := map[string]string{}
+	var recs []record
+	save := func(task string, change map[string]string) {
+		maps.Copy(files, change)
+		for rel, c := range change {
+			f.write(rel, c)
+		}
+		res, err := f.e.Save(context.Background(), SaveOptions{Task: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, record{id: res.ID, task: task, seq: res.Seq, files: maps.Clone(files)})
+	}
+	save(DefaultTask, map[string]string{"a": "one", "dir/b": "bee"})
+	save(DefaultTask, map[string]string{"a": "two", "dir/c": strings.Repeat("c", 5000)})
+	save("other", map[string]string{"o": "other task"})
+	save(DefaultTask, map[string]string{"dir/b": "bee 3"})
+	f.e.Close()
+	f.e = nil
+	wsTemplate := t.TempDir()
+	copyDir(t, f.ws, wsTemplate)
+	return &faultScenario{ws: f.ws, wsTemplate: wsTemplate, store: f.store, records: recs}
+}
+
+// faultOp is one engine operation driven under injection; mustKeep
+// reports the checkpoints it may not remove.
+type faultOp struct {
+	name     string
+	run      func(ctx context.Context, e *Engine, ws string) error
+	mustKeep func(r record) bool
+}
+
+var faultOps = []faultOp{
+	{"save", func(ctx context.Context, e *Engine, ws string) error {
+		if err := os.WriteFile(filepath.Join(ws, "new"), []byte("new file"), 0o644); err != nil {
+			return err
+		}
+		_, err := e.Save(ctx, SaveOptions{Message: "under faults"})
+		return err
+	}, func(record) bool { return true }},
+	{"restore", func(ctx context.Context, e *Engine, _ string) error {
+		_, err := e.Restore(ctx, "@1", RestoreOptions{})
+		return err
+	}, func(record) bool { return true }},
+	{"gc", func(ctx context.Context, e *Engine, _ string) error {
+		_, err := e.GC(ctx, GCOptions{Policy: &RetentionPolicy{KeepLast: 2}, RewriteBelow: 1})
+		return err
+	}, func(r record) bool { return r.task != DefaultTask || r.seq > 1 }},
+	{"drop", func(ctx context.Context, e *Engine, _ string) error {
+		_, err := e.Drop(ctx, "other")
+		return err
+	}, func(r record) bool { return r.task != "other" }},
+}
+
+// runFaulted resets the workspace, copies the store, runs op with h
+// injecting (Open and Close included), and returns the copy and op's
+// error.
+func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store string, err error) {
+	t.Helper()
+	ws, store := s.ws, filepath.Join(t.TempDir(), "store")
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, s.wsTemplate, ws)
+	copyDir(t, s.store, store)
+	bounded(t, time.Minute, func() {
+		var e *Engine
+		e, err = Open(context.Background(), ws, Options{StoreDir: store, indexFS: h.fs()})
+		if err != nil {
+			return
+		}
+		err = op.run(context.Background(), e, ws)
+		err = errors.Join(err, e.Close())
+	})
+	return store, err
+}
+
+// checkStore verifies a copy of the store without faults and reads back
+// every checkpoint op must keep. It works on a copy because an index
+// whose open was abandoned keeps pebble's lock until the process exits.
+func (s *faultScenario) checkStore(t *testing.T, op faultOp, store string) {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "store")
+	copyLiveStore(t, store, cp)
+	e, err := Open(context.Background(), s.ws, Options{StoreDir: cp})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer e.Close()
+	mustVerify(t, e)
+	var keep []record
+	for _, r := range s.records {
+		if op.mustKeep(r) {
+			keep = append(keep, r)
+		}
+	}
+	checkContents(t, e, keep)
+}
+
+func bounded(t *testing.T, limit time.Duration, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("still running after %v", limit)
+	}
+}
+
+// TestIndexWriteFaultsFailCleanly fails, in turn, every create, write,
+// sync, rename and link the index makes during save, restore, gc and
+// drop (Open and Close included), with ENOSPC, EIO and EACCES in
+// rotation. Each run must return the injected error (or succeed, when
+// pebble could do without the operation) within bounded time, and leave
+// a store that verifies with every earlier checkpoint readable.
+func TestIndexWriteFaultsFailCleanly(t *testing.T) {
+	s := newFaultScenario(t)
+	errnos := []syscall.Errno{errnoENOSPC, errnoEIO, errnoEACCES}
+	total := 0
+	for _, op := range faultOps {
+		t.Run(op.name, func(t *testing.T) {
+			count := newInjector()
+			if _, err := s.runFaulted(t, op, count); err != nil {
+				t.Fatalf("%s without faults: %v", op.name, err)
+			}
+			n := count.seen
+			for k := range n {
+				h := newInjector()
+				h.failAt, h.errno = k, errnos[k%len(errnos)]
+				store, err := s.runFaulted(t, op, h)
+				if h.failed == nil {
+					t.Fatalf("op %d of %d never happened (the run is not deterministic)", k, n)
+				}
+				if err != nil && !errors.Is(err, h.errno) {
+					t.Fatalf("%s failing %v on %s: %v, want %v", op.name, h.failed.Kind, h.failed.Path, err, h.errno)
+				}
+				s.checkStore(t, op, store)
+			}
+			total += n
+			t.Logf("%s: %d injection points", op.name, n)
+		})
+	}
+	t.Logf("%d injection points in all", total)
+}
+
+// copyLiveStore copies a store an abandoned index may still be deleting
+// obsolete files from: a file that vanishes during the copy was obsolete.
+// pebble's lock file is left out.
+func copyLiveStore(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.Name() == "LOCK" {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
