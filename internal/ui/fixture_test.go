@@ -37,10 +37,11 @@ func newStore(t *testing.T, tree testtree.Dir) *store {
 	return s
 }
 
-// save writes tree over the workspace and saves it in task.
+// save writes tree's files over the workspace (leaving the others) and
+// saves it in task.
 func (s *store) save(task, msg string, tree testtree.Dir) *engine.SaveResult {
 	s.t.Helper()
-	if err := testtree.Write(s.ws, tree); err != nil {
+	if err := overlay(s.ws, tree); err != nil {
 		s.t.Fatal(err)
 	}
 	res, err := s.e.Save(context.Background(), engine.SaveOptions{Task: task, Message: msg, AllowEmpty: true})
@@ -135,4 +136,26 @@ func (c *countingBackend) File(ctx context.Context, task, from, to, path string)
 func (c *countingBackend) Restore(ctx context.Context, req RestoreRequest) (RestoreResult, error) {
 	c.add("Restore")
 	return c.Backend.Restore(ctx, req)
+}
+
+// overlay writes the files of tree under dir, creating directories as
+// needed and keeping what is already there.
+func overlay(dir string, tree testtree.Dir) error {
+	for name, n := range tree {
+		p := filepath.Join(dir, name)
+		switch n := n.(type) {
+		case testtree.Dir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			if err := overlay(p, n); err != nil {
+				return err
+			}
+		case testtree.File:
+			if err := os.WriteFile(p, []byte(n.Content), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -100,10 +100,16 @@ func TestBoundHostAcceptsTheListenAddressAndLoopbackNamesOnItsPort(t *testing.T)
 	}
 }
 
-// restoreRequest is a POST the page would send, from origin.
+// restoreRequest is a POST to /api/restore from origin.
 func restoreRequest(t *testing.T, srv, origin, contentType, body string) *http.Request {
 	t.Helper()
-	req := authed(t, "POST", srv+"/api/restore")
+	return postRequest(t, srv+"/api/restore", origin, contentType, body)
+}
+
+// postRequest is a POST with the token, from origin.
+func postRequest(t *testing.T, url, origin, contentType, body string) *http.Request {
+	t.Helper()
+	req := authed(t, "POST", url)
 	req.Body = io.NopCloser(strings.NewReader(body))
 	if origin != "" {
 		req.Header.Set("Origin", origin)

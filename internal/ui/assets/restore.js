@@ -24,7 +24,7 @@ function planBody(req, plan, label) {
       el("select", { id: "only", "aria-label": "what to restore" },
         ["workspace", "state", "both"].map(o => el("option", { value: o, selected: o === req.only },
           o === "workspace" ? "files" : o === "state" ? "state only" : "files and state")))),
-    plan.backup ? el("p", { class: "backup-note" }, "A backup checkpoint of the current workspace is taken first, so this restore can be undone.") : el("p", { class: "warn" }, "No backup will be taken."),
+    plan.backup ? el("p", { class: "backup-note" }, "The current workspace is saved as a backup checkpoint first (or its last checkpoint, when nothing changed since), so this restore can be undone.") : el("p", { class: "warn" }, "No backup will be taken."),
     plan.state ? el("p", {}, "The task's state is rewound too.") : null,
     nothing ? el("p", { class: "muted", id: "plan-nothing" }, "No files will change.") : null,
     pathList("Will write", "write", plan.write),
