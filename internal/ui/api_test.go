@@ -128,24 +128,23 @@ func TestDiffListsChangesAndFilesShowTextBinaryAndImages(t *testing.T) {
 	}
 }
 
-func TestDiffPagesAskTheBackendOnce(t *testing.T) {
-	files := make([]FileChange, 5000)
+func TestAHundredThousandFileDiffIsServedInPagesFromOneBackendCall(t *testing.T) {
+	files := make([]FileChange, 100_000)
 	for i := range files {
 		files[i] = FileChange{Path: "f" + itoa(uint64(i)), Status: StatusAdded}
 	}
 	c := &countingBackend{Backend: fixedDiff(files)}
 	srv := serve(t, c)
-	seen := 0
-	for off := 0; off < len(files); off += maxDiffPage {
+	for _, off := range []int{0, maxDiffPage, 50_000, len(files) - 10} {
 		var d diffPage
 		getJSON(t, srv.URL+"/api/diff?task=t&from=a&to=b&offset="+itoa(uint64(off)), &d)
-		if d.Total != len(files) || len(d.Files) > maxDiffPage || d.Files[0].Path != files[off].Path {
-			t.Fatalf("page at %d: total %d, %d files", off, d.Total, len(d.Files))
+		want := min(maxDiffPage, len(files)-off)
+		if d.Total != len(files) || d.Counts[StatusAdded] != len(files) || len(d.Files) != want || d.Files[0].Path != files[off].Path {
+			t.Fatalf("page at %d: total %d, %d files, want %d", off, d.Total, len(d.Files), want)
 		}
-		seen += len(d.Files)
 	}
-	if seen != len(files) || c.count("Diff") != 1 {
-		t.Fatalf("saw %d files in %d backend diffs, want %d in 1", seen, c.count("Diff"), len(files))
+	if c.count("Diff") != 1 {
+		t.Fatalf("%d backend diffs for four pages of one diff, want 1", c.count("Diff"))
 	}
 }
 

@@ -132,20 +132,26 @@ function renderDetail() {
       el("dt", {}, "files"), el("dd", {}, String(cp.files))),
     el("div", { class: "buttons" },
       el("button", { id: "diff-parent", disabled: !cp.parent, onclick: () => showDiff(cp.parent, cp.id) }, "Changes in this checkpoint"),
-      el("button", { id: "diff-workspace", onclick: () => showDiff(cp.id, "workspace") }, "Compare with workspace"),
+      el("button", { id: "diff-workspace", class: "ghost", onclick: () => showDiff(cp.id, "workspace") }, "Compare with workspace"),
       el("button", { id: "restore-btn", class: "danger", onclick: () => restore({ ref: cp.id }) }, cp.kind === "backup" ? "Restore this backup (undo)" : "Restore…")),
     compareForm(cp));
 }
 
 function showDiff(from, to) {
   $("browse").hidden = true;
-  openDiff({ task: state.task, from, to, label: ref => label(ref), restore });
+  openDiff({ task: state.task, from, to, label, describe, restore });
 }
 
 function label(ref) {
   if (ref === "workspace") return "workspace";
   const cp = (state.pages[state.task]?.cps || []).find(c => c.id === ref);
   return cp ? `@${cp.seq}` : short(ref);
+}
+
+function describe(ref) {
+  if (ref === "workspace") return "live files";
+  const cp = (state.pages[state.task]?.cps || []).find(c => c.id === ref);
+  return cp ? cp.message : "";
 }
 
 async function restore(req) {

@@ -21,10 +21,14 @@ export function closeDiff() {
 export async function openDiff(opts) {
   cur = { ...opts, files: [], total: 0, mode: cur?.mode || "split", open: null };
   $("diff").hidden = false;
-  $("diff-title").textContent = `${opts.label(opts.from)} → ${opts.label(opts.to)}`;
+  $("diff-title").replaceChildren(side(opts.from), el("span", { class: "arrow" }, "→"), side(opts.to));
   $("tree").replaceChildren(el("p", { class: "muted" }, "Comparing…"));
   $("file").replaceChildren(el("p", { class: "muted" }, "Select a file."));
   await loadFiles(0);
+}
+
+function side(ref) {
+  return el("span", { class: "side" }, el("b", {}, cur.label(ref)), " ", el("span", { class: "muted" }, cur.describe(ref)));
 }
 
 async function loadFiles(offset) {
@@ -85,7 +89,7 @@ function renderTree() {
     ? el("button", { class: "ghost", id: "more-files", onclick: () => loadFiles(cur.files.length) }, `Load more files (${cur.files.length} of ${cur.total})`)
     : null;
   const body = cur.total === 0 ? el("p", { class: "muted" }, "No differences.") : el("ul", { class: "root" }, treeNodes(buildTree(cur.files)));
-  $("tree").replaceChildren(summary, body, more);
+  $("tree").replaceChildren(...[summary, body, more].filter(Boolean));
 }
 
 async function openFile(f) {
@@ -120,6 +124,7 @@ function renderFile() {
   else if (v.too_large) body = el("p", { class: "binary" }, `too large to show, ${fmtBytes(v.before_size)} → ${fmtBytes(v.after_size)}`);
   else body = textView(v);
   $("file").replaceChildren(fileHeader(v), body);
+  $("file").scrollIntoView({ block: "nearest" });
 }
 
 function imageView(v) {

@@ -16,10 +16,10 @@ function svg(tag, attrs, ...kids) {
   return n;
 }
 
-// radius grows with log2 of the bytes changed: 1 KiB ≈ 6px, 1 MiB ≈ 10px.
+// radius grows with log2 of the bytes changed: 1 KiB ≈ 7px, 1 MiB ≈ 11px.
 export function radius(cp) {
   if (cp.empty) return 4;
-  return Math.min(15, 3.5 + Math.log2(1 + cp.bytes) / 3);
+  return Math.min(16, 3 + Math.log2(1 + cp.bytes) / 2.4);
 }
 
 function tooltip(cp) {
@@ -49,8 +49,23 @@ function ticks(t0, t1, width) {
 
 function tickLabel(t, span) {
   const d = new Date(t);
+  if (span < 60e3) return d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit", fractionalSecondDigits: span < 5e3 ? 2 : 1 });
   if (span < 2 * 86400e3) return d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: span < 600e3 ? "2-digit" : undefined });
   return d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+}
+
+// spread places a lane's marks by time, then pushes apart marks that a
+// burst of saves would pile on one spot, keeping their order and the range
+// [lo, hi]. It returns id → x.
+function spread(cps, xOf, lo, hi) {
+  const byTime = cps.slice().sort((a, b) => a.seq - b.seq);
+  const n = byTime.length, xs = byTime.map(c => xOf(c.time));
+  const gap = i => Math.min(radius(byTime[i - 1]) + radius(byTime[i]) + 2, (hi - lo) / Math.max(1, n));
+  for (let i = 1; i < n; i++) xs[i] = Math.max(xs[i], xs[i - 1] + gap(i));
+  if (n) xs[n - 1] = Math.min(xs[n - 1], hi);
+  for (let i = n - 2; i >= 0; i--) xs[i] = Math.min(xs[i], xs[i + 1] - gap(i + 1));
+  for (let i = 0; i < n; i++) xs[i] = Math.max(xs[i], lo);
+  return new Map(byTime.map((c, i) => [c.id, xs[i]]));
 }
 
 // draw renders lanes for tasks (with their loaded checkpoints in
@@ -73,9 +88,10 @@ export function draw(host, tasks, byTask, current, selectedID, onPick) {
     lane.append(svg("text", { class: "lane-name", x: 12, y: y - 2 }, t.name));
     lane.append(svg("text", { class: "lane-count", x: 12, y: y + 13 }, `${t.checkpoints} checkpoint${t.checkpoints === 1 ? "" : "s"}`));
     lane.append(svg("line", { class: "lane-axis", x1: LABEL_W + 6, x2: width - 6, y1: y, y2: y }));
+    const xs = spread(byTask[t.name] || [], xOf, LABEL_W + PAD, width - PAD);
     const cps = (byTask[t.name] || []).slice().sort((a, b) => b.bytes - a.bytes || a.seq - b.seq);
     for (const cp of cps) {
-      const m = mark(cp, xOf(cp.time), y, cp.id === selectedID);
+      const m = mark(cp, xs.get(cp.id), y, cp.id === selectedID);
       m.addEventListener("click", () => onPick(t.name, cp));
       m.addEventListener("keydown", e => { if (e.key === "Enter") onPick(t.name, cp); });
       lane.append(m);
@@ -84,9 +100,13 @@ export function draw(host, tasks, byTask, current, selectedID, onPick) {
     root.append(lane);
   });
   const axisY = tasks.length * LANE_H + 18;
+  let last = "";
   for (const t of ticks(t0, t1, plotW)) {
-    const x = LABEL_W + PAD + (t - t0) / (t1 - t0) * plotW;
-    root.append(svg("text", { class: "tick", x, y: axisY, "text-anchor": "middle" }, tickLabel(t, t1 - t0)));
+    const x = LABEL_W + PAD + (t - t0) / (t1 - t0) * plotW, text = tickLabel(t, t1 - t0);
+    if (text === last) continue;
+    last = text;
+    const anchor = x < LABEL_W + PAD + 40 ? "start" : x > width - PAD - 40 ? "end" : "middle";
+    root.append(svg("text", { class: "tick", x, y: axisY, "text-anchor": anchor }, text));
   }
   host.replaceChildren(root);
 }
