@@ -153,12 +153,14 @@ func TestAHundredThousandFileDiffIsServedInPagesFromOneBackendCall(t *testing.T)
 type fixedDiff []FileChange
 
 func (f fixedDiff) Diff(context.Context, string, string, string) ([]FileChange, error) { return f, nil }
-func (fixedDiff) Tasks(context.Context) ([]Task, error)                             { return nil, nil }
-func (fixedDiff) Checkpoints(context.Context, string, PageQuery) (Page, error)      { return Page{}, nil }
+func (fixedDiff) Tasks(context.Context) ([]Task, error)                                { return nil, nil }
+func (fixedDiff) Checkpoints(context.Context, string, PageQuery) (Page, error)         { return Page{}, nil }
 func (fixedDiff) File(context.Context, string, string, string, string) (FileContents, error) {
 	return FileContents{}, ErrNotFound
 }
-func (fixedDiff) Plan(context.Context, RestoreRequest) (RestorePlan, error) { return RestorePlan{}, nil }
+func (fixedDiff) Plan(context.Context, RestoreRequest) (RestorePlan, error) {
+	return RestorePlan{}, nil
+}
 func (fixedDiff) Restore(context.Context, RestoreRequest) (RestoreResult, error) {
 	return RestoreResult{}, nil
 }

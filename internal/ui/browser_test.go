@@ -39,13 +39,13 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 860))
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 760))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	b := &browser{t: t, ctx: ctx}
-	b.do(chromedp.EmulateViewport(1280, 860))
+	b.do(chromedp.EmulateViewport(1280, 760))
 	return b
 }
 
@@ -59,7 +59,7 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 // eval runs a JavaScript expression and returns its value as a string.
 func (b *browser) eval(expr string) string {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`String(` + expr + `)`))
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`String(`+expr+`)`))
 	if err != nil {
 		b.t.Fatalf("%s: %v", expr, err)
 	}
@@ -92,6 +92,7 @@ func (b *browser) clickPoint(task string, seq int) {
 
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
+	b.eval(`window.scrollTo(0, 0)`)
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		b.t.Fatal(err)
@@ -146,8 +147,8 @@ func main() {
 }
 `
 
-// timelineStore is the fixture the browser tests open: two tasks, one of
-// them with an empty checkpoint and a large step.
+// timelineStore is the fixture the browser tests open: three tasks saved
+// minutes apart, the default one with an empty checkpoint and a large step.
 func timelineStore(t *testing.T) *store {
 	s := newStore(t, testtree.Dir{
 		"main.go":   testtree.File{Content: mainV1},
@@ -156,18 +157,31 @@ func timelineStore(t *testing.T) *store {
 		"data.bin":  testtree.File{Content: "a\x00b"},
 		"lib":       testtree.Dir{"util.py": testtree.File{Content: "def add(a, b):\n    return a + b\n"}},
 	})
-	s.save("default", "scaffold the project", nil)
-	s.save("default", "add greet and a loop", testtree.Dir{
-		"main.go":  testtree.File{Content: mainV2},
-		"logo.png": testtree.File{Content: square(color.RGBA{224, 138, 30, 255})},
-		"data.bin": testtree.File{Content: "a\x00bc"},
-		"notes.txt": testtree.File{Content: "todo: tests\n"},
-		"lib":       testtree.Dir{"util.py": testtree.File{Content: "# Helpers.\ndef add(a, b):\n    \"\"\"Sum.\"\"\"\n    return a + b\n"}},
-	})
-	s.save("default", "vendor a large dataset", testtree.Dir{"vendor": testtree.Dir{"big.txt": testtree.File{Content: strings.Repeat("0123456789abcdef\n", 40000)}}})
-	s.save("default", "before running the tests", nil)
-	s.save("refactor", "extract helpers", testtree.Dir{"lib": testtree.Dir{"strings.py": testtree.File{Content: "def shout(s):\n    return s.upper()\n"}}})
-	s.save("refactor", "rename module", testtree.Dir{"lib": testtree.Dir{"text.py": testtree.File{Content: "def shout(s):\n    return s.upper() + '!'\n"}}})
+	steps := []struct {
+		gap       time.Duration
+		task, msg string
+		tree      testtree.Dir
+	}{
+		{0, "default", "scaffold the project", nil},
+		{9 * time.Minute, "default", "add greet and a loop", testtree.Dir{
+			"main.go":   testtree.File{Content: mainV2},
+			"logo.png":  testtree.File{Content: square(color.RGBA{224, 138, 30, 255})},
+			"data.bin":  testtree.File{Content: "a\x00bc"},
+			"notes.txt": testtree.File{Content: "todo: tests\n"},
+			"lib":       testtree.Dir{"util.py": testtree.File{Content: "# Helpers.\ndef add(a, b):\n    \"\"\"Sum.\"\"\"\n    return a + b\n"}},
+		}},
+		{4 * time.Minute, "docs", "outline the guide", testtree.Dir{"docs": testtree.Dir{"guide.md": testtree.File{Content: "# Guide\n"}}}},
+		{6 * time.Minute, "refactor", "extract helpers", testtree.Dir{"lib": testtree.Dir{"strings.py": testtree.File{Content: "def shout(s):\n    return s.upper()\n"}}}},
+		{5 * time.Minute, "docs", "write the install section", testtree.Dir{"docs": testtree.Dir{"guide.md": testtree.File{Content: "# Guide\n\n## Install\n" + strings.Repeat("Run the installer.\n", 200)}}}},
+		{8 * time.Minute, "default", "vendor a large dataset", testtree.Dir{"vendor": testtree.Dir{"big.txt": testtree.File{Content: strings.Repeat("0123456789abcdef\n", 40000)}}}},
+		{2 * time.Minute, "default", "before running the tests", nil},
+		{7 * time.Minute, "refactor", "rename module", testtree.Dir{"lib": testtree.Dir{"text.py": testtree.File{Content: "def shout(s):\n    return s.upper() + '!'\n"}}}},
+		{3 * time.Minute, "docs", "fix a typo", testtree.Dir{"docs": testtree.Dir{"guide.md": testtree.File{Content: "# Guide\n\n## Installation\n" + strings.Repeat("Run the installer.\n", 200)}}}},
+	}
+	for _, st := range steps {
+		s.advance(st.gap)
+		s.save(st.task, st.msg, st.tree)
+	}
 	return s
 }
 
@@ -192,9 +206,34 @@ func TestBrowserTimelineDiffRestoreAndUndo(t *testing.T) {
 	}()
 	b.do(chromedp.Navigate(url))
 	b.wait(`document.body.dataset.ready === "1"`)
+	checkLanes(t, b)
 
+	t.Log("a save while the page is open appears live")
+	s.advance(4 * time.Minute)
+	s.save("default", "saved while watching", testtree.Dir{"README.md": testtree.File{Content: "# demo\n\nlive\n"}})
+	b.wait(laneCount("default", "") + ` === 5`)
+
+	checkDiff(t, b)
+	checkRestoreAndUndo(t, b, s)
+	checkFileRestore(t, b, s)
+	b.clickPoint("default", 3)
+	b.screenshot("ui-timeline.png")
+
+	t.Log("the browser without the token is refused, and so is another page's POST")
+	u := strings.Replace(strings.SplitN(url, "?", 2)[0], "127.0.0.1", "localhost", 1) // no cookie for this name
+	b.do(chromedp.Navigate(u))
+	b.wait(`document.body.innerText.startsWith("forbidden")`)
+	restores := counted.count("Restore")
+	crossOriginPOST(t, b, strings.SplitN(url, "/?", 2)[0], s)
+	if n := counted.count("Restore"); n != restores {
+		t.Fatalf("a cross-origin page made %d restores", n-restores)
+	}
+	assertFile(t, s.ws, "main.go", mainV1)
+}
+
+func checkLanes(t *testing.T, b *browser) {
 	t.Log("the timeline shows a lane per task with its checkpoints, the empty one marked")
-	if got := b.eval(`[...document.querySelectorAll('.lane')].map(l => l.dataset.task).join(",")`); got != "default,refactor" {
+	if got := b.eval(`[...document.querySelectorAll('.lane')].map(l => l.dataset.task).join(",")`); got != "default,docs,refactor" {
 		t.Fatalf("lanes %q", got)
 	}
 	if n := b.eval(laneCount("default", "")); n != "4" {
@@ -212,11 +251,9 @@ func TestBrowserTimelineDiffRestoreAndUndo(t *testing.T) {
 	if b.eval(radius("3")+" > "+radius("2")) != "true" {
 		t.Fatalf("the large step's radius %s is not above a small one's %s", b.eval(radius("3")), b.eval(radius("2")))
 	}
+}
 
-	t.Log("a save while the page is open appears live")
-	s.save("default", "saved while watching", testtree.Dir{"README.md": testtree.File{Content: "# demo\n\nlive\n"}})
-	b.wait(laneCount("default", "") + ` === 5`)
-
+func checkDiff(t *testing.T, b *browser) {
 	t.Log("the diff of a checkpoint lists its files and shows one highlighted")
 	b.clickPoint("default", 2)
 	b.wait(`document.getElementById("detail-title")?.textContent === "add greet and a loop"`)
@@ -240,8 +277,11 @@ func TestBrowserTimelineDiffRestoreAndUndo(t *testing.T) {
 	b.click(`.leaf[data-path="logo.png"]`)
 	b.wait(`[...document.querySelectorAll(".images img")].filter(i => i.complete && i.naturalWidth === 48).length === 2`)
 	b.click("#diff-back")
+}
 
+func checkRestoreAndUndo(t *testing.T, b *browser, s *store) {
 	t.Log("restoring a checkpoint shows the plan, writes the files and takes a backup of unsaved work")
+	s.advance(5 * time.Minute)
 	if err := overlay(s.ws, testtree.Dir{"scratch.txt": testtree.File{Content: "unsaved\n"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +311,9 @@ func TestBrowserTimelineDiffRestoreAndUndo(t *testing.T) {
 	assertFile(t, s.ws, "main.go", mainV2)
 	assertFile(t, s.ws, "notes.txt", "todo: tests\n")
 	assertFile(t, s.ws, "scratch.txt", "unsaved\n")
+}
 
+func checkFileRestore(t *testing.T, b *browser, s *store) {
 	t.Log("a single file restores from a diff against the workspace")
 	b.clickPoint("default", 1)
 	b.click("#diff-workspace")
@@ -279,22 +321,9 @@ func TestBrowserTimelineDiffRestoreAndUndo(t *testing.T) {
 	b.click(`.file-head button[data-ref]`)
 	b.wait(`document.getElementById("confirm").open && document.getElementById("confirm-body").innerText.includes("Will write (1)")`)
 	b.click("#confirm-ok")
-	b.wait(`document.getElementById("restored-msg")?.textContent.includes("1 written, 0 deleted")`)
+	b.wait(`document.getElementById("restored-msg")?.textContent.startsWith("Restored main.go from @1: 1 written, 0 deleted")`)
 	assertFile(t, s.ws, "main.go", mainV1)
 	assertFile(t, s.ws, "notes.txt", "todo: tests\n")
-	b.clickPoint("default", 3)
-	b.screenshot("ui-timeline.png")
-
-	t.Log("the browser without the token is refused, and so is another page's POST")
-	u := strings.Replace(strings.SplitN(url, "?", 2)[0], "127.0.0.1", "localhost", 1) // no cookie for this name
-	b.do(chromedp.Navigate(u))
-	b.wait(`document.body.innerText.startsWith("forbidden")`)
-	restores := counted.count("Restore")
-	crossOriginPOST(t, b, strings.SplitN(url, "/?", 2)[0], s)
-	if n := counted.count("Restore"); n != restores {
-		t.Fatalf("a cross-origin page made %d restores", n-restores)
-	}
-	assertFile(t, s.ws, "main.go", mainV1)
 }
 
 // crossOriginPOST opens a page on another origin of the same host (so the

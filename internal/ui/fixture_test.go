@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/testtree"
@@ -15,11 +17,15 @@ import (
 
 // store is a workspace with a real engine behind the Backend under test.
 type store struct {
-	t  *testing.T
-	ws string
-	e  *engine.Engine
-	b  *engineBackend
+	t   *testing.T
+	ws  string
+	e   *engine.Engine
+	b   *engineBackend
+	now atomic.Int64 // the engine's clock, unix nanoseconds
 }
+
+// advance moves the store's clock forward.
+func (s *store) advance(d time.Duration) { s.now.Add(int64(d)) }
 
 func newStore(t *testing.T, tree testtree.Dir) *store {
 	t.Helper()
@@ -28,7 +34,9 @@ func newStore(t *testing.T, tree testtree.Dir) *store {
 		t.Fatal(err)
 	}
 	h := newHub()
-	e, err := engine.Open(context.Background(), s.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnEvent: h.publish})
+	s.now.Store(time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, s.now.Load()) }
+	e, err := engine.Open(context.Background(), s.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnEvent: h.publish, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
 
@@ -169,5 +171,43 @@ func TestResponsesCarrySecurityHeaders(t *testing.T) {
 	}
 	if res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("headers %v", res.Header)
+	}
+}
+
+func TestServeBindsLoopbackAndStopsWithItsContext(t *testing.T) {
+	s := newStore(t, testtree.Dir{"a.txt": testtree.File{Content: "a"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	url, wait, err := Serve(ctx, "", s.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
+		t.Fatalf("url %q", url)
+	}
+	base := strings.SplitN(url, "/?", 2)[0]
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	res, err := client.Get(url) // follows the redirect with the cookie
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Request.URL.String() != base+"/" {
+		t.Fatalf("opening the printed address: %d at %s", res.StatusCode, res.Request.URL)
+	}
+	res, err = client.Get(base + "/api/tasks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("API with the cookie: %d", res.StatusCode)
+	}
+	cancel()
+	if err := wait(); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if _, err := http.Get(base + "/"); err == nil {
+		t.Fatal("the server still answers after its context ended")
 	}
 }

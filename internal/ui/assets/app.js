@@ -155,9 +155,10 @@ function describe(ref) {
 }
 
 async function restore(req) {
-  const res = await confirmRestore({ task: state.task, only: "workspace", paths: [], ...req }, label);
-  if (!res) return;
-  undoBar($("notice"), res, label, () => restore({ ref: res.backup }));
+  const done = await confirmRestore({ task: state.task, only: "workspace", paths: [], ...req }, label);
+  if (!done) return;
+  const { res } = done;
+  undoBar($("notice"), done.req, res, label, () => restore({ ref: res.backup }));
   closeDiff();
   $("browse").hidden = false;
   await refresh();

@@ -34,9 +34,11 @@ function planBody(req, plan, label) {
 }
 
 // confirmRestore shows the dry-run plan of req and, when confirmed, restores.
-// It resolves to the restore result, or null when cancelled.
+// It resolves to {req, res}: the request as confirmed (its scope may have
+// changed in the dialog) and the restore's result; null when cancelled.
 export async function confirmRestore(req, label) {
   const dlg = $("confirm");
+  $("notice").hidden = true;
   for (;;) {
     const plan = await post("/api/plan", req);
     $("confirm-title").textContent = "Restore " + label(req.ref) + "?";
@@ -47,16 +49,17 @@ export async function confirmRestore(req, label) {
     const only = await Promise.race([changed, closed]);
     if (only) { req = { ...req, only }; continue; }
     if (dlg.returnValue !== "ok") return null;
-    return post("/api/restore", req);
+    return { req, res: await post("/api/restore", req) };
   }
 }
 
 // undoBar announces a finished restore with an undo button.
-export function undoBar(host, res, label, undo) {
+export function undoBar(host, req, res, label, undo) {
   host.hidden = false;
+  const what = req.paths.length ? `${req.paths.join(", ")} from ${label(res.restored)}` : label(res.restored);
   const conflicts = res.conflicts.length ? ` · ${res.conflicts.length} conflict(s) left alone` : "";
   host.replaceChildren(
-    el("span", { id: "restored-msg" }, `Restored ${label(res.restored)}: ${res.written.length} written, ${res.deleted.length} deleted${conflicts}.`),
+    el("span", { id: "restored-msg" }, `Restored ${what}: ${res.written.length} written, ${res.deleted.length} deleted${conflicts}.`),
     res.backup ? el("span", { class: "muted" }, ` Backup ${short(res.backup)}.`) : null,
     res.backup ? el("button", { id: "undo", onclick: undo }, "Undo") : null,
     el("button", { class: "ghost", onclick: () => { host.hidden = true; } }, "Dismiss"));

@@ -16,10 +16,10 @@ function svg(tag, attrs, ...kids) {
   return n;
 }
 
-// radius grows with log2 of the bytes changed: 1 KiB ≈ 7px, 1 MiB ≈ 11px.
+// radius grows with log2 of the bytes changed: 1 KiB ≈ 8px, 1 MiB ≈ 14px.
 export function radius(cp) {
   if (cp.empty) return 4;
-  return Math.min(16, 3 + Math.log2(1 + cp.bytes) / 2.4);
+  return Math.min(18, 2.5 + Math.log2(1 + cp.bytes) / 1.8);
 }
 
 function tooltip(cp) {
