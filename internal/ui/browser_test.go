@@ -44,14 +44,41 @@ func newBrowser(t *testing.T) *browser {
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx}
-	b.do(chromedp.EmulateViewport(1280, 760))
-	return b
+	// The first action starts the browser, which lives as long as the
+	// context it ran on: run it on the test's own, not a per-step one.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 760)); err != nil {
+		t.Fatal(err)
+	}
+	return &browser{t: t, ctx: ctx}
 }
 
+// open serves backend with Serve until the test ends and loads the page
+// from the address Serve printed.
+func (b *browser) open(backend Backend) (url string) {
+	b.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	url, wait, err := Serve(ctx, "", backend)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() {
+		cancel()
+		if err := wait(); err != nil {
+			b.t.Error(err)
+		}
+	})
+	b.do(chromedp.Navigate(url))
+	b.wait(`document.body.dataset.ready === "1"`)
+	return url
+}
+
+// do runs steps, each batch bounded so a missing element fails the test
+// rather than hanging it.
 func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.t.Fatal(err)
 	}
 }
@@ -193,19 +220,7 @@ func TestBrowserTimelineDiffRestoreAndUndo(t *testing.T) {
 	b := newBrowser(t)
 	s := timelineStore(t)
 	counted := &countingBackend{Backend: s.b}
-	ctx, cancel := context.WithCancel(context.Background())
-	url, wait, err := Serve(ctx, "", counted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		if err := wait(); err != nil {
-			t.Error(err)
-		}
-	}()
-	b.do(chromedp.Navigate(url))
-	b.wait(`document.body.dataset.ready === "1"`)
+	url := b.open(counted)
 	checkLanes(t, b)
 
 	t.Log("a save while the page is open appears live")
@@ -216,6 +231,7 @@ func TestBrowserTimelineDiffRestoreAndUndo(t *testing.T) {
 	checkDiff(t, b)
 	checkRestoreAndUndo(t, b, s)
 	checkFileRestore(t, b, s)
+	checkCompare(t, b)
 	b.clickPoint("default", 3)
 	b.screenshot("ui-timeline.png")
 
@@ -324,6 +340,22 @@ func checkFileRestore(t *testing.T, b *browser, s *store) {
 	b.wait(`document.getElementById("restored-msg")?.textContent.startsWith("Restored main.go from @1: 1 written, 0 deleted")`)
 	assertFile(t, s.ws, "main.go", mainV1)
 	assertFile(t, s.ws, "notes.txt", "todo: tests\n")
+}
+
+func checkCompare(t *testing.T, b *browser) {
+	t.Log("any two checkpoints compare from the detail panel")
+	b.clickPoint("default", 3)
+	b.eval(`(() => { const f = document.getElementById("cmp-from"), to = document.getElementById("cmp-to");
+		f.value = [...f.options].find(o => o.text.startsWith("@1 ")).value;
+		to.value = [...to.options].find(o => o.text.startsWith("@3 ")).value; })()`)
+	b.click("#cmp-go")
+	b.wait(`!!document.querySelector('.leaf[data-path="vendor/big.txt"]')`)
+	// main.go, logo.png, data.bin and lib/util.py changed; notes.txt, the
+	// other tasks' docs/guide.md and lib/strings.py and vendor/big.txt appeared.
+	if got := b.eval(`document.querySelectorAll(".leaf").length + " " + document.getElementById("diff-title").innerText`); !strings.HasPrefix(got, "8 @1 scaffold the project") {
+		t.Fatalf("compare @1 → @3: %q", got)
+	}
+	b.click("#diff-back")
 }
 
 // crossOriginPOST opens a page on another origin of the same host (so the

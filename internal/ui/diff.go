@@ -75,9 +75,14 @@ type fileView struct {
 	After    *string `json:"after"`
 }
 
-func (s *server) file(w http.ResponseWriter, r *http.Request) {
+// loadFile asks the backend for the file the query names.
+func (s *server) loadFile(r *http.Request) (FileContents, error) {
 	q := r.URL.Query()
-	fc, err := s.b.File(r.Context(), q.Get("task"), q.Get("from"), q.Get("to"), q.Get("path"))
+	return s.b.File(r.Context(), q.Get("task"), q.Get("from"), q.Get("to"), q.Get("path"))
+}
+
+func (s *server) file(w http.ResponseWriter, r *http.Request) {
+	fc, err := s.loadFile(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -94,14 +99,13 @@ func (s *server) file(w http.ResponseWriter, r *http.Request) {
 // raw serves one side's bytes. Only images get their own content type (and
 // SVG a sandbox so its scripts never run); everything else is a download.
 func (s *server) raw(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	fc, err := s.b.File(r.Context(), q.Get("task"), q.Get("from"), q.Get("to"), q.Get("path"))
+	fc, err := s.loadFile(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	data := fc.After
-	if q.Get("side") == "before" {
+	if r.URL.Query().Get("side") == "before" {
 		data = fc.Before
 	}
 	if data == nil {

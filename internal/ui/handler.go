@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -90,34 +91,33 @@ func (s *server) checkpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) plan(w http.ResponseWriter, r *http.Request) {
-	var req RestoreRequest
-	if err := readJSON(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	p, err := s.b.Plan(r.Context(), req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	p.Write, p.Delete, p.Conflicts = nonNil(p.Write), nonNil(p.Delete), nonNil(p.Conflicts)
-	writeJSON(w, p)
+	withRequest(w, r, s.b.Plan, func(p *RestorePlan) {
+		p.Write, p.Delete, p.Conflicts = nonNil(p.Write), nonNil(p.Delete), nonNil(p.Conflicts)
+	})
 }
 
 func (s *server) restore(w http.ResponseWriter, r *http.Request) {
+	withRequest(w, r, s.b.Restore, func(res *RestoreResult) {
+		s.diffs.clearWorkspace()
+		res.Written, res.Deleted, res.Conflicts = nonNil(res.Written), nonNil(res.Deleted), nonNil(res.Conflicts)
+	})
+}
+
+// withRequest decodes a RestoreRequest body, calls call with it and writes
+// the result after done has tidied it.
+func withRequest[T any](w http.ResponseWriter, r *http.Request, call func(context.Context, RestoreRequest) (T, error), done func(*T)) {
 	var req RestoreRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	res, err := s.b.Restore(r.Context(), req)
+	out, err := call(r.Context(), req)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	s.diffs.clearWorkspace()
-	res.Written, res.Deleted, res.Conflicts = nonNil(res.Written), nonNil(res.Deleted), nonNil(res.Conflicts)
-	writeJSON(w, res)
+	done(&out)
+	writeJSON(w, out)
 }
 
 // postOnly answers other methods on the POST-only endpoints.

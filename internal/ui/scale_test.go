@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -62,14 +60,7 @@ func TestTenThousandCheckpointsLoadOnePageAtATime(t *testing.T) {
 	t.Run("browser", func(t *testing.T) {
 		b := newBrowser(t)
 		c := &countingBackend{Backend: s.b}
-		ctx, cancel := context.WithCancel(context.Background())
-		url, wait, err := Serve(ctx, "", c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { cancel(); _ = wait() }()
-		b.do(chromedp.Navigate(url))
-		b.wait(`document.body.dataset.ready === "1"`)
+		b.open(c)
 		if n := b.eval(laneCount("default", "")); n != itoa(DefaultPage) {
 			t.Fatalf("the lane draws %s points, want one page of %d", n, DefaultPage)
 		}
