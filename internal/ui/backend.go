@@ -13,8 +13,8 @@ const WorkspaceRef = "workspace"
 // per request. Errors that wrap ErrNotFound are answered with 404, errors
 // that wrap ErrBadRequest with 400, all others with 500.
 type Backend interface {
-	// Tasks lists every task, sorted by name. It must not read every
-	// checkpoint of every task: the page calls it on each load and update.
+	// Tasks lists every task, sorted by name. The page calls it on each
+	// load and live update, so it should not read every checkpoint.
 	Tasks(ctx context.Context) ([]Task, error)
 	// Checkpoints returns at most q.Limit checkpoints of task, newest first,
 	// with sequence numbers below q.Before (0: from the newest), and the

@@ -107,7 +107,7 @@ func (s *server) restore(w http.ResponseWriter, r *http.Request) {
 // the result after done has tidied it.
 func withRequest[T any](w http.ResponseWriter, r *http.Request, call func(context.Context, RestoreRequest) (T, error), done func(*T)) {
 	var req RestoreRequest
-	if err := readJSON(r, &req); err != nil {
+	if err := readJSON(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -126,8 +126,8 @@ func postOnly(w http.ResponseWriter, _ *http.Request) {
 	http.Error(w, "method not allowed: use POST", http.StatusMethodNotAllowed)
 }
 
-func readJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return errors.Join(ErrBadRequest, err)
