@@ -1,0 +1,79 @@
+package ui
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+const bigTask = 10000
+
+// tenThousand builds a store whose default task has bigTask checkpoints:
+// one small file edited per save, every tenth save empty.
+func tenThousand(t *testing.T) *store {
+	t.Helper()
+	s := newStore(t, testtree.Dir{"a.txt": testtree.File{Content: "0"}, "b.txt": testtree.File{Content: "b"}})
+	for i := 1; i <= bigTask; i++ {
+		if i%10 != 0 {
+			if err := overlay(s.ws, testtree.Dir{"a.txt": testtree.File{Content: itoa(uint64(i))}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.e.Save(context.Background(), engine.SaveOptions{Message: "step " + itoa(uint64(i)), AllowEmpty: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// TestTenThousandCheckpointsLoadOnePageAtATime checks the work a first
+// load costs on a long task: the server asks the backend for one page,
+// never for diffs, and the page renders that page only.
+func TestTenThousandCheckpointsLoadOnePageAtATime(t *testing.T) {
+	s := tenThousand(t)
+	t.Run("server", func(t *testing.T) {
+		c := &countingBackend{Backend: s.b}
+		srv := serve(t, c)
+		var tasks struct{ Tasks []Task }
+		getJSON(t, srv.URL+"/api/tasks", &tasks)
+		if len(tasks.Tasks) != 1 || tasks.Tasks[0].Checkpoints != bigTask {
+			t.Fatalf("tasks %+v", tasks.Tasks)
+		}
+		var p Page
+		if code := getJSON(t, srv.URL+"/api/checkpoints?task=default", &p); code != http.StatusOK {
+			t.Fatalf("first page: %d", code)
+		}
+		if len(p.Checkpoints) != DefaultPage || p.Checkpoints[0].Seq != bigTask || p.Next != bigTask-DefaultPage+1 {
+			t.Fatalf("first page: %d checkpoints from @%d, next %d", len(p.Checkpoints), p.Checkpoints[0].Seq, p.Next)
+		}
+		getJSON(t, srv.URL+"/api/checkpoints?task=default&limit=100000", &p)
+		if len(p.Checkpoints) != MaxPage {
+			t.Fatalf("an oversized limit returned %d checkpoints, want the cap %d", len(p.Checkpoints), MaxPage)
+		}
+		if c.count("Checkpoints") != 2 || c.limits[0] != DefaultPage || c.limits[1] != MaxPage || c.count("Diff")+c.count("File") != 0 {
+			t.Fatalf("backend calls %v with limits %v", c.calls, c.limits)
+		}
+	})
+	t.Run("browser", func(t *testing.T) {
+		b := newBrowser(t)
+		c := &countingBackend{Backend: s.b}
+		b.open(c)
+		if n := b.eval(laneCount("default", "")); n != itoa(DefaultPage) {
+			t.Fatalf("the lane draws %s points, want one page of %d", n, DefaultPage)
+		}
+		if c.count("Checkpoints") != 1 || c.checkpoints != DefaultPage {
+			t.Fatalf("first load: %d page requests, %d checkpoints", c.count("Checkpoints"), c.checkpoints)
+		}
+		b.click("#older")
+		b.wait(`document.querySelectorAll("#cp-list li").length === ` + itoa(2*DefaultPage))
+		if got := b.eval(`document.querySelector("#cp-list li:last-child").dataset.seq`); got != itoa(bigTask-2*DefaultPage+1) {
+			t.Fatalf("the second page ends at @%s", got)
+		}
+		if c.count("Checkpoints") != 2 || c.checkpoints != 2*DefaultPage {
+			t.Fatalf("after one older page: %d page requests, %d checkpoints", c.count("Checkpoints"), c.checkpoints)
+		}
+	})
+}
