@@ -34,11 +34,15 @@ type Engine struct {
 }
 
 // Open opens (creating on first use) the store of workspace and locks it.
-// It fails with walker.ErrProtected for refused workspaces, ErrWorkspaceMismatch
-// when the store records another workspace, and a *BusyError (ErrBusy) when
-// another process holds the lock past the timeout.
+// It fails with ErrBadRequest for invalid Options, walker.ErrProtected for
+// refused workspaces, ErrWorkspaceMismatch when the store records another
+// workspace, and a *BusyError (ErrBusy) when another process holds the lock
+// past the timeout.
 func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
 	start := time.Now()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	ws, err := canonicalWorkspace(workspace)
 	if err != nil {
 		return nil, err
