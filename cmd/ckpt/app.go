@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/engine"
@@ -76,10 +77,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return a.report(ie.exitCode(), ie)
 	case cmd == root && !errors.As(err, &usage):
 		// The root command runs nothing: its errors (an unknown
-		// subcommand) are usage errors.
+		// subcommand) are usage errors, found before any flag was parsed.
+		a.parseGlobalFlags(root, args)
 		err = usageError{err.Error()}
 	}
 	return a.fail(err)
+}
+
+// parseGlobalFlags parses the global flags (--json, -q) out of args, skipping
+// everything else, so that an error found before cobra parsed them is still
+// reported in the form asked for.
+func (a *app) parseGlobalFlags(root *cobra.Command, args []string) {
+	fs := pflag.NewFlagSet("global", pflag.ContinueOnError)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	fs.SetOutput(io.Discard)
+	fs.AddFlagSet(root.PersistentFlags())
+	_ = fs.Parse(args)
 }
 
 func (a *app) rootCommand() *cobra.Command {
