@@ -10,6 +10,7 @@ require (
 	github.com/pmezard/go-difflib v1.0.0
 	github.com/restic/chunker v0.4.0
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.10
 	github.com/zeebo/blake3 v0.2.4
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.50.0
@@ -53,7 +54,6 @@ require (
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/rs/xid v1.6.0 // indirect
-	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

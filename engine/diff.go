@@ -40,7 +40,8 @@ type DiffResult struct {
 }
 
 // Diff compares checkpoint from with checkpoint to, or with the live
-// workspace when to is WorkspaceRef or empty. An empty from means HEAD.
+// workspace when to is WorkspaceRef or empty. from is a ref (see Resolve):
+// pass "HEAD" for the task's head.
 // Comparing checkpoints reads only the trees on the changed paths; comparing
 // with the workspace reads only files whose stat changed since the last save
 // and writes nothing to the store.
@@ -186,6 +187,12 @@ func readPrefix(r io.Reader, n int) ([]byte, error) {
 	}
 	return buf[:k], err
 }
+
+// QuotePath returns path as diff output writes it (git's core.quotePath):
+// unchanged when it holds only printable ASCII other than `"` and `\`,
+// otherwise C-quoted in double quotes, so that a name holding a newline or
+// a tab stays on one line of a listing.
+func QuotePath(path string) string { return diffview.QuotePath(path) }
 
 // DiffMode names one of the four standard comparisons of a task's history.
 type DiffMode string

@@ -20,7 +20,7 @@ func TestDiffCheckpointsAndWorkspace(t *testing.T) {
 	os.Remove(filepath.Join(f.ws, "gone"))
 	f.write("new.txt", "hello\n")
 	ctx := context.Background()
-	live, err := f.e.Diff(ctx, "", WorkspaceRef, DiffOptions{})
+	live, err := f.e.Diff(ctx, "HEAD", WorkspaceRef, DiffOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

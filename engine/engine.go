@@ -39,13 +39,17 @@ type Engine struct {
 // Open opens (creating on first use) the store of workspace and locks it.
 // An Open that may write (not ReadOnly) first completes a restore that was
 // interrupted (see CompletedRestore); a ReadOnly one reports it (see
-// PendingRestore). It fails with walker.ErrProtected for refused workspaces,
-// ErrWorkspaceMismatch when the store records another workspace,
-// ErrStoreHoldsWorkspace when the store is the workspace or above it, a
-// *PendingRestoreError when an interrupted restore cannot be completed, and
-// a *BusyError (ErrBusy) when another process holds the lock past the timeout.
+// PendingRestore). It fails with ErrBadRequest for invalid Options,
+// walker.ErrProtected for refused workspaces, ErrWorkspaceMismatch when the
+// store records another workspace, ErrStoreHoldsWorkspace when the store is
+// the workspace or above it, a *PendingRestoreError when an interrupted
+// restore cannot be completed, and a *BusyError (ErrBusy) when another
+// process holds the lock past the timeout.
 func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
 	start := time.Now()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	ws, err := canonicalWorkspace(workspace)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -20,14 +23,16 @@ type Options struct {
 	// StoreDir is the store location. Empty: $CKPT_STORE, else
 	// $XDG_DATA_HOME/ckpt/workspaces/<id> (XDG default ~/.local/share).
 	StoreDir string
-	// Profile selects the built-in exclusion list: "default", "cline", "roo" or "none".
+	// Profile selects the built-in exclusion list: "default" (also ""),
+	// "cline", "roo" or "none"; Open refuses any other with ErrBadRequest.
 	Profile string
 	// Exclude holds extra gitignore-syntax patterns, relative to the workspace root.
 	Exclude []string
-	// MaxFileSize skips larger files (reported). 0 means walker.DefaultMaxFileSize; negative means no cap.
+	// MaxFileSize skips larger files (reported). 0 means walker.DefaultMaxFileSize;
+	// NoMaxFileSize (-1) means no cap; Open refuses other negative values with ErrBadRequest.
 	MaxFileSize int64
 	// LockTimeout bounds the wait for another process's lock. 0 means DefaultLockTimeout;
-	// negative means fail at once.
+	// any negative value means fail at once when the store is busy.
 	LockTimeout time.Duration
 	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
 	CompressionLevel int
@@ -58,6 +63,20 @@ type Options struct {
 	indexFS vfs.FS
 }
 
+// NoMaxFileSize as Options.MaxFileSize saves files of any size.
+const NoMaxFileSize = -1
+
+// validate refuses option values that mean nothing, with ErrBadRequest.
+func (o Options) validate() error {
+	if o.Profile != "" && !slices.Contains(walker.Profiles, o.Profile) {
+		return fmt.Errorf("%w: unknown exclusion profile %q; want one of %s", ErrBadRequest, o.Profile, strings.Join(walker.Profiles, ", "))
+	}
+	if o.MaxFileSize < NoMaxFileSize {
+		return fmt.Errorf("%w: maximum file size %d: want a byte count, 0 for the default or %d for no limit", ErrBadRequest, o.MaxFileSize, NoMaxFileSize)
+	}
+	return nil
+}
+
 func (o Options) now() time.Time {
 	if o.Now != nil {
 		return o.Now()
@@ -69,7 +88,7 @@ func (o Options) maxFileSize() int64 {
 	switch {
 	case o.MaxFileSize == 0:
 		return walker.DefaultMaxFileSize
-	case o.MaxFileSize < 0:
+	case o.MaxFileSize == NoMaxFileSize:
 		return 0
 	}
 	return o.MaxFileSize

@@ -18,10 +18,12 @@ const WorkspaceRef = "workspace"
 const minPrefix = 4
 
 // Resolve turns a ref into a checkpoint id. Accepted forms: a full id, a
-// unique hex prefix of 4+ characters (any task), HEAD (the task's head;
-// also the empty string), HEAD~N (N parents back), and @N (the task's
-// checkpoint with sequence number N). Unknown refs fail with ErrUnknownRef;
-// ambiguous prefixes with *AmbiguousRefError listing the candidates.
+// unique hex prefix of 4+ characters (any task), HEAD (the task's head),
+// HEAD~N (N parents back; HEAD~ and HEAD^ both mean HEAD~1, as in git, and
+// other HEAD^ forms such as HEAD^2 are refused: a checkpoint has one
+// parent), and @N (the task's checkpoint with sequence number N). The empty
+// string is no ref. Unknown refs fail with ErrUnknownRef; ambiguous
+// prefixes with *AmbiguousRefError listing the candidates.
 func (e *Engine) Resolve(ctx context.Context, task, ref string) (objects.ID, error) {
 	if err := ctx.Err(); err != nil {
 		return objects.ID{}, err
@@ -33,7 +35,7 @@ func (e *Engine) Resolve(ctx context.Context, task, ref string) (objects.ID, err
 func (e *Engine) resolve(task, ref string) (objects.ID, error) {
 	task = taskOrDefault(task)
 	switch {
-	case ref == "" || ref == "HEAD":
+	case ref == "HEAD":
 		return e.headOf(task, ref)
 	case strings.HasPrefix(ref, "HEAD~") || strings.HasPrefix(ref, "HEAD^"):
 		n := 1
@@ -63,7 +65,7 @@ func (e *Engine) resolve(task, ref string) (objects.ID, error) {
 }
 
 func unknownRef(task, ref string) error {
-	return fmt.Errorf("%w %q in task %q: use an id or a unique prefix of %d+ hex characters, HEAD, HEAD~N or @N (`ckpt list` shows them)",
+	return fmt.Errorf("%w %q in task %q: use an id or a unique prefix of %d+ hex characters, HEAD, HEAD~N or @N",
 		ErrUnknownRef, ref, task, minPrefix)
 }
 

@@ -18,11 +18,11 @@ func TestResolveRefForms(t *testing.T) {
 		ids = append(ids, f.save("step").ID)
 	}
 	cases := map[string]objects.ID{
-		"":                                    ids[2],
 		"HEAD":                                ids[2],
 		"HEAD~0":                              ids[2],
 		"HEAD~1":                              ids[1],
 		"HEAD^":                               ids[1],
+		"HEAD~":                               ids[1],
 		"HEAD~2":                              ids[0],
 		"@1":                                  ids[0],
 		"@3":                                  ids[2],
@@ -41,7 +41,7 @@ func TestResolveRefForms(t *testing.T) {
 			t.Errorf("Resolve(%q) = %s, %v; want %s", ref, got.Short(), err, want.Short())
 		}
 	}
-	for _, ref := range []string{"HEAD~3", "@0", "@4", "@x", "abc", "zzzz", "HEAD~-1", "HEAD^2", "deadbeef"} {
+	for _, ref := range []string{"", "HEAD~3", "@0", "@4", "@x", "abc", "zzzz", "HEAD~-1", "HEAD^2", "deadbeef"} {
 		if _, err := f.e.Resolve(context.Background(), "", ref); !errors.Is(err, ErrUnknownRef) {
 			t.Errorf("Resolve(%q): err = %v, want ErrUnknownRef", ref, err)
 		}

@@ -302,7 +302,7 @@ func TestReadOnlyEngineReadsButRefusesWrites(t *testing.T) {
 	if log, err := f.e.List(context.Background(), ""); err != nil || log.Head != one.ID {
 		t.Fatalf("read-only list = %+v, %v", log, err)
 	}
-	d, err := f.e.Diff(context.Background(), "", WorkspaceRef, DiffOptions{})
+	d, err := f.e.Diff(context.Background(), "HEAD", WorkspaceRef, DiffOptions{})
 	if err != nil || len(d.Changes) != 1 {
 		t.Fatalf("read-only diff = %v, %v", d, err)
 	}

@@ -7,15 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/engine"
@@ -72,12 +72,34 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := root.ExecuteContext(ctx); err != nil {
-		return a.fail(err)
+	ctx, in := watchSignals(context.Background())
+	cmd, err := root.ExecuteContextC(ctx)
+	in.stop()
+	var usage usageError
+	switch {
+	case err == nil:
+		return a.exitCode
+	case in.signalled() != 0:
+		ie := interruptedError{in.signalled()}
+		return a.report(ie.exitCode(), ie)
+	case cmd == root && !errors.As(err, &usage):
+		// The root command runs nothing: its errors (an unknown
+		// subcommand) are usage errors, found before any flag was parsed.
+		a.parseGlobalFlags(root, args)
+		err = usageError{err.Error()}
 	}
-	return a.exitCode
+	return a.fail(err)
+}
+
+// parseGlobalFlags parses the global flags (--json, -q) out of args, skipping
+// everything else, so that an error found before cobra parsed them is still
+// reported in the form asked for.
+func (a *app) parseGlobalFlags(root *cobra.Command, args []string) {
+	fs := pflag.NewFlagSet("global", pflag.ContinueOnError)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	fs.SetOutput(io.Discard)
+	fs.AddFlagSet(root.PersistentFlags())
+	_ = fs.Parse(args)
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -85,7 +107,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "ckpt",
 		Short: "Checkpoints of a workspace: save, list, diff and restore, without git",
 		Long: "ckpt keeps checkpoints of a workspace in a content-addressed store outside it.\n" +
-			"Refs: a full id, a unique hex prefix (4+), HEAD, HEAD~N, @N (sequence number in the task), and in diff the word workspace.",
+			"Refs: a full id, a unique hex prefix (4+), HEAD, HEAD~N (HEAD~ and HEAD^ mean HEAD~1, as in git),\n" +
+			"@N (sequence number in the task), and in diff the word workspace.",
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -99,11 +122,21 @@ func (a *app) rootCommand() *cobra.Command {
 	f.StringVar(&a.profile, "profile", "default", "exclusion profile: default, cline, roo or none")
 	f.StringArrayVar(&a.exclude, "exclude", nil, "extra gitignore-style pattern to exclude (repeatable)")
 	f.Int64Var(&a.maxFileSize, "max-file-size", 0, "skip files larger than this many bytes (0: 100 MiB; -1: no limit)")
-	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process")
+	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process (0: fail at once)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
 		a.verifyCommand(), a.statsCommand(), a.serveCommand(), a.mcpCommand())
+	for _, c := range root.Commands() {
+		if check := c.Args; check != nil {
+			c.Args = func(cmd *cobra.Command, args []string) error {
+				if err := check(cmd, args); err != nil {
+					return usageError{fmt.Sprintf("%s: %v", cmd.Name(), err)}
+				}
+				return nil
+			}
+		}
+	}
 	return root
 }
 
@@ -120,8 +153,32 @@ var readOnlyCommands = map[string]bool{
 	"list": true, "show": true, "ls": true, "cat": true, "diff": true, "tasks": true, "verify": true, "stats": true,
 }
 
+// checkGlobalFlags refuses global flag values that mean nothing, as usage
+// errors naming the flag.
+func (a *app) checkGlobalFlags() error {
+	if a.lockTimeout < 0 {
+		return usageError{fmt.Sprintf("--lock-timeout %v: want a duration of 0 (fail at once when busy) or more", a.lockTimeout)}
+	}
+	if a.maxFileSize < engine.NoMaxFileSize {
+		return usageError{fmt.Sprintf("--max-file-size %d: want a byte count, 0 for 100 MiB or -1 for no limit", a.maxFileSize)}
+	}
+	fi, err := os.Stat(a.workspace)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usageError{fmt.Sprintf("workspace %s does not exist", a.workspace)}
+	case err != nil:
+		return fmt.Errorf("workspace %s: %w", a.workspace, err)
+	case !fi.IsDir():
+		return usageError{fmt.Sprintf("workspace %s is not a directory", a.workspace)}
+	}
+	return nil
+}
+
 // open opens the engine for one command.
 func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
+	if err := a.checkGlobalFlags(); err != nil {
+		return nil, err
+	}
 	timeout := a.lockTimeout
 	if timeout == 0 {
 		timeout = -1 // fail at once
@@ -208,8 +265,10 @@ func exitCodeOf(err error) int {
 }
 
 // fail prints err as one line (or one JSON document) and returns its exit code.
-func (a *app) fail(err error) int {
-	code := exitCodeOf(err)
+func (a *app) fail(err error) int { return a.report(exitCodeOf(err), err) }
+
+// report prints err as one line (or one JSON document) and returns code.
+func (a *app) report(code int, err error) int {
 	msg := strings.ReplaceAll(engine.Message(err), "\n", " ")
 	if a.json {
 		a.printJSON(map[string]any{"error": map[string]any{"code": code, "message": msg}})

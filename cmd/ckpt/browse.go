@@ -109,6 +109,7 @@ func (a *app) printLs(entries []engine.LsEntry) {
 		if e.IsDir() {
 			name += "/"
 		}
+		name = engine.QuotePath(name)
 		fmt.Fprintf(tw, "%04o\t%s\t%d\t%s\t %s\n", e.Mode, e.Kind, e.Size, e.ID.Short(), name)
 	}
 	tw.Flush()

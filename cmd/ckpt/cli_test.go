@@ -159,7 +159,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{[]string{"show", "@9"}, 2, "unknown ref"},
 		{[]string{"restore", "nope"}, 2, "unknown ref"},
 		{[]string{"save", "--bogus"}, 2, "unknown flag"},
-		{[]string{"diff", "--mode", "sideways", "@1"}, 2, "diff mode"},
+		{[]string{"diff", "--mode", "sideways", "@1"}, 2, `--mode "sideways"`},
 		{[]string{"cat", "@1", "../etc/passwd"}, 2, "leaves the workspace"},
 	} {
 		r := e.run("", tc.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -50,6 +51,11 @@ func (a *app) diffCommand() *cobra.Command {
 // diffRange turns the positional refs (and --mode) into the two sides.
 func (a *app) diffRange(ctx context.Context, e *engine.Engine, mode string, refs []string) (from, to string, err error) {
 	if mode != "" {
+		switch engine.DiffMode(mode) {
+		case engine.ModeCheckpoint, engine.ModeFromInit, engine.ModeToCurrent, engine.ModeFull:
+		default:
+			return "", "", usageError{fmt.Sprintf("--mode %q: want checkpoint, from-init, to-current or full", mode)}
+		}
 		if len(refs) > 1 || (len(refs) == 0 && mode != string(engine.ModeFull)) {
 			return "", "", usageError{"--mode takes exactly one ref (none for full)"}
 		}

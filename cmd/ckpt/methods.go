@@ -104,6 +104,9 @@ var methods = []method{
 				return nil, err
 			}
 			task := a.taskOr(p.Task)
+			if p.From == "" {
+				p.From = "HEAD"
+			}
 			if p.Mode != "" {
 				if p.From, p.To, err = e.DiffRange(ctx, task, engine.DiffMode(p.Mode), p.Ref); err != nil {
 					return nil, err

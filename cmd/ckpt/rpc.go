@@ -59,40 +59,79 @@ type rpcHandler func(ctx context.Context, req *rpcRequest) (any, *rpcError)
 
 // serveRPC reads one JSON-RPC request per line from r and writes one
 // response per line to w, until r ends or ctx is cancelled. Requests are
-// handled in order; notifications (no id) get no response.
+// handled in order; notifications (no id) get no response. Cancellation
+// ends it at once, even while it waits for a line; the goroutine reading r
+// then stays blocked in Read until r ends or the process exits (a read of
+// a terminal or pipe cannot be interrupted).
 func serveRPC(ctx context.Context, r io.Reader, w io.Writer, handle rpcHandler) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxRequestBytes)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
+	lines, readErr := readLines(ctx, r)
+	for {
+		var line []byte
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case l, ok := <-lines:
+			if !ok {
+				return <-readErr
+			}
+			line = bytes.TrimSpace(l)
+		}
 		if len(line) == 0 {
 			continue
 		}
-		var req rpcRequest
-		resp := rpcResponse{JSONRPC: "2.0", ID: json.RawMessage("null")}
-		switch err := json.Unmarshal(line, &req); {
-		case err != nil:
-			resp.Error = &rpcError{Code: rpcParseError, Message: "parse error: " + err.Error()}
-		case req.JSONRPC != "2.0" || req.Method == "":
-			resp.Error = &rpcError{Code: rpcInvalidRequest, Message: `invalid request: want {"jsonrpc":"2.0","method":...}`}
-		default:
-			result, rerr := handle(ctx, &req)
-			if req.ID == nil {
-				continue // a notification
-			}
-			resp.ID, resp.Result, resp.Error = req.ID, result, rerr
-			if rerr == nil && result == nil {
-				resp.Result = struct{}{}
-			}
+		resp, answer := answerLine(ctx, line, handle)
+		if !answer {
+			continue
 		}
 		if err := enc.Encode(resp); err != nil {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+	}
+}
+
+// readLines sends each line of r on the returned channel, closed after r
+// ends; its read error (nil at EOF) is then on the second channel. It stops
+// sending when ctx is cancelled.
+func readLines(ctx context.Context, r io.Reader) (<-chan []byte, <-chan error) {
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), maxRequestBytes)
+		for sc.Scan() {
+			select {
+			case lines <- bytes.Clone(sc.Bytes()):
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+	return lines, readErr
+}
+
+// answerLine handles one request line and returns the response, and false
+// for a notification (which gets none).
+func answerLine(ctx context.Context, line []byte, handle rpcHandler) (rpcResponse, bool) {
+	var req rpcRequest
+	resp := rpcResponse{JSONRPC: "2.0", ID: json.RawMessage("null")}
+	switch err := json.Unmarshal(line, &req); {
+	case err != nil:
+		resp.Error = &rpcError{Code: rpcParseError, Message: "parse error: " + err.Error()}
+	case req.JSONRPC != "2.0" || req.Method == "":
+		resp.Error = &rpcError{Code: rpcInvalidRequest, Message: `invalid request: want {"jsonrpc":"2.0","method":...}`}
+	default:
+		result, rerr := handle(ctx, &req)
+		if req.ID == nil {
+			return resp, false
+		}
+		resp.ID, resp.Result, resp.Error = req.ID, result, rerr
+		if rerr == nil && result == nil {
+			resp.Result = struct{}{}
 		}
 	}
-	return sc.Err()
+	return resp, true
 }

@@ -316,9 +316,9 @@ func binaryChanges(t *testing.T, s *memStore, changes []Change, patch string) []
 		if !fj.Binary {
 			continue
 		}
-		label := quotePath("b/" + c.Path)
+		label := QuotePath("b/" + c.Path)
 		if c.After == nil {
-			label = quotePath("a/" + c.Path)
+			label = QuotePath("a/" + c.Path)
 		}
 		if !binaryLine(patch, label) {
 			t.Errorf("binary change %s not reported as binary:\n%s", c.Path, patch)

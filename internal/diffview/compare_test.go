@@ -183,8 +183,8 @@ func TestQuotePath(t *testing.T) {
 		"nl\nbell\a\x01": `"nl\nbell\a\001"`,
 		"del\x7f":        `"del\177"`,
 	} {
-		if got := quotePath(in); got != want {
-			t.Errorf("quotePath(%q) = %s, want %s", in, got, want)
+		if got := QuotePath(in); got != want {
+			t.Errorf("QuotePath(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

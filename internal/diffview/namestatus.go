@@ -29,9 +29,9 @@ func WriteNameStatus(w io.Writer, changes []Change) error {
 	for _, c := range changes {
 		bw.WriteString(statusLetter(c.Status) + "\t")
 		if c.Status == StatusRenamed {
-			bw.WriteString(quotePath(c.OldPath) + "\t")
+			bw.WriteString(QuotePath(c.OldPath) + "\t")
 		}
-		bw.WriteString(quotePath(c.Path) + "\n")
+		bw.WriteString(QuotePath(c.Path) + "\n")
 	}
 	return bw.Flush()
 }

@@ -124,7 +124,7 @@ func (pw *patchWriter) write(fp filePatch) error {
 // header returns the extended header lines of a section, from `diff --git`
 // to the index line.
 func header(fp filePatch, sameContent, modeChange bool) []string {
-	meta := []string{"diff --git " + quotePath("a/"+fp.oldPath) + " " + quotePath("b/"+fp.newPath)}
+	meta := []string{"diff --git " + QuotePath("a/"+fp.oldPath) + " " + QuotePath("b/"+fp.newPath)}
 	if modeChange {
 		meta = append(meta, "old mode "+gitMode(fp.before), "new mode "+gitMode(fp.after))
 	}
@@ -135,7 +135,7 @@ func header(fp filePatch, sameContent, modeChange bool) []string {
 		meta = append(meta, "deleted file mode "+gitMode(fp.before))
 	}
 	if fp.rename {
-		meta = append(meta, "similarity index 100%", "rename from "+quotePath(fp.oldPath), "rename to "+quotePath(fp.newPath))
+		meta = append(meta, "similarity index 100%", "rename from "+QuotePath(fp.oldPath), "rename to "+QuotePath(fp.newPath))
 	}
 	if !sameContent {
 		line := "index " + shortID(fp.before) + ".." + shortID(fp.after)
@@ -151,10 +151,10 @@ func header(fp filePatch, sameContent, modeChange bool) []string {
 func labels(fp filePatch) (string, string) {
 	oldLabel, newLabel := "/dev/null", "/dev/null"
 	if fp.before != nil {
-		oldLabel = quotePath("a/" + fp.oldPath)
+		oldLabel = QuotePath("a/" + fp.oldPath)
 	}
 	if fp.after != nil {
-		newLabel = quotePath("b/" + fp.newPath)
+		newLabel = QuotePath("b/" + fp.newPath)
 	}
 	return oldLabel, newLabel
 }

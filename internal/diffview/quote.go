@@ -2,11 +2,11 @@ package diffview
 
 import "strings"
 
-// quotePath returns name as git writes it with core.quotePath on: unchanged
+// QuotePath returns name as git writes it with core.quotePath on: unchanged
 // when it holds only printable ASCII other than `"` and `\`, otherwise
 // C-quoted inside double quotes, with bytes >= 0x80 and control characters
 // as escapes (\t, \n, ..., or three-digit octal).
-func quotePath(name string) string {
+func QuotePath(name string) string {
 	if !needsQuote(name) {
 		return name
 	}

@@ -44,7 +44,7 @@ func WriteStat(w io.Writer, changes []Change, from, to BlobLoader, opts Options)
 // statOf measures one change. A type change counts as the removal of every
 // old line and the addition of every new one, as git counts it.
 func statOf(c Change, from, to BlobLoader, opts Options) (statLine, error) {
-	l := statLine{name: quotePath(c.Path)}
+	l := statLine{name: QuotePath(c.Path)}
 	if c.Status == StatusRenamed {
 		l.name = renameLabel(c.OldPath, c.Path)
 	}
@@ -77,7 +77,7 @@ func statOf(c Change, from, to BlobLoader, opts Options) (statLine, error) {
 // common leading and trailing path components, "a => b" otherwise.
 func renameLabel(oldPath, newPath string) string {
 	if needsQuote(oldPath) || needsQuote(newPath) {
-		return quotePath(oldPath) + " => " + quotePath(newPath)
+		return QuotePath(oldPath) + " => " + QuotePath(newPath)
 	}
 	pfx := 0
 	for i := 0; i < len(oldPath) && i < len(newPath) && oldPath[i] == newPath[i]; i++ {

@@ -329,7 +329,7 @@ func (b *Batch) Sync() ([]Placement, error) {
 		}
 	}
 	if newPack {
-		if err := syncDir(b.s.dir); err != nil {
+		if err := b.s.syncDir(); err != nil {
 			return nil, err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 )
 
 // Sizes of the pack framing (doc.go), for callers that account for bytes
@@ -112,7 +111,7 @@ func (r *Rewriter) Sync() error {
 		}
 	}
 	if r.created {
-		if err := syncDir(r.s.dir); err != nil {
+		if err := r.s.syncDir(); err != nil {
 			r.err = err
 			return err
 		}
@@ -184,10 +183,10 @@ func (s *Store) RemovePack(n uint32) error {
 		}
 	}
 	s.mu.Unlock()
-	if err := os.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.opts.fs.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("objects: remove pack: %w", err)
 	}
-	return syncDir(s.dir)
+	return s.syncDir()
 }
 
 // TruncatePack cuts pack n to end bytes and fsyncs it, reclaiming a tail
@@ -204,7 +203,7 @@ func (s *Store) TruncatePack(n uint32, end int64) error {
 	if st != nil && st.held {
 		return fmt.Errorf("%w: %s", errPackHeld, s.PackPath(n))
 	}
-	f, err := os.OpenFile(s.PackPath(n), os.O_RDWR, 0)
+	f, err := s.opts.fs.OpenRW(s.PackPath(n))
 	if err != nil {
 		return fmt.Errorf("objects: truncate pack: %w", err)
 	}

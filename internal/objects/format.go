@@ -1,9 +1,11 @@
 package objects
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 )
 
 // Pack and record framing; doc.go is the specification.
@@ -29,6 +31,23 @@ func packHeader() []byte {
 	h := make([]byte, 0, packHeaderLen)
 	h = append(h, packMagic...)
 	return binary.LittleEndian.AppendUint32(h, packVersion)
+}
+
+// checkPackHeader reads the first bytes of pack file f (at path) and
+// returns a *CorruptError unless they are the pack header. Readers call it
+// before trusting any locator into the pack: a record can verify on its own
+// while the pack around it is damaged.
+func checkPackHeader(f io.ReaderAt, path string) error {
+	want := packHeader()
+	got := make([]byte, len(want))
+	n, err := f.ReadAt(got, 0)
+	switch {
+	case n == len(got) && bytes.Equal(got, want):
+		return nil
+	case n < len(got) && err != io.EOF:
+		return fmt.Errorf("objects: read pack header %s: %w", path, err)
+	}
+	return &CorruptError{Pack: path, Reason: "bad pack header"}
 }
 
 // recordHeader is the decoded fixed-size prefix of a record.

@@ -17,7 +17,7 @@ const packWriterBuffer = 1 << 20
 type packWriter struct {
 	n        uint32
 	path     string
-	f        *os.File
+	f        packFile
 	bw       *bufio.Writer
 	size     int64 // logical end of the pack, buffered bytes included
 	unsynced bool  // bytes were appended since the last sync
@@ -121,7 +121,7 @@ func (s *Store) appendCandidateLocked() (uint32, *packState) {
 // createPack creates pack n and buffers its header.
 func (s *Store) createPack(n uint32) (*packWriter, error) {
 	path := s.PackPath(n)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := s.opts.fs.Create(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("objects: create pack: %w", err)
 	}
@@ -135,7 +135,7 @@ func (s *Store) createPack(n uint32) (*packWriter, error) {
 // torn tail left by a crash (never referenced: only synced records are).
 func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error) {
 	path := s.PackPath(n)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := s.opts.fs.OpenRW(path)
 	if err != nil {
 		return nil, fmt.Errorf("objects: open pack: %w", err)
 	}
@@ -143,7 +143,9 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	if !clean {
 		end, err := scanRecords(f, path, func(recordHeader, int64) error { return nil })
 		if err == nil && end != size {
-			err = f.Truncate(end)
+			if err = f.Truncate(end); err != nil {
+				err = fmt.Errorf("objects: truncate pack %s: %w", path, err)
+			}
 		}
 		if err != nil {
 			f.Close()
@@ -181,15 +183,11 @@ func (s *Store) releasePackState(n uint32, size int64, clean bool) {
 	}
 }
 
-// syncDir fsyncs a directory so that new entries in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("objects: fsync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("objects: fsync %s: %w", dir, err)
+// syncDir fsyncs the packs directory so that packs created or removed in
+// it are durable.
+func (s *Store) syncDir() error {
+	if err := s.opts.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("objects: fsync %s: %w", s.dir, err)
 	}
 	return nil
 }

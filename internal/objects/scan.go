@@ -35,7 +35,7 @@ func (s *Store) ScanPack(n uint32, fn func(id ID, loc Locator) error) error {
 // scanRecords walks the records of an open pack file and returns the clean
 // end: the offset just past the last well-formed record (0 when even the
 // pack header is torn). See ScanPack for what counts as torn.
-func scanRecords(f *os.File, path string, fn func(h recordHeader, off int64) error) (int64, error) {
+func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) error) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("objects: scan pack: %w", err)
@@ -92,9 +92,15 @@ func scanRecords(f *os.File, path string, fn func(h recordHeader, off int64) err
 	return off, nil
 }
 
+// packReader is what scanning needs of an open pack file.
+type packReader interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}
+
 // zeroFrom reports whether bytes [off, size) of f are all zero, the shape
 // of a tail that a crash extended without writing.
-func zeroFrom(f *os.File, off, size int64) (bool, error) {
+func zeroFrom(f io.ReaderAt, off, size int64) (bool, error) {
 	buf := make([]byte, 64<<10)
 	for off < size {
 		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)

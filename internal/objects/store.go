@@ -27,6 +27,10 @@ type Options struct {
 	// Writers bounds the pack files one Batch writes at once (default
 	// runtime.GOMAXPROCS(0)).
 	Writers int
+
+	// fs is the file system under pack writes; nil means the real one.
+	// Tests set it to inject failures.
+	fs packFS
 }
 
 const (
@@ -49,6 +53,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Writers <= 0 {
 		o.Writers = runtime.GOMAXPROCS(0)
+	}
+	if o.fs == nil {
+		o.fs = osFS{}
 	}
 	return o, nil
 }
@@ -97,7 +104,7 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: filepath.Join(dir, packsDir), idx: idx, opts: opts, codec: c}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := opts.fs.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("objects: open store: %w", err)
 	}
 	s.mu.packs = make(map[uint32]*packState)
@@ -171,7 +178,8 @@ type packHandle struct {
 }
 
 // openPack returns a read handle on pack n, which the caller must release.
-// A missing pack is a *CorruptError: a committed locator points to it.
+// A missing pack, or one whose header is not a version-1 pack header, is a
+// *CorruptError: a committed locator points to it.
 func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,6 +196,10 @@ func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("objects: %w", err)
+	}
+	if err := checkPackHeader(f, s.PackPath(n)); err != nil {
+		f.Close()
+		return nil, err
 	}
 	if len(s.mu.open) >= maxOpenPacks {
 		s.evictIdleLocked()

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// signalDeadline is how soon a signalled command must exit: far below the
+// 60 s lock timeout the waiting commands are given.
+const signalDeadline = 10 * time.Second
+
+// start starts ckpt on e's workspace and store without waiting for it.
+func (e *env) start(stdin io.Reader, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	e.t.Helper()
+	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=", "NO_COLOR=1")
+	cmd.Stdin = stdin
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	return cmd, &out, &errb
+}
+
+// holdLock starts `ckpt serve`, which holds the store lock for as long as
+// it runs, and returns once it has answered a request (so holds the lock).
+func (e *env) holdLock() (*exec.Cmd, io.WriteCloser) {
+	e.t.Helper()
+	cmd := exec.Command(ckptBin, "-C", e.ws, "--store", e.store, "serve")
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"method":"tasks"}`+"\n")
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"result"`) {
+		e.t.Fatalf("holder: %q %v", line, err)
+	}
+	return cmd, w
+}
+
+// waitForLockFile returns once process pid has the store's lock file open:
+// it is then waiting for the lock (its signal handler is installed before).
+func waitForLockFile(t *testing.T, pid int, lock string) {
+	t.Helper()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(signalDeadline)
+	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	for {
+		ents, _ := os.ReadDir(fdDir)
+		for _, ent := range ents {
+			if target, err := os.Readlink(filepath.Join(fdDir, ent.Name())); err == nil && target == lock {
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("process %d never opened %s", pid, lock)
+		}
+	}
+}
+
+// TestSignalStopsEveryCommandWaitingForTheLock holds the store lock in one
+// process, starts every command in another with a 60 s lock timeout, signals
+// it while it waits, and requires exit 143 (SIGTERM) or 130 (SIGINT) within
+// a few seconds; the holder itself (serve, idle on stdin) stops the same
+// way, and the store verifies afterwards.
+func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc to see that a process waits for the lock")
+	}
+	e := newEnv(t)
+	e.write("f", "one")
+	e.ok("save", "-m", "one")
+	holder, holderIn := e.holdLock()
+	defer holderIn.Close()
+	lock, err := filepath.EvalSymlinks(filepath.Join(e.store, "lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := [][]string{{"save"}, {"list"}, {"show", "@1"}, {"ls", "@1"}, {"cat", "@1", "f"}, {"diff"},
+		{"restore", "@1"}, {"tasks"}, {"drop", "default"}, {"gc"}, {"verify"}, {"stats"}, {"serve"}, {"mcp"}}
+	for i, args := range commands {
+		sig := syscall.SIGTERM
+		if i%2 == 1 {
+			sig = syscall.SIGINT
+		}
+		cmd, _, stderr := e.start(strings.NewReader(""), append([]string{"--lock-timeout", "60s"}, args...)...)
+		waitForLockFile(t, cmd.Process.Pid, lock)
+		sent := time.Now()
+		cmd.Process.Signal(sig)
+		code, took := waitExit(t, cmd)
+		if want := 128 + int(sig); code != want || took > signalDeadline ||
+			!strings.Contains(stderr.String(), "interrupted by "+signalName(sig)) {
+			t.Errorf("ckpt %v, %v while waiting for the lock: exit %d after %v, stderr %q; want exit %d at once",
+				args, sig, code, time.Since(sent), stderr.String(), want)
+		}
+	}
+	holder.Process.Signal(syscall.SIGTERM)
+	if code, took := waitExit(t, holder); code != 143 || took > signalDeadline {
+		t.Errorf("serve idle on stdin, SIGTERM: exit %d after %v; want 143 at once", code, took)
+	}
+	e.ok("verify")
+	if out := e.ok("list"); strings.Count(out, "@") != 1 {
+		t.Errorf("after the signalled commands:\n%s", out)
+	}
+}
+
+// waitExit waits for cmd and returns its exit code and how long it took.
+func waitExit(t *testing.T, cmd *exec.Cmd) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), time.Since(start)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, time.Since(start)
+	case <-time.After(2 * signalDeadline):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v still running %v after the signal", cmd.Args, 2*signalDeadline)
+		return 0, 0
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// interrupt turns the first SIGINT or SIGTERM into the cancellation of a
+// command's context, and remembers the signal so the process can exit with
+// the shell's code for it (128 + signal number: 130, 143).
+type interrupt struct {
+	sigs   chan os.Signal
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu struct {
+		sync.Mutex
+		sig syscall.Signal // 0 until a signal arrives
+	}
+}
+
+// watchSignals starts listening; stop must be called when the command ends.
+func watchSignals(parent context.Context) (context.Context, *interrupt) {
+	ctx, cancel := context.WithCancel(parent)
+	in := &interrupt{sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan struct{})}
+	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-in.sigs:
+			in.mu.Lock()
+			in.mu.sig, _ = s.(syscall.Signal)
+			in.mu.Unlock()
+			cancel()
+		case <-in.done:
+		}
+	}()
+	return ctx, in
+}
+
+// stop stops listening and cancels the context; a later signal gets the
+// default disposition (the process dies of it).
+func (in *interrupt) stop() {
+	signal.Stop(in.sigs)
+	close(in.done)
+	in.cancel()
+}
+
+// signalled returns the signal that cancelled the command, 0 when none did.
+func (in *interrupt) signalled() syscall.Signal {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.mu.sig
+}
+
+// interruptedError is the error of a command a signal stopped.
+type interruptedError struct{ sig syscall.Signal }
+
+func (e interruptedError) Error() string {
+	return fmt.Sprintf("interrupted by %s", signalName(e.sig))
+}
+
+// exitCode is the shell's code for death by the signal.
+func (e interruptedError) exitCode() int { return 128 + int(e.sig) }
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}

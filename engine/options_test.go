@@ -1,0 +1,32 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+// TestOpenRefusesMeaninglessOptions checks that Open refuses an unknown
+// profile and a negative file-size cap other than NoMaxFileSize, before it
+// touches the store.
+func TestOpenRefusesMeaninglessOptions(t *testing.T) {
+	for _, opts := range []Options{{Profile: "nope"}, {MaxFileSize: -5}, {MaxFileSize: -1 << 40}} {
+		opts.StoreDir = filepath.Join(t.TempDir(), "store")
+		e, err := Open(context.Background(), t.TempDir(), opts)
+		if !errors.Is(err, ErrBadRequest) {
+			if e != nil {
+				e.Close()
+			}
+			t.Errorf("Open(%+v) = %v, want ErrBadRequest", opts, err)
+		}
+	}
+	for _, opts := range []Options{{Profile: "none"}, {MaxFileSize: NoMaxFileSize}, {LockTimeout: -1}} {
+		opts.StoreDir = filepath.Join(t.TempDir(), "store")
+		e, err := Open(context.Background(), t.TempDir(), opts)
+		if err != nil {
+			t.Fatalf("Open(%+v): %v", opts, err)
+		}
+		e.Close()
+	}
+}

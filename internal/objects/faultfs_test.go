@@ -1,0 +1,398 @@
+package objects
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// faultFS is a packFS that fails its failAt-th mutating call (create,
+// mkdir, write, sync, truncate, remove, directory sync; counted from 0)
+// with errno. A failed write first writes half its bytes, the way a full
+// disk tears a write.
+type faultFS struct {
+	inner  packFS
+	errno  syscall.Errno
+	failAt int
+
+	mu struct {
+		sync.Mutex
+		calls int
+		hit   string // the call that failed, "" when none did
+	}
+}
+
+func (f *faultFS) fail(op, path string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.mu.calls
+	f.mu.calls++
+	if n != f.failAt {
+		return nil
+	}
+	f.mu.hit = fmt.Sprintf("%s %s", op, path)
+	return &fs.PathError{Op: op, Path: path, Err: f.errno}
+}
+
+func (f *faultFS) hit() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.hit
+}
+
+func (f *faultFS) MkdirAll(dir string, perm fs.FileMode) error {
+	if err := f.fail("mkdir", dir); err != nil {
+		return err
+	}
+	return f.inner.MkdirAll(dir, perm)
+}
+
+func (f *faultFS) Create(path string, perm fs.FileMode) (packFile, error) {
+	if err := f.fail("create", path); err != nil {
+		return nil, err
+	}
+	pf, err := f.inner.Create(path, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{packFile: pf, fs: f, path: path}, nil
+}
+
+func (f *faultFS) OpenRW(path string) (packFile, error) {
+	pf, err := f.inner.OpenRW(path)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{packFile: pf, fs: f, path: path}, nil
+}
+
+func (f *faultFS) Remove(path string) error {
+	if err := f.fail("remove", path); err != nil {
+		return err
+	}
+	return f.inner.Remove(path)
+}
+
+func (f *faultFS) SyncDir(dir string) error {
+	if err := f.fail("syncdir", dir); err != nil {
+		return err
+	}
+	return f.inner.SyncDir(dir)
+}
+
+// faultFile fails writes, syncs and truncates through its faultFS.
+type faultFile struct {
+	packFile
+	fs   *faultFS
+	path string
+}
+
+func (f *faultFile) Write(p []byte) (int, error) {
+	if err := f.fs.fail("write", f.path); err != nil {
+		n, _ := f.packFile.Write(p[:len(p)/2])
+		return n, err
+	}
+	return f.packFile.Write(p)
+}
+
+func (f *faultFile) Sync() error {
+	if err := f.fs.fail("sync", f.path); err != nil {
+		return err
+	}
+	return f.packFile.Sync()
+}
+
+func (f *faultFile) Truncate(size int64) error {
+	if err := f.fs.fail("truncate", f.path); err != nil {
+		return err
+	}
+	return f.packFile.Truncate(size)
+}
+
+// faultErrnos are the failures every injection point is tried with.
+var faultErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES}
+
+// faultDeadline bounds one faulty run: a failure must end it, not hang it.
+const faultDeadline = 20 * time.Second
+
+// faultStore is a store directory with a file-backed index stand-in: the
+// blobs committed so far (content by id) survive every reopen.
+type faultStore struct {
+	t     *testing.T
+	dir   string
+	idx   *mapIndex
+	blobs map[ID][]byte
+	opts  Options
+}
+
+func newFaultStore(t *testing.T) *faultStore {
+	// Small packs and pack buffers' worth of records so a run creates,
+	// fills, syncs and rolls over several packs.
+	return &faultStore{t: t, dir: t.TempDir(), idx: newMapIndex(), blobs: map[ID][]byte{},
+		opts: Options{PackSize: 48 << 10, Writers: 1}}
+}
+
+// open opens the store over fsys (nil: the real file system).
+func (f *faultStore) open(fsys packFS) (*Store, error) {
+	opts := f.opts
+	opts.fs = fsys
+	return Open(f.dir, f.idx, opts)
+}
+
+// put stores blobs in one batch and commits them once Sync succeeds.
+func (f *faultStore) put(s *Store, blobs ...[]byte) error {
+	b := s.NewBatch()
+	defer b.Close()
+	for _, data := range blobs {
+		if _, err := b.PutBytes(data); err != nil {
+			return err
+		}
+	}
+	ps, err := b.Sync()
+	if err != nil {
+		return err
+	}
+	f.commit(ps, blobs)
+	return nil
+}
+
+func (f *faultStore) commit(ps []Placement, blobs [][]byte) {
+	f.idx.commit(ps)
+	for _, data := range blobs {
+		f.blobs[Sum(data)] = data
+	}
+}
+
+// check reopens the store on the real file system and asserts that every
+// pack scans without error, every committed blob reads back exactly, and a
+// further save appends cleanly after whatever the failure left.
+func (f *faultStore) check(when string) {
+	f.t.Helper()
+	s, err := f.open(nil)
+	if err != nil {
+		f.t.Fatalf("%s: reopen: %v", when, err)
+	}
+	defer s.Close()
+	packs, err := s.Packs()
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	for _, n := range packs {
+		if err := s.ScanPack(n, func(ID, Locator) error { return nil }); err != nil {
+			f.t.Fatalf("%s: scan pack %d: %v", when, n, err)
+		}
+	}
+	for id, want := range f.blobs {
+		got, err := s.Get(id)
+		if err != nil || string(got) != string(want) {
+			f.t.Fatalf("%s: committed blob %s: %d bytes, %v", when, id.Short(), len(got), err)
+		}
+	}
+	after := textBytes(uint64(len(f.blobs))+1000, 3000)
+	if err := f.put(s, after); err != nil {
+		f.t.Fatalf("%s: save after the failure: %v", when, err)
+	}
+	mustGet(f.t, s, Sum(after), after)
+}
+
+// runFaulty runs op over a faultFS failing call failAt with errno, within
+// faultDeadline, and returns op's error and the call that failed ("" when
+// op made fewer calls than failAt).
+func runFaulty(t *testing.T, f *faultStore, errno syscall.Errno, failAt int, op func(s *Store) error) (error, string) {
+	t.Helper()
+	ffs := &faultFS{inner: osFS{}, errno: errno, failAt: failAt}
+	done := make(chan error, 1)
+	go func() {
+		s, err := f.open(ffs)
+		if err != nil {
+			done <- err
+			return
+		}
+		err = op(s)
+		s.Close()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err, ffs.hit()
+	case <-time.After(faultDeadline):
+		t.Fatalf("%v at call %d (%s): still running after %v", errno, failAt, ffs.hit(), faultDeadline)
+		return nil, ""
+	}
+}
+
+// sweepFaults fails call 0, 1, 2, ... of op with each errno until a run
+// makes no failing call, checking after each that op reported the injected
+// error (or, for the rare failure that loses nothing, succeeded) and that
+// the store is intact. setup prepares a fresh store for each run. It returns
+// the number of injection points op reaches.
+func sweepFaults(t *testing.T, setup func(t *testing.T) *faultStore, op func(f *faultStore, s *Store) error) int {
+	points := 0
+	for _, errno := range faultErrnos {
+		for failAt := 0; ; failAt++ {
+			f := setup(t)
+			err, hit := runFaulty(t, f, errno, failAt, func(s *Store) error { return op(f, s) })
+			if hit == "" {
+				if err != nil {
+					t.Fatalf("%v: run without a fault failed: %v", errno, err)
+				}
+				points = failAt
+				break
+			}
+			when := fmt.Sprintf("%v at call %d (%s)", errno, failAt, hit)
+			if err != nil && !errors.Is(err, errno) {
+				t.Fatalf("%s: error %v does not carry the cause", when, err)
+			}
+			f.check(when)
+		}
+	}
+	return points
+}
+
+// faultBlobs are the contents a faulty save writes: text and random blobs
+// of 1 to 20 KB, enough to fill and roll over a few 48 KiB packs.
+func faultBlobs(seed uint64) [][]byte {
+	var out [][]byte
+	for i := range 12 {
+		if i%2 == 0 {
+			out = append(out, textBytes(seed*100+uint64(i), 1000+i*1500))
+		} else {
+			out = append(out, randomBytes(seed*100+uint64(i), 1000+i*1500))
+		}
+	}
+	return out
+}
+
+// seededFaultStore is a fault store already holding one committed save,
+// its newest pack ending in the zeroed tail a crash can leave (so the next
+// writer truncates it).
+func seededFaultStore(t *testing.T) *faultStore {
+	f := newFaultStore(t)
+	s, err := f.open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := f.put(s, faultBlobs(1)...); err != nil {
+		t.Fatal(err)
+	}
+	packs, err := s.Packs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := os.OpenFile(s.PackPath(packs[len(packs)-1]), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	if _, err := pf.Write(make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestPutAndSyncFailuresLoseNothing fails every file-system call of two
+// saves in turn, with ENOSPC, EIO and EACCES: each failure must end the save
+// with an error naming the cause, within a bounded time, and leave packs
+// that scan cleanly with every blob synced before it readable.
+func TestPutAndSyncFailuresLoseNothing(t *testing.T) {
+	points := sweepFaults(t, seededFaultStore, func(f *faultStore, s *Store) error {
+		if err := f.put(s, faultBlobs(2)...); err != nil {
+			return err
+		}
+		return f.put(s, faultBlobs(3)...)
+	})
+	if points < 10 {
+		t.Fatalf("the saves reached only %d injection points", points)
+	}
+	t.Logf("Put/Sync: %d injection points × %d errnos", points, len(faultErrnos))
+}
+
+// TestRewriterFailuresLoseNothing fails every file-system call of a
+// compaction in turn (copy the live half of every pack, sync, commit,
+// remove the old packs, then cut a dead tail off the newest pack): whatever
+// fails, every committed blob stays readable.
+func TestRewriterFailuresLoseNothing(t *testing.T) {
+	setup := func(t *testing.T) *faultStore {
+		f := seededFaultStore(t)
+		s, err := f.open(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		// A dead tail: records appended to the newest pack, never committed.
+		b := s.NewBatch()
+		defer b.Close()
+		for _, data := range faultBlobs(4)[:3] {
+			if _, err := b.PutBytes(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := b.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	points := sweepFaults(t, setup, compactAll)
+	if points < 8 {
+		t.Fatalf("the compaction reached only %d injection points", points)
+	}
+	t.Logf("Rewriter: %d injection points × %d errnos", points, len(faultErrnos))
+}
+
+// compactAll rewrites every other committed blob into fresh packs, drops the
+// rest from the index, removes the old packs and truncates the newest
+// rewritten pack's unused tail (none: a no-op truncate still writes).
+func compactAll(f *faultStore, s *Store) error {
+	old, err := s.Packs()
+	if err != nil {
+		return err
+	}
+	rw := s.NewRewriter()
+	defer rw.Close()
+	var moved []Placement
+	keep := map[ID][]byte{}
+	i := 0
+	for id, data := range f.blobs {
+		i++
+		if i%2 == 0 {
+			continue
+		}
+		loc, _, _ := f.idx.Locator(id)
+		nl, err := rw.Copy(id, loc)
+		if err != nil {
+			return err
+		}
+		moved = append(moved, Placement{ID: id, Loc: nl})
+		keep[id] = data
+	}
+	if err := rw.Sync(); err != nil {
+		return err
+	}
+	fresh := rw.Packs()
+	rw.Close()
+	// Commit: the index now names only the copies.
+	f.idx.mu.Lock()
+	f.idx.locs = map[ID]Locator{}
+	f.idx.mu.Unlock()
+	f.idx.commit(moved)
+	f.blobs = keep
+	for _, n := range old {
+		if err := s.RemovePack(n); err != nil {
+			return err
+		}
+	}
+	last := fresh[len(fresh)-1]
+	var end int64
+	for _, p := range moved {
+		if p.Loc.Pack == last {
+			end = max(end, p.Loc.Offset+int64(p.Loc.Length))
+		}
+	}
+	return s.TruncatePack(last, end)
+}
