@@ -181,19 +181,6 @@ func (s *Store) releasePackState(n uint32, size int64, clean bool) {
 	}
 }
 
-// syncDir fsyncs a directory so that new entries in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("objects: fsync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("objects: fsync %s: %w", dir, err)
-	}
-	return nil
-}
-
 // createNextPackLocked reserves the next pack number (never one used before,
 // so no cached reader of a deleted pack can be confused) and creates that
 // pack for the caller alone. It is called with s.mu held and returns with
