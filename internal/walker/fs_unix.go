@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux || darwin
 
 package walker
 
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"slices"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,8 +14,6 @@ import (
 // are opened and entries lstatted relative to it (openat, fstatat) and a
 // directory renamed or swapped for a symlink mid-walk is never followed.
 type dirFD = int
-
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // openRoot opens the workspace directory (already symlink-free) and
 // returns its lstat data.
@@ -42,23 +39,12 @@ func openSub(parent dirFD, name string) (dirFD, error) {
 func closeDir(d dirFD) { unix.Close(d) }
 
 // readDir returns the names in d, without "." and "..", unstatted: the
-// kernel's listing (getdents on Linux) carries no sizes or times.
+// kernel's listing carries no sizes or times, so entry lstats each name
+// (fstatat) once the ignore rules want it.
 func readDir(d dirFD) ([]dirent, error) {
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
-	var names []string
-	for {
-		n, err := unix.ReadDirent(d, *bp)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			break
-		}
-		_, _, names = unix.ParseDirent((*bp)[:n], -1, names)
+	names, err := readNames(d)
+	if err != nil {
+		return nil, err
 	}
 	ents := make([]dirent, len(names))
 	for i, name := range names {
