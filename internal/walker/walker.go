@@ -63,7 +63,7 @@ type Entry struct {
 	Size             int64  // bytes of a file or of a symlink's target text; 0 for a directory
 	MtimeNs, CtimeNs int64
 	Ino, Dev         uint64
-	Target           string // symlink target text, '/'-separated, "" otherwise
+	Target           string // symlink target text (on Windows with '/' separators), "" otherwise
 }
 
 // Dir is one included directory.
