@@ -38,19 +38,16 @@ func openSub(parent dirFD, name string) (dirFD, error) {
 
 func closeDir(d dirFD) { unix.Close(d) }
 
-// readDir returns the names in d, without "." and "..", unstatted: the
-// kernel's listing carries no sizes or times, so entry lstats each name
-// (fstatat) once the ignore rules want it.
-func readDir(d dirFD) ([]dirent, error) {
+// readDir returns the names in d, without "." and "..", sorted by bytes,
+// and no stat data: the kernel's listing carries no sizes or times, so
+// entry lstats each name (fstatat) once the ignore rules want it.
+func readDir(d dirFD) ([]string, []fileStat, error) {
 	names, err := readNames(d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ents := make([]dirent, len(names))
-	for i, name := range names {
-		ents[i].name = name
-	}
-	return ents, nil
+	slices.Sort(names)
+	return names, nil, nil
 }
 
 // lstatAt returns the lstat data of name in d (fstatat, no follow).

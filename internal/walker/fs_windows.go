@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unsafe"
@@ -96,8 +98,9 @@ var dirInfoBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 
 // readDir lists d with GetFileInformationByHandleEx(FileIdBothDirectoryInfo):
 // each record carries the sizes, times, attributes and file ID, so no entry
-// needs a stat of its own.
-func readDir(d dirFD) ([]dirent, error) {
+// needs a stat of its own. It returns the names sorted by bytes and their
+// stat data, index-aligned.
+func readDir(d dirFD) ([]string, []fileStat, error) {
 	bp := dirInfoBufs.Get().(*[]byte)
 	defer dirInfoBufs.Put(bp)
 	buf := *bp
@@ -105,13 +108,25 @@ func readDir(d dirFD) ([]dirent, error) {
 	for {
 		err := windows.GetFileInformationByHandleEx(d.h, windows.FileIdBothDirectoryInfo, &buf[0], uint32(len(buf)))
 		if errors.Is(err, windows.ERROR_NO_MORE_FILES) {
-			return ents, nil
+			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ents = parseDirInfo(buf, d.vol, ents)
 	}
+	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	names, stats := make([]string, len(ents)), make([]fileStat, len(ents))
+	for i, e := range ents {
+		names[i], stats[i] = e.name, e.st
+	}
+	return names, stats, nil
+}
+
+// dirent is one listed name with its stat data.
+type dirent struct {
+	name string
+	st   fileStat
 }
 
 // FILE_ID_BOTH_DIR_INFO field offsets (64-bit layout, fixed by the ABI).
@@ -141,7 +156,7 @@ func parseDirInfo(buf []byte, vol uint64, ents []dirent) []dirent {
 		name := string(utf16.Decode(u))
 		if name != "." && name != ".." {
 			attrs := le.Uint32(rec[offAttributes:])
-			ents = append(ents, dirent{name: name, statted: true, st: fileStat{
+			ents = append(ents, dirent{name: name, st: fileStat{
 				typ:     typeOfAttrs(attrs, le.Uint32(rec[offEaSize:])),
 				mode:    modeOf(attrs),
 				size:    int64(le.Uint64(rec[offEndOfFile:])),

@@ -1,7 +1,6 @@
 package walker
 
 import (
-	"cmp"
 	"io/fs"
 	"slices"
 
@@ -42,27 +41,16 @@ type fileStat struct {
 	uid, gid         uint32 // owner, where permChecker uses it
 }
 
-// dirent is one name of a directory listing; listings that return
-// metadata with the names (Windows) fill st, the others leave it to lstatAt.
-type dirent struct {
-	name    string
-	st      fileStat
-	statted bool
-}
-
 // list reads directory n (whose handle is open), loads its pattern files
 // and fills n.dir.Entries with its included entries, reporting skipped
 // ones.
 func (w *walk[T]) list(n *node[T]) error {
-	ents, err := readDir(n.fd)
+	names, stats, err := readDir(n.fd)
 	if err != nil {
 		return &fs.PathError{Op: "readdirent", Path: n.dir.Path, Err: err}
 	}
-	slices.SortFunc(ents, func(a, b dirent) int { return cmp.Compare(a.name, b.name) })
 	set := ignore.LoadDir(func(name string) ([]byte, error) {
-		if _, found := slices.BinarySearchFunc(ents, name, func(d dirent, name string) int {
-			return cmp.Compare(d.name, name)
-		}); !found {
+		if _, found := slices.BinarySearch(names, name); !found {
 			return nil, fs.ErrNotExist
 		}
 		return readPatternFile(n.fd, name)
@@ -73,12 +61,16 @@ func (w *walk[T]) list(n *node[T]) error {
 		}
 	}
 	n.rules = n.rules.Child(n.dir.Path, set)
-	entries := make([]Entry, 0, len(ents))
-	for i := range ents {
-		if ents[i].name == ignore.GitDir {
+	entries := make([]Entry, 0, len(names))
+	for i, name := range names {
+		if name == ignore.GitDir {
 			continue
 		}
-		if e, ok := w.entry(n, &ents[i]); ok {
+		var st *fileStat
+		if stats != nil {
+			st = &stats[i]
+		}
+		if e, ok := w.entry(n, name, st); ok {
 			entries = append(entries, e)
 		}
 	}
@@ -86,14 +78,16 @@ func (w *walk[T]) list(n *node[T]) error {
 	return nil
 }
 
-// entry decides whether the name d of n is included, lstatting it first
-// when the listing did not.
-func (w *walk[T]) entry(n *node[T], d *dirent) (Entry, bool) {
-	rel := join(n.dir.Path, d.name)
-	st := d.st
-	if !d.statted {
+// entry decides whether name of n is included; st is its stat data from
+// the listing, or nil to lstat it first.
+func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool) {
+	rel := join(n.dir.Path, name)
+	var st fileStat
+	if listed != nil {
+		st = *listed
+	} else {
 		var err error
-		if st, err = lstatAt(n.fd, d.name); err != nil {
+		if st, err = lstatAt(n.fd, name); err != nil {
 			if !n.rules.Ignored(rel, false) || !n.rules.Ignored(rel, true) {
 				w.report(rel, &fs.PathError{Op: "lstat", Path: rel, Err: err})
 			}
@@ -104,7 +98,7 @@ func (w *walk[T]) entry(n *node[T], d *dirent) (Entry, bool) {
 		return Entry{}, false
 	}
 	e := Entry{
-		Name: d.name, Mode: st.mode, Size: st.size,
+		Name: name, Mode: st.mode, Size: st.size,
 		MtimeNs: st.mtimeNs, CtimeNs: st.ctimeNs, Ino: st.ino, Dev: st.dev,
 	}
 	switch st.typ {
@@ -113,13 +107,13 @@ func (w *walk[T]) entry(n *node[T], d *dirent) (Entry, bool) {
 			w.skip(Skipped{Path: rel, Reason: ReasonTooLarge})
 			return Entry{}, false
 		}
-		if err := w.cfg.perm.check(n.fd, d.name, &st, accessRead); err != nil {
+		if err := w.cfg.perm.check(n.fd, name, &st, accessRead); err != nil {
 			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
 			return Entry{}, false
 		}
 		e.Kind = KindFile
 	case typeSymlink:
-		target, err := readlinkAt(n.fd, d.name, st.size)
+		target, err := readlinkAt(n.fd, name, st.size)
 		if err != nil {
 			w.report(rel, &fs.PathError{Op: "readlink", Path: rel, Err: err})
 			return Entry{}, false
@@ -129,7 +123,7 @@ func (w *walk[T]) entry(n *node[T], d *dirent) (Entry, bool) {
 		if w.cfg.exclude[devIno{e.Dev, e.Ino}] {
 			return Entry{}, false
 		}
-		if err := w.cfg.perm.check(n.fd, d.name, &st, accessList); err != nil {
+		if err := w.cfg.perm.check(n.fd, name, &st, accessList); err != nil {
 			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
 			return Entry{}, false
 		}
