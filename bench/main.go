@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command bench measures ckpt against the shadow-git checkpoint flow of Cline
 // and Roo Code on a generated monorepo, side by side in one run, together
 // with the physical floors of the machine (a parallel stat walk, BLAKE3+zstd
@@ -10,6 +12,10 @@
 // profiling by hand ("bench worker -op save -ws DIR -store S -cpuprofile F"
 // runs one library operation). Progress goes to stderr, the table to stdout. The corpus, the stores and
 // the shadow repository live in a temporary directory removed at the end.
+//
+// The tool builds on Linux only: it drops the page cache through
+// /proc/sys/vm/drop_caches, reads Linux stat fields and measures its walk
+// floor with getdents and fstatat.
 package main
 
 import (

@@ -244,11 +244,7 @@ func readFixture(t *testing.T, dir string) fixture {
 // changes must be reported as binary; git apply cannot apply them without
 // object data, so they are excluded and copied over by hand.
 func TestPatchApplies(t *testing.T) {
-	for _, tool := range []string{"git", "patch"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s not installed: %v", tool, err)
-		}
-	}
+	requireApplyTools(t)
 	r := rand.New(rand.NewSource(5))
 	for i := 0; i < applyCases; i++ {
 		from, to := genPair(r, genOpts{binary: i%2 == 1, symlinks: true, collisions: true, spaces: true})

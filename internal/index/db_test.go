@@ -119,7 +119,7 @@ func (s saveContents) check(t *testing.T, db *DB, treeID, cpID objects.ID, prese
 func TestBatchAtomicityAndReopen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "index")
 	db := openTest(t, dir)
-	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+	if fi, err := os.Stat(dir); err != nil || !privateDirMode(fi.Mode()) {
 		t.Fatalf("index dir: %v, %v; want mode 0700", fi, err)
 	}
 	s := sampleSave()

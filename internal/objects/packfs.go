@@ -4,6 +4,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // packFS is the file system under every pack write: creating, appending,
@@ -48,11 +50,4 @@ func (osFS) OpenRW(path string) (packFile, error) { return os.OpenFile(path, os.
 
 func (osFS) Remove(path string) error { return os.Remove(path) }
 
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func (osFS) SyncDir(dir string) error { return osfs.SyncDir(dir) }

@@ -16,8 +16,8 @@ var ErrNoFilesystemSync = errors.New("osfs: no filesystem-wide sync on this plat
 func DataSync(f *os.File) error { return dataSync(f) }
 
 // SyncDir makes the entries of dir (creations, renames, removals) durable.
-// Unix: fsync of the directory. Windows: nothing to do, as NTFS journals
-// its metadata and directories cannot be flushed through a handle.
+// Unix: fsync of the directory. Windows: FlushFileBuffers on a directory
+// handle opened for writing with backup semantics.
 func SyncDir(dir string) error { return syncDir(dir) }
 
 // SyncFilesystem flushes every dirty file of the filesystem holding dir.

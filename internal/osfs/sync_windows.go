@@ -2,11 +2,34 @@
 
 package osfs
 
-import "os"
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
 
 // dataSync: File.Sync is FlushFileBuffers on Windows.
 func dataSync(f *os.File) error { return f.Sync() }
 
-func syncDir(string) error { return nil }
+// syncDir flushes a directory through a handle opened for writing with
+// backup semantics, the only way to open a directory for FlushFileBuffers
+// (the read-only handle os.Open returns is refused with "Access denied").
+func syncDir(dir string) error {
+	p, err := windows.UTF16PtrFromString(longPath(dir))
+	if err != nil {
+		return &os.PathError{Op: "sync", Path: dir, Err: err}
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_WRITE,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+	if err != nil {
+		return &os.PathError{Op: "sync", Path: dir, Err: err}
+	}
+	defer windows.CloseHandle(h)
+	if err := windows.FlushFileBuffers(h); err != nil {
+		return &os.PathError{Op: "sync", Path: dir, Err: err}
+	}
+	return nil
+}
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ckpt/ckpt/internal/walker/ignore"
 )
 
@@ -17,10 +15,11 @@ type devIno struct{ dev, ino uint64 }
 
 // hooks inject faults in tests; nil fields mean the real system call.
 type hooks struct {
-	// openDir replaces unix.Openat for subdirectories.
-	openDir func(dirfd int, name string, flags int) (int, error)
-	// access replaces unix.Faccessat when mode bits deny access.
-	access func(dirfd int, name string, mode uint32) error
+	// openDir replaces openSub for subdirectories.
+	openDir func(parent dirFD, name string) (dirFD, error)
+	// access replaces the platform's access check (on Unix, faccessat
+	// when mode bits deny access).
+	access func(dirfd dirFD, name string, mode uint32) error
 }
 
 // config is everything a walk needs that does not change during it.
@@ -31,7 +30,7 @@ type config struct {
 	maxSize int64
 	workers int
 	perm    permChecker
-	openDir func(dirfd int, name string, flags int) (int, error)
+	openDir func(parent dirFD, name string) (dirFD, error)
 }
 
 func newConfig(root string, opts *Options) (*config, error) {
@@ -50,7 +49,7 @@ func newConfig(root string, opts *Options) (*config, error) {
 		maxSize: opts.MaxFileSize,
 		workers: opts.workers(),
 		perm:    newPermChecker(),
-		openDir: openDir,
+		openDir: openSub,
 	}
 	if h := opts.hooks; h != nil {
 		if h.openDir != nil {
@@ -61,9 +60,8 @@ func newConfig(root string, opts *Options) (*config, error) {
 		}
 	}
 	for _, d := range opts.ExcludeDirs {
-		var st unix.Stat_t
-		if err := unix.Stat(d, &st); err == nil {
-			c.exclude[devIno{uint64(st.Dev), st.Ino}] = true
+		if id, err := statDir(d); err == nil {
+			c.exclude[id] = true
 		}
 	}
 	return c, nil
@@ -95,19 +93,14 @@ func readInfoExclude(root string) ([]ignore.Pattern, error) {
 		return nil, nil
 	}
 	path := filepath.Join(gitDir, "info", "exclude")
-	data, err := readPatternFile(unix.AT_FDCWD, path, 0)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, fs.ErrInvalid) {
+	data, err := readPatternPath(path)
+	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) || errors.Is(err, fs.ErrInvalid) {
 		return nil, nil // absent, or not a regular file (never block on a FIFO)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("walker: read %s: %w", path, err)
 	}
 	return ignore.ParseLines(data), nil
-}
-
-// openDir opens a subdirectory relative to its parent's fd.
-func openDir(dirfd int, name string, flags int) (int, error) {
-	return unix.Openat(dirfd, name, flags, 0)
 }
 
 // NewMatcher returns an ignore.Matcher that answers, for single paths, what

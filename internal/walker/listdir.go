@@ -3,9 +3,6 @@ package walker
 import (
 	"io/fs"
 	"slices"
-	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/walker/ignore"
 )
@@ -14,21 +11,49 @@ import (
 // 100 MiB too); larger ones are ignored.
 const maxPatternFile = 100 << 20
 
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+// fileType is the type of a directory entry as the platform reports it.
+type fileType uint8
 
-// list reads directory n (whose fd is open), loads its pattern files and
-// fills n.dir.Entries with its included entries, reporting skipped ones.
+const (
+	typeOther fileType = iota
+	typeFile
+	typeDir
+	typeSymlink
+	typeFIFO
+	typeSocket
+	typeDevice
+)
+
+// Access wanted by permChecker.check; the values are those of access(2).
+const (
+	accessRead = 4     // read a file
+	accessList = 4 | 1 // list and enter a directory
+)
+
+// fileStat is the lstat data of one entry, in the platform's terms (see
+// Entry for what each field holds where).
+type fileStat struct {
+	typ              fileType
+	mode             uint32 // permission bits
+	size             int64
+	mtimeNs, ctimeNs int64
+	ino, dev         uint64
+	uid, gid         uint32 // owner, where permChecker uses it
+}
+
+// list reads directory n (whose handle is open), loads its pattern files
+// and fills n.dir.Entries with its included entries, reporting skipped
+// ones.
 func (w *walk[T]) list(n *node[T]) error {
-	names, err := readNames(n.fd)
+	names, stats, err := readDir(n.fd)
 	if err != nil {
 		return &fs.PathError{Op: "readdirent", Path: n.dir.Path, Err: err}
 	}
-	slices.Sort(names)
 	set := ignore.LoadDir(func(name string) ([]byte, error) {
 		if _, found := slices.BinarySearch(names, name); !found {
 			return nil, fs.ErrNotExist
 		}
-		return readPatternFile(n.fd, name, unix.O_NOFOLLOW)
+		return readPatternFile(n.fd, name)
 	})
 	if n.parent == nil {
 		for l := range set {
@@ -37,11 +62,15 @@ func (w *walk[T]) list(n *node[T]) error {
 	}
 	n.rules = n.rules.Child(n.dir.Path, set)
 	entries := make([]Entry, 0, len(names))
-	for _, name := range names {
+	for i, name := range names {
 		if name == ignore.GitDir {
 			continue
 		}
-		if e, ok := w.entry(n, name); ok {
+		var st *fileStat
+		if stats != nil {
+			st = &stats[i]
+		}
+		if e, ok := w.entry(n, name, st); ok {
 			entries = append(entries, e)
 		}
 	}
@@ -49,138 +78,71 @@ func (w *walk[T]) list(n *node[T]) error {
 	return nil
 }
 
-// entry lstats one name of n and decides whether it is included.
-func (w *walk[T]) entry(n *node[T], name string) (Entry, bool) {
+// entry decides whether name of n is included; st is its stat data from
+// the listing, or nil to lstat it first.
+func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool) {
 	rel := join(n.dir.Path, name)
-	var st unix.Stat_t
-	if err := unix.Fstatat(n.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if !n.rules.Ignored(rel, false) || !n.rules.Ignored(rel, true) {
-			w.report(rel, &fs.PathError{Op: "lstat", Path: rel, Err: err})
+	var st fileStat
+	if listed != nil {
+		st = *listed
+	} else {
+		var err error
+		if st, err = lstatAt(n.fd, name); err != nil {
+			if !n.rules.Ignored(rel, false) || !n.rules.Ignored(rel, true) {
+				w.report(rel, &fs.PathError{Op: "lstat", Path: rel, Err: err})
+			}
+			return Entry{}, false
 		}
-		return Entry{}, false
 	}
-	typ := uint32(st.Mode) & unix.S_IFMT
-	if n.rules.Ignored(rel, typ == unix.S_IFDIR) {
+	if n.rules.Ignored(rel, st.typ == typeDir) {
 		return Entry{}, false
 	}
 	e := Entry{
-		Name: name, Mode: uint32(st.Mode) & 0o7777, Size: st.Size,
-		MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano(),
-		Ino: uint64(st.Ino), Dev: uint64(st.Dev),
+		Name: name, Mode: st.mode, Size: st.size,
+		MtimeNs: st.mtimeNs, CtimeNs: st.ctimeNs, Ino: st.ino, Dev: st.dev,
 	}
-	switch typ {
-	case unix.S_IFREG:
-		if w.cfg.maxSize > 0 && st.Size > w.cfg.maxSize {
+	switch st.typ {
+	case typeFile:
+		if w.cfg.maxSize > 0 && st.size > w.cfg.maxSize {
 			w.skip(Skipped{Path: rel, Reason: ReasonTooLarge})
 			return Entry{}, false
 		}
-		if err := w.cfg.perm.check(n.fd, name, &st, unix.R_OK); err != nil {
+		if err := w.cfg.perm.check(n.fd, name, &st, accessRead); err != nil {
 			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
 			return Entry{}, false
 		}
 		e.Kind = KindFile
-	case unix.S_IFLNK:
-		target, err := readlinkat(n.fd, name, st.Size)
+	case typeSymlink:
+		target, err := readlinkAt(n.fd, name, st.size)
 		if err != nil {
 			w.report(rel, &fs.PathError{Op: "readlink", Path: rel, Err: err})
 			return Entry{}, false
 		}
 		e.Kind, e.Target, e.Size = KindSymlink, target, int64(len(target))
-	case unix.S_IFDIR:
+	case typeDir:
 		if w.cfg.exclude[devIno{e.Dev, e.Ino}] {
 			return Entry{}, false
 		}
-		if err := w.cfg.perm.check(n.fd, name, &st, unix.R_OK|unix.X_OK); err != nil {
+		if err := w.cfg.perm.check(n.fd, name, &st, accessList); err != nil {
 			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
 			return Entry{}, false
 		}
 		e.Kind, e.Size = KindDir, 0
 	default:
-		w.skip(Skipped{Path: rel, Reason: specialReason(typ)})
+		w.skip(Skipped{Path: rel, Reason: specialReason(st.typ)})
 		return Entry{}, false
 	}
 	return e, true
 }
 
-func specialReason(typ uint32) string {
+func specialReason(typ fileType) string {
 	switch typ {
-	case unix.S_IFIFO:
+	case typeFIFO:
 		return ReasonFIFO
-	case unix.S_IFSOCK:
+	case typeSocket:
 		return ReasonSocket
-	case unix.S_IFCHR, unix.S_IFBLK:
+	case typeDevice:
 		return ReasonDevice
 	}
 	return ReasonOther
-}
-
-// readNames returns the names in the directory fd, without "." and "..".
-func readNames(fd int) ([]string, error) {
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
-	var names []string
-	for {
-		n, err := unix.ReadDirent(fd, *bp)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent((*bp)[:n], -1, names)
-	}
-}
-
-// readlinkat returns the target text of the symlink name in dirfd; size is
-// its lstat size, a hint.
-func readlinkat(dirfd int, name string, size int64) (string, error) {
-	buf := make([]byte, max(size+1, 256))
-	for {
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return "", err
-		}
-		if n < len(buf) {
-			return string(buf[:n]), nil
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
-
-// readPatternFile reads a pattern file of dirfd; flags may add O_NOFOLLOW
-// (git does not follow a symlinked .gitignore). It never blocks on a FIFO:
-// anything but a regular file is an error.
-func readPatternFile(dirfd int, name string, flags int) ([]byte, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG || st.Size > maxPatternFile {
-		return nil, fs.ErrInvalid
-	}
-	buf := make([]byte, 0, st.Size+1)
-	for {
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 || len(buf)+n > maxPatternFile {
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, len(buf))
-		}
-	}
 }

@@ -10,21 +10,18 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ckpt/ckpt/internal/walker/ignore"
 )
 
 // node is one included directory between being listed and being visited.
 // Its fd stays open until every subdirectory has been opened relative to it
-// (openat with O_NOFOLLOW, so a directory swapped for a symlink is never
-// followed); its entries live until its own visit returns.
+// (see openSub: a directory swapped for a symlink is never followed); its entries live until its own visit returns.
 type node[T any] struct {
 	parent *node[T]
 	name   string // name in parent; "" for the root
 	dir    Dir
 	rules  *ignore.Rules
-	fd     int
+	fd     dirFD
 
 	mu       sync.Mutex
 	pending  int // subdirectories not yet visited or dropped
@@ -39,7 +36,7 @@ func (n *node[T]) releaseFD() {
 	last := n.unopened == 0
 	n.mu.Unlock()
 	if last {
-		unix.Close(n.fd)
+		closeDir(n.fd)
 	}
 }
 
@@ -68,14 +65,9 @@ type walk[T any] struct {
 
 func run[T any](parent context.Context, cfg *config, visit VisitFunc[T]) (T, []Skipped, error) {
 	var zero T
-	fd, err := unix.Open(cfg.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, st, err := openRoot(cfg.root)
 	if err != nil {
-		return zero, nil, fmt.Errorf("walker: open workspace: %w", &fs.PathError{Op: "open", Path: cfg.root, Err: err})
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return zero, nil, fmt.Errorf("walker: stat workspace: %w", &fs.PathError{Op: "fstat", Path: cfg.root, Err: err})
+		return zero, nil, fmt.Errorf("walker: open workspace: %w", err)
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -84,9 +76,9 @@ func run[T any](parent context.Context, cfg *config, visit VisitFunc[T]) (T, []S
 	stop := context.AfterFunc(parent, func() { w.fail(parent.Err()) })
 	defer stop()
 
-	root := &node[T]{fd: fd, dir: Dir{Mode: uint32(st.Mode) & 0o7777}}
+	root := &node[T]{fd: fd, dir: Dir{Mode: st.mode}}
 	if err := w.list(root); err != nil {
-		unix.Close(fd)
+		closeDir(fd)
 		return zero, nil, fmt.Errorf("walker: list workspace: %w", err)
 	}
 	var wg sync.WaitGroup
@@ -143,14 +135,14 @@ func (w *walk[T]) fail(err error) {
 
 // process opens and lists one directory below the root.
 func (w *walk[T]) process(n *node[T]) {
-	fd, err := w.cfg.openDir(n.parent.fd, n.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	fd, err := w.cfg.openDir(n.parent.fd, n.name)
 	n.parent.releaseFD()
 	if err != nil {
 		err = &fs.PathError{Op: "open", Path: n.dir.Path, Err: err}
 	} else {
 		n.fd = fd
 		if err = w.list(n); err != nil {
-			unix.Close(fd)
+			closeDir(fd)
 		}
 	}
 	if err != nil {
@@ -174,7 +166,7 @@ func (w *walk[T]) schedule(n *node[T]) {
 		}
 	}
 	if len(subs) == 0 {
-		unix.Close(n.fd)
+		closeDir(n.fd)
 		w.finishFrom(n)
 		return
 	}
@@ -241,11 +233,11 @@ func (w *walk[T]) complete(n *node[T], v T, ok bool) *node[T] {
 // path that no longer exists is not reported: the walk simply saw the
 // directory a moment later.
 func (w *walk[T]) report(path string, err error) {
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	reason := ReasonUnreadable
-	if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+	if isVanished(err) {
 		reason = ReasonVanished
 	}
 	w.skip(Skipped{Path: path, Reason: reason, Err: err})

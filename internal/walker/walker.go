@@ -40,14 +40,30 @@ const (
 
 // Entry is one included name of a directory, with the lstat data taken
 // while the directory was listed.
+//
+// A stat cache treats a file as unchanged when Size, MtimeNs, CtimeNs, Ino,
+// Dev and Mode all equal the recorded ones (and the racy rule holds: the
+// mtime is older than the recording). What the fields hold per OS:
+//
+//   - Linux, macOS: st_size, st_mtime, st_ctime (inode change time, which
+//     no user call can set back), st_ino, st_dev and st_mode & 07777.
+//   - Windows: EndOfFile, LastWriteTime, ChangeTime (the NTFS change time,
+//     bumped by every write, rename and attribute change; not the creation
+//     time), the file ID as Ino and the volume serial number as Dev, all
+//     taken from the directory listing (FileIdBothDirectoryInfo) without
+//     opening the file. Mode is synthesised from the attributes, since
+//     Windows has no permission bits: 0o755 for a directory, 0o444 for a
+//     read-only file, 0o644 otherwise; the exec bit never shows, so a
+//     caller that must keep one across saves on Windows carries it over
+//     from its previous record. Times are converted to ns since 1970.
 type Entry struct {
 	Name             string
 	Kind             Kind
-	Mode             uint32 // permission bits, st_mode & 07777
+	Mode             uint32 // permission bits (see above)
 	Size             int64  // bytes of a file or of a symlink's target text; 0 for a directory
 	MtimeNs, CtimeNs int64
 	Ino, Dev         uint64
-	Target           string // symlink target text, "" otherwise
+	Target           string // symlink target text (on Windows with '/' separators), "" otherwise
 }
 
 // Dir is one included directory.

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package walker
 
 import (
@@ -14,7 +16,7 @@ type permChecker struct {
 	uid  uint32
 	gids map[uint32]bool
 	// access, when set, replaces both the mode-bit test and faccessat.
-	access func(dirfd int, name string, mode uint32) error
+	access func(dirfd dirFD, name string, mode uint32) error
 }
 
 func newPermChecker() permChecker {
@@ -28,8 +30,8 @@ func newPermChecker() permChecker {
 }
 
 // check returns nil when the entry name of dirfd, whose lstat is st, allows
-// want (unix.R_OK, optionally | unix.X_OK), and the access error otherwise.
-func (p *permChecker) check(dirfd int, name string, st *unix.Stat_t, want uint32) error {
+// want (accessRead or accessList), and the access error otherwise.
+func (p *permChecker) check(dirfd dirFD, name string, st *fileStat, want uint32) error {
 	if p.access != nil {
 		return p.access(dirfd, name, want)
 	}
@@ -39,16 +41,16 @@ func (p *permChecker) check(dirfd int, name string, st *unix.Stat_t, want uint32
 	return unix.Faccessat(dirfd, name, want, unix.AT_EACCESS)
 }
 
-func (p *permChecker) bitsAllow(st *unix.Stat_t, want uint32) bool {
+func (p *permChecker) bitsAllow(st *fileStat, want uint32) bool {
 	if p.uid == 0 {
 		return true
 	}
-	mode := uint32(st.Mode)
+	mode := st.mode
 	var bits uint32
 	switch {
-	case st.Uid == p.uid:
+	case st.uid == p.uid:
 		bits = mode >> 6
-	case p.gids[st.Gid]:
+	case p.gids[st.gid]:
 		bits = mode >> 3
 	default:
 		bits = mode
