@@ -221,7 +221,7 @@ func TestFailedTableWriteFailsWritesInsteadOfRetryingForEver(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c.kinds[0], c.errno), func(t *testing.T) {
-			dir := t.TempDir()
+			dir := wedgedDir(t)
 			var mu sync.Mutex
 			armed := false
 			fsys := errorfs.Wrap(vfs.Default, injectOn(c.kinds, ".sst", c.errno, &armed, &mu))
@@ -284,4 +284,16 @@ func copyIndex(t *testing.T, from, to string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// wedgedDir is a directory for a DB the test leaves wedged: a failed write
+// keeps Pebble's LOCK file open until the process exits, and Windows cannot
+// delete an open file, so removing the directory afterwards is best-effort.
+func wedgedDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "wedged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
