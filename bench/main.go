@@ -41,6 +41,20 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "fetch-modules" {
+		if err := fetchModules(ctx, os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench fetch-modules:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "compress" {
+		if err := runCandidates(ctx, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench compress:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		if err := runWorker(ctx, os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "bench worker:", err)
@@ -108,6 +122,8 @@ func mainErr(ctx context.Context) error {
 	flag.IntVar(&o.added, "added", 20, "files added between the saves")
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of every library operation into this directory")
 	flag.StringVar(&o.systems, "systems", "", "comma-separated subset of git,ckpt-cli,ckpt-lib (default all)")
+	flag.StringVar(&o.corpus, "corpus", "", "benchmark on a copy of this directory instead of a generated corpus; \"gomodcache\" fetches the pinned modules of bench/realmods.txt")
+	flag.BoolVar(&o.inPlace, "corpus-in-place", false, "with -corpus DIR: measure DIR itself, read-only operations only (first and no-change saves)")
 	flag.BoolVar(&o.gc, "gc", true, "also measure the shadow repository after git gc (last repetition)")
 	jsonOut := flag.String("json", "", "write the results as JSON to this file")
 	chartOut := flag.String("chart", "", "write an SVG chart of the ratios to this file")
@@ -115,6 +131,9 @@ func mainErr(ctx context.Context) error {
 	flag.Parse()
 	if *fromJSON != "" {
 		return render(*fromJSON, *chartOut)
+	}
+	if o.inPlace && (o.corpus == "" || o.corpus == realModulesCorpus) {
+		return fmt.Errorf("-corpus-in-place needs -corpus DIR")
 	}
 	if o.reps < 1 {
 		return fmt.Errorf("-reps must be at least 1")
