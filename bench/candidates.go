@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +39,7 @@ type candidate struct {
 	encode   func(blobs [][]byte) (int64, error)
 	prepare  func(blobs [][]byte) (int64, error) // once, on the first batch (dictionary training)
 	prepared bool
+	byName   bool // sees each batch ordered by file name, then size (git's delta order)
 }
 
 // candidateReport is the JSON written by "bench compress".
@@ -71,14 +74,20 @@ func runCandidates(ctx context.Context, args []string) error {
 	rep := candidateReport{Corpus: *dir, Load: loadAverage()}
 	seen := map[[32]byte]struct{}{}
 	var batch [][]byte
+	var names []string
 	var batchBytes int64
 	flush := func() error {
+		sorted := sortedByName(batch, names)
 		for i := range cands {
-			if err := cands[i].run(batch); err != nil {
+			in := batch
+			if cands[i].byName {
+				in = sorted
+			}
+			if err := cands[i].run(in); err != nil {
 				return fmt.Errorf("%s: %w", cands[i].Name, err)
 			}
 		}
-		batch, batchBytes = nil, 0
+		batch, names, batchBytes = nil, nil, 0
 		return nil
 	}
 	err = walkFiles(*dir, func(path string) error {
@@ -97,8 +106,8 @@ func runCandidates(ctx context.Context, args []string) error {
 		seen[id] = struct{}{}
 		rep.Blobs++
 		rep.RawBytes += int64(len(data))
-		batch = append(batch, data)
-		if batchBytes += int64(len(data)); batchBytes >= 64<<20 {
+		batch, names = append(batch, data), append(names, filepath.Base(path))
+		if batchBytes += int64(len(data)); batchBytes >= 256<<20 {
 			progress("compress: %d files, %.0f MiB", rep.Files, mib(rep.RawBytes))
 			return flush()
 		}
@@ -180,8 +189,29 @@ func newCandidates(smallMax, groupRaw int) ([]candidate, error) {
 		{Name: fmt.Sprintf("solid groups (%d KiB, blobs ≤ %d KiB) fastest", groupRaw>>10, smallMax>>10), encode: solid(fastest, smallMax, groupRaw)},
 		{Name: fmt.Sprintf("solid groups (%d KiB) fastest", 4*groupRaw>>10), encode: solid(fastest, smallMax, 4*groupRaw)},
 		{Name: fmt.Sprintf("solid groups (%d KiB) better (background level)", groupRaw>>10), encode: solid(better, smallMax, groupRaw)},
+		{Name: "solid groups (1 MiB, blobs ≤ 1 MiB) fastest", encode: solid(fastest, 1<<20, 1<<20)},
+		{Name: "solid groups (1 MiB, blobs ≤ 1 MiB) fastest, by name", encode: solid(fastest, 1<<20, 1<<20), byName: true},
+		{Name: fmt.Sprintf("solid groups (%d KiB) fastest, by name", groupRaw>>10), encode: solid(fastest, smallMax, groupRaw), byName: true},
+		{Name: "solid groups (1 MiB, blobs ≤ 1 MiB) better, by name", encode: solid(better, 1<<20, 1<<20), byName: true},
 	}
 	return cands, nil
+}
+
+// sortedByName returns the blobs ordered by file name, then size, as git
+// orders objects when it looks for deltas.
+func sortedByName(batch [][]byte, names []string) [][]byte {
+	idx := make([]int, len(batch))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Or(strings.Compare(names[a], names[b]), cmp.Compare(len(batch[a]), len(batch[b])))
+	})
+	out := make([][]byte, len(batch))
+	for i, j := range idx {
+		out[i] = batch[j]
+	}
+	return out
 }
 
 // split separates the blobs of at most smallMax bytes from the others.

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +36,8 @@ func pinnedModules() ([]string, error) {
 }
 
 // fetchModules downloads the pinned modules into a fresh module cache at
-// dir (writable, so that it can be deleted and edited) and removes its
-// download cache, leaving the extracted module trees: the real corpus.
+// dir and removes its download cache, leaving the extracted module trees,
+// made writable like a working tree's: the real corpus.
 // The go command verifies every module against the checksum database, so
 // the bytes are the same on every machine.
 func fetchModules(ctx context.Context, dir string) error {
@@ -60,5 +61,18 @@ func fetchModules(ctx context.Context, dir string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go mod download: %w: %s", err, out)
 	}
-	return os.RemoveAll(filepath.Join(abs, "cache"))
+	if err := os.RemoveAll(filepath.Join(abs, "cache")); err != nil {
+		return err
+	}
+	// The module cache makes files read-only; a working tree's are not.
+	return filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.Chmod(p, info.Mode().Perm()|0o200)
+	})
 }

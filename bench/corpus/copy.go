@@ -27,7 +27,8 @@ const maxEditable = 1 << 20
 // Copy copies the directory tree src into dst (created; it should not
 // exist) and returns the manifest of the copy, for benchmarking on a real
 // tree. src is only read. Directories, regular files (with their
-// permission bits) and symlinks are copied; every .git entry is left out,
+// permission bits, plus the owner's write bit so that edits can go
+// anywhere, as in a working tree) and symlinks are copied; every .git entry is left out,
 // so dst is a plain working tree, and special files are skipped. The
 // manifest is Survey's.
 func Copy(ctx context.Context, src, dst string) (*Manifest, error) {
@@ -66,7 +67,7 @@ func Copy(ctx context.Context, src, dst string) (*Manifest, error) {
 			}
 			return os.Symlink(target, to)
 		case d.Type().IsRegular():
-			g.Go(func() error { return copyFile(p, to, info.Mode().Perm()) })
+			g.Go(func() error { return copyFile(p, to, info.Mode().Perm()|0o200) })
 		}
 		return nil
 	})
