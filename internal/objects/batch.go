@@ -27,6 +27,10 @@ type Batch struct {
 	// dedup checks the ids it synced itself instead of the index.
 	fresh bool
 
+	gmu      sync.Mutex   // guards open
+	open     *group       // small blobs waiting to be written as one group record
+	flushing sync.RWMutex // held shared while a full group is written; Sync takes it
+
 	mu struct {
 		sync.Mutex
 		idle    []*packWriter // writers not in use
@@ -197,8 +201,12 @@ func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
 }
 
 // write compresses (plain blobs only) and appends one record, recording
-// its Placement.
+// its Placement; a small blob goes into a group instead.
 func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
+	if !chunked && len(content) <= b.s.opts.groupMax {
+		b.addToGroup(id, content)
+		return nil
+	}
 	h := recordHeader{id: id, size: size}
 	payload := content
 	var scratch *[]byte
@@ -312,6 +320,7 @@ func (b *Batch) exclusive() func() {
 // written since the last successful Sync may be lost; the Batch should be
 // closed and the save abandoned.
 func (b *Batch) Sync() ([]Placement, error) {
+	defer b.flushGroups()()
 	defer b.exclusive()()
 	b.mu.Lock()
 	live, newPack, err := slices.Clone(b.mu.live), b.mu.newPack, b.mu.err
@@ -359,6 +368,9 @@ func (b *Batch) Close() error {
 	live := b.mu.live
 	b.mu.live, b.mu.idle, b.mu.closed = nil, nil, true
 	b.mu.Unlock()
+	b.gmu.Lock()
+	b.open = nil // never written: its blobs were never synced
+	b.gmu.Unlock()
 	for _, w := range live {
 		b.s.releaseWriter(w)
 	}

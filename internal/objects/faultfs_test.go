@@ -134,7 +134,7 @@ func newFaultStore(t *testing.T) *faultStore {
 	// Small packs and pack buffers' worth of records so a run creates,
 	// fills, syncs and rolls over several packs.
 	return &faultStore{t: t, dir: t.TempDir(), idx: newMapIndex(), blobs: map[ID][]byte{},
-		opts: Options{PackSize: 48 << 10, Writers: 1}}
+		opts: Options{PackSize: 48 << 10, Writers: 1, groupMax: -1}}
 }
 
 // open opens the store over fsys (nil: the real file system).

@@ -47,6 +47,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
 	buf := make([]byte, recordHeaderLen)
 	hdr := packHeader()
+	var version uint32
 	if size < int64(len(hdr)) {
 		got := buf[:size]
 		if _, err := io.ReadFull(br, got); err != nil {
@@ -60,7 +61,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 	if _, err := io.ReadFull(br, buf[:len(hdr)]); err != nil {
 		return 0, fmt.Errorf("objects: scan pack: %w", err)
 	}
-	if !bytes.Equal(buf[:len(hdr)], hdr) {
+	if version = packVersionOf(buf[:len(hdr)]); version == 0 {
 		if zero, err := zeroFrom(f, 0, size); err != nil || zero {
 			return 0, err
 		}
@@ -72,6 +73,9 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 			return off, fmt.Errorf("objects: scan pack: %w", err)
 		}
 		h, perr := parseRecordHeader(buf)
+		if perr == nil && h.flags&FlagGroup != 0 && version == packVersion1 {
+			perr = fmt.Errorf("group record in a version-%d pack", version)
+		}
 		if perr != nil {
 			if zero, err := zeroFrom(f, off, size); err != nil || zero {
 				return off, err

@@ -31,6 +31,10 @@ type Options struct {
 	// fs is the file system under pack writes; nil means the real one.
 	// Tests set it to inject failures.
 	fs packFS
+	// groupMax is the largest blob stored in a group record: 0 means
+	// groupBlobMax, a negative value stores every blob in a record of its
+	// own. Tests of one-record-per-blob framing set it.
+	groupMax int
 }
 
 const (
@@ -57,6 +61,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.fs == nil {
 		o.fs = osFS{}
 	}
+	if o.groupMax == 0 {
+		o.groupMax = groupBlobMax
+	}
 	return o, nil
 }
 
@@ -73,6 +80,7 @@ type Store struct {
 	smallBufs sync.Pool // *[]byte of ChunkThreshold+1 bytes
 	chunkBufs sync.Pool // *[]byte of 2*chunkMax bytes
 	packBufs  sync.Pool // *[]byte scratch for compressed payloads
+	groups    groupCache
 
 	mu struct {
 		sync.Mutex
@@ -89,7 +97,7 @@ type packState struct {
 	size   int64 // bytes on disk (clean end when clean is set)
 	clean  bool  // size is known to end on a record boundary
 	held   bool  // a live writer holds the pack
-	sealed bool  // damaged: never append to it
+	sealed bool  // damaged, or of an older format version: never append to it
 }
 
 // Open opens (creating if needed) the store in dir. dir/packs is created
@@ -172,14 +180,15 @@ func (s *Store) Packs() ([]uint32, error) {
 // packHandle is a pack file open for reading, shared by concurrent readers.
 type packHandle struct {
 	n       uint32
+	version uint32 // pack format version
 	f       *os.File
 	refs    int
 	evicted bool
 }
 
 // openPack returns a read handle on pack n, which the caller must release.
-// A missing pack, or one whose header is not a version-1 pack header, is a
-// *CorruptError: a committed locator points to it.
+// A missing pack, or one whose header is not that of a version this package
+// reads, is a *CorruptError: a committed locator points to it.
 func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -197,14 +206,15 @@ func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objects: %w", err)
 	}
-	if err := checkPackHeader(f, s.PackPath(n)); err != nil {
+	version, err := readPackVersion(f, s.PackPath(n))
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	if len(s.mu.open) >= maxOpenPacks {
 		s.evictIdleLocked()
 	}
-	h := &packHandle{n: n, f: f, refs: 1}
+	h := &packHandle{n: n, f: f, refs: 1, version: version}
 	s.mu.open[n] = h
 	return h, nil
 }
