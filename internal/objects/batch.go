@@ -91,11 +91,27 @@ func (b *Batch) committed(id ID) (bool, error) {
 // split into content-defined chunks, each stored as a blob, and the file's
 // id (BLAKE3 of the whole content) maps to a FlagChunked record listing
 // them.
+//
+// Content is read into a small buffer first and into one of
+// ChunkThreshold bytes only when it is longer, so the many small files of
+// a save hold little memory each.
 func (b *Batch) Put(r io.Reader) (ID, int64, error) {
 	limit := int(b.s.opts.ChunkThreshold)
+	hb := getBuf(&b.s.headBufs, min(headBufLen, limit+1))
+	defer b.s.headBufs.Put(hb)
+	n, err := io.ReadFull(r, *hb)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		id, err := b.putPlain((*hb)[:n])
+		return id, int64(n), err
+	}
+	if err != nil {
+		return ID{}, 0, fmt.Errorf("objects: put: %w", err)
+	}
 	sb := getBuf(&b.s.smallBufs, limit+1)
 	defer b.s.smallBufs.Put(sb)
-	n, err := io.ReadFull(r, *sb)
+	copy(*sb, *hb)
+	m, err := io.ReadFull(r, (*sb)[n:])
+	n += m
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		id, err := b.putPlain((*sb)[:n])
 		return id, int64(n), err
@@ -103,8 +119,11 @@ func (b *Batch) Put(r io.Reader) (ID, int64, error) {
 	if err != nil {
 		return ID{}, 0, fmt.Errorf("objects: put: %w", err)
 	}
-	return b.putChunked(io.MultiReader(bytes.NewReader(*sb), r))
+	return b.putChunked(io.MultiReader(bytes.NewReader((*sb)[:n]), r))
 }
+
+// headBufLen is the first read of a Put: most files of a workspace fit.
+const headBufLen = 64 << 10
 
 // PutBytes stores data (see Put) and returns its id.
 func (b *Batch) PutBytes(data []byte) (ID, error) {
@@ -141,6 +160,8 @@ func (b *Batch) putPlain(data []byte) (ID, error) {
 // chunk list under the id of the whole content. Content that makes a
 // single chunk is stored as that plain blob: its id is the file's id.
 func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
+	b.s.chunking <- struct{}{} // bounds the large buffers below
+	defer func() { <-b.s.chunking }()
 	cb := getBuf(&b.s.chunkBufs, 2*chunkMax)
 	defer b.s.chunkBufs.Put(cb)
 	cr := newChunkReader(r, *cb, 0)
@@ -203,7 +224,7 @@ func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
 // write compresses (plain blobs only) and appends one record, recording
 // its Placement; a small blob goes into a group instead.
 func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
-	if !chunked && len(content) <= b.s.opts.groupMax {
+	if !chunked && b.s.opts.Groups && len(content) <= groupBlobMax {
 		b.addToGroup(id, content)
 		return nil
 	}

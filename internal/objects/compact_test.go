@@ -90,7 +90,7 @@ func TestRewriterRefusesDamage(t *testing.T) {
 
 // TestRewriterRollsOverAtPackSize checks that copies respect the pack cap.
 func TestRewriterRollsOverAtPackSize(t *testing.T) {
-	s, idx := testStore(t, Options{PackSize: 8 << 10, groupMax: -1})
+	s, idx := testStore(t, Options{PackSize: 8 << 10})
 	var blobs [][]byte
 	for i := range 10 {
 		blobs = append(blobs, randomBytes(uint64(i+10), 3000))

@@ -40,11 +40,10 @@ type group struct {
 // full reports whether the group should be written now.
 func (g *group) full() bool { return len(g.data) >= groupTarget || len(g.ids) >= maxGroupMembers }
 
-// payload returns the decoded group payload: the member count, one entry
-// (id, length) per member, then the contents.
-func (g *group) payload() []byte {
-	p := make([]byte, 0, 4+len(g.ids)*groupEntryLen+len(g.data))
-	p = binary.LittleEndian.AppendUint32(p, uint32(len(g.ids)))
+// payload appends the decoded group payload to p[:0]: the member count,
+// one entry (id, length) per member, then the contents.
+func (g *group) payload(p []byte) []byte {
+	p = binary.LittleEndian.AppendUint32(p[:0], uint32(len(g.ids)))
 	for i, id := range g.ids {
 		p = append(p, id[:]...)
 		p = binary.LittleEndian.AppendUint32(p, g.sizes[i])
@@ -95,7 +94,7 @@ func (b *Batch) addToGroup(id ID, content []byte) {
 	b.gmu.Lock()
 	g := b.open
 	if g == nil {
-		g = &group{data: make([]byte, 0, groupTarget+groupBlobMax)}
+		g = &group{data: (*getScratch(&b.s.groupBufs))[:0]}
 		b.open = g
 	}
 	g.ids = append(g.ids, id)
@@ -130,7 +129,13 @@ func (b *Batch) flushGroups() (resume func()) {
 // writeGroup compresses and appends one group record and records the
 // placements of its members. A failure is kept for Sync.
 func (b *Batch) writeGroup(g *group) {
-	raw := g.payload()
+	rawBuf := getScratch(&b.s.groupBufs)
+	raw := g.payload(*rawBuf)
+	defer func() {
+		*rawBuf, g.data = raw, g.data[:0]
+		b.s.groupBufs.Put(rawBuf)
+		b.s.groupBufs.Put(&g.data)
+	}()
 	h := recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
 	scratch := getScratch(&b.s.packBufs)
 	defer b.s.packBufs.Put(scratch)

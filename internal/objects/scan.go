@@ -11,7 +11,8 @@ import (
 )
 
 // ScanPack calls fn for every well-formed record of pack n, in pack order,
-// with the record's id and locator. It checks the framing only (magic,
+// with the record's id and locator (for a group record, the group's id and
+// a locator whose Size is the decoded group's length, Member 0). It checks the framing only (magic,
 // header check, lengths); payloads are not decoded: ReadRecord verifies
 // one. A torn tail (a record cut short by a crash, or zero bytes after the
 // last record) ends the scan without error; garbage followed by more data

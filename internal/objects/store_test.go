@@ -100,7 +100,7 @@ func TestCutPointAverage(t *testing.T) {
 }
 
 func TestCompressionChoice(t *testing.T) {
-	s, idx := testStore(t, Options{groupMax: -1})
+	s, idx := testStore(t, Options{})
 	random, text := randomBytes(1, 100<<10), textBytes(1, 100<<10)
 	ids, _ := save(t, s, idx, random, text, []byte("short"))
 	for i, wantCompressed := range []bool{false, true, false} {
@@ -236,7 +236,7 @@ func filepathDir(s *Store) string { return s.dir[:len(s.dir)-len(packsDir)-1] }
 
 func TestPackSizeCap(t *testing.T) {
 	const capSize = 1 << 20
-	s, idx := testStore(t, Options{PackSize: capSize, Writers: 2, groupMax: -1})
+	s, idx := testStore(t, Options{PackSize: capSize, Writers: 2})
 	var blobs [][]byte
 	for i := range 12 {
 		blobs = append(blobs, randomBytes(uint64(i), 200<<10+i))
