@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/klauspost/compress/dict"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
@@ -39,7 +40,8 @@ type candidate struct {
 	encode   func(blobs [][]byte) (int64, error)
 	prepare  func(blobs [][]byte) (int64, error) // once, on the first batch (dictionary training)
 	prepared bool
-	byName   bool // sees each batch ordered by file name, then size (git's delta order)
+	finish   func() (int64, error) // after the last batch: bytes on disk
+	byName   bool                  // sees each batch ordered by file name, then size (git's delta order)
 }
 
 // candidateReport is the JSON written by "bench compress".
@@ -67,10 +69,18 @@ func runCandidates(ctx context.Context, args []string) error {
 	if *dir == "" {
 		return fmt.Errorf("-corpus is required")
 	}
+	scratch, err := os.MkdirTemp("", "ckpt-bench-stores-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
 	cands, err := newCandidates(*smallMax, *groupRaw)
 	if err != nil {
 		return err
 	}
+	cands = append(cands,
+		storeCandidate("internal/objects store, per-blob records (today)", filepath.Join(scratch, "plain"), objects.Options{}),
+		storeCandidate("internal/objects store, Options.Groups (kept)", filepath.Join(scratch, "groups"), objects.Options{Groups: true}))
 	rep := candidateReport{Corpus: *dir, Load: loadAverage()}
 	seen := map[[32]byte]struct{}{}
 	var batch [][]byte
@@ -115,6 +125,11 @@ func runCandidates(ctx context.Context, args []string) error {
 	})
 	if err == nil {
 		err = flush()
+	}
+	for i := range cands {
+		if err == nil && cands[i].finish != nil {
+			cands[i].Bytes, err = cands[i].finish()
+		}
 	}
 	if err != nil {
 		return err

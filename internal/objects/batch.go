@@ -160,10 +160,12 @@ func (b *Batch) putPlain(data []byte) (ID, error) {
 // chunk list under the id of the whole content. Content that makes a
 // single chunk is stored as that plain blob: its id is the file's id.
 func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
-	b.s.chunking <- struct{}{} // bounds the large buffers below
-	defer func() { <-b.s.chunking }()
-	cb := getBuf(&b.s.chunkBufs, 2*chunkMax)
-	defer b.s.chunkBufs.Put(cb)
+	cb := <-b.s.chunkBufs // waits while every chunk window is in use
+	if cb == nil {
+		buf := make([]byte, 2*chunkMax)
+		cb = &buf
+	}
+	defer func() { b.s.chunkBufs <- cb }()
 	cr := newChunkReader(r, *cb, 0)
 	whole := blake3.New()
 	var chunks []chunkRef

@@ -79,13 +79,13 @@ type Store struct {
 
 	headBufs  sync.Pool // *[]byte of headBufLen bytes (or ChunkThreshold+1 when smaller)
 	smallBufs sync.Pool // *[]byte of ChunkThreshold+1 bytes
-	chunkBufs sync.Pool // *[]byte of 2*chunkMax bytes
 	packBufs  sync.Pool // *[]byte scratch for compressed payloads
 	groupBufs sync.Pool // *[]byte for group contents and payloads
-	// chunking holds one token per large file being split: each holds a
-	// chunk window of 2*chunkMax bytes, so at most a quarter of the cores
-	// (at least one) split files at once.
-	chunking chan struct{}
+	// chunkBufs holds the chunk windows (2*chunkMax bytes, made on first
+	// use; nil until then) of the large files being split: a quarter of
+	// the cores, at least one, split files at once, and a window is kept
+	// for the next large file rather than left to the collector.
+	chunkBufs chan *[]byte
 	groups    groupCache
 
 	mu struct {
@@ -118,7 +118,10 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: filepath.Join(dir, packsDir), idx: idx, opts: opts, codec: c,
-		chunking: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/4))}
+		chunkBufs: make(chan *[]byte, max(1, runtime.GOMAXPROCS(0)/4))}
+	for range cap(s.chunkBufs) {
+		s.chunkBufs <- nil
+	}
 	if err := opts.fs.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("objects: open store: %w", err)
 	}
