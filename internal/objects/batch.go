@@ -239,7 +239,7 @@ func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
 		scratch = getScratch(&b.s.packBufs)
 		defer b.s.packBufs.Put(scratch)
 		var err error
-		if payload, h.flags, err = b.s.codec.compress(*scratch, content); err != nil {
+		if payload, h.flags, err = b.s.codec.compress(*scratch, content, true); err != nil {
 			return err
 		}
 		if h.flags&FlagCompressed != 0 {

@@ -45,8 +45,10 @@ func newCodec(level int) (*codec, error) {
 
 // compress appends the stored form of src to dst[:0] and returns it with
 // its flags: a zstd frame when that saves enough, else src itself (not
-// copied).
-func (c *codec) compress(dst, src []byte) ([]byte, Flags, error) {
+// copied). With probe set, a large src whose first probeLen bytes do not
+// compress is not tried further; a group (many blobs, one of which may be
+// random) is compressed without the probe.
+func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
 	if len(src) < 64 {
 		return src, 0, nil
 	}
@@ -61,13 +63,13 @@ func (c *codec) compress(dst, src []byte) ([]byte, Flags, error) {
 		}
 	}
 	var out []byte
-	if len(src) > 4*probeLen {
+	if probe && len(src) > 4*probeLen {
 		out = e.EncodeAll(src[:probeLen], dst[:0])
 		if len(out) > probeLen-probeLen/minSavingDivisor {
 			out = nil
 		}
 	}
-	if out != nil || len(src) <= 4*probeLen {
+	if out != nil || !probe || len(src) <= 4*probeLen {
 		out = e.EncodeAll(src, dst[:0])
 	}
 	if out == nil || len(out) > len(src)-len(src)/minSavingDivisor {

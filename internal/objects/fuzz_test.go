@@ -40,7 +40,7 @@ func seedPack(t testing.TB) []byte {
 	raw := []byte("raw content")
 	add(Sum(raw), int64(len(raw)), 0, raw)
 	text := textBytes(1, 2000)
-	z, flags, err := c.compress(nil, text)
+	z, flags, err := c.compress(nil, text, true)
 	if err != nil || flags != FlagCompressed {
 		t.Fatalf("seed text did not compress: %v", err)
 	}
@@ -52,7 +52,7 @@ func seedPack(t testing.TB) []byte {
 		g.ids, g.sizes, g.data = append(g.ids, Sum(m)), append(g.sizes, uint32(len(m))), append(g.data, m...)
 	}
 	raw = g.payload(nil)
-	z, flags, err = c.compress(nil, raw)
+	z, flags, err = c.compress(nil, raw, false)
 	if err != nil || flags != FlagCompressed {
 		t.Fatalf("seed group did not compress: %v", err)
 	}

@@ -139,7 +139,7 @@ func (b *Batch) writeGroup(g *group) {
 	h := recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
 	scratch := getScratch(&b.s.packBufs)
 	defer b.s.packBufs.Put(scratch)
-	payload, flags, err := b.s.codec.compress(*scratch, raw)
+	payload, flags, err := b.s.codec.compress(*scratch, raw, false)
 	if err == nil {
 		if flags&FlagCompressed != 0 {
 			*scratch = payload[:0]

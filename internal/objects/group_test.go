@@ -108,7 +108,7 @@ func writeVersion1Pack(t *testing.T, s *Store, n uint32, blobs [][]byte) []Locat
 	pack := packHeaderOf(packVersion1)
 	var locs []Locator
 	for _, data := range blobs {
-		payload, flags, err := s.codec.compress(nil, data)
+		payload, flags, err := s.codec.compress(nil, data, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,5 +197,21 @@ func TestRewriterCopiesAGroupOnce(t *testing.T) {
 	}
 	for i, id := range ids {
 		mustGet(t, s, id, blobs[i])
+	}
+}
+
+// TestGroupStartingWithRandomDataIsCompressed guards against judging a
+// group by its first bytes: one random member must not leave the text
+// after it uncompressed.
+func TestGroupStartingWithRandomDataIsCompressed(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	blobs := [][]byte{randomBytes(1, 300<<10)}
+	for i := range 12 {
+		blobs = append(blobs, textBytes(uint64(i), 80<<10))
+	}
+	_, placed := save(t, s, idx, blobs...)
+	loc := placed[0].Loc
+	if loc.Flags&FlagCompressed == 0 || int64(loc.Length) > (300<<10)+(12*80<<10)/2 {
+		t.Fatalf("group of 300 KiB random and 960 KiB text stored in %d bytes, flags %#x", loc.Length, loc.Flags)
 	}
 }
