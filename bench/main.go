@@ -6,6 +6,13 @@
 //
 //	go run ./bench -scale 100k -reps 3 -json bench/results-100k.json -chart bench/chart.svg
 //
+// "-corpus DIR" benchmarks on a copy of any directory instead (never
+// modifying DIR; "-corpus-in-place" measures DIR itself, read-only
+// operations only), and "-corpus gomodcache" on the pinned public modules
+// of bench/realmods.txt, fetched into a fresh module cache ("bench
+// fetch-modules DIR" only fetches them). "bench compress -corpus DIR"
+// compares store compression candidates on a directory's files in one run.
+//
 // "go run ./bench generate -scale 100k DIR" only writes the corpus, for
 // profiling by hand ("bench worker -op save -ws DIR -store S -cpuprofile F"
 // runs one library operation). Progress goes to stderr, the table to stdout. The corpus, the stores and
