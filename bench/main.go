@@ -31,46 +31,32 @@ import (
 	"github.com/ckpt/ckpt/bench/corpus"
 )
 
+// subcommands are the first arguments that select another mode than a
+// benchmark run; each gets the arguments after its name.
+var subcommands = map[string]func(ctx context.Context, args []string) error{
+	"spawn":    func(ctx context.Context, _ []string) error { return serveSpawn(ctx, os.Stdin, os.Stdout) },
+	"generate": runGenerate,
+	"fetch-modules": func(ctx context.Context, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("want one directory argument")
+		}
+		return fetchModules(ctx, args[0])
+	},
+	"compress": runCandidates,
+	"worker":   runWorker,
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(os.Args) > 1 && os.Args[1] == "spawn" {
-		if err := serveSpawn(ctx, os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "bench spawn:", err)
-			os.Exit(1)
-		}
-		return
+	name, run := "bench", mainErr
+	if len(os.Args) > 1 && subcommands[os.Args[1]] != nil {
+		name = "bench " + os.Args[1]
+		sub := subcommands[os.Args[1]]
+		run = func(ctx context.Context) error { return sub(ctx, os.Args[2:]) }
 	}
-	if len(os.Args) > 1 && os.Args[1] == "generate" {
-		if err := runGenerate(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench generate:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 2 && os.Args[1] == "fetch-modules" {
-		if err := fetchModules(ctx, os.Args[2]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench fetch-modules:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "compress" {
-		if err := runCandidates(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench compress:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		if err := runWorker(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench worker:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := mainErr(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
 }
