@@ -66,6 +66,8 @@
 // 8 MiB), so an edit in the middle of a large file changes only the chunks
 // around it.
 //
+// # Group records
+//
 // A group record (flag bit 2, plus bit 0 when its payload is one zstd
 // frame) stores small blobs together, so that one frame sees what similar
 // files share. Its decoded payload is
@@ -80,6 +82,12 @@
 // most 1 MiB + 1 MiB + the table. Reading one member reads and decodes its
 // one group, checks the group's id, then checks the member's content
 // against its table id.
+//
+// The members of a group share its Offset and Length, so a caller that
+// sums Locator.Length per blob (live bytes per pack, bytes a task holds
+// alone) must count each record once; Rewriter.Copy copies a group whole
+// the first time one of its members is copied, so dead members of a live
+// group are not reclaimed. Options.Groups is off by default for that.
 //
 // Version 1 packs (written before group records existed) hold no group
 // records; they are read as before, and writers never append to them (a
