@@ -8,6 +8,13 @@
 //
 //	go run ./bench -scale 100k -reps 3 -json bench/results-100k.json -chart bench/chart.svg
 //
+// "-corpus DIR" benchmarks on a copy of any directory instead (never
+// modifying DIR; "-corpus-in-place" measures DIR itself, read-only
+// operations only), and "-corpus gomodcache" on the pinned public modules
+// of bench/realmods.txt, fetched into a fresh module cache ("bench
+// fetch-modules DIR" only fetches them). "bench compress -corpus DIR"
+// compares store compression candidates on a directory's files in one run.
+//
 // "go run ./bench generate -scale 100k DIR" only writes the corpus, for
 // profiling by hand ("bench worker -op save -ws DIR -store S -cpuprofile F"
 // runs one library operation). Progress goes to stderr, the table to stdout. The corpus, the stores and
@@ -30,32 +37,32 @@ import (
 	"github.com/ckpt/ckpt/bench/corpus"
 )
 
+// subcommands are the first arguments that select another mode than a
+// benchmark run; each gets the arguments after its name.
+var subcommands = map[string]func(ctx context.Context, args []string) error{
+	"spawn":    func(ctx context.Context, _ []string) error { return serveSpawn(ctx, os.Stdin, os.Stdout) },
+	"generate": runGenerate,
+	"fetch-modules": func(ctx context.Context, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("want one directory argument")
+		}
+		return fetchModules(ctx, args[0])
+	},
+	"compress": runCandidates,
+	"worker":   runWorker,
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(os.Args) > 1 && os.Args[1] == "spawn" {
-		if err := serveSpawn(ctx, os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "bench spawn:", err)
-			os.Exit(1)
-		}
-		return
+	name, run := "bench", mainErr
+	if len(os.Args) > 1 && subcommands[os.Args[1]] != nil {
+		name = "bench " + os.Args[1]
+		sub := subcommands[os.Args[1]]
+		run = func(ctx context.Context) error { return sub(ctx, os.Args[2:]) }
 	}
-	if len(os.Args) > 1 && os.Args[1] == "generate" {
-		if err := runGenerate(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench generate:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		if err := runWorker(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench worker:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := mainErr(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
 }
@@ -114,6 +121,8 @@ func mainErr(ctx context.Context) error {
 	flag.IntVar(&o.added, "added", 20, "files added between the saves")
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of every library operation into this directory")
 	flag.StringVar(&o.systems, "systems", "", "comma-separated subset of git,ckpt-cli,ckpt-lib (default all)")
+	flag.StringVar(&o.corpus, "corpus", "", "benchmark on a copy of this directory instead of a generated corpus; \"gomodcache\" fetches the pinned modules of bench/realmods.txt")
+	flag.BoolVar(&o.inPlace, "corpus-in-place", false, "with -corpus DIR: measure DIR itself, read-only operations only (first and no-change saves)")
 	flag.BoolVar(&o.gc, "gc", true, "also measure the shadow repository after git gc (last repetition)")
 	jsonOut := flag.String("json", "", "write the results as JSON to this file")
 	chartOut := flag.String("chart", "", "write an SVG chart of the ratios to this file")
@@ -121,6 +130,9 @@ func mainErr(ctx context.Context) error {
 	flag.Parse()
 	if *fromJSON != "" {
 		return render(*fromJSON, *chartOut)
+	}
+	if o.inPlace && (o.corpus == "" || o.corpus == realModulesCorpus) {
+		return fmt.Errorf("-corpus-in-place needs -corpus DIR")
 	}
 	if o.reps < 1 {
 		return fmt.Errorf("-reps must be at least 1")

@@ -60,9 +60,13 @@ type Report struct {
 	Date    time.Time `json:"date"`
 	Scale   string    `json:"scale"`
 	Seed    uint64    `json:"seed"`
-	Reps    int       `json:"repetitions"`
-	Cold    bool      `json:"cold"`
-	Machine machine   `json:"machine"`
+	// Source is the real tree the corpus came from (-corpus), "" for a
+	// generated one; InPlace says it was measured without a copy.
+	Source  string  `json:"source,omitempty"`
+	InPlace bool    `json:"in_place,omitempty"`
+	Reps    int     `json:"repetitions"`
+	Cold    bool    `json:"cold"`
+	Machine machine `json:"machine"`
 	Corpus  struct {
 		Files           int     `json:"files"`
 		Captured        int     `json:"captured"`
@@ -85,7 +89,7 @@ type Report struct {
 }
 
 func newReport(o options) *Report {
-	return &Report{Date: time.Now().UTC().Truncate(time.Second), Scale: o.scale, Seed: o.seed, Reps: o.reps,
+	return &Report{Date: time.Now().UTC().Truncate(time.Second), Scale: o.scale, Seed: o.seed, Reps: o.reps, InPlace: o.inPlace,
 		Cold: o.cold, Machine: describeMachine(), Metrics: map[string]*Metric{}}
 }
 
@@ -95,6 +99,7 @@ func (r *Report) setCorpus(m *corpus.Manifest, gen time.Duration) {
 	c.Binary, c.Large, c.Symlinks, c.Executables = m.Binary, m.Large, m.Symlinks, m.Executables
 	c.Ignored, c.NodeModules, c.NestedRepos = m.Ignored, m.NodeModules, m.NestedRepos
 	c.GenerateSeconds = gen.Seconds()
+	r.Source = m.Source
 }
 
 func key(sys, op, q string) string { return sys + "/" + op + "/" + q }
@@ -218,10 +223,7 @@ func fmtCount(m *Metric) string {
 
 // WriteMarkdown writes the results as markdown tables.
 func (r *Report) WriteMarkdown(w io.Writer) {
-	c := r.Corpus
-	fmt.Fprintf(w, "Corpus `%s` (seed %d): %d files, %d captured (%.0f MiB, %d binary, %d over 20 MiB, %d symlinks, %d executables), %d ignored build outputs, %d in node_modules, %d nested repositories; shadow git commits %d paths, ckpt %d. %s, %d cores, %s, %s. %d interleaved repetitions, caches %s; median (min–max).\n\n",
-		r.Scale, r.Seed, c.Files, c.Captured, c.CapturedMiB, c.Binary, c.Large, c.Symlinks, c.Executables, c.Ignored, c.NodeModules, c.NestedRepos,
-		c.GitFiles, c.CkptFiles, r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Machine.Git, r.Reps, map[bool]string{true: "dropped before each operation", false: "warm"}[r.Cold])
+	r.writeCorpus(w)
 	fmt.Fprintln(w, "| operation | shadow git | ckpt CLI | ckpt library | floor | git ÷ CLI | git ÷ library | CLI ÷ floor |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|")
 	for _, o := range opLabels {
@@ -254,4 +256,22 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	for _, t := range r.Targets {
 		fmt.Fprintf(w, "| %s | %.2f | %s | %s |\n", t.Name, t.Value, t.Goal, map[bool]string{true: "yes", false: "**no**"}[t.Met])
 	}
+}
+
+// writeCorpus writes the sentence describing the corpus and the run.
+func (r *Report) writeCorpus(w io.Writer) {
+	c := r.Corpus
+	if r.Source == "" {
+		fmt.Fprintf(w, "Corpus `%s` (seed %d): %d files, %d captured (%.0f MiB, %d binary, %d over 20 MiB, %d symlinks, %d executables), %d ignored build outputs, %d in node_modules, %d nested repositories; ",
+			r.Scale, r.Seed, c.Files, c.Captured, c.CapturedMiB, c.Binary, c.Large, c.Symlinks, c.Executables, c.Ignored, c.NodeModules, c.NestedRepos)
+	} else {
+		how := "copied"
+		if r.InPlace {
+			how = "in place, read-only operations"
+		}
+		fmt.Fprintf(w, "Corpus `%s` (real tree, %s): %d files, %d captured (%.0f MiB, %d symlinks, %d executables), %d not captured (ignore files, cline profile); ",
+			r.Source, how, c.Files, c.Captured, c.CapturedMiB, c.Symlinks, c.Executables, c.Ignored)
+	}
+	fmt.Fprintf(w, "shadow git commits %d paths, ckpt %d. %s, %d cores, %s, %s. %d interleaved repetitions, caches %s; median (min–max).\n\n",
+		c.GitFiles, c.CkptFiles, r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Machine.Git, r.Reps, map[bool]string{true: "dropped before each operation", false: "warm"}[r.Cold])
 }

@@ -28,6 +28,8 @@ type options struct {
 	profileDir string
 	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib
 	gc         bool
+	corpus     string // a directory to copy as the corpus, or "gomodcache" (realmods.go)
+	inPlace    bool   // measure the corpus directory itself: read-only operations only
 }
 
 // progress reports on stderr.
@@ -49,9 +51,13 @@ type bench struct {
 // run generates the corpus, then measures every system and the floors,
 // interleaved, opts.reps times.
 func run(ctx context.Context, opts options) (*Report, error) {
-	cfg, err := corpus.ForScale(opts.scale, opts.seed)
-	if err != nil {
-		return nil, err
+	var cfg corpus.Config
+	if opts.corpus == "" {
+		c, err := corpus.ForScale(opts.scale, opts.seed)
+		if err != nil {
+			return nil, err
+		}
+		cfg = c
 	}
 	work, err := os.MkdirTemp(opts.dir, "ckpt-bench-")
 	if err != nil {
@@ -63,13 +69,13 @@ func run(ctx context.Context, opts options) (*Report, error) {
 		progress("keeping %s", work)
 	}
 	b := &bench{opts: opts, ws: filepath.Join(work, "ws"), report: newReport(opts)}
-	progress("generating the %s corpus (seed %d) in %s", opts.scale, opts.seed, b.ws)
 	start := time.Now()
-	if b.m, err = corpus.Generate(ctx, b.ws, cfg); err != nil {
+	if b.m, err = b.makeCorpus(ctx, cfg); err != nil {
 		return nil, err
 	}
+	b.ws = b.m.Root
 	b.report.setCorpus(b.m, time.Since(start))
-	progress("generated %d files (%d captured, %.0f MiB) in %s", b.m.Files, b.m.Captured, mib(b.m.Bytes), time.Since(start).Round(time.Millisecond))
+	progress("corpus of %d files (%d captured, %.0f MiB) ready in %s", b.m.Files, b.m.Captured, mib(b.m.Bytes), time.Since(start).Round(time.Millisecond))
 	if err := b.setup(ctx, work); err != nil {
 		return nil, err
 	}
@@ -127,9 +133,34 @@ func (b *bench) setup(ctx context.Context, work string) error {
 	return nil
 }
 
+// makeCorpus generates the corpus of cfg, copies the directory of
+// -corpus, fetches the pinned module set, or surveys the directory itself
+// with -corpus-in-place.
+func (b *bench) makeCorpus(ctx context.Context, cfg corpus.Config) (*corpus.Manifest, error) {
+	switch {
+	case b.opts.corpus == "":
+		progress("generating the %s corpus (seed %d) in %s", b.opts.scale, b.opts.seed, b.ws)
+		return corpus.Generate(ctx, b.ws, cfg)
+	case b.opts.corpus == realModulesCorpus:
+		if err := fetchModules(ctx, b.ws); err != nil {
+			return nil, err
+		}
+		return corpus.Survey(ctx, b.ws, realModulesCorpus)
+	case b.opts.inPlace:
+		progress("measuring %s in place (read-only operations)", b.opts.corpus)
+		return corpus.Survey(ctx, b.opts.corpus, b.opts.corpus)
+	}
+	progress("copying %s to %s", b.opts.corpus, b.ws)
+	return corpus.Copy(ctx, b.opts.corpus, b.ws)
+}
+
 // floors measures the parallel stat walk and the BLAKE3+zstd pass.
 func (b *bench) floors(rep int) error {
+	generated := b.m.Source == ""
 	skip := corpus.IgnoredDirNames
+	if !generated {
+		skip = []string{".git"} // a real tree's ignore rules are its own: walk it all
+	}
 	d, files, err := statFloor(b.ws, skip)
 	if err != nil {
 		return fmt.Errorf("stat floor: %w", err)
@@ -137,7 +168,7 @@ func (b *bench) floors(rep int) error {
 	b.report.add("floor", opNoChange, qSeconds, d.Seconds())
 	captured := files[:0:0]
 	for _, f := range files {
-		if !strings.HasSuffix(f, ".o") { // the corpus's ignored objects beside the sources
+		if !generated || !strings.HasSuffix(f, ".o") { // the generated corpus's ignored objects beside the sources
 			captured = append(captured, f)
 		}
 	}
@@ -184,6 +215,21 @@ func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 	if _, err := timed(opNoChange, func() (step, error) { return sys.save(ctx, "no change") }); err != nil {
 		return err
 	}
+	if !b.opts.inPlace { // an in-place corpus is not ours to edit
+		if err := b.editCycle(ctx, sys, first, timed); err != nil {
+			return err
+		}
+	}
+	if g, ok := sys.(*shadowGit); ok && b.opts.gc && rep == b.opts.reps-1 {
+		return b.gitGC(ctx, g)
+	}
+	return nil
+}
+
+// editCycle edits the workspace, saves, diffs the two checkpoints and
+// restores the first one, which brings the workspace back to its content.
+func (b *bench) editCycle(ctx context.Context, sys system, first step, timed func(string, func() (step, error)) (step, error)) error {
+	name := sys.name()
 	mu, err := corpus.Mutate(b.m, b.opts.seed, b.opts.edits, b.opts.added)
 	if err != nil {
 		return err
@@ -220,9 +266,6 @@ func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 	}
 	if deleted != len(mu.Added) || written < len(mu.Modified) {
 		return fmt.Errorf("restore wrote %d and deleted %d files, want %d and %d", written, deleted, len(mu.Modified), len(mu.Added))
-	}
-	if g, ok := sys.(*shadowGit); ok && b.opts.gc && rep == b.opts.reps-1 {
-		return b.gitGC(ctx, g)
 	}
 	return nil
 }

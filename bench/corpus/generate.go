@@ -17,6 +17,7 @@ import (
 // relative to Root; Text and Dirs are sorted.
 type Manifest struct {
 	Root        string
+	Source      string   // the directory Copy copied; "" for a generated corpus
 	Text        []string // captured source text files (the candidates for edits)
 	Dirs        []string // captured directories (where new files may go)
 	Files       int      // regular files written, captured or not

@@ -27,6 +27,10 @@ type Batch struct {
 	// dedup checks the ids it synced itself instead of the index.
 	fresh bool
 
+	gmu      sync.Mutex   // guards open
+	open     *group       // small blobs waiting to be written as one group record
+	flushing sync.RWMutex // held shared while a full group is written; Sync takes it
+
 	mu struct {
 		sync.Mutex
 		idle    []*packWriter // writers not in use
@@ -87,11 +91,27 @@ func (b *Batch) committed(id ID) (bool, error) {
 // split into content-defined chunks, each stored as a blob, and the file's
 // id (BLAKE3 of the whole content) maps to a FlagChunked record listing
 // them.
+//
+// Content is read into a small buffer first and into one of
+// ChunkThreshold bytes only when it is longer, so the many small files of
+// a save hold little memory each.
 func (b *Batch) Put(r io.Reader) (ID, int64, error) {
 	limit := int(b.s.opts.ChunkThreshold)
+	hb := getBuf(&b.s.headBufs, min(headBufLen, limit+1))
+	defer b.s.headBufs.Put(hb)
+	n, err := io.ReadFull(r, *hb)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		id, err := b.putPlain((*hb)[:n])
+		return id, int64(n), err
+	}
+	if err != nil {
+		return ID{}, 0, fmt.Errorf("objects: put: %w", err)
+	}
 	sb := getBuf(&b.s.smallBufs, limit+1)
 	defer b.s.smallBufs.Put(sb)
-	n, err := io.ReadFull(r, *sb)
+	copy(*sb, *hb)
+	m, err := io.ReadFull(r, (*sb)[n:])
+	n += m
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		id, err := b.putPlain((*sb)[:n])
 		return id, int64(n), err
@@ -99,8 +119,11 @@ func (b *Batch) Put(r io.Reader) (ID, int64, error) {
 	if err != nil {
 		return ID{}, 0, fmt.Errorf("objects: put: %w", err)
 	}
-	return b.putChunked(io.MultiReader(bytes.NewReader(*sb), r))
+	return b.putChunked(io.MultiReader(bytes.NewReader((*sb)[:n]), r))
 }
+
+// headBufLen is the first read of a Put: most files of a workspace fit.
+const headBufLen = 64 << 10
 
 // PutBytes stores data (see Put) and returns its id.
 func (b *Batch) PutBytes(data []byte) (ID, error) {
@@ -137,8 +160,12 @@ func (b *Batch) putPlain(data []byte) (ID, error) {
 // chunk list under the id of the whole content. Content that makes a
 // single chunk is stored as that plain blob: its id is the file's id.
 func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
-	cb := getBuf(&b.s.chunkBufs, 2*chunkMax)
-	defer b.s.chunkBufs.Put(cb)
+	cb := <-b.s.chunkBufs // waits while every chunk window is in use
+	if cb == nil {
+		buf := make([]byte, 2*chunkMax)
+		cb = &buf
+	}
+	defer func() { b.s.chunkBufs <- cb }()
 	cr := newChunkReader(r, *cb, 0)
 	whole := blake3.New()
 	var chunks []chunkRef
@@ -197,8 +224,12 @@ func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
 }
 
 // write compresses (plain blobs only) and appends one record, recording
-// its Placement.
+// its Placement; a small blob goes into a group instead.
 func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
+	if !chunked && b.s.opts.Groups && len(content) <= groupBlobMax {
+		b.addToGroup(id, content)
+		return nil
+	}
 	h := recordHeader{id: id, size: size}
 	payload := content
 	var scratch *[]byte
@@ -208,7 +239,7 @@ func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
 		scratch = getScratch(&b.s.packBufs)
 		defer b.s.packBufs.Put(scratch)
 		var err error
-		if payload, h.flags, err = b.s.codec.compress(*scratch, content); err != nil {
+		if payload, h.flags, err = b.s.codec.compress(*scratch, content, true); err != nil {
 			return err
 		}
 		if h.flags&FlagCompressed != 0 {
@@ -312,6 +343,7 @@ func (b *Batch) exclusive() func() {
 // written since the last successful Sync may be lost; the Batch should be
 // closed and the save abandoned.
 func (b *Batch) Sync() ([]Placement, error) {
+	defer b.flushGroups()()
 	defer b.exclusive()()
 	b.mu.Lock()
 	live, newPack, err := slices.Clone(b.mu.live), b.mu.newPack, b.mu.err
@@ -359,6 +391,9 @@ func (b *Batch) Close() error {
 	live := b.mu.live
 	b.mu.live, b.mu.idle, b.mu.closed = nil, nil, true
 	b.mu.Unlock()
+	b.gmu.Lock()
+	b.open = nil // never written: its blobs were never synced
+	b.gmu.Unlock()
 	for _, w := range live {
 		b.s.releaseWriter(w)
 	}

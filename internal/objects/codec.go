@@ -16,10 +16,13 @@ const minSavingDivisor = 32
 // does not compress (media, archives), the rest is not tried.
 const probeLen = 64 << 10
 
-// codec holds bounded free lists of zstd encoders and decoders, each used
-// by one goroutine at a time through EncodeAll/DecodeAll. Neither writes or
-// checks zstd's own checksum: BLAKE3 verifies every blob. A codec is safe
-// for concurrent use.
+// codec holds GOMAXPROCS zstd encoders, made on first use and kept, and a
+// bounded free list of decoders, each used by one goroutine at a time
+// through EncodeAll/DecodeAll. Compressions wait for a free encoder rather
+// than make one more: compression is CPU-bound, and every encoder made and
+// dropped allocated its window anew (the largest allocator of a first save
+// before). Neither writes or checks zstd's own checksum: BLAKE3 verifies
+// every blob. A codec is safe for concurrent use.
 type codec struct {
 	level zstd.EncoderLevel
 	enc   chan *zstd.Encoder
@@ -33,20 +36,25 @@ func newCodec(level int) (*codec, error) {
 		return nil, fmt.Errorf("objects: compression level %d out of range 0..%d", level, len(levels)-1)
 	}
 	n := runtime.GOMAXPROCS(0)
-	return &codec{level: levels[level], enc: make(chan *zstd.Encoder, n), dec: make(chan *zstd.Decoder, n)}, nil
+	c := &codec{level: levels[level], enc: make(chan *zstd.Encoder, n), dec: make(chan *zstd.Decoder, n)}
+	for range n {
+		c.enc <- nil // a slot: its encoder is made on first use
+	}
+	return c, nil
 }
 
 // compress appends the stored form of src to dst[:0] and returns it with
 // its flags: a zstd frame when that saves enough, else src itself (not
-// copied).
-func (c *codec) compress(dst, src []byte) ([]byte, Flags, error) {
+// copied). With probe set, a large src whose first probeLen bytes do not
+// compress is not tried further; a group (many blobs, one of which may be
+// random) is compressed without the probe.
+func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
 	if len(src) < 64 {
 		return src, 0, nil
 	}
-	var e *zstd.Encoder
-	select {
-	case e = <-c.enc:
-	default:
+	e := <-c.enc
+	defer func() { c.enc <- e }()
+	if e == nil {
 		var err error
 		e, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),
 			zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true), zstd.WithZeroFrames(true))
@@ -55,19 +63,14 @@ func (c *codec) compress(dst, src []byte) ([]byte, Flags, error) {
 		}
 	}
 	var out []byte
-	if len(src) > 4*probeLen {
+	if probe && len(src) > 4*probeLen {
 		out = e.EncodeAll(src[:probeLen], dst[:0])
 		if len(out) > probeLen-probeLen/minSavingDivisor {
 			out = nil
 		}
 	}
-	if out != nil || len(src) <= 4*probeLen {
+	if out != nil || !probe || len(src) <= 4*probeLen {
 		out = e.EncodeAll(src, dst[:0])
-	}
-	select {
-	case c.enc <- e:
-	default:
-		e.Close()
 	}
 	if out == nil || len(out) > len(src)-len(src)/minSavingDivisor {
 		return src, 0, nil

@@ -38,6 +38,15 @@ type Rewriter struct {
 	created  bool        // a pack was created since the last Sync
 	finished []uint32    // packs filled to the cap and already synced
 	err      error       // sticky failure
+	// groups maps a group record already copied (its old pack and offset)
+	// to its copy's locator: each group is copied once, for all members.
+	groups map[groupKey]Locator
+}
+
+// groupKey names a group record by where it lives.
+type groupKey struct {
+	pack   uint32
+	offset int64
 }
 
 // NewRewriter starts a rewriting session. Close it when done.
@@ -45,7 +54,9 @@ func (s *Store) NewRewriter() *Rewriter { return &Rewriter{s: s} }
 
 // Copy verifies the record of blob id at loc (content hashed against id,
 // chunk lists checked) and appends it unchanged to the Rewriter's current
-// pack, returning the copy's locator. Damage is a *CorruptError and copies
+// pack, returning the copy's locator. A group record is copied whole, once:
+// the other members copied later share the copy, and members that are not
+// copied stay in it as dead bytes. Damage is a *CorruptError and copies
 // nothing. A full pack (Options.PackSize) is synced and a new one started.
 func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 	if r.err != nil {
@@ -54,12 +65,17 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 	if _, _, err := r.s.readRecord(loc, id); err != nil {
 		return Locator{}, err
 	}
+	key := groupKey{loc.Pack, loc.Offset}
+	if copied, ok := r.groups[key]; ok && loc.Flags&FlagGroup != 0 {
+		copied.Size, copied.Member = loc.Size, loc.Member
+		return copied, nil
+	}
 	raw, err := r.s.rawRecord(loc)
 	if err != nil {
 		return Locator{}, err
 	}
 	h, err := parseRecordHeader(raw)
-	if err != nil || h.id != id {
+	if err != nil || (h.id != id && loc.Flags&FlagGroup == 0) {
 		return Locator{}, &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: "record changed while it was copied"}
 	}
 	if r.w == nil {
@@ -74,7 +90,13 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 		r.err = err
 		return Locator{}, err
 	}
-	out := Locator{Pack: r.w.n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size}
+	out := Locator{Pack: r.w.n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
+	if loc.Flags&FlagGroup != 0 {
+		if r.groups == nil {
+			r.groups = make(map[groupKey]Locator)
+		}
+		r.groups[key] = out
+	}
 	if r.w.size >= r.s.opts.PackSize {
 		err = r.w.sync()
 		r.finished = append(r.finished, r.w.n)

@@ -7,9 +7,16 @@ import (
 )
 
 // TestConcurrentPutGet runs many goroutines putting overlapping content
-// while others read committed blobs and one syncs and commits repeatedly.
+// while others read committed blobs and one syncs and commits repeatedly,
+// with blobs in records of their own and in groups.
 func TestConcurrentPutGet(t *testing.T) {
-	s, idx := testStore(t, Options{PackSize: 1 << 20, ChunkThreshold: 256 << 10, Writers: 3})
+	for _, groups := range []bool{false, true} {
+		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) { concurrentPutGet(t, groups) })
+	}
+}
+
+func concurrentPutGet(t *testing.T, groups bool) {
+	s, idx := testStore(t, Options{PackSize: 1 << 20, ChunkThreshold: 256 << 10, Writers: 3, Groups: groups})
 	content := make([][]byte, 64)
 	for i := range content {
 		switch {

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// corruptFixture saves a compressed blob, a raw blob and a chunked file and
-// returns their contents by id.
+// corruptFixture saves a compressed blob, a raw blob and a chunked file,
+// each blob in a record of its own, and returns their contents by id.
 func corruptFixture(t *testing.T) (*Store, *mapIndex, map[ID][]byte) {
 	s, idx := testStore(t, Options{ChunkThreshold: 1 << 20})
 	blobs := [][]byte{textBytes(1, 200<<10), randomBytes(2, 50<<10), randomBytes(3, 3<<20)}

@@ -1,6 +1,7 @@
 // Package objects is ckpt's content-addressed blob store: blobs are named
 // by the BLAKE3-256 of their raw content, compressed with zstd when that
-// pays, and appended to pack files. Where each blob lives (its Locator) is
+// pays (with Options.Groups, blobs up to 1 MiB together, in groups), and
+// appended to pack files. Where each blob lives (its Locator) is
 // kept by the caller's index (Pebble), not here: the store writes records,
 // reports their placements, and reads records back by locator, verifying
 // every byte.
@@ -24,20 +25,23 @@
 // other writer holds, so many small saves share one pack; a writer starts a
 // new pack once its pack reaches the cap.
 //
-// # Pack format (version 1)
+// # Pack format (version 2)
 //
 // All integers are little-endian. A pack is a 12-byte header followed by
 // records, back to back:
 //
 //	pack header:
 //	  [8]  magic "CKPTPACK"
-//	  [4]  version = 1
+//	  [4]  version = 2 (packs written before groups existed say 1; see below)
 //	record (53-byte header + payload):
 //	  [4]  magic "CKRB"
 //	  [1]  flags: bit 0 = compressed (payload is one zstd frame), bit 1 = chunked
-//	       (payload is a chunk list); other bits must be 0; both set is invalid
-//	  [32] id: BLAKE3-256 of the raw content (of the whole file when chunked)
-//	  [8]  size: raw content length (of the whole file when chunked)
+//	       (payload is a chunk list), bit 2 = group (payload holds several
+//	       blobs); other bits must be 0; chunked excludes the other two
+//	  [32] id: BLAKE3-256 of the raw content (of the whole file when chunked,
+//	       of the decoded payload for a group)
+//	  [8]  size: raw content length (of the whole file when chunked, of the
+//	       decoded payload for a group)
 //	  [4]  payload length in bytes, at most 2^30
 //	  [4]  header check: CRC-32C (Castagnoli) of the 49 bytes above
 //	  [payload length] payload
@@ -62,12 +66,42 @@
 // 8 MiB), so an edit in the middle of a large file changes only the chunks
 // around it.
 //
+// # Group records
+//
+// A group record (flag bit 2, plus bit 0 when its payload is one zstd
+// frame) stores small blobs together, so that one frame sees what similar
+// files share. Its decoded payload is
+//
+//	[4]  member count N (1..4096)
+//	N ×  [32] member id (BLAKE3-256 of its content)   [4] member length
+//	     the members' contents, back to back, in table order
+//
+// whose member lengths add up to the content's length. With Options.Groups,
+// a Batch puts every blob of at most 1 MiB (a whole file or a chunk) into its open group and
+// writes the group once it holds 1 MiB, or at Sync; a group decodes to at
+// most 1 MiB + 1 MiB + the table. Reading one member reads and decodes its
+// one group, checks the group's id, then checks the member's content
+// against its table id.
+//
+// The members of a group share its Offset and Length, so a caller that
+// sums Locator.Length per blob (live bytes per pack, bytes a task holds
+// alone) must count each record once; Rewriter.Copy copies a group whole
+// the first time one of its members is copied, so dead members of a live
+// group are not reclaimed. Options.Groups is off by default for that.
+//
+// Version 1 packs (written before group records existed) hold no group
+// records; they are read as before, and writers never append to them (a
+// new pack is started instead), so a pack's version says what it may hold.
+//
 // # Locator encoding
 //
-// Locator.AppendBinary writes a version byte (1), the flags byte, then
-// pack number, record offset, record length (header included) and size as
-// unsigned varints. Locator.Length covers the whole record, so a reader
-// fetches a record with one pread.
+// Locator.AppendBinary writes a version byte, the flags byte, then pack
+// number, record offset, record length (header included) and size as
+// unsigned varints. The version byte is 1 for a record of its own and 2 for
+// a group member, whose encoding ends with one more varint, the member's
+// index in its group (Locator.Member); its Size is the member's length.
+// Locator.Length covers the whole record, so a reader fetches a record with
+// one pread; the members of a group share its Offset and Length.
 //
 // # Errors
 //

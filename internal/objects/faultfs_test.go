@@ -301,13 +301,24 @@ func seededFaultStore(t *testing.T) *faultStore {
 // with an error naming the cause, within a bounded time, and leave packs
 // that scan cleanly with every blob synced before it readable.
 func TestPutAndSyncFailuresLoseNothing(t *testing.T) {
-	points := sweepFaults(t, seededFaultStore, func(f *faultStore, s *Store) error {
+	for _, groups := range []bool{false, true} {
+		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) { putAndSyncFailures(t, groups) })
+	}
+}
+
+func putAndSyncFailures(t *testing.T, groups bool) {
+	seeded := func(t *testing.T) *faultStore {
+		f := seededFaultStore(t)
+		f.opts.Groups = groups
+		return f
+	}
+	points := sweepFaults(t, seeded, func(f *faultStore, s *Store) error {
 		if err := f.put(s, faultBlobs(2)...); err != nil {
 			return err
 		}
 		return f.put(s, faultBlobs(3)...)
 	})
-	if points < 10 {
+	if points < 8 {
 		t.Fatalf("the saves reached only %d injection points", points)
 	}
 	t.Logf("Put/Sync: %d injection points × %d errnos", points, len(faultErrnos))

@@ -11,7 +11,8 @@ import (
 // Pack and record framing; doc.go is the specification.
 const (
 	packMagic     = "CKPTPACK"
-	packVersion   = 1
+	packVersion   = 2 // writers create and append to version-2 packs only
+	packVersion1  = 1 // read-only: holds no group records
 	packHeaderLen = len(packMagic) + 4
 
 	recordMagic     = "CKRB"
@@ -26,28 +27,42 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// packHeader returns the header every pack file starts with.
-func packHeader() []byte {
+// packHeader returns the header every pack file written now starts with.
+func packHeader() []byte { return packHeaderOf(packVersion) }
+
+// packHeaderOf returns the pack header of a format version.
+func packHeaderOf(version uint32) []byte {
 	h := make([]byte, 0, packHeaderLen)
 	h = append(h, packMagic...)
-	return binary.LittleEndian.AppendUint32(h, packVersion)
+	return binary.LittleEndian.AppendUint32(h, version)
 }
 
-// checkPackHeader reads the first bytes of pack file f (at path) and
-// returns a *CorruptError unless they are the pack header. Readers call it
-// before trusting any locator into the pack: a record can verify on its own
-// while the pack around it is damaged.
-func checkPackHeader(f io.ReaderAt, path string) error {
-	want := packHeader()
-	got := make([]byte, len(want))
-	n, err := f.ReadAt(got, 0)
-	switch {
-	case n == len(got) && bytes.Equal(got, want):
-		return nil
-	case n < len(got) && err != io.EOF:
-		return fmt.Errorf("objects: read pack header %s: %w", path, err)
+// packVersionOf returns the version of a pack header, or 0 when b is not
+// the header of a version this package reads.
+func packVersionOf(b []byte) uint32 {
+	for _, v := range [...]uint32{packVersion, packVersion1} {
+		if bytes.Equal(b, packHeaderOf(v)) {
+			return v
+		}
 	}
-	return &CorruptError{Pack: path, Reason: "bad pack header"}
+	return 0
+}
+
+// readPackVersion reads the first bytes of pack file f (at path) and
+// returns its format version, or a *CorruptError unless they are the
+// header of a version this package reads. Readers call it before trusting
+// any locator into the pack: a record can verify on its own while the pack
+// around it is damaged.
+func readPackVersion(f io.ReaderAt, path string) (uint32, error) {
+	got := make([]byte, packHeaderLen)
+	n, err := f.ReadAt(got, 0)
+	if n < len(got) && err != io.EOF {
+		return 0, fmt.Errorf("objects: read pack header %s: %w", path, err)
+	}
+	if v := packVersionOf(got[:n]); v != 0 {
+		return v, nil
+	}
+	return 0, &CorruptError{Pack: path, Reason: "bad pack header"}
 }
 
 // recordHeader is the decoded fixed-size prefix of a record.
@@ -93,13 +108,13 @@ func parseRecordHeader(b []byte) (recordHeader, error) {
 	switch {
 	case h.flags&^knownFlags != 0:
 		return h, fmt.Errorf("unknown record flags %#x", byte(h.flags))
-	case h.flags == knownFlags:
-		return h, fmt.Errorf("chunk lists are never compressed")
+	case h.flags&FlagChunked != 0 && h.flags != FlagChunked:
+		return h, fmt.Errorf("chunk lists are never compressed or grouped")
 	case size > 1<<62:
 		return h, fmt.Errorf("record size %d out of range", size)
 	case h.payloadLen > maxPayload:
 		return h, fmt.Errorf("payload length %d out of range", h.payloadLen)
-	case h.flags == 0 && uint64(h.payloadLen) != size:
+	case h.flags&FlagCompressed == 0 && h.flags&FlagChunked == 0 && uint64(h.payloadLen) != size:
 		return h, fmt.Errorf("raw payload length %d differs from size %d", h.payloadLen, size)
 	}
 	h.size = int64(size)

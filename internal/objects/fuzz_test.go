@@ -11,6 +11,7 @@ import (
 func FuzzParseLocator(f *testing.F) {
 	f.Add(Locator{Pack: 3, Offset: 12, Length: 90, Flags: FlagCompressed, Size: 200}.AppendBinary(nil))
 	f.Add([]byte{1, 0, 0, 0, 0, 0})
+	f.Add(Locator{Pack: 1, Offset: 12, Length: 900, Flags: FlagGroup | FlagCompressed, Size: 20, Member: 7}.AppendBinary(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := ParseLocator(b)
 		if err != nil {
@@ -24,7 +25,8 @@ func FuzzParseLocator(f *testing.F) {
 }
 
 // seedPack builds a small well-formed pack: a raw record, a compressed
-// one, and a chunk list (whose chunks the fuzz store does not hold).
+// one, a chunk list (whose chunks the fuzz store does not hold) and a
+// compressed group of three blobs.
 func seedPack(t testing.TB) []byte {
 	c, err := newCodec(0)
 	if err != nil {
@@ -38,18 +40,30 @@ func seedPack(t testing.TB) []byte {
 	raw := []byte("raw content")
 	add(Sum(raw), int64(len(raw)), 0, raw)
 	text := textBytes(1, 2000)
-	z, flags, err := c.compress(nil, text)
+	z, flags, err := c.compress(nil, text, true)
 	if err != nil || flags != FlagCompressed {
 		t.Fatalf("seed text did not compress: %v", err)
 	}
 	add(Sum(text), int64(len(text)), flags, z)
 	add(Sum([]byte("abc")), 3, FlagChunked, appendChunkList(nil, []chunkRef{{Sum([]byte("a")), 1}, {Sum([]byte("bc")), 2}}))
+	g := &group{}
+	for i := range 3 {
+		m := textBytes(uint64(i+2), 300)
+		g.ids, g.sizes, g.data = append(g.ids, Sum(m)), append(g.sizes, uint32(len(m))), append(g.data, m...)
+	}
+	raw = g.payload(nil)
+	z, flags, err = c.compress(nil, raw, false)
+	if err != nil || flags != FlagCompressed {
+		t.Fatalf("seed group did not compress: %v", err)
+	}
+	add(Sum(raw), int64(len(raw)), FlagGroup|flags, z)
 	return pack
 }
 
 // FuzzScanPack writes arbitrary bytes as a pack, scans it, and reads back
-// every record found: nothing may panic, every failure is a corruption,
-// and every plain payload returned hashes to its id.
+// every record found (member 0 of a group): nothing may panic, every
+// failure is a corruption, and every plain payload returned hashes to its
+// id.
 func FuzzScanPack(f *testing.F) {
 	pack := seedPack(f)
 	f.Add(pack)
@@ -65,12 +79,15 @@ func FuzzScanPack(f *testing.F) {
 		}
 		defer os.Remove(path)
 		err := s.ScanPack(n, func(id ID, loc Locator) error {
+			if loc.Flags&FlagGroup != 0 {
+				loc.Size = groupMemberSize(t, s, loc)
+			}
 			data, err := s.ReadRecord(loc)
 			if err != nil {
 				mustCorrupt(t, err)
 				return nil
 			}
-			if loc.Flags&FlagChunked == 0 && Sum(data) != id {
+			if loc.Flags&(FlagChunked|FlagGroup) == 0 && Sum(data) != id {
 				t.Fatalf("record %+v returned bytes that do not hash to %s", loc, id.Short())
 			}
 			return nil
@@ -79,4 +96,25 @@ func FuzzScanPack(f *testing.F) {
 			mustCorrupt(t, err)
 		}
 	})
+}
+
+// groupMemberSize returns the length of member 0 of the group record at loc
+// as its table says, or -1 when the group cannot be decoded (a locator
+// with that size reads as corrupt).
+func groupMemberSize(t *testing.T, s *Store, loc Locator) int64 {
+	raw, err := s.rawRecord(loc)
+	if err != nil {
+		return -1
+	}
+	p := raw[recordHeaderLen:]
+	if loc.Flags&FlagCompressed != 0 {
+		if p, err = s.codec.decompress(p, loc.Size); err != nil {
+			return -1
+		}
+	}
+	_, m, err := groupMember(p, 0)
+	if err != nil {
+		return -1
+	}
+	return int64(len(m))
 }

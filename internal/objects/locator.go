@@ -15,33 +15,54 @@ const (
 	// FlagChunked marks a payload that is the chunk list of a large file
 	// (see doc.go); the chunks are blobs of their own.
 	FlagChunked
+	// FlagGroup marks a group record: the payload (zstd-compressed when
+	// FlagCompressed is also set) holds several small blobs, and a
+	// Locator with this flag names one of them by Member.
+	FlagGroup
 
-	knownFlags = FlagCompressed | FlagChunked
+	knownFlags = FlagCompressed | FlagChunked | FlagGroup
 )
 
-// locatorVersion is the first byte of every encoded Locator.
-const locatorVersion = 1
+// The first byte of an encoded Locator: version 1 for a record of its own,
+// version 2 (one more varint, the member) for a blob in a group record.
+const (
+	locatorVersion      = 1
+	locatorVersionGroup = 2
+)
 
 // Locator says where a blob's record lives: pack number, byte offset of the
 // record, on-disk record length (header included), flags, and the raw
-// content length (the whole file's length for FlagChunked blobs).
+// content length (the whole file's length for FlagChunked blobs). A blob
+// stored in a group record (FlagGroup) shares the record's Offset and
+// Length with the other members of its group; Member is its position in
+// the group, and Size its own length. Member is 0 for other records.
 type Locator struct {
 	Pack   uint32
 	Offset int64
 	Length uint32
 	Flags  Flags
 	Size   int64
+	Member uint32
 }
 
 // AppendBinary appends the compact encoding of l to b: a version byte, the
-// flags byte, then pack, offset, length and size as unsigned varints. The
-// index stores it as the value of a blob key.
+// flags byte, then pack, offset, length and size as unsigned varints, and
+// for a group member (version 2) the member index. The index stores it as
+// the value of a blob key.
 func (l Locator) AppendBinary(b []byte) []byte {
-	b = append(b, locatorVersion, byte(l.Flags))
+	version := byte(locatorVersion)
+	if l.Flags&FlagGroup != 0 {
+		version = locatorVersionGroup
+	}
+	b = append(b, version, byte(l.Flags))
 	b = binary.AppendUvarint(b, uint64(l.Pack))
 	b = binary.AppendUvarint(b, uint64(l.Offset))
 	b = binary.AppendUvarint(b, uint64(l.Length))
-	return binary.AppendUvarint(b, uint64(l.Size))
+	b = binary.AppendUvarint(b, uint64(l.Size))
+	if version == locatorVersionGroup {
+		b = binary.AppendUvarint(b, uint64(l.Member))
+	}
+	return b
 }
 
 // ParseLocator decodes the output of AppendBinary. Any malformed input
@@ -54,16 +75,22 @@ func ParseLocator(b []byte) (Locator, error) {
 	if len(b) < 2 {
 		return bad("too short")
 	}
-	if b[0] != locatorVersion {
+	if b[0] != locatorVersion && b[0] != locatorVersionGroup {
 		return bad(fmt.Sprintf("has unknown version %d", b[0]))
 	}
 	l := Locator{Flags: Flags(b[1])}
-	if l.Flags&^knownFlags != 0 {
+	switch {
+	case l.Flags&^knownFlags != 0:
 		return bad(fmt.Sprintf("has unknown flags %#x", b[1]))
+	case (l.Flags&FlagGroup != 0) != (b[0] == locatorVersionGroup):
+		return bad(fmt.Sprintf("version %d does not match flags %#x", b[0], b[1]))
 	}
 	rest := b[2:]
-	var vals [4]uint64
-	limits := [4]uint64{math.MaxUint32, math.MaxInt64, math.MaxUint32, math.MaxInt64}
+	vals := make([]uint64, 4, 5)
+	if b[0] == locatorVersionGroup {
+		vals = vals[:5]
+	}
+	limits := [5]uint64{math.MaxUint32, math.MaxInt64, math.MaxUint32, math.MaxInt64, maxGroupMembers - 1}
 	for i := range vals {
 		v, n := binary.Uvarint(rest)
 		if n <= 0 || (n > 1 && rest[n-1] == 0) {
@@ -78,6 +105,9 @@ func ParseLocator(b []byte) (Locator, error) {
 		return bad("has trailing bytes")
 	}
 	l.Pack, l.Offset, l.Length, l.Size = uint32(vals[0]), int64(vals[1]), uint32(vals[2]), int64(vals[3])
+	if len(vals) == 5 {
+		l.Member = uint32(vals[4])
+	}
 	return l, nil
 }
 

@@ -140,6 +140,17 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 		return nil, fmt.Errorf("objects: open pack: %w", err)
 	}
 	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer), size: size}
+	if size >= int64(packHeaderLen) {
+		// Only packs of the current version take appends; an older one is
+		// sealed like a damaged one (ErrCorrupt), and stays readable.
+		if v, err := readPackVersion(f, path); err != nil || v != packVersion {
+			f.Close()
+			if err == nil {
+				err = &CorruptError{Pack: path, Reason: fmt.Sprintf("pack of version %d takes no appends", v)}
+			}
+			return nil, err
+		}
+	}
 	if !clean {
 		end, err := scanRecords(f, path, func(recordHeader, int64) error { return nil })
 		if err == nil && end != size {

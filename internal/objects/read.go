@@ -114,13 +114,88 @@ func (s *Store) readChunkList(id ID, loc Locator) ([]chunkRef, error) {
 	return chunks, nil
 }
 
-// readRecord reads, checks and decodes the record at loc. When want is not
+// readRecord reads, checks and decodes the record at loc (for a group
+// member, the member's content and a header naming it). When want is not
 // zero the record must hold that blob.
 func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
-	var h recordHeader
 	corrupt := func(reason string) error {
 		return &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, ID: want, Reason: reason}
 	}
+	if loc.Flags&FlagGroup != 0 {
+		return s.readMember(loc, want, corrupt)
+	}
+	h, payload, err := s.loadRecord(loc, corrupt)
+	switch {
+	case err != nil:
+		return h, nil, err
+	case h.size != loc.Size || h.flags&FlagGroup != 0:
+		return h, nil, corrupt("record does not match its locator")
+	case !want.IsZero() && h.id != want:
+		return h, nil, corrupt("record holds blob " + h.id.Short())
+	}
+	switch {
+	case h.flags&FlagChunked != 0:
+		if _, err := parseChunkList(payload, h.size); err != nil {
+			return h, nil, corrupt(err.Error())
+		}
+		return h, payload, nil
+	case h.flags&FlagCompressed != 0:
+		if payload, err = s.codec.decompress(payload, h.size); err != nil {
+			return h, nil, corrupt(err.Error())
+		}
+	}
+	if Sum(payload) != h.id {
+		return h, nil, corrupt("content does not match its id")
+	}
+	return h, payload, nil
+}
+
+// readMember returns member loc.Member of the group record at loc, its
+// content verified against the id the group's table gives it. The group's
+// decoded payload, verified against the group's id, is cached for the
+// members read next (see groupCache).
+func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
+	h, stored, err := s.loadRecord(loc, corrupt)
+	if err != nil {
+		return h, nil, err
+	}
+	p := s.groups.get(loc.Pack, loc.Offset, stored)
+	if p == nil {
+		payload := stored
+		switch {
+		case h.size > maxGroupSize:
+			return h, nil, corrupt(fmt.Sprintf("group size %d out of range", h.size))
+		case h.flags&FlagCompressed != 0:
+			if payload, err = s.codec.decompress(payload, h.size); err != nil {
+				return h, nil, corrupt(err.Error())
+			}
+		}
+		if Sum(payload) != h.id {
+			return h, nil, corrupt("group does not match its id")
+		}
+		s.groups.put(loc.Pack, loc.Offset, stored, payload)
+		p = payload
+	}
+	id, content, err := groupMember(p, loc.Member)
+	switch {
+	case err != nil:
+		return recordHeader{}, nil, corrupt(err.Error())
+	case int64(len(content)) != loc.Size:
+		return recordHeader{}, nil, corrupt("group member does not match its locator")
+	case !want.IsZero() && id != want:
+		return recordHeader{}, nil, corrupt("group member is blob " + id.Short())
+	case Sum(content) != id:
+		return recordHeader{}, nil, corrupt("content does not match its id")
+	}
+	// A copy: the caller owns what it gets, the cache keeps the payload.
+	return recordHeader{flags: loc.Flags, id: id, size: loc.Size}, bytes.Clone(content), nil
+}
+
+// loadRecord reads the record at loc and checks its framing against the
+// locator (and, for a group record, the pack's version). The payload is
+// returned as stored.
+func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeader, []byte, error) {
+	var h recordHeader
 	if loc.Offset < int64(packHeaderLen) || loc.Length < recordHeaderLen ||
 		loc.Length > recordHeaderLen+maxPayload || loc.Flags&^knownFlags != 0 || loc.Size < 0 {
 		return h, nil, corrupt("locator out of range")
@@ -150,28 +225,10 @@ func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
 	switch {
 	case err != nil:
 		return h, nil, corrupt(err.Error())
-	case h.recordLen() != int64(loc.Length) || h.flags != loc.Flags || h.size != loc.Size:
+	case h.recordLen() != int64(loc.Length) || h.flags != loc.Flags:
 		return h, nil, corrupt("record does not match its locator")
-	case !want.IsZero() && h.id != want:
-		return h, nil, corrupt("record holds blob " + h.id.Short())
+	case h.flags&FlagGroup != 0 && ph.version == packVersion1:
+		return h, nil, corrupt(fmt.Sprintf("group record in a version-%d pack", ph.version))
 	}
-	if want.IsZero() {
-		want = h.id
-	}
-	payload := buf[recordHeaderLen:]
-	switch {
-	case h.flags&FlagChunked != 0:
-		if _, err := parseChunkList(payload, h.size); err != nil {
-			return h, nil, corrupt(err.Error())
-		}
-		return h, payload, nil
-	case h.flags&FlagCompressed != 0:
-		if payload, err = s.codec.decompress(payload, h.size); err != nil {
-			return h, nil, corrupt(err.Error())
-		}
-	}
-	if Sum(payload) != h.id {
-		return h, nil, corrupt("content does not match its id")
-	}
-	return h, payload, nil
+	return h, buf[recordHeaderLen:], nil
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // ScanPack calls fn for every well-formed record of pack n, in pack order,
-// with the record's id and locator. It checks the framing only (magic,
+// with the record's id and locator (for a group record, the group's id and
+// a locator whose Size is the decoded group's length, Member 0). It checks the framing only (magic,
 // header check, lengths); payloads are not decoded: ReadRecord verifies
 // one. A torn tail (a record cut short by a crash, or zero bytes after the
 // last record) ends the scan without error; garbage followed by more data
@@ -47,6 +48,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
 	buf := make([]byte, recordHeaderLen)
 	hdr := packHeader()
+	var version uint32
 	if size < int64(len(hdr)) {
 		got := buf[:size]
 		if _, err := io.ReadFull(br, got); err != nil {
@@ -60,7 +62,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 	if _, err := io.ReadFull(br, buf[:len(hdr)]); err != nil {
 		return 0, fmt.Errorf("objects: scan pack: %w", err)
 	}
-	if !bytes.Equal(buf[:len(hdr)], hdr) {
+	if version = packVersionOf(buf[:len(hdr)]); version == 0 {
 		if zero, err := zeroFrom(f, 0, size); err != nil || zero {
 			return 0, err
 		}
@@ -72,6 +74,9 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 			return off, fmt.Errorf("objects: scan pack: %w", err)
 		}
 		h, perr := parseRecordHeader(buf)
+		if perr == nil && h.flags&FlagGroup != 0 && version == packVersion1 {
+			perr = fmt.Errorf("group record in a version-%d pack", version)
+		}
 		if perr != nil {
 			if zero, err := zeroFrom(f, off, size); err != nil || zero {
 				return off, err

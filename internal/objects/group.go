@@ -1,0 +1,217 @@
+package objects
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sync"
+)
+
+// Solid compression (doc.go, "Group records"): a Batch collects blobs of
+// at most groupBlobMax bytes into a group until it holds groupTarget bytes,
+// then compresses the group as one zstd frame and appends it as one record.
+// Source files share names, imports and idioms that per-blob frames cannot
+// see; a group's frame does, and a read of one member decodes at most one
+// group. On the pinned real corpus (bench/README.md) 1 MiB groups of blobs
+// up to 1 MiB store 15% less than one frame per blob at the same speed;
+// 128 KiB groups of blobs up to 16 KiB only 7% less.
+const (
+	groupBlobMax    = 1 << 20
+	groupTarget     = 1 << 20
+	maxGroupMembers = 4096
+	groupEntryLen   = IDSize + 4
+	// maxGroupSize bounds a group's decoded payload: the table of the most
+	// members plus the content of a group that reached its target with its
+	// largest member.
+	maxGroupSize = 4 + maxGroupMembers*groupEntryLen + groupTarget + groupBlobMax
+	// groupCacheLen is how many decoded groups a Store keeps for reads: a
+	// restore or diff reads the members of a group one after another.
+	groupCacheLen = 4
+)
+
+// group is a group record being built: its members' ids and sizes and
+// their contents back to back.
+type group struct {
+	ids   []ID
+	sizes []uint32
+	data  []byte
+}
+
+// full reports whether the group should be written now.
+func (g *group) full() bool { return len(g.data) >= groupTarget || len(g.ids) >= maxGroupMembers }
+
+// payload appends the decoded group payload to p[:0]: the member count,
+// one entry (id, length) per member, then the contents.
+func (g *group) payload(p []byte) []byte {
+	p = binary.LittleEndian.AppendUint32(p[:0], uint32(len(g.ids)))
+	for i, id := range g.ids {
+		p = append(p, id[:]...)
+		p = binary.LittleEndian.AppendUint32(p, g.sizes[i])
+	}
+	return append(p, g.data...)
+}
+
+// groupMember returns member i of a decoded group payload and its id,
+// checking the table's structure. The error is a reason for a
+// CorruptError; the caller verifies the content against the id.
+func groupMember(p []byte, i uint32) (ID, []byte, error) {
+	var id ID
+	if len(p) < 4 {
+		return id, nil, fmt.Errorf("group payload truncated")
+	}
+	n := binary.LittleEndian.Uint32(p)
+	switch {
+	case n == 0 || n > maxGroupMembers:
+		return id, nil, fmt.Errorf("group has %d members", n)
+	case uint64(len(p)) < 4+uint64(n)*groupEntryLen:
+		return id, nil, fmt.Errorf("group table truncated")
+	case i >= n:
+		return id, nil, fmt.Errorf("group has no member %d", i)
+	}
+	table, content := p[4:4+n*groupEntryLen], p[4+n*groupEntryLen:]
+	var off, total uint64
+	for k := range n {
+		size := uint64(binary.LittleEndian.Uint32(table[k*groupEntryLen+IDSize:]))
+		if k < i {
+			off += size
+		}
+		total += size
+	}
+	if total != uint64(len(content)) {
+		return id, nil, fmt.Errorf("group members add up to %d bytes, content has %d", total, len(content))
+	}
+	e := table[i*groupEntryLen:]
+	copy(id[:], e[:IDSize])
+	size := uint64(binary.LittleEndian.Uint32(e[IDSize:]))
+	return id, content[off : off+size], nil
+}
+
+// addToGroup copies a small blob into the Batch's open group and, when
+// that fills the group, writes it. The blob's placement is returned by the
+// Sync after its group is written; a failure to write the group is
+// reported by Sync.
+func (b *Batch) addToGroup(id ID, content []byte) {
+	b.gmu.Lock()
+	g := b.open
+	if g == nil {
+		g = &group{data: (*getScratch(&b.s.groupBufs))[:0]}
+		b.open = g
+	}
+	g.ids = append(g.ids, id)
+	g.sizes = append(g.sizes, uint32(len(content)))
+	g.data = append(g.data, content...)
+	if !g.full() {
+		b.gmu.Unlock()
+		return
+	}
+	b.open = nil
+	b.flushing.RLock() // Sync waits for this write
+	b.gmu.Unlock()
+	defer b.flushing.RUnlock()
+	b.writeGroup(g)
+}
+
+// flushGroups writes the open group, then waits for the groups other
+// goroutines are writing: every blob a Put stored before the call is then
+// in a record. The returned function lets group writes start again.
+func (b *Batch) flushGroups() (resume func()) {
+	b.gmu.Lock()
+	g := b.open
+	b.open = nil
+	b.gmu.Unlock()
+	if g != nil {
+		b.writeGroup(g)
+	}
+	b.flushing.Lock()
+	return b.flushing.Unlock
+}
+
+// writeGroup compresses and appends one group record and records the
+// placements of its members. A failure is kept for Sync.
+func (b *Batch) writeGroup(g *group) {
+	rawBuf := getScratch(&b.s.groupBufs)
+	raw := g.payload(*rawBuf)
+	defer func() {
+		*rawBuf, g.data = raw, g.data[:0]
+		b.s.groupBufs.Put(rawBuf)
+		b.s.groupBufs.Put(&g.data)
+	}()
+	h := recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
+	scratch := getScratch(&b.s.packBufs)
+	defer b.s.packBufs.Put(scratch)
+	payload, flags, err := b.s.codec.compress(*scratch, raw, false)
+	if err == nil {
+		if flags&FlagCompressed != 0 {
+			*scratch = payload[:0]
+		}
+		h.flags |= flags
+		h.payloadLen = uint32(len(payload))
+		var w *packWriter
+		if w, err = b.acquire(); err == nil {
+			var off int64
+			off, err = w.append(h, payload)
+			if err == nil {
+				b.placeGroup(g, Locator{Pack: w.n, Offset: off, Length: uint32(h.recordLen()), Flags: h.flags})
+			}
+			b.release(w)
+		}
+	}
+	if err != nil {
+		b.mu.Lock()
+		if b.mu.err == nil {
+			b.mu.err = err
+		}
+		b.mu.Unlock()
+	}
+}
+
+// placeGroup records one Placement per member of g, written at loc.
+func (b *Batch) placeGroup(g *group, loc Locator) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, id := range g.ids {
+		l := loc
+		l.Size, l.Member = int64(g.sizes[i]), uint32(i)
+		b.mu.placed = append(b.mu.placed, Placement{ID: id, Loc: l})
+	}
+}
+
+// groupCache keeps the last groups read: each one's stored record bytes
+// and its verified, decoded payload. A read still fetches the record from
+// disk and uses the cached payload only when the stored bytes are the
+// same, so damage on disk is never hidden; it saves the decompression and
+// the group hash when a restore or diff reads the members of one group one
+// after another.
+type groupCache struct {
+	mu      sync.Mutex
+	entries [groupCacheLen]groupCacheEntry
+	next    int
+}
+
+type groupCacheEntry struct {
+	pack    uint32
+	offset  int64
+	stored  []byte
+	payload []byte
+}
+
+// get returns the cached payload of the group stored at pack, offset as
+// exactly the bytes stored, or nil.
+func (c *groupCache) get(pack uint32, offset int64, stored []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.payload != nil && e.pack == pack && e.offset == offset && bytes.Equal(e.stored, stored) {
+			return e.payload
+		}
+	}
+	return nil
+}
+
+// put caches a verified payload, replacing the oldest entry.
+func (c *groupCache) put(pack uint32, offset int64, stored, payload []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[c.next] = groupCacheEntry{pack: pack, offset: offset, stored: stored, payload: payload}
+	c.next = (c.next + 1) % groupCacheLen
+}
