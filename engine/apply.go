@@ -14,7 +14,8 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
+
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // applier carries out a restore plan inside the workspace, writing only
@@ -201,7 +202,7 @@ const syncEachLimit = 512
 // all at once with syncfs. A path it may not change (permission denied)
 // becomes a conflict and the rest goes on; any other error stops it.
 func (x *applier) apply(ctx context.Context, p *restorePlan) error {
-	x.syncEach = len(p.writes) <= syncEachLimit && !x.resuming
+	x.syncEach = len(p.writes) <= syncEachLimit && !x.resuming || !osfs.HasFilesystemSync()
 	x.dirs = map[string]bool{}
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
@@ -258,7 +259,7 @@ func (x *applier) sync() error {
 	for _, d := range dirs {
 		// A directory the restore removed (or replaced) is gone: its
 		// parent's sync records that.
-		if err := x.fs.SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
+		if err := x.fs.SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) && !osfs.IsNotDir(err) {
 			return fmt.Errorf("sync workspace: %w", err)
 		}
 	}
@@ -283,7 +284,7 @@ func (x *applier) remove(o op) error {
 		return nil
 	case errors.Is(err, os.ErrNotExist):
 		return nil // already gone: a resumed restore
-	case o.kind == opRemoveDir && errors.Is(err, unix.ENOTEMPTY):
+	case o.kind == opRemoveDir && osfs.IsDirNotEmpty(err):
 		// The directory still holds uncaptured files. Leave it, unless the
 		// target needs the path for something else.
 		if !o.replaced {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -60,7 +59,7 @@ func TestDiffCheckpointsAndWorkspace(t *testing.T) {
 	}
 }
 
-func statuses(cs []diffview.Change) string {
+func statuses(cs []Change) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, string(c.Status)+" "+c.Path)
@@ -86,7 +85,14 @@ func TestDiffModes(t *testing.T) {
 		{ModeToCurrent, "@2", ids[1], WorkspaceRef},
 		{ModeFull, "", ids[0], WorkspaceRef},
 	} {
-		from, to, err := f.e.DiffRange(context.Background(), "", tc.mode, tc.ref)
+		res, err := f.e.Diff(context.Background(), tc.ref, "", DiffOptions{Mode: tc.mode})
+		var from, to string
+		if err == nil {
+			from, to = res.From.String(), res.To.String()
+			if res.ToWorkspace {
+				to = WorkspaceRef
+			}
+		}
 		if err != nil || from != tc.from || to != tc.to {
 			t.Errorf("%s %s = %s..%s (%v), want %s..%s", tc.mode, tc.ref, from, to, err, tc.from, tc.to)
 		}

@@ -5,9 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // restoreFS is the file-system seam of restore and its journal: every
@@ -37,7 +38,9 @@ type restoreFS interface {
 	// SyncDir makes the entries of directory name (creations, renames,
 	// removals) durable.
 	SyncDir(name string) error
-	// SyncAll makes everything written to the file system holding the root durable.
+	// SyncAll makes everything written to the file system holding the root
+	// durable; it fails with osfs.ErrNoFilesystemSync where the platform
+	// cannot (see osfs.HasFilesystemSync).
 	SyncAll() error
 	// Lstat describes name without following a final symlink; it changes nothing.
 	Lstat(name string) (fs.FileInfo, error)
@@ -66,8 +69,13 @@ func tempName(rel string) string {
 	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", tempPrefix, os.Getpid(), tempSeq.Add(1)))
 }
 
-// rootFS is the real restoreFS, over an os.Root.
-type rootFS struct{ root *os.Root }
+// rootFS is the real restoreFS, over an os.Root. Syncs go through osfs by
+// the root's path: they change nothing, so the root's confinement is not
+// needed for them.
+type rootFS struct {
+	root *os.Root
+	dir  string
+}
 
 // openRootFS opens dir as a restoreFS; wrap, when set (a test's fault
 // injector), wraps the real seam. The returned close releases the root.
@@ -76,7 +84,7 @@ func openRootFS(dir string, wrap func(restoreFS) restoreFS) (restoreFS, func() e
 	if err != nil {
 		return nil, nil, err
 	}
-	var fsys restoreFS = rootFS{root}
+	var fsys restoreFS = rootFS{root, dir}
 	if wrap != nil {
 		fsys = wrap(fsys)
 	}
@@ -99,23 +107,13 @@ func (r rootFS) Mkdir(name string, perm fs.FileMode) error { return r.root.Mkdir
 func (r rootFS) Symlink(target, name string) error         { return r.root.Symlink(target, name) }
 func (r rootFS) Chmod(name string, mode fs.FileMode) error { return r.root.Chmod(name, mode) }
 func (r rootFS) Lstat(name string) (fs.FileInfo, error)    { return r.root.Lstat(name) }
-func (r rootFS) SyncDir(name string) error                 { return r.withDir(name, (*os.File).Sync) }
-func (r rootFS) SyncAll() error                            { return r.withDir(".", syncfs) }
-func (r rootFS) withDir(name string, fn func(*os.File) error) error {
-	d, err := r.root.Open(name)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := fn(d); err != nil {
-		return &fs.PathError{Op: "sync", Path: name, Err: err}
-	}
-	return nil
+func (r rootFS) SyncDir(name string) error {
+	return osfs.SyncDir(filepath.Join(r.dir, filepath.FromSlash(name)))
 }
 
-// syncfs flushes the whole file system holding f (one call instead of an
-// fsync per restored file, for large restores).
-func syncfs(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
+// SyncAll flushes the whole file system holding the root (one call instead
+// of an fsync per restored file, for large restores).
+func (r rootFS) SyncAll() error { return osfs.SyncFilesystem(r.dir) }
 
 // rootFile is a tempFile of rootFS; Sync is fdatasync (the mode and size
 // are metadata the rename's directory sync does not need).
@@ -124,5 +122,5 @@ type rootFile struct {
 	rel string
 }
 
-func (f rootFile) Sync() error  { return unix.Fdatasync(int(f.Fd())) }
+func (f rootFile) Sync() error  { return osfs.DataSync(f.File) }
 func (f rootFile) Name() string { return f.rel }

@@ -32,15 +32,14 @@ func TestGCCrashChild(t *testing.T) {
 	}
 	parts := strings.Split(spec, "|")
 	n, _ := strconv.Atoi(parts[2])
-	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0]})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ops := 0
-	gcStep = func(string) {
+	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0], gcStep: func(string) {
 		if ops++; ops == n {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
 		t.Fatal(err)
@@ -61,7 +60,7 @@ func TestGCCrashSafety(t *testing.T) {
 	h.f.e.Close()
 	h.f.e = nil
 	template := h.f.store
-	survivors := map[objects.ID]bool{}
+	survivors := map[ID]bool{}
 	for _, task := range []string{"a", "b"} {
 		var own []record
 		for _, r := range h.records {
@@ -106,14 +105,12 @@ func TestGCCrashSafety(t *testing.T) {
 func gcOps(t *testing.T, template, ws string) []string {
 	store := filepath.Join(t.TempDir(), "store")
 	copyDir(t, template, store)
-	e, err := Open(context.Background(), ws, Options{StoreDir: store})
+	var ops []string
+	e, err := Open(context.Background(), ws, Options{StoreDir: store, gcStep: func(op string) { ops = append(ops, op) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	var ops []string
-	gcStep = func(op string) { ops = append(ops, op) }
-	defer func() { gcStep = nil }()
 	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestReadOnlyStoreRefusesWritersAtOnce(t *testing.T) {
 	if ws, store, ok := limitChild(name); ok {
 		err := saveIn(ws, store, "refused")
 		t.Logf("save: %v", err)
-		if err == nil || !strings.HasPrefix(Message(err), "store is not writable: ") || !errors.Is(err, os.ErrPermission) {
+		if err == nil || !strings.HasPrefix(err.Error(), "store is not writable: ") || !errors.Is(err, os.ErrPermission) {
 			t.Fatalf("save into a read-only store: %v, want \"store is not writable: …\"", err)
 		}
 		e, err := Open(context.Background(), ws, Options{StoreDir: store, ReadOnly: true})

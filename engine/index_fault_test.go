@@ -168,7 +168,7 @@ func TestGarbageIndexMetadataIsCorruptWithPathsThatArePaths(t *testing.T) {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("open: %v, want ErrCorrupt", err)
 			}
-			msg := Message(err)
+			msg := err.Error()
 			idx := filepath.Join(f.store, "index")
 			if !strings.HasPrefix(msg, "store corrupt: ") || !strings.Contains(msg, idx+" ") || strings.Contains(msg, idx+"/invalid") {
 				t.Errorf("message %q: want \"store corrupt: …\" naming %s as a path", msg, idx)

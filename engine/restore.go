@@ -34,19 +34,21 @@ type RestoreOptions struct {
 // Conflict is a path a restore left alone because an uncaptured file
 // (ignored, skipped, or not yet saved into any checkpoint) stands there.
 type Conflict struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   string
+	Reason string
 }
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
 type RestoreResult struct {
-	Restored  objects.ID
-	Backup    objects.ID // the checkpoint holding the state before the restore; zero with NoBackup
-	State     objects.ID // the target's state blob (read it with ReadState); zero when none
-	Written   []string   // files and symlinks written (or modes changed)
-	Deleted   []string   // files, symlinks and directories removed
+	Restored  ID
+	Backup    ID       // the checkpoint holding the state before the restore; zero with NoBackup
+	State     ID       // the target's state blob (read it with ReadState); zero when none
+	Written   []string // files and symlinks written (or modes changed)
+	Deleted   []string // files, symlinks and directories removed
 	Conflicts []Conflict
 	Duration  time.Duration
+
+	task string // the task whose head moved
 }
 
 // Restore makes the workspace's captured files equal to checkpoint ref.
@@ -88,19 +90,22 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	}
 	res.Duration = time.Since(start)
 	if !opts.DryRun {
-		e.emit(Event{Type: EventRestore, Task: taskOrDefault(opts.Task), Commit: res.Restored.String(), Duration: res.Duration})
+		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Duration: res.Duration})
 	}
 	return res, nil
 }
 
 func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
-	task := taskOrDefault(opts.Task)
+	task, err := taskName(opts.Task)
+	if err != nil {
+		return nil, err
+	}
 	target, cp, err := e.resolveCheckpoint(task, ref)
 	if err != nil {
 		return nil, err
 	}
 	if cp.Task != task {
-		return nil, fmt.Errorf("%w: checkpoint %s belongs to task %q; pass --task %s", ErrBadRequest, target.Short(), cp.Task, cp.Task)
+		return nil, &WrongTaskError{Checkpoint: ID(target), Task: cp.Task, Want: task}
 	}
 	only := opts.Only
 	if only == "" {
@@ -110,7 +115,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	res := &RestoreResult{Restored: target, State: cp.State}
+	res := &RestoreResult{Restored: ID(target), State: ID(cp.State), task: task}
 	switch only {
 	case OnlyState:
 		if opts.DryRun {
@@ -119,7 +124,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return res, e.moveHead(task, target)
 	case OnlyWorkspace, OnlyBoth:
 	default:
-		return nil, fmt.Errorf("%w: --only must be workspace, state or both, not %q", ErrBadRequest, only)
+		return nil, fmt.Errorf("%w: Only must be workspace, state or both, not %q", ErrBadRequest, only)
 	}
 	cur, err := e.currentState(ctx, task, target, cp.Seq, opts, res)
 	if err != nil {
@@ -146,7 +151,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	}
 	j := e.pending
 	if !cur.resuming {
-		j = &Journal{Task: task, Target: target, Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
+		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
 	}
 	return res, e.applyJournaled(ctx, x, plan, j)
 }
@@ -171,7 +176,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePl
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next writing open of the store completes it", err)
 	}
 	if len(j.Paths) == 0 {
-		if err := e.moveHead(j.Task, j.Target); err != nil {
+		if err := e.moveHead(j.Task, objects.ID(j.Target)); err != nil {
 			return err
 		}
 	}
@@ -199,7 +204,7 @@ type current struct {
 // head of every task (a workspace last saved or restored in another task
 // is captured there) and, when resuming, the journal's backup.
 func (e *Engine) currentState(ctx context.Context, task string, target objects.ID, seq uint64, opts RestoreOptions, res *RestoreResult) (*current, error) {
-	resuming := e.pending != nil && e.pending.Task == task && e.pending.Target == target
+	resuming := e.pending != nil && e.pending.Task == task && objects.ID(e.pending.Target) == target
 	if opts.DryRun || opts.NoBackup || resuming {
 		c := &current{guard: opts.NoBackup || resuming, resuming: resuming}
 		if resuming {
@@ -207,7 +212,7 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 		}
 		if c.guard {
 			var err error
-			if c.baselines, err = e.baselines(res.Backup); err != nil {
+			if c.baselines, err = e.baselines(objects.ID(res.Backup)); err != nil {
 				return nil, err
 			}
 		}
@@ -219,7 +224,7 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 	if err != nil {
 		return nil, fmt.Errorf("backup before restore: %w", err)
 	}
-	res.Backup = sr.ID
+	res.Backup = ID(sr.id)
 	return &current{snap: snap}, nil
 }
 

@@ -142,7 +142,7 @@ func TestRestoreKeepsUnsavedWorkInBackup(t *testing.T) {
 	}
 	var kinds []string
 	for _, c := range log.Checkpoints {
-		kinds = append(kinds, c.Kind.String())
+		kinds = append(kinds, string(c.Kind))
 	}
 	if strings.Join(kinds, ",") != "save,backup" {
 		t.Fatalf("kinds = %v, want save,backup", kinds)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
@@ -25,15 +23,32 @@ type SaveOptions struct {
 
 // SaveResult describes what Save did.
 type SaveResult struct {
-	ID      objects.ID
-	Parent  objects.ID
+	ID      ID
+	Parent  ID
 	Task    string
 	Seq     uint64
 	Created bool // false: nothing changed, ID is the unchanged head
 	Empty   bool // the checkpoint's files equal its parent's
-	Kind    index.CheckpointKind
-	Stats   index.Stats
-	Skipped []walker.Skipped
+	Kind    CheckpointKind
+	Stats   Stats
+	Skipped []Skipped
+}
+
+// saved is what saveLocked did, in the index's terms.
+type saved struct {
+	id, parent objects.ID
+	task       string
+	seq        uint64
+	created    bool
+	empty      bool
+	kind       index.CheckpointKind
+	stats      index.Stats
+	skipped    []walker.Skipped
+}
+
+func (s *saved) public() *SaveResult {
+	return &SaveResult{ID: ID(s.id), Parent: ID(s.parent), Task: s.task, Seq: s.seq, Created: s.created,
+		Empty: s.empty, Kind: publicKind(s.kind), Stats: publicStats(s.stats), Skipped: publicSkipped(s.skipped)}
 }
 
 // Save checkpoints the workspace into a task. It reads only files whose stat
@@ -49,44 +64,23 @@ func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error
 		return nil, e.report(err, start)
 	}
 	defer unlock()
-	res, _, err := e.saveLocked(ctx, opts, index.KindSave)
+	sv, _, err := e.saveLocked(ctx, opts, index.KindSave)
 	if err != nil {
 		return nil, e.report(err, start)
 	}
 	e.maybeAutoGC(ctx)
+	res := sv.public()
 	e.emit(Event{Type: EventCheckpoint, Task: res.Task, Created: res.Created,
-		FromHash: hexOrEmpty(res.Parent), ToHash: res.ID.String(), Duration: time.Since(start)})
+		FromHash: res.Parent, ToHash: res.ID, Duration: time.Since(start)})
 	return res, nil
-}
-
-func hexOrEmpty(id objects.ID) string {
-	if id.IsZero() {
-		return ""
-	}
-	return id.String()
-}
-
-// validTask rejects task names that could not be shown or typed back.
-func validTask(task string) error {
-	if task == "" || len(task) > 200 || !utf8.ValidString(task) || strings.ContainsAny(task, "\x00\n/") {
-		return fmt.Errorf("%w: invalid task name %q: use 1-200 characters without '/', newlines or NUL", ErrBadRequest, task)
-	}
-	return nil
-}
-
-func taskOrDefault(task string) string {
-	if task == "" {
-		return DefaultTask
-	}
-	return task
 }
 
 // saveLocked is Save without the lock and events; it also returns the
 // snapshot it took, which Restore needs as the current state.
-func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.CheckpointKind) (*SaveResult, *snapshot, error) {
+func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.CheckpointKind) (*saved, *snapshot, error) {
 	start := time.Now()
-	task := taskOrDefault(opts.Task)
-	if err := validTask(task); err != nil {
+	task, err := taskName(opts.Task)
+	if err != nil {
 		return nil, nil, err
 	}
 	head, hasHead, err := e.db.Task(task)
@@ -117,14 +111,14 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 			return nil, nil, fmt.Errorf("store state blob: %w", err)
 		}
 	}
-	res := &SaveResult{Task: task, Kind: kind, Skipped: snap.skipped, Parent: head.Head}
+	res := &saved{task: task, kind: kind, skipped: snap.skipped, parent: head.Head}
 	empty := hasHead && snap.root == parent.Root
 	// Without a state blob only the files decide whether anything changed.
 	unchanged := empty && (opts.State == nil || state == parent.State)
 	if unchanged && !opts.AllowEmpty {
 		// Nothing to record but refreshed stat-cache entries.
-		res.ID, res.Seq, res.Parent = head.Head, parent.Seq, parent.Parent
-		res.Stats = index.Stats{Files: snap.files.Load(), BytesHashed: snap.hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
+		res.id, res.seq, res.parent = head.Head, parent.Seq, parent.Parent
+		res.stats = index.Stats{Files: snap.files.Load(), BytesHashed: snap.hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
 		return res, snap, e.commitSnapshot(blobs, snap, nil, task, head)
 	}
 	stats, err := e.changeStats(ctx, snap, parent.Root)
@@ -141,7 +135,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if err := e.commitSnapshot(blobs, snap, cp, task, head); err != nil {
 		return nil, nil, err
 	}
-	res.ID, res.Seq, res.Created, res.Empty, res.Stats = index.CheckpointID(*cp), cp.Seq, true, empty, stats
+	res.id, res.seq, res.created, res.empty, res.stats = index.CheckpointID(*cp), cp.Seq, true, empty, stats
 	return res, snap, nil
 }
 

@@ -253,7 +253,7 @@ func TestOpenRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(context.Background(), a, Options{StoreDir: store, LockTimeout: -1})
+	_, err = Open(context.Background(), a, Options{StoreDir: store})
 	var busy *BusyError
 	if !errors.As(err, &busy) || !strings.Contains(busy.Holder, "pid ") {
 		t.Fatalf("second open: %v, want a BusyError naming the holder", err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -14,10 +12,10 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
@@ -67,14 +65,11 @@ type scanner struct {
 	flushMu   sync.Mutex // one flush at a time
 }
 
-// flushEntries is how many tree entries a storing scan accumulates before it
-// writes them (with their blobs' locators and stat-cache records) to the
-// index, so a save's memory is bounded by this batch, not by the workspace.
-// Tests lower it.
-var flushEntries = 32 << 10
-
-// afterFlush, when set by a test, runs after each flush of a scan.
-var afterFlush func()
+// defaultFlushEntries is how many tree entries a storing scan accumulates
+// before it writes them (with their blobs' locators and stat-cache records)
+// to the index, so a save's memory is bounded by this batch, not by the
+// workspace. Tests lower it (Options.flushEntries).
+const defaultFlushEntries = 32 << 10
 
 // scan walks the workspace and returns its snapshot. Only files whose stat
 // differs from the stat cache (or is racy) are read.
@@ -150,7 +145,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	s.snap.caches[d.Path] = fresh
 	s.snap.goneDirs = append(s.snap.goneDirs, gone...)
 	s.unflushed += len(tree.Entries) + 1
-	full := s.put != nil && s.unflushed >= flushEntries
+	full := s.put != nil && s.unflushed >= s.e.opts.flushSize()
 	s.mu.Unlock()
 	if full {
 		if err := s.flush(); err != nil {
@@ -169,7 +164,7 @@ func (s *scanner) flush() error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	s.mu.Lock()
-	if s.unflushed < flushEntries { // another visit flushed meanwhile
+	if s.unflushed < s.e.opts.flushSize() { // another visit flushed meanwhile
 		s.mu.Unlock()
 		return nil
 	}
@@ -180,8 +175,8 @@ func (s *scanner) flush() error {
 	if err := s.e.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
 		return err
 	}
-	if afterFlush != nil {
-		afterFlush()
+	if s.e.opts.afterFlush != nil {
+		s.e.opts.afterFlush()
 	}
 	return nil
 }
@@ -269,7 +264,7 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 			reads = append(reads, i)
 		}
 	}
-	read := func(i int) error {
+	read := func(ctx context.Context, i int) error {
 		r := &results[i]
 		var err error
 		r.id, r.size, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), &d.Entries[i])
@@ -280,16 +275,17 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 	}
 	if len(reads) < parallelReadMin {
 		for _, i := range reads {
-			if err := read(i); err != nil {
+			if err := read(ctx, i); err != nil {
 				return nil, err
 			}
 		}
 		return results, nil
 	}
-	g, _ := errgroup.WithContext(ctx)
+	// The group's context stops the sibling reads after the first failure.
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, i := range reads {
-		g.Go(func() error { return read(i) })
+		g.Go(func() error { return read(gctx, i) })
 	}
 	return results, g.Wait()
 }
@@ -350,39 +346,35 @@ func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (
 	}
 }
 
-// readOnce reads abs once and reports whether its stat was the same before and after.
+// readOnce reads abs once and reports whether its size and mtime were the
+// same before and after.
 func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, err error) {
-	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	r, err := osfs.OpenRegular(abs)
 	if err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "open", Path: abs, Err: err}}
+		return id, 0, false, &unreadableError{err}
 	}
 	s.snap.opened.Add(1)
-	defer unix.Close(fd)
-	var before unix.Stat_t
-	if err := unix.Fstat(fd, &before); err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "fstat", Path: abs, Err: err}}
+	defer r.Close()
+	before, err := r.Stamp()
+	if err != nil {
+		return id, 0, false, &unreadableError{err}
 	}
-	if before.Mode&unix.S_IFMT != unix.S_IFREG {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "open", Path: abs, Err: errors.New("no longer a regular file")}}
-	}
-	r := &trackedReader{fd: fd}
 	if s.put != nil {
 		id, size, err = s.put.Put(r)
 	} else {
 		id, size, err = objects.HashReader(r)
 	}
-	if r.err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "read", Path: abs, Err: r.err}}
+	if r.Err() != nil {
+		return id, 0, false, &unreadableError{r.Err()}
 	}
 	if err != nil {
 		return id, 0, false, fmt.Errorf("store %s: %w", abs, err)
 	}
-	var after unix.Stat_t
-	if err := unix.Fstat(fd, &after); err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "fstat", Path: abs, Err: err}}
+	after, err := r.Stamp()
+	if err != nil {
+		return id, 0, false, &unreadableError{err}
 	}
-	stable = before.Size == after.Size && before.Mtim == after.Mtim && size == after.Size
-	return id, size, stable, nil
+	return id, size, before == after && size == after.Size, nil
 }
 
 // unreadableError is a failure to read a workspace file: the file is skipped
@@ -390,35 +382,6 @@ func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, 
 type unreadableError struct{ err error }
 
 func (u *unreadableError) Error() string { return u.err.Error() }
-
-// trackedReader reads a regular file straight from its descriptor (an
-// *os.File would cost two more syscalls per file registering it with the
-// poller). It remembers the file's read error, so that a failure of the file
-// can be told apart from a failure of the store, and reports EOF with a
-// short read: a regular file returns fewer bytes than asked only at its end,
-// so the read(2) that would return 0 is saved.
-type trackedReader struct {
-	fd  int
-	err error
-}
-
-func (t *trackedReader) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, err := unix.Read(t.fd, p)
-	for err == unix.EINTR {
-		n, err = unix.Read(t.fd, p)
-	}
-	switch {
-	case err != nil:
-		t.err = err
-		return 0, err
-	case n == 0 || n < len(p):
-		return n, io.EOF
-	}
-	return n, nil
-}
 
 func (s *scanner) skip(rel, reason string, err error) {
 	s.mu.Lock()

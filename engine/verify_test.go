@@ -14,7 +14,7 @@ import (
 
 // corruptFixture saves a small workspace and returns it with the
 // checkpoint and the blob id of src/lib/util.go.
-func corruptFixture(t *testing.T) (*fixture, *SaveResult, objects.ID) {
+func corruptFixture(t *testing.T) (*fixture, *SaveResult, ID) {
 	f := newFixture(t, testtree.Dir{
 		"README": testtree.File{Content: strings.Repeat("readme ", 40)},
 		"src": testtree.Dir{"lib": testtree.Dir{
@@ -31,7 +31,7 @@ func corruptFixture(t *testing.T) (*fixture, *SaveResult, objects.ID) {
 
 // wantProblem runs Verify and checks it fails with ErrCorrupt and a
 // problem on path whose message contains text.
-func wantProblem(t *testing.T, f *fixture, quick bool, cp objects.ID, path, text string) {
+func wantProblem(t *testing.T, f *fixture, quick bool, cp ID, path, text string) {
 	t.Helper()
 	rep, err := f.e.Verify(context.Background(), VerifyOptions{Quick: quick})
 	if !errors.Is(err, ErrCorrupt) || rep == nil {
@@ -59,7 +59,7 @@ func TestVerifyCleanStore(t *testing.T) {
 
 func TestVerifyFindsFlippedByte(t *testing.T) {
 	f, cp, id := corruptFixture(t)
-	loc, _, err := f.e.db.Locator(id)
+	loc, _, err := f.e.db.Locator(objects.ID(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestVerifyFindsDanglingTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := f.e.db.NewBatch()
-	b.DeleteTree(ents[0].ID) // src/lib
+	b.DeleteTree(objects.ID(ents[0].ID)) // src/lib
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}

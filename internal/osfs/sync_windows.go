@@ -10,3 +10,5 @@ func dataSync(f *os.File) error { return f.Sync() }
 func syncDir(string) error { return nil }
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }
+
+const hasFilesystemSync = false
