@@ -7,27 +7,23 @@ import (
 	"path"
 	"strings"
 
+	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
 )
 
-// cleanRelPath validates a workspace-relative path given by a caller: it
-// must not be absolute or climb out of the workspace. "" and "." mean the root.
+// cleanRelPath validates a workspace-relative path given by a caller by
+// the rule of diffview.CleanPath: it must not be absolute or climb out of
+// the workspace. "" and "." mean the root.
 func cleanRelPath(p string) (string, error) {
-	if p == "" || p == "." {
-		return "", nil
-	}
-	if strings.HasPrefix(p, "/") {
+	c, err := diffview.CleanPath(p)
+	switch {
+	case err == nil:
+		return c, nil
+	case path.IsAbs(p):
 		return "", fmt.Errorf("%w: path %q is absolute; give it relative to the workspace", ErrBadRequest, p)
 	}
-	c := path.Clean(p)
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", fmt.Errorf("%w: path %q leaves the workspace", ErrBadRequest, p)
-	}
-	if c == "." {
-		return "", nil
-	}
-	return c, nil
+	return "", fmt.Errorf("%w: path %q leaves the workspace", ErrBadRequest, p)
 }
 
 // lookup finds the entry at rel in the tree rooted at root. The root itself

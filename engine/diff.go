@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/objects"
 )
@@ -102,13 +103,13 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	}
 	store := storeLoader{e}
 	res := &DiffResult{From: ID(fromID), workspace: e.workspace, before: store, after: store}
-	var snap *snapshot
+	var snap *save.Snapshot
 	var toRoot objects.ID
 	if to == "" || to == WorkspaceRef {
 		if snap, err = e.scan(ctx, nil); err != nil {
 			return nil, err
 		}
-		toRoot, res.ToWorkspace, res.after = snap.root, true, workspaceLoader{e.workspace}
+		toRoot, res.ToWorkspace, res.after = snap.Root, true, workspaceLoader{e.workspace}
 	} else {
 		toID, toCP, err := e.resolveCheckpoint(task, to)
 		if err != nil {
@@ -116,7 +117,7 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 		}
 		res.To, toRoot = ID(toID), toCP.Root
 	}
-	res.raw, err = diffview.Compare(ctx, e.treeSource(snap), fromCP.Root, toRoot, filter)
+	res.raw, err = diffview.Compare(ctx, e.save.TreeSource(snap), fromCP.Root, toRoot, filter)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // Engine is an open checkpoint store bound to one workspace. It holds the
@@ -27,6 +29,7 @@ type Engine struct {
 	lock      *storeLock
 	db        *index.DB
 	blobs     *objects.Store
+	save      *save.Store // the save mechanics over db and blobs
 
 	// writeMu serialises operations that change the store or the workspace.
 	writeMu sync.Mutex
@@ -140,6 +143,16 @@ func (e *Engine) openStore() (created bool, err error) {
 		return false, storeError(err, e.storeDir)
 	}
 	e.blobs = blobs
+	e.save = &save.Store{
+		Workspace: e.workspace, DB: db, Blobs: blobs, StoreErr: e.storeErr,
+		Walk: walker.Options{
+			Profile:     e.opts.Profile,
+			Extra:       e.opts.Exclude,
+			MaxFileSize: e.opts.maxFileSize(),
+			ExcludeDirs: []string{e.storeDir},
+		},
+		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush,
+	}
 	return created, nil
 }
 

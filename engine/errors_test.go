@@ -12,6 +12,7 @@ import (
 // Errors leave the engine matching their public sentinel and the internal
 // original, with texts free of the internal packages' prefixes.
 func TestErrorsAtTheBoundary(t *testing.T) {
+	t.Parallel()
 	err := storeError(fmt.Errorf("read blob: %w", objects.ErrCorrupt), "/s")
 	var ce *CorruptError
 	if !errors.Is(err, ErrCorrupt) || !errors.Is(err, objects.ErrCorrupt) || !errors.As(err, &ce) || ce.Store != "/s" {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEventsFollowTheLifecycle(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	if err := testtree.Write(ws, testtree.Dir{"f": testtree.File{Content: "1"}}); err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ var crashPolicy = RetentionPolicy{KeepLast: 3}
 
 // TestGCCrashChild is the child half of TestGCCrashSafety.
 func TestGCCrashChild(t *testing.T) {
+	t.Parallel()
 	spec := os.Getenv(gcCrashEnv)
 	if spec == "" {
 		t.Skip("runs only as the child process of TestGCCrashSafety")
@@ -53,6 +54,7 @@ func TestGCCrashChild(t *testing.T) {
 // checkpoint it still lists reads back byte-exact, no survivor of the
 // policy was lost, and a second GC leaves exactly the survivors' records.
 func TestGCCrashSafety(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 9, 24)
 	for i := range 24 {
 		h.step([]string{"a", "b"}[i%2])

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/restore"
 )
 
 // Journal records a restore in progress. It is written (and synced) before
@@ -54,8 +56,8 @@ func readJournal(path string) (*Journal, error) {
 }
 
 // storeFS opens the store directory through the restore seam.
-func (e *Engine) storeFS() (restoreFS, func() error, error) {
-	fsys, closeFS, err := openRootFS(e.storeDir, e.opts.wrapRestoreFS)
+func (e *Engine) storeFS() (restore.FS, func() error, error) {
+	fsys, closeFS, err := restore.OpenRoot(e.storeDir, e.opts.wrapRestoreFS)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}

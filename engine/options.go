@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 
 	// wrapRestoreFS, set only by tests, wraps the file-system seam that
 	// restore and its journal write through (to inject faults).
-	wrapRestoreFS func(restoreFS) restoreFS
+	wrapRestoreFS func(restore.FS) restore.FS
 	// indexFS replaces the operating system's file system under the index;
 	// fault-injection tests set it.
 	indexFS vfs.FS
@@ -65,10 +66,10 @@ type Options struct {
 	// collection that changes the store: each record copy, the fsync of the
 	// copies, the index commit, each pack removal and truncation.
 	gcStep func(op string)
-	// flushEntries, when positive, replaces defaultFlushEntries (tests lower it).
+	// flushEntries and afterFlush, set by tests, become save.Store's
+	// FlushEntries (the flush size, when positive) and AfterFlush.
 	flushEntries int
-	// afterFlush, set by tests, runs after each flush of a storing scan.
-	afterFlush func()
+	afterFlush   func()
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.
@@ -113,13 +114,6 @@ func (o Options) step(op string) {
 	if o.gcStep != nil {
 		o.gcStep(op)
 	}
-}
-
-func (o Options) flushSize() int {
-	if o.flushEntries > 0 {
-		return o.flushEntries
-	}
-	return defaultFlushEntries
 }
 
 func (o Options) lockTimeout() time.Duration {

@@ -11,6 +11,7 @@ import (
 // profile and a negative file-size cap other than NoMaxFileSize, before it
 // touches the store.
 func TestOpenRefusesMeaninglessOptions(t *testing.T) {
+	t.Parallel()
 	for _, opts := range []Options{{Profile: "nope"}, {MaxFileSize: -5}, {MaxFileSize: -1 << 40}} {
 		opts.StoreDir = filepath.Join(t.TempDir(), "store")
 		e, err := Open(context.Background(), t.TempDir(), opts)

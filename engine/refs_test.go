@@ -10,6 +10,7 @@ import (
 )
 
 func TestResolveRefForms(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
 	var ids []ID
 	for i := 0; i < 3; i++ {
@@ -51,6 +52,7 @@ func TestResolveRefForms(t *testing.T) {
 }
 
 func TestResolveAmbiguousPrefixListsCandidates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
 	seen := map[string]ID{}
 	for i := 0; i < 5000; i++ {

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
 )
@@ -32,11 +35,25 @@ type RestoreOptions struct {
 }
 
 // Conflict is a path a restore left alone because an uncaptured file
-// (ignored, skipped, or not yet saved into any checkpoint) stands there.
+// (ignored, skipped, or not yet saved into any checkpoint) stands there, or
+// because it may not be changed.
 type Conflict struct {
 	Path   string
-	Reason string
+	Kind   ConflictKind
+	Reason string // why, for the user
 }
+
+// ConflictKind says why a restore left a path alone.
+type ConflictKind string
+
+// Conflict kinds. RestoreOptions.Force overwrites the first three.
+const (
+	ConflictUncaptured   = ConflictKind(restore.ConflictUncaptured)   // an uncaptured file stands where the target puts something
+	ConflictUnsaved      = ConflictKind(restore.ConflictUnsaved)      // current content no checkpoint captures, with no backup taken
+	ConflictDirHolds     = ConflictKind(restore.ConflictDirHolds)     // a directory to replace holds uncaptured files
+	ConflictBlockedBelow = ConflictKind(restore.ConflictBlockedBelow) // a directory to replace holds paths left alone below it
+	ConflictFault        = ConflictKind(restore.ConflictFault)        // the path may not be changed (permission denied)
+)
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
 type RestoreResult struct {
@@ -130,23 +147,24 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planRestore(ctx, e.treeSource(cur.snap), cur.snap.root, cp.Root, filter)
+	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}
-	fsys, closeFS, err := openRootFS(e.workspace, e.opts.wrapRestoreFS)
+	fsys, closeFS, err := restore.OpenRoot(e.workspace, e.opts.wrapRestoreFS)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &applier{e: e, fs: fsys, force: opts.Force, res: res, resuming: cur.resuming}
+	x := &restore.Applier{FS: fsys, Blobs: e.blobs, StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming}
+	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
-		if x.unsaved, err = unsavedPaths(ctx, e.treeSource(cur.snap), cur.baselines, cur.snap.root); err != nil {
+		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {
 			return nil, storeError(err, e.storeDir)
 		}
 	}
 	if opts.DryRun {
-		x.preview(plan)
+		x.Preview(plan)
 		return res, nil
 	}
 	j := e.pending
@@ -156,11 +174,33 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	return res, e.applyJournaled(ctx, x, plan, j)
 }
 
+// setApplied copies what the applier did into the result.
+func (r *RestoreResult) setApplied(a restore.Result) {
+	r.Written, r.Deleted = a.Written, a.Deleted
+	r.Conflicts = make([]Conflict, len(a.Conflicts))
+	for i, c := range a.Conflicts {
+		r.Conflicts[i] = Conflict{Path: c.Path, Kind: ConflictKind(c.Kind), Reason: c.Reason}
+	}
+}
+
+// storeErr marks the store's integrity failures (see storeError).
+func (e *Engine) storeErr(err error) error { return storeError(err, e.storeDir) }
+
+// parsePathFilter validates workspace-relative paths given by a caller; a
+// path naming the root (or none at all) means the whole workspace.
+func parsePathFilter(paths []string) (diffview.PathFilter, error) {
+	f, err := diffview.NewPathFilter(paths)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w: give paths relative to the workspace, inside it", ErrBadRequest, err)
+	}
+	return f, nil
+}
+
 // applyJournaled carries out plan between the journal's write (unless it
 // resumes the journal's restore) and its removal; the head moves (for a
 // whole-workspace restore) in between.
-func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePlan, j *Journal) error {
-	if !x.resuming {
+func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal) error {
+	if !x.Resuming {
 		if err := e.writeJournal(j); err != nil {
 			// A journal renamed into place whose directory sync failed
 			// is there all the same: the restore is pending.
@@ -172,7 +212,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePl
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
-	if err := x.apply(ctx, plan); err != nil {
+	if err := x.Apply(ctx, plan); err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next writing open of the store completes it", err)
 	}
 	if len(j.Paths) == 0 {
@@ -189,9 +229,9 @@ func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePl
 
 // current is the workspace's state before a restore and what protects it.
 type current struct {
-	snap *snapshot
+	snap *save.Snapshot
 	// guard: no backup of snap is taken here, so paths whose entry in snap
-	// no baseline holds identically are left alone (see applier.unsaved).
+	// no baseline holds identically are left alone (see restore.Applier.Unsaved).
 	guard     bool
 	baselines []objects.ID // root trees that capture what may be replaced
 	resuming  bool

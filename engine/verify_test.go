@@ -46,6 +46,7 @@ func wantProblem(t *testing.T, f *fixture, quick bool, cp ID, path, text string)
 }
 
 func TestVerifyCleanStore(t *testing.T) {
+	t.Parallel()
 	f, _, _ := corruptFixture(t)
 	rep := mustVerify(t, f.e)
 	if rep.Checkpoints != 1 || rep.Trees != 3 || rep.Blobs != 2 || rep.BytesHashed == 0 {
@@ -58,6 +59,7 @@ func TestVerifyCleanStore(t *testing.T) {
 }
 
 func TestVerifyFindsFlippedByte(t *testing.T) {
+	t.Parallel()
 	f, cp, id := corruptFixture(t)
 	loc, _, err := f.e.db.Locator(objects.ID(id))
 	if err != nil {
@@ -83,6 +85,7 @@ func TestVerifyFindsFlippedByte(t *testing.T) {
 }
 
 func TestVerifyFindsMissingPack(t *testing.T) {
+	t.Parallel()
 	f, cp, _ := corruptFixture(t)
 	packs, _ := filepath.Glob(filepath.Join(f.store, "packs", "*.pack"))
 	for _, p := range packs {
@@ -98,6 +101,7 @@ func TestVerifyFindsMissingPack(t *testing.T) {
 }
 
 func TestVerifyFindsDanglingTree(t *testing.T) {
+	t.Parallel()
 	f, cp, _ := corruptFixture(t)
 	ents, err := f.e.Ls(context.Background(), "", "HEAD", "src")
 	if err != nil {

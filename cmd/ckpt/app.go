@@ -246,7 +246,7 @@ func (a *app) noticeRestores(e *engine.Engine) {
 		a.notices.CompletedRestore = &view
 		if !a.quiet && !a.json {
 			for _, c := range res.Conflicts {
-				fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
+				fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
 			}
 			fmt.Fprintf(a.stderr, "ckpt: completed an interrupted restore to %s: %d written, %d deleted, %d conflicts\n",
 				res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))

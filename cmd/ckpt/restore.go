@@ -106,7 +106,7 @@ func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.Rest
 func restoreView(res *engine.RestoreResult, dryRun bool) restoreJSON {
 	conflicts := make([]conflictJSON, len(res.Conflicts))
 	for i, c := range res.Conflicts {
-		conflicts[i] = conflictJSON(c)
+		conflicts[i] = conflictJSON{Path: c.Path, Reason: conflictReason(c)}
 	}
 	return restoreJSON{
 		Restored: res.Restored.String(), Backup: res.Backup.Text(),
@@ -122,7 +122,7 @@ func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 		return
 	}
 	for _, c := range res.Conflicts {
-		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
+		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
 	}
 	verb := "restored"
 	if dryRun {
@@ -148,3 +148,13 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// conflictAdvice is what the restore flags can do about a conflict.
+var conflictAdvice = map[engine.ConflictKind]string{
+	engine.ConflictUncaptured: "; use --force to overwrite it",
+	engine.ConflictUnsaved:    "; use --force to discard it, or restore with a backup",
+	engine.ConflictDirHolds:   "; use --force to remove them",
+}
+
+// conflictReason is a conflict's reason with the advice its kind implies.
+func conflictReason(c engine.Conflict) string { return c.Reason + conflictAdvice[c.Kind] }

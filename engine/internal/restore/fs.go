@@ -1,4 +1,4 @@
-package engine
+package restore
 
 import (
 	"fmt"
@@ -11,18 +11,18 @@ import (
 	"github.com/ckpt/ckpt/internal/osfs"
 )
 
-// restoreFS is the file-system seam of restore and its journal: every
+// FS is the file-system seam of restore and its journal: every
 // change either makes to the workspace or to the store's journal goes
 // through it, so tests can fail any one of them. Names are slash-separated
 // and relative to the directory the seam is rooted at; the real seam
 // (rootFS) resolves them through an os.Root, so nothing outside that
 // directory can be reached, even through a symlink. Implementations are safe
 // for concurrent use.
-type restoreFS interface {
+type FS interface {
 	// CreateTemp creates a new file named like a hidden sibling of rel
 	// (".ckpt-tmp-*"), open for writing with mode 0600. It never replaces
 	// an existing file.
-	CreateTemp(rel string) (tempFile, error)
+	CreateTemp(rel string) (TempFile, error)
 	// Rename atomically replaces newname with oldname.
 	Rename(oldname, newname string) error
 	// Remove removes a file, a symlink or an empty directory.
@@ -46,9 +46,9 @@ type restoreFS interface {
 	Lstat(name string) (fs.FileInfo, error)
 }
 
-// tempFile is a file opened by CreateTemp. Sync makes its data durable;
+// TempFile is a file opened by CreateTemp. Sync makes its data durable;
 // Name is its path relative to the seam's root.
-type tempFile interface {
+type TempFile interface {
 	Write(p []byte) (int, error)
 	Chmod(mode fs.FileMode) error
 	Sync() error
@@ -56,20 +56,20 @@ type tempFile interface {
 	Name() string
 }
 
-// tempPrefix starts the name of every temporary file a restore creates; a
+// TempPrefix starts the name of every temporary file a restore creates; a
 // completed restore leaves none, and the completion of an interrupted one
 // removes those it left.
-const tempPrefix = ".ckpt-tmp-"
+const TempPrefix = ".ckpt-tmp-"
 
 // tempSeq makes temporary names unique within this process.
 var tempSeq atomic.Uint64
 
 // tempName is a hidden sibling of rel for an atomic replace.
 func tempName(rel string) string {
-	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", tempPrefix, os.Getpid(), tempSeq.Add(1)))
+	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", TempPrefix, os.Getpid(), tempSeq.Add(1)))
 }
 
-// rootFS is the real restoreFS, over an os.Root. Syncs go through osfs by
+// rootFS is the real FS, over an os.Root. Syncs go through osfs by
 // the root's path: they change nothing, so the root's confinement is not
 // needed for them.
 type rootFS struct {
@@ -77,21 +77,21 @@ type rootFS struct {
 	dir  string
 }
 
-// openRootFS opens dir as a restoreFS; wrap, when set (a test's fault
+// OpenRoot opens dir as a FS; wrap, when set (a test's fault
 // injector), wraps the real seam. The returned close releases the root.
-func openRootFS(dir string, wrap func(restoreFS) restoreFS) (restoreFS, func() error, error) {
+func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	var fsys restoreFS = rootFS{root, dir}
+	var fsys FS = rootFS{root, dir}
 	if wrap != nil {
 		fsys = wrap(fsys)
 	}
 	return fsys, root.Close, nil
 }
 
-func (r rootFS) CreateTemp(rel string) (tempFile, error) {
+func (r rootFS) CreateTemp(rel string) (TempFile, error) {
 	name := tempName(rel)
 	f, err := r.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -115,7 +115,7 @@ func (r rootFS) SyncDir(name string) error {
 // of an fsync per restored file, for large restores).
 func (r rootFS) SyncAll() error { return osfs.SyncFilesystem(r.dir) }
 
-// rootFile is a tempFile of rootFS; Sync is fdatasync (the mode and size
+// rootFile is a TempFile of rootFS; Sync is fdatasync (the mode and size
 // are metadata the rename's directory sync does not need).
 type rootFile struct {
 	*os.File

@@ -1,4 +1,4 @@
-package engine
+package save
 
 import (
 	"context"
@@ -29,37 +29,37 @@ const racyMargin = int64(50 * time.Millisecond)
 // maxReadAttempts bounds how often a file that changes while it is read is read again.
 const maxReadAttempts = 3
 
-// snapshot is the workspace as one scan found it.
-type snapshot struct {
-	root objects.ID
-	// trees holds the trees computed by this scan (directories whose stat
+// Snapshot is the workspace as one scan found it.
+type Snapshot struct {
+	Root objects.ID
+	// Trees holds the trees computed by this scan (directories whose stat
 	// cache did not let the scan reuse the stored tree id) that a storing
 	// scan has not flushed to the index yet.
-	trees map[objects.ID]index.Tree
-	// caches holds the stat-cache records that changed (and are not flushed).
-	caches map[string]index.DirCache
-	// goneDirs are directories the stat cache knows that no longer exist;
+	Trees map[objects.ID]index.Tree
+	// Caches holds the stat-cache records that changed (and are not flushed).
+	Caches map[string]index.DirCache
+	// GoneDirs are directories the stat cache knows that no longer exist;
 	// their caches (and their subtrees') are deleted with the save.
-	goneDirs []string
-	skipped  []walker.Skipped
-	files    atomic.Uint64
-	hashed   atomic.Uint64
-	opened   atomic.Uint64 // workspace files opened for reading
+	GoneDirs []string
+	Skipped  []walker.Skipped
+	Files    atomic.Uint64 // files and symlinks seen
+	Hashed   atomic.Uint64 // bytes read and hashed
+	Opened   atomic.Uint64 // workspace files opened for reading
 }
 
 // scanner builds a snapshot. With put set, new content is stored in that
 // batch; without it the scan only hashes (workspace diffs, dry runs).
 type scanner struct {
-	e         *Engine
+	st        *Store
 	put       *objects.Batch
 	writtenNs int64
-	snap      *snapshot
-	progress  *progressMeter
+	snap      *Snapshot
+	progress  func(files, hashed uint64)
 	// cached is the whole stat cache, read with one iterator before the walk
 	// (one index lookup per directory costs several times more).
 	cached *index.DirCacheSet
 
-	mu sync.Mutex // guards snap.trees, snap.caches, snap.goneDirs, snap.skipped, unflushed
+	mu sync.Mutex // guards snap.Trees, snap.Caches, snap.GoneDirs, snap.Skipped, unflushed
 	// unflushed counts the tree entries recorded since the last flush.
 	unflushed int
 	flushMu   sync.Mutex // one flush at a time
@@ -68,39 +68,35 @@ type scanner struct {
 // defaultFlushEntries is how many tree entries a storing scan accumulates
 // before it writes them (with their blobs' locators and stat-cache records)
 // to the index, so a save's memory is bounded by this batch, not by the
-// workspace. Tests lower it (Options.flushEntries).
+// workspace. Tests lower it (Store.FlushEntries).
 const defaultFlushEntries = 32 << 10
 
-// scan walks the workspace and returns its snapshot. Only files whose stat
-// differs from the stat cache (or is racy) are read.
-func (e *Engine) scan(ctx context.Context, put *objects.Batch) (*snapshot, error) {
+// Scan walks the workspace and returns its snapshot, storing new content in
+// put (nil: hash only) and calling progress with the counts so far after
+// each directory. Only files whose stat differs from the stat cache (or is
+// racy) are read.
+func (st *Store) Scan(ctx context.Context, put *objects.Batch, progress func(files, hashed uint64)) (*Snapshot, error) {
+	if progress == nil {
+		progress = func(uint64, uint64) {}
+	}
 	s := &scanner{
-		e:         e,
+		st:        st,
 		put:       put,
 		writtenNs: time.Now().UnixNano(),
-		progress:  newProgressMeter(e.opts.OnProgress),
-		snap:      &snapshot{trees: map[objects.ID]index.Tree{}, caches: map[string]index.DirCache{}},
+		progress:  progress,
+		snap:      &Snapshot{Trees: map[objects.ID]index.Tree{}, Caches: map[string]index.DirCache{}},
 	}
 	var err error
-	if s.cached, err = e.db.LoadDirCaches(); err != nil {
-		return nil, storeError(err, e.storeDir)
+	if s.cached, err = st.DB.LoadDirCaches(); err != nil {
+		return nil, st.storeErr(err)
 	}
-	root, skipped, err := walker.Walk(ctx, e.workspace, e.walkOptions(), s.visit)
+	root, skipped, err := walker.Walk(ctx, st.Workspace, st.Walk, s.visit)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, st.storeErr(err)
 	}
-	s.snap.root = root
-	s.snap.skipped = append(skipped, s.snap.skipped...)
+	s.snap.Root = root
+	s.snap.Skipped = append(skipped, s.snap.Skipped...)
 	return s.snap, nil
-}
-
-func (e *Engine) walkOptions() walker.Options {
-	return walker.Options{
-		Profile:     e.opts.Profile,
-		Extra:       e.opts.Exclude,
-		MaxFileSize: e.opts.maxFileSize(),
-		ExcludeDirs: []string{e.storeDir},
-	}
 }
 
 // visit turns one directory into a tree id. When every entry matches the
@@ -125,12 +121,12 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		}
 		reuse = reuse && r.hit
 		if ent.Kind != walker.KindDir {
-			s.snap.files.Add(1)
+			s.snap.Files.Add(1)
 		}
 		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: ent.Mode, Size: r.size, ID: r.id})
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
 	}
-	s.progress.tick(s.snap.files.Load(), s.snap.hashed.Load())
+	s.progress(s.snap.Files.Load(), s.snap.Hashed.Load())
 	if reuse {
 		return dc.Tree, nil
 	}
@@ -141,11 +137,11 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	fresh.Tree = tid
 	gone := vanishedDirs(d.Path, dc.Entries, tree.Entries)
 	s.mu.Lock()
-	s.snap.trees[tid] = tree
-	s.snap.caches[d.Path] = fresh
-	s.snap.goneDirs = append(s.snap.goneDirs, gone...)
+	s.snap.Trees[tid] = tree
+	s.snap.Caches[d.Path] = fresh
+	s.snap.GoneDirs = append(s.snap.GoneDirs, gone...)
 	s.unflushed += len(tree.Entries) + 1
-	full := s.put != nil && s.unflushed >= s.e.opts.flushSize()
+	full := s.put != nil && s.unflushed >= s.st.flushSize()
 	s.mu.Unlock()
 	if full {
 		if err := s.flush(); err != nil {
@@ -164,19 +160,19 @@ func (s *scanner) flush() error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	s.mu.Lock()
-	if s.unflushed < s.e.opts.flushSize() { // another visit flushed meanwhile
+	if s.unflushed < s.st.flushSize() { // another visit flushed meanwhile
 		s.mu.Unlock()
 		return nil
 	}
-	trees, caches, gone := s.snap.trees, s.snap.caches, s.snap.goneDirs
-	s.snap.trees, s.snap.caches, s.snap.goneDirs = map[objects.ID]index.Tree{}, map[string]index.DirCache{}, nil
+	trees, caches, gone := s.snap.Trees, s.snap.Caches, s.snap.GoneDirs
+	s.snap.Trees, s.snap.Caches, s.snap.GoneDirs = map[objects.ID]index.Tree{}, map[string]index.DirCache{}, nil
 	s.unflushed = 0
 	s.mu.Unlock()
-	if err := s.e.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
+	if err := s.st.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
 		return err
 	}
-	if s.e.opts.afterFlush != nil {
-		s.e.opts.afterFlush()
+	if s.st.AfterFlush != nil {
+		s.st.AfterFlush()
 	}
 	return nil
 }
@@ -322,7 +318,7 @@ var errSkipFile = errors.New("file skipped")
 // a FIFO since the walk); if its stat changes while it is read it is read
 // again, up to maxReadAttempts times.
 func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (objects.ID, int64, error) {
-	abs := filepath.Join(s.e.workspace, filepath.FromSlash(rel))
+	abs := filepath.Join(s.st.Workspace, filepath.FromSlash(rel))
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return objects.ID{}, 0, err
@@ -340,7 +336,7 @@ func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (
 			// A file still changing after the last attempt is captured as read;
 			// its cache record is racy by construction (fresh mtime), so the next
 			// save reads it again.
-			s.snap.hashed.Add(uint64(size))
+			s.snap.Hashed.Add(uint64(size))
 			return id, size, nil
 		}
 	}
@@ -353,7 +349,7 @@ func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, 
 	if err != nil {
 		return id, 0, false, &unreadableError{err}
 	}
-	s.snap.opened.Add(1)
+	s.snap.Opened.Add(1)
 	defer r.Close()
 	before, err := r.Stamp()
 	if err != nil {
@@ -385,6 +381,6 @@ func (u *unreadableError) Error() string { return u.err.Error() }
 
 func (s *scanner) skip(rel, reason string, err error) {
 	s.mu.Lock()
-	s.snap.skipped = append(s.snap.skipped, walker.Skipped{Path: rel, Reason: reason, Err: err})
+	s.snap.Skipped = append(s.snap.Skipped, walker.Skipped{Path: rel, Reason: reason, Err: err})
 	s.mu.Unlock()
 }
