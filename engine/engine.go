@@ -186,7 +186,7 @@ func (e *Engine) checkIdentity(packs int) (created bool, err error) {
 // backgroundError reports an error of the index's background work as an
 // error event. It may be called from any goroutine.
 func (e *Engine) backgroundError(err error) {
-	e.emit(Event{Type: EventError, Err: fmt.Errorf("index background work: %w", err)})
+	e.emit(Event{Type: EventError, Err: &BackgroundError{Err: err}})
 }
 
 // dirHasFiles reports whether dir exists and holds at least one entry.

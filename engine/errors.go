@@ -124,6 +124,17 @@ func (e *WrongTaskError) Error() string {
 // Unwrap returns ErrBadRequest.
 func (e *WrongTaskError) Unwrap() error { return ErrBadRequest }
 
+// BackgroundError is an error of the store's background work (a failed
+// index flush or compaction) that no operation returns: it arrives only
+// as an EventError.
+type BackgroundError struct{ Err error }
+
+// Error says where the failure came from.
+func (e *BackgroundError) Error() string { return "index background work: " + plainText(e.Err) }
+
+// Unwrap returns the cause.
+func (e *BackgroundError) Unwrap() error { return e.Err }
+
 // storeError marks the internal packages' integrity failures as a
 // *CorruptError, so callers can tell them apart.
 func storeError(err error, storeDir string) error {

@@ -16,13 +16,9 @@ import (
 // canonicalWorkspace resolves path to an absolute, symlink-free directory and
 // refuses protected locations.
 func canonicalWorkspace(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	real, err := realPath(path)
 	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", path, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", path, err)
+		return "", err
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
@@ -44,15 +40,23 @@ func canonicalWorkspace(path string) (string, error) {
 // %LOCALAPPDATA% on Windows) and <id> is derived from the workspace's
 // canonical path. It neither opens nor locks the store, which may not exist.
 func DefaultStoreDir(workspace string) (string, error) {
-	abs, err := filepath.Abs(workspace)
+	real, err := realPath(workspace)
 	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", workspace, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", workspace, err)
+		return "", err
 	}
 	return defaultStoreDir(real)
+}
+
+// realPath is the absolute, symlink-free path of an existing workspace.
+func realPath(workspace string) (string, error) {
+	abs, err := filepath.Abs(workspace)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	return abs, nil
 }
 
 // defaultStoreDir is DefaultStoreDir of a canonical workspace path.

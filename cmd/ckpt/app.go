@@ -217,6 +217,14 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 		Command:     "ckpt " + cmd.Name(),
 		ReadOnly:    readOnlyCommands[cmd.Name()],
 	}
+	stderr := a.stderr
+	opts.OnEvent = func(ev engine.Event) {
+		// Operations return their own errors; background ones arrive only here.
+		var bg *engine.BackgroundError
+		if ev.Type == engine.EventError && errors.As(ev.Err, &bg) {
+			fmt.Fprintf(stderr, "ckpt: %v\n", bg)
+		}
+	}
 	if a.progress = a.newProgressLine(); a.progress != nil {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
