@@ -77,7 +77,7 @@ const NoMaxFileSize = -1
 
 // DefaultMaxFileSize is the size above which files are skipped unless
 // Options.MaxFileSize says otherwise (100 MiB).
-const DefaultMaxFileSize = walker.DefaultMaxFileSize
+const DefaultMaxFileSize = 100 << 20
 
 // WaitDefault as Options.LockTimeout waits DefaultLockTimeout for a busy store.
 const WaitDefault time.Duration = -1
@@ -103,7 +103,7 @@ func (o Options) now() time.Time {
 func (o Options) maxFileSize() int64 {
 	switch {
 	case o.MaxFileSize == 0:
-		return walker.DefaultMaxFileSize
+		return DefaultMaxFileSize
 	case o.MaxFileSize == NoMaxFileSize:
 		return 0
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // TestOpenRefusesMeaninglessOptions checks that Open refuses an unknown
@@ -29,5 +31,14 @@ func TestOpenRefusesMeaninglessOptions(t *testing.T) {
 			t.Fatalf("Open(%+v): %v", opts, err)
 		}
 		e.Close()
+	}
+}
+
+// The public default is the walker's: one cap, named twice only because
+// go doc must not show an internal constant.
+func TestDefaultMaxFileSizeIsTheWalkers(t *testing.T) {
+	t.Parallel()
+	if DefaultMaxFileSize != walker.DefaultMaxFileSize {
+		t.Fatalf("DefaultMaxFileSize %d, walker's %d", DefaultMaxFileSize, walker.DefaultMaxFileSize)
 	}
 }

@@ -48,11 +48,11 @@ type ConflictKind string
 
 // Conflict kinds. RestoreOptions.Force overwrites the first three.
 const (
-	ConflictUncaptured   = ConflictKind(restore.ConflictUncaptured)   // an uncaptured file stands where the target puts something
-	ConflictUnsaved      = ConflictKind(restore.ConflictUnsaved)      // current content no checkpoint captures, with no backup taken
-	ConflictDirHolds     = ConflictKind(restore.ConflictDirHolds)     // a directory to replace holds uncaptured files
-	ConflictBlockedBelow = ConflictKind(restore.ConflictBlockedBelow) // a directory to replace holds paths left alone below it
-	ConflictFault        = ConflictKind(restore.ConflictFault)        // the path may not be changed (permission denied)
+	ConflictUncaptured   ConflictKind = "uncaptured"    // an uncaptured file stands where the target puts something
+	ConflictUnsaved      ConflictKind = "unsaved"       // current content no checkpoint captures, with no backup taken
+	ConflictDirHolds     ConflictKind = "dir-holds"     // a directory to replace holds uncaptured files
+	ConflictBlockedBelow ConflictKind = "blocked-below" // a directory to replace holds paths left alone below it
+	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied)
 )
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
