@@ -7,36 +7,23 @@ import (
 	"path"
 	"strings"
 
+	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
 )
 
-// LsEntry is one entry listed by Ls, with its path relative to the workspace.
-type LsEntry struct {
-	Path string
-	index.Entry
-}
-
-// IsDir reports whether the entry is a directory.
-func (e LsEntry) IsDir() bool { return e.Kind == index.KindDir }
-
-// cleanRelPath validates a workspace-relative path given by a caller: it
-// must not be absolute or climb out of the workspace. "" and "." mean the root.
+// cleanRelPath validates a workspace-relative path given by a caller by
+// the rule of diffview.CleanPath: it must not be absolute or climb out of
+// the workspace. "" and "." mean the root.
 func cleanRelPath(p string) (string, error) {
-	if p == "" || p == "." {
-		return "", nil
-	}
-	if strings.HasPrefix(p, "/") {
+	c, err := diffview.CleanPath(p)
+	switch {
+	case err == nil:
+		return c, nil
+	case path.IsAbs(p):
 		return "", fmt.Errorf("%w: path %q is absolute; give it relative to the workspace", ErrBadRequest, p)
 	}
-	c := path.Clean(p)
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", fmt.Errorf("%w: path %q leaves the workspace", ErrBadRequest, p)
-	}
-	if c == "." {
-		return "", nil
-	}
-	return c, nil
+	return "", fmt.Errorf("%w: path %q leaves the workspace", ErrBadRequest, p)
 }
 
 // lookup finds the entry at rel in the tree rooted at root. The root itself
@@ -71,7 +58,12 @@ func (e *Engine) lookup(root objects.ID, rel string) (index.Entry, error) {
 // Ls lists the entries of the directory at dir in checkpoint ref (or the
 // single entry, when dir names a file or symlink).
 func (e *Engine) Ls(ctx context.Context, task, ref, dir string) ([]LsEntry, error) {
-	rel, root, err := e.refPath(task, ref, dir)
+	out, err := e.ls(ctx, task, ref, dir)
+	return out, translate(err)
+}
+
+func (e *Engine) ls(ctx context.Context, task, ref, dir string) ([]LsEntry, error) {
+	rel, root, err := e.refPath(ctx, task, ref, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +72,7 @@ func (e *Engine) Ls(ctx context.Context, task, ref, dir string) ([]LsEntry, erro
 		return nil, err
 	}
 	if ent.Kind != index.KindDir {
-		return []LsEntry{{Path: rel, Entry: ent}}, nil
+		return []LsEntry{lsEntry(rel, ent)}, nil
 	}
 	t, err := e.db.Tree(ent.ID)
 	if err != nil {
@@ -88,7 +80,7 @@ func (e *Engine) Ls(ctx context.Context, task, ref, dir string) ([]LsEntry, erro
 	}
 	out := make([]LsEntry, len(t.Entries))
 	for i, c := range t.Entries {
-		out[i] = LsEntry{Path: path.Join(rel, c.Name), Entry: c}
+		out[i] = lsEntry(path.Join(rel, c.Name), c)
 	}
 	return out, nil
 }
@@ -96,7 +88,12 @@ func (e *Engine) Ls(ctx context.Context, task, ref, dir string) ([]LsEntry, erro
 // Cat opens the content of the file at file in checkpoint ref (for a
 // symlink, its target text). The reader verifies the content's hash.
 func (e *Engine) Cat(ctx context.Context, task, ref, file string) (io.ReadCloser, int64, error) {
-	rel, root, err := e.refPath(task, ref, file)
+	rc, n, err := e.cat(ctx, task, ref, file)
+	return rc, n, translate(err)
+}
+
+func (e *Engine) cat(ctx context.Context, task, ref, file string) (io.ReadCloser, int64, error) {
+	rel, root, err := e.refPath(ctx, task, ref, file)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -111,9 +108,12 @@ func (e *Engine) Cat(ctx context.Context, task, ref, file string) (io.ReadCloser
 	return rc, n, storeError(err, e.storeDir)
 }
 
-func (e *Engine) refPath(task, ref, p string) (string, objects.ID, error) {
+func (e *Engine) refPath(ctx context.Context, task, ref, p string) (string, objects.ID, error) {
 	rel, err := cleanRelPath(p)
 	if err != nil {
+		return "", objects.ID{}, err
+	}
+	if err := ctx.Err(); err != nil {
 		return "", objects.ID{}, err
 	}
 	_, cp, err := e.resolveCheckpoint(task, ref)
@@ -121,10 +121,13 @@ func (e *Engine) refPath(task, ref, p string) (string, objects.ID, error) {
 }
 
 // ReadState returns the state blob attached to a checkpoint (nil when none).
-func (e *Engine) ReadState(ctx context.Context, id objects.ID) ([]byte, error) {
+func (e *Engine) ReadState(ctx context.Context, id ID) ([]byte, error) {
 	if id.IsZero() {
 		return nil, nil
 	}
-	b, err := e.blobs.Get(id)
-	return b, storeError(err, e.storeDir)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := e.blobs.Get(objects.ID(id))
+	return b, translate(storeError(err, e.storeDir))
 }

@@ -36,6 +36,7 @@ const crashLoopKeep = 4
 // TestCrashLoopChild is the child half of TestCrashLoop: it runs one
 // operation, which the parent kills at a random moment.
 func TestCrashLoopChild(t *testing.T) {
+	t.Parallel()
 	spec := os.Getenv(crashLoopEnv)
 	if spec == "" {
 		t.Skip("runs only as the child process of TestCrashLoop")
@@ -147,6 +148,7 @@ type crashLoopStats struct {
 // child it verifies the store and restores every checkpoint still listed,
 // comparing the workspace byte for byte with the generation it captured.
 func TestCrashLoop(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	store := filepath.Join(t.TempDir(), "store")
 	w := &crashWorkload{ws: ws, files: *crashLoopFiles, maxSize: *crashLoopSize, writtenG: -1}

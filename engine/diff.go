@@ -7,33 +7,62 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
 )
 
-// Change is one changed path (see diffview.Change).
-type Change = diffview.Change
+// FileDiff describes one change with its contents: the text of each side
+// (nil for a side that does not exist, or for binary or too large content).
+type FileDiff struct {
+	Path       string
+	Absolute   string // the path in the workspace
+	Status     ChangeStatus
+	OldPath    string
+	Binary     bool
+	TooLarge   bool // a side exceeds DiffFormat's limits; no contents loaded
+	Before     *string
+	After      *string
+	BeforeSize int64
+	AfterSize  int64
+}
 
-// FileDiff is the JSON description of one change, contents included.
-type FileDiff = diffview.FileJSON
+// DiffFormat configures patches, stats and FileDiff contents.
+type DiffFormat struct {
+	// Context is the number of context lines around each hunk (0 = 3).
+	Context int
+	// Color adds ANSI colours; the caller decides (terminal, NO_COLOR).
+	Color bool
+	// MaxBytes is the largest side, in bytes, that is diffed line by
+	// line; larger files are "too large" (0 = 1 MiB, negative = no limit).
+	MaxBytes int64
+	// MaxLines is the largest line count of a side that is diffed line
+	// by line (0 = 20,000, negative = no limit).
+	MaxLines int
+	// StatWidth is the total width of WriteStat lines (0 = 80).
+	StatWidth int
+}
 
-// DiffFormat configures patch and stat output (see diffview.Options).
-type DiffFormat = diffview.Options
+func (f DiffFormat) internal() diffview.Options { return diffview.Options(f) }
 
 // DiffOptions configure Diff.
 type DiffOptions struct {
 	Task  string
 	Paths []string // keep only changes at or under these workspace-relative paths
+	// Mode, when set, picks the comparison from the task's history instead
+	// of the from and to refs: from is then the mode's REF (ignored by
+	// ModeFull) and to must be empty.
+	Mode DiffMode
 }
 
 // DiffResult is a change set. Contents are loaded only when asked for, so a
 // host can list thousands of changes without reading their bytes.
 type DiffResult struct {
-	From, To    objects.ID // checkpoint ids; To is zero when ToWorkspace
+	From, To    ID // checkpoint ids; To is zero when ToWorkspace
 	ToWorkspace bool
 	Changes     []Change
 
+	raw       []diffview.Change // Changes in diffview's terms
 	workspace string
 	before    diffview.BlobLoader
 	after     diffview.BlobLoader
@@ -41,39 +70,60 @@ type DiffResult struct {
 
 // Diff compares checkpoint from with checkpoint to, or with the live
 // workspace when to is WorkspaceRef or empty. from is a ref (see Resolve):
-// pass "HEAD" for the task's head.
+// pass "HEAD" for the task's head. With opts.Mode set, the comparison is
+// the mode's (see DiffMode) and from is its REF.
 // Comparing checkpoints reads only the trees on the changed paths; comparing
 // with the workspace reads only files whose stat changed since the last save
 // and writes nothing to the store.
 func (e *Engine) Diff(ctx context.Context, from, to string, opts DiffOptions) (*DiffResult, error) {
-	task := taskOrDefault(opts.Task)
+	res, err := e.diff(ctx, from, to, opts)
+	return res, translate(err)
+}
+
+func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*DiffResult, error) {
+	task, err := taskName(opts.Task)
+	if err != nil {
+		return nil, err
+	}
 	filter, err := parsePathFilter(opts.Paths)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Mode != "" {
+		if to != "" {
+			return nil, fmt.Errorf("%w: diff mode %s takes one ref, not two", ErrBadRequest, opts.Mode)
+		}
+		if from, to, err = e.diffRange(ctx, task, opts.Mode, from); err != nil {
+			return nil, err
+		}
 	}
 	fromID, fromCP, err := e.resolveCheckpoint(task, from)
 	if err != nil {
 		return nil, err
 	}
 	store := storeLoader{e}
-	res := &DiffResult{From: fromID, workspace: e.workspace, before: store, after: store}
-	var snap *snapshot
+	res := &DiffResult{From: ID(fromID), workspace: e.workspace, before: store, after: store}
+	var snap *save.Snapshot
 	var toRoot objects.ID
 	if to == "" || to == WorkspaceRef {
 		if snap, err = e.scan(ctx, nil); err != nil {
 			return nil, err
 		}
-		toRoot, res.ToWorkspace, res.after = snap.root, true, workspaceLoader{e.workspace}
+		toRoot, res.ToWorkspace, res.after = snap.Root, true, workspaceLoader{e.workspace}
 	} else {
-		var toCP index.Checkpoint
-		if res.To, toCP, err = e.resolveCheckpoint(task, to); err != nil {
+		toID, toCP, err := e.resolveCheckpoint(task, to)
+		if err != nil {
 			return nil, err
 		}
-		toRoot = toCP.Root
+		res.To, toRoot = ID(toID), toCP.Root
 	}
-	res.Changes, err = diffview.Compare(ctx, e.treeSource(snap), fromCP.Root, toRoot, filter)
+	res.raw, err = diffview.Compare(ctx, e.save.TreeSource(snap), fromCP.Root, toRoot, filter)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
+	}
+	res.Changes = make([]Change, len(res.raw))
+	for i, c := range res.raw {
+		res.Changes[i] = publicChange(c)
 	}
 	return res, nil
 }
@@ -91,34 +141,36 @@ func (r *DiffResult) Content(c Change, after bool) ([]byte, error) {
 	if side == nil {
 		return nil, nil
 	}
-	return loader.LoadBlob(p, side.ID)
+	b, err := loader.LoadBlob(p, objects.ID(side.ID))
+	return b, translate(err)
 }
 
 // WritePatch writes a unified patch that git apply and patch -p1 accept.
 func (r *DiffResult) WritePatch(w io.Writer, f DiffFormat) error {
-	return diffview.WritePatch(w, r.Changes, r.before, r.after, f)
+	return translate(diffview.WritePatch(w, r.raw, r.before, r.after, f.internal()))
 }
 
 // WriteStat writes a git-style --stat summary.
 func (r *DiffResult) WriteStat(w io.Writer, f DiffFormat) error {
-	return diffview.WriteStat(w, r.Changes, r.before, r.after, f)
+	return translate(diffview.WriteStat(w, r.raw, r.before, r.after, f.internal()))
 }
 
 // WriteNameStatus writes one "STATUS\tpath" line per change.
 func (r *DiffResult) WriteNameStatus(w io.Writer) error {
-	return diffview.WriteNameStatus(w, r.Changes)
+	return translate(diffview.WriteNameStatus(w, r.raw))
 }
 
 // Files describes every change with its contents (text only) and absolute path.
 func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
-	out := make([]FileDiff, 0, len(r.Changes))
-	for _, c := range r.Changes {
-		d, err := diffview.Describe(c, r.before, r.after, f)
+	out := make([]FileDiff, 0, len(r.raw))
+	for _, c := range r.raw {
+		d, err := diffview.Describe(c, r.before, r.after, f.internal())
 		if err != nil {
-			return nil, err
+			return nil, translate(err)
 		}
-		d.Absolute = filepath.Join(r.workspace, filepath.FromSlash(c.Path))
-		out = append(out, d)
+		out = append(out, FileDiff{Path: d.Path, Absolute: filepath.Join(r.workspace, filepath.FromSlash(c.Path)),
+			Status: ChangeStatus(d.Status), OldPath: d.OldPath, Binary: d.Binary, TooLarge: d.TooLarge,
+			Before: d.Before, After: d.After, BeforeSize: d.BeforeSize, AfterSize: d.AfterSize})
 	}
 	return out, nil
 }
@@ -205,10 +257,10 @@ const (
 	ModeFull       DiffMode = "full"       // the first checkpoint → the workspace
 )
 
-// DiffRange resolves a diff mode against a task's checkpoints into the
+// diffRange resolves a diff mode against a task's checkpoints into the
 // (from, to) refs for Diff. ref is ignored by ModeFull.
-func (e *Engine) DiffRange(ctx context.Context, task string, mode DiffMode, ref string) (from, to string, err error) {
-	log, err := e.List(ctx, task)
+func (e *Engine) diffRange(ctx context.Context, task string, mode DiffMode, ref string) (from, to string, err error) {
+	log, err := e.list(ctx, task)
 	if err != nil {
 		return "", "", err
 	}
@@ -219,10 +271,11 @@ func (e *Engine) DiffRange(ctx context.Context, task string, mode DiffMode, ref 
 	if mode == ModeFull {
 		return first, WorkspaceRef, nil
 	}
-	id, err := e.Resolve(ctx, task, ref)
+	oid, err := e.resolve(task, ref)
 	if err != nil {
 		return "", "", err
 	}
+	id := ID(oid)
 	switch mode {
 	case ModeFromInit:
 		return first, id.String(), nil
@@ -235,7 +288,7 @@ func (e *Engine) DiffRange(ctx context.Context, task string, mode DiffMode, ref 
 }
 
 // nextAfter is the checkpoint that follows id in the task's sequence, or the workspace.
-func nextAfter(log *Log, id objects.ID) string {
+func nextAfter(log *Log, id ID) string {
 	for i, c := range log.Checkpoints {
 		if c.ID == id && i+1 < len(log.Checkpoints) {
 			return log.Checkpoints[i+1].ID.String()

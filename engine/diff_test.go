@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
 func TestDiffCheckpointsAndWorkspace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a.txt": testtree.File{Content: "one\ntwo\n"}, "b.bin": testtree.File{Content: "\x00\x01"}, "gone": testtree.File{Content: "bye\n"}})
 	one := f.save("one")
 	f.write("a.txt", "one\nTWO\n")
@@ -60,7 +60,7 @@ func TestDiffCheckpointsAndWorkspace(t *testing.T) {
 	}
 }
 
-func statuses(cs []diffview.Change) string {
+func statuses(cs []Change) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, string(c.Status)+" "+c.Path)
@@ -69,6 +69,7 @@ func statuses(cs []diffview.Change) string {
 }
 
 func TestDiffModes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"f": testtree.File{Content: "1"}})
 	ids := []string{f.save("1").ID.String()}
 	for _, v := range []string{"2", "3"} {
@@ -86,7 +87,14 @@ func TestDiffModes(t *testing.T) {
 		{ModeToCurrent, "@2", ids[1], WorkspaceRef},
 		{ModeFull, "", ids[0], WorkspaceRef},
 	} {
-		from, to, err := f.e.DiffRange(context.Background(), "", tc.mode, tc.ref)
+		res, err := f.e.Diff(context.Background(), tc.ref, "", DiffOptions{Mode: tc.mode})
+		var from, to string
+		if err == nil {
+			from, to = res.From.String(), res.To.String()
+			if res.ToWorkspace {
+				to = WorkspaceRef
+			}
+		}
 		if err != nil || from != tc.from || to != tc.to {
 			t.Errorf("%s %s = %s..%s (%v), want %s..%s", tc.mode, tc.ref, from, to, err, tc.from, tc.to)
 		}
@@ -99,6 +107,7 @@ var unchangedFiles = flag.Int("engine.unchanged-files", 10000, "files in the unc
 
 // The workspace side of a diff reads no file whose stat matches the cache.
 func TestWorkspaceDiffOfUnchangedTreeOpensNoFile(t *testing.T) {
+	t.Parallel()
 	dirs, perDir := *unchangedFiles/1000, 1000
 	f := newFixture(t, testtree.Dir{})
 	for d := 0; d < dirs; d++ {
@@ -120,10 +129,10 @@ func TestWorkspaceDiffOfUnchangedTreeOpensNoFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := snap.opened.Load(); n != 0 {
+	if n := snap.Opened.Load(); n != 0 {
 		t.Fatalf("the workspace scan opened %d files, want 0", n)
 	}
-	if len(snap.trees) != 0 {
-		t.Fatalf("the scan recomputed %d trees of an unchanged workspace", len(snap.trees))
+	if len(snap.Trees) != 0 {
+		t.Fatalf("the scan recomputed %d trees of an unchanged workspace", len(snap.Trees))
 	}
 }

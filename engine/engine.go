@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // Engine is an open checkpoint store bound to one workspace. It holds the
@@ -27,6 +29,7 @@ type Engine struct {
 	lock      *storeLock
 	db        *index.DB
 	blobs     *objects.Store
+	save      *save.Store // the save mechanics over db and blobs
 
 	// writeMu serialises operations that change the store or the workspace.
 	writeMu sync.Mutex
@@ -40,12 +43,18 @@ type Engine struct {
 // An Open that may write (not ReadOnly) first completes a restore that was
 // interrupted (see CompletedRestore); a ReadOnly one reports it (see
 // PendingRestore). It fails with ErrBadRequest for invalid Options,
-// walker.ErrProtected for refused workspaces, ErrWorkspaceMismatch when the
+// ErrProtected for refused workspaces, a *WorkspaceMismatchError when the
 // store records another workspace, ErrStoreHoldsWorkspace when the store is
 // the workspace or above it, a *PendingRestoreError when an interrupted
 // restore cannot be completed, and a *BusyError (ErrBusy) when another
-// process holds the lock past the timeout.
+// holder keeps the lock past the timeout: another process, or an Engine of
+// this process that was not closed.
 func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
+	e, err := open(ctx, workspace, opts)
+	return e, translate(err)
+}
+
+func open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
 	start := time.Now()
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -86,7 +95,7 @@ func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	}
 	ev := Event{Type: EventInitialize, Workspace: ws, Created: created, Duration: time.Since(start)}
 	if head, ok, err := e.db.Task(DefaultTask); err == nil && ok {
-		ev.BaseHash = head.Head.String()
+		ev.BaseHash = ID(head.Head)
 	}
 	e.emit(ev)
 	return e, nil
@@ -134,6 +143,16 @@ func (e *Engine) openStore() (created bool, err error) {
 		return false, storeError(err, e.storeDir)
 	}
 	e.blobs = blobs
+	e.save = &save.Store{
+		Workspace: e.workspace, DB: db, Blobs: blobs, StoreErr: e.storeErr,
+		Walk: walker.Options{
+			Profile:     e.opts.Profile,
+			Extra:       e.opts.Exclude,
+			MaxFileSize: e.opts.maxFileSize(),
+			ExcludeDirs: []string{e.storeDir},
+		},
+		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush,
+	}
 	return created, nil
 }
 
@@ -156,10 +175,9 @@ func (e *Engine) checkIdentity(packs int) (created bool, err error) {
 		}
 		return true, nil
 	case meta.Workspace != e.workspace:
-		return false, fmt.Errorf("%w: store %s records workspace %s, not %s; pass --store with another directory",
-			ErrWorkspaceMismatch, e.storeDir, meta.Workspace, e.workspace)
+		return false, &WorkspaceMismatchError{Store: e.storeDir, Recorded: meta.Workspace, Workspace: e.workspace}
 	case meta.FormatVersion > index.FormatVersion:
-		return false, fmt.Errorf("store %s has format %d, newer than this ckpt understands (%d); upgrade ckpt",
+		return false, fmt.Errorf("store %s has format %d, newer than this version of ckpt understands (%d)",
 			e.storeDir, meta.FormatVersion, index.FormatVersion)
 	}
 	return false, nil
@@ -168,7 +186,7 @@ func (e *Engine) checkIdentity(packs int) (created bool, err error) {
 // backgroundError reports an error of the index's background work as an
 // error event. It may be called from any goroutine.
 func (e *Engine) backgroundError(err error) {
-	e.emit(Event{Type: EventError, Err: fmt.Errorf("index background work: %w", err)})
+	e.emit(Event{Type: EventError, Err: &BackgroundError{Err: err}})
 }
 
 // dirHasFiles reports whether dir exists and holds at least one entry.
@@ -196,14 +214,6 @@ func probeWritable(dirs ...string) error {
 		}
 	}
 	return nil
-}
-
-// storeError marks integrity failures with ErrCorrupt so callers can tell them apart.
-func storeError(err error, storeDir string) error {
-	if errors.Is(err, objects.ErrCorrupt) || errors.Is(err, index.ErrCorrupt) {
-		return fmt.Errorf("%w: %w (run `ckpt verify`; store at %s)", ErrCorrupt, err, storeDir)
-	}
-	return err
 }
 
 // Close releases the store. It is safe to call more than once.

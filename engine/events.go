@@ -14,18 +14,20 @@ const (
 	EventError      EventType = "error"
 )
 
-// Event is delivered to Options.OnEvent. Fields not meaningful for a type are zero.
+// Event is delivered to Options.OnEvent. Fields not meaningful for a type
+// are zero. Its JSON shapes (snake_case, and the camelCase one Roo-style
+// hosts forward) belong to the programs that encode it.
 type Event struct {
-	Type      EventType     `json:"type"`
-	Workspace string        `json:"workspaceDir,omitempty"` // initialize
-	BaseHash  string        `json:"baseHash,omitempty"`     // initialize: the default task's head, if any
-	Created   bool          `json:"created,omitempty"`      // initialize: the store was created; checkpoint: a checkpoint was made
-	FromHash  string        `json:"fromHash,omitempty"`     // checkpoint: the previous head
-	ToHash    string        `json:"toHash,omitempty"`       // checkpoint: the new head
-	Commit    string        `json:"commitHash,omitempty"`   // restore: the checkpoint restored
-	Task      string        `json:"task,omitempty"`
-	Duration  time.Duration `json:"duration"`
-	Err       error         `json:"-"` // error
+	Type      EventType
+	Workspace string        // initialize
+	BaseHash  ID            // initialize: the default task's head, if any
+	Created   bool          // initialize: the store was created; checkpoint: a checkpoint was made
+	FromHash  ID            // checkpoint: the previous head (zero for a task's first)
+	ToHash    ID            // checkpoint: the new head
+	Commit    ID            // restore: the checkpoint restored
+	Task      string        // checkpoint, restore
+	Duration  time.Duration // of the operation
+	Err       error         // error
 }
 
 func (e *Engine) emit(ev Event) {
@@ -34,8 +36,10 @@ func (e *Engine) emit(ev Event) {
 	}
 }
 
-// report emits an error event for a failed operation and returns err unchanged.
+// report translates the error of a public operation (see translate) and
+// emits it as an error event.
 func (e *Engine) report(err error, start time.Time) error {
+	err = translate(err)
 	if err != nil {
 		e.emit(Event{Type: EventError, Err: err, Duration: time.Since(start)})
 	}

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEventsFollowTheLifecycle(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	if err := testtree.Write(ws, testtree.Dir{"f": testtree.File{Content: "1"}}); err != nil {
 		t.Fatal(err)
@@ -50,16 +51,16 @@ func TestEventsFollowTheLifecycle(t *testing.T) {
 			t.Fatalf("event %d = %s, want %s", i, ev.Type, want[i])
 		}
 	}
-	if !events[0].Created || events[0].Workspace != e.Workspace() || events[0].BaseHash != "" {
+	if !events[0].Created || events[0].Workspace != e.Workspace() || !events[0].BaseHash.IsZero() {
 		t.Errorf("initialize = %+v", events[0])
 	}
-	if events[1].ToHash != one.ID.String() || events[1].FromHash != "" || !events[1].Created {
+	if events[1].ToHash != one.ID || !events[1].FromHash.IsZero() || !events[1].Created {
 		t.Errorf("first checkpoint event = %+v", events[1])
 	}
-	if events[2].FromHash != one.ID.String() {
+	if events[2].FromHash != one.ID {
 		t.Errorf("second checkpoint event = %+v", events[2])
 	}
-	if events[3].Commit != one.ID.String() || events[4].Err == nil {
+	if events[3].Commit != one.ID || events[4].Err == nil {
 		t.Errorf("restore/error events = %+v %+v", events[3], events[4])
 	}
 }

@@ -26,13 +26,13 @@ func wideTree(dirs, files int, version string) testtree.Dir {
 // index batches; the checkpoint still appears only at the end, and a save
 // that fails after a flush leaves a store that verifies with the old head.
 func TestSaveFlushesInBoundedBatches(t *testing.T) {
-	defer func(n int) { flushEntries = n }(flushEntries)
-	flushEntries = 50
+	t.Parallel()
 	f := newFixture(t, wideTree(20, 30, "v1"))
+	var afterFlush func() // what each flush runs, changed as the test goes
+	f.open(Options{flushEntries: 50, afterFlush: func() { afterFlush() }})
 	original := f.read()
 	flushes := 0
 	afterFlush = func() { flushes++ }
-	defer func() { afterFlush = nil }()
 	one := f.save("v1")
 	if flushes < 5 {
 		t.Fatalf("%d flushes for 620 entries at 50 per flush", flushes)
@@ -47,7 +47,7 @@ func TestSaveFlushesInBoundedBatches(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	afterFlush = cancel // fail the save right after its first flush
 	_, err := f.e.Save(ctx, SaveOptions{Message: "interrupted"})
-	afterFlush = nil
+	afterFlush = func() {}
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted save: %v", err)
 	}

@@ -50,17 +50,6 @@ type GCResult struct {
 // Reclaimed is the pack bytes the collection freed on disk.
 func (r *GCResult) Reclaimed() int64 { return r.PackBytesBefore - r.PackBytesAfter }
 
-// gcStep, when set (by crash tests), is called before every step of a
-// collection that changes the store: each record copy, the fsync of the
-// copies, the index commit, each pack removal and truncation.
-var gcStep func(op string)
-
-func step(op string) {
-	if gcStep != nil {
-		gcStep(op)
-	}
-}
-
 // GC drops the checkpoints the retention policy selects, then marks every
 // tree, blob and chunk reachable from a remaining checkpoint and sweeps the
 // rest: dead locators, trees and checkpoints go in one index commit, packs
@@ -96,7 +85,7 @@ func (e *Engine) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error
 		policy = *opts.Policy
 	} else {
 		var err error
-		if policy, err = e.Retention(ctx); err != nil {
+		if policy, err = e.retention(); err != nil {
 			return nil, err
 		}
 	}
@@ -113,8 +102,8 @@ func (e *Engine) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error
 		return nil, storeError(err, e.storeDir)
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: %s (%d problem(s) in all); nothing was collected, run `ckpt verify`",
-			ErrCorrupt, problems[0], len(problems))
+		return nil, &CorruptError{Store: e.storeDir, Object: problems[0].Object,
+			Err: fmt.Errorf("%s (%d problem(s) in all); nothing was collected", problems[0], len(problems))}
 	}
 	res := &GCResult{Policy: policy}
 	res.Dropped = g.applyRetention(policy, e.opts.now())
@@ -237,7 +226,7 @@ func (e *Engine) rewritePacks(ctx context.Context, g *refGraph, packs []*packUse
 		if err := ctx.Err(); err != nil {
 			return nil, e.abandonCopies(rw, err)
 		}
-		step("copy")
+		e.opts.step("copy")
 		loc, err := rw.Copy(r.id, r.loc)
 		if err != nil {
 			return nil, e.abandonCopies(rw, storeError(err, e.storeDir))
@@ -248,7 +237,7 @@ func (e *Engine) rewritePacks(ctx context.Context, g *refGraph, packs []*packUse
 			progress(PhaseProgress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
 		}
 	}
-	step("sync")
+	e.opts.step("sync")
 	if err := rw.Sync(); err != nil {
 		return nil, e.abandonCopies(rw, err)
 	}
@@ -305,7 +294,7 @@ func (e *Engine) commitSweep(g *refGraph, moved map[objects.ID]objects.Locator, 
 	if err != nil {
 		return storeError(err, e.storeDir)
 	}
-	step("commit")
+	e.opts.step("commit")
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("gc: commit index: %w", err)
 	}
@@ -359,13 +348,13 @@ func (e *Engine) reclaimPacks(packs []*packUse, res *GCResult) error {
 	for _, u := range packs {
 		switch u.action {
 		case packRemove, packRewrite:
-			step("remove")
+			e.opts.step("remove")
 			if err := e.blobs.RemovePack(u.n); err != nil {
 				return err
 			}
 			res.PacksRemoved++
 		case packTruncate:
-			step("truncate")
+			e.opts.step("truncate")
 			if err := e.blobs.TruncatePack(u.n, u.end); err != nil {
 				return err
 			}
@@ -400,31 +389,34 @@ func (e *Engine) packBytes() (int64, error) {
 // and does not fail the save.
 func (e *Engine) maybeAutoGC(ctx context.Context) {
 	start := time.Now()
-	policy, err := e.Retention(ctx)
+	if err := e.autoGC(ctx); err != nil {
+		e.emit(Event{Type: EventError, Err: translate(fmt.Errorf("automatic gc: %w", err)), Duration: time.Since(start)})
+	}
+}
+
+// autoGC collects when the store's policy asks for it (see maybeAutoGC).
+func (e *Engine) autoGC(ctx context.Context) error {
+	policy, err := e.retention()
 	if err != nil || policy.MaxSize <= 0 {
-		e.report(err, start)
-		return
+		return err
 	}
 	size, err := e.packBytes()
 	if err != nil {
-		e.report(err, start)
-		return
+		return err
 	}
 	after, err := e.configInt(configAutoAfter)
-	stillOver := after > policy.MaxSize && size <= after+policy.MaxSize/10
-	if err != nil || size <= policy.MaxSize || stillOver {
-		e.report(err, start)
-		return
+	if err != nil {
+		return err
+	}
+	if stillOver := after > policy.MaxSize && size <= after+policy.MaxSize/10; size <= policy.MaxSize || stillOver {
+		return nil
 	}
 	res, err := e.gcLocked(ctx, GCOptions{Policy: &policy})
 	if err != nil {
-		e.report(fmt.Errorf("automatic gc: %w", err), start)
-		return
+		return err
 	}
 	b := e.db.NewBatch()
 	defer b.Close()
 	b.SetConfig(configAutoAfter, strconv.FormatInt(res.PackBytesAfter, 10))
-	if err := b.Commit(); err != nil {
-		e.report(fmt.Errorf("automatic gc: %w", err), start)
-	}
+	return b.Commit()
 }

@@ -26,21 +26,21 @@ var crashPolicy = RetentionPolicy{KeepLast: 3}
 
 // TestGCCrashChild is the child half of TestGCCrashSafety.
 func TestGCCrashChild(t *testing.T) {
+	t.Parallel()
 	spec := os.Getenv(gcCrashEnv)
 	if spec == "" {
 		t.Skip("runs only as the child process of TestGCCrashSafety")
 	}
 	parts := strings.Split(spec, "|")
 	n, _ := strconv.Atoi(parts[2])
-	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0]})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ops := 0
-	gcStep = func(string) {
+	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0], gcStep: func(string) {
 		if ops++; ops == n {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
 		t.Fatal(err)
@@ -54,6 +54,7 @@ func TestGCCrashChild(t *testing.T) {
 // checkpoint it still lists reads back byte-exact, no survivor of the
 // policy was lost, and a second GC leaves exactly the survivors' records.
 func TestGCCrashSafety(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 9, 24)
 	for i := range 24 {
 		h.step([]string{"a", "b"}[i%2])
@@ -61,7 +62,7 @@ func TestGCCrashSafety(t *testing.T) {
 	h.f.e.Close()
 	h.f.e = nil
 	template := h.f.store
-	survivors := map[objects.ID]bool{}
+	survivors := map[ID]bool{}
 	for _, task := range []string{"a", "b"} {
 		var own []record
 		for _, r := range h.records {
@@ -106,14 +107,12 @@ func TestGCCrashSafety(t *testing.T) {
 func gcOps(t *testing.T, template, ws string) []string {
 	store := filepath.Join(t.TempDir(), "store")
 	copyDir(t, template, store)
-	e, err := Open(context.Background(), ws, Options{StoreDir: store})
+	var ops []string
+	e, err := Open(context.Background(), ws, Options{StoreDir: store, gcStep: func(op string) { ops = append(ops, op) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	var ops []string
-	gcStep = func(op string) { ops = append(ops, op) }
-	defer func() { gcStep = nil }()
 	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ const historySaves = 240
 // reference, that every survivor restores byte-exact, and that a save
 // after the collection verifies.
 func TestGCRetentionGeneratedHistory(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 1, 60)
 	tasks := []string{"a", "a", "a", "a", "a", "b", "b", "b", "c", "c"} // unequal shares
 	for range historySaves {
@@ -119,6 +120,7 @@ func onlyFiles(ws map[string]testtree.Entry) map[string]string {
 // that the remaining ones keep their ids, @N and dangling parents, and that
 // HEAD~N reaching a dropped checkpoint fails without claiming corruption.
 func TestGCMiddleOfChain(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 2, 10)
 	for range 6 {
 		h.step("default")
@@ -159,6 +161,7 @@ func TestGCMiddleOfChain(t *testing.T) {
 // add a distinct file, and checks that max-size drops the oldest ones of
 // any task first, never a head, until what remains fits.
 func TestGCMaxSizeDropsOldestFirst(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 3, 0)
 	var recs []record
 	for i := range 12 {
@@ -217,6 +220,7 @@ func TestGCMaxSizeDropsOldestFirst(t *testing.T) {
 // them, so GC must invalidate it or the next save would reference blobs
 // it swept.
 func TestGCKeepsDirCacheHonest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"src": testtree.Dir{"a.go": testtree.File{Content: "package a // only in task t1"}}})
 	ageTree(t, f.ws)
 	if _, err := f.e.Save(context.Background(), SaveOptions{Task: "t1"}); err != nil {
@@ -244,6 +248,7 @@ func TestGCKeepsDirCacheHonest(t *testing.T) {
 // TestAutoGCOnSave sets a remembered policy with a cap and checks that
 // saves collect by themselves once the store exceeds it.
 func TestAutoGCOnSave(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 4, 40)
 	policy := RetentionPolicy{KeepLast: 3, MaxSize: 4 << 10}
 	if err := h.f.e.SetRetention(context.Background(), policy); err != nil {
@@ -273,6 +278,7 @@ func TestAutoGCOnSave(t *testing.T) {
 // other is untouched, the exclusive bytes are what GC then reclaims, and
 // an unknown task is an unknown ref.
 func TestDropTask(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 5, 12)
 	for i := range 20 {
 		h.step([]string{"keep", "gone"}[i%2])
@@ -321,6 +327,7 @@ func TestDropTask(t *testing.T) {
 // TestGCReclaimsTornTail appends garbage after the last record, as a save
 // killed mid-write leaves it, and checks GC cuts it off.
 func TestGCReclaimsTornTail(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t, 6, 5)
 	h.step("default")
 	packs, _ := filepath.Glob(filepath.Join(h.f.store, "packs", "*.pack"))

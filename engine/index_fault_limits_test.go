@@ -79,11 +79,12 @@ func checkFirstCheckpoint(t *testing.T, ws, store string, files map[string]strin
 }
 
 func TestReadOnlyStoreRefusesWritersAtOnce(t *testing.T) {
+	t.Parallel()
 	const name = "TestReadOnlyStoreRefusesWritersAtOnce"
 	if ws, store, ok := limitChild(name); ok {
 		err := saveIn(ws, store, "refused")
 		t.Logf("save: %v", err)
-		if err == nil || !strings.HasPrefix(Message(err), "store is not writable: ") || !errors.Is(err, os.ErrPermission) {
+		if err == nil || !strings.HasPrefix(err.Error(), "store is not writable: ") || !errors.Is(err, os.ErrPermission) {
 			t.Fatalf("save into a read-only store: %v, want \"store is not writable: …\"", err)
 		}
 		e, err := Open(context.Background(), ws, Options{StoreDir: store, ReadOnly: true})
@@ -142,6 +143,7 @@ func TestReadOnlyStoreRefusesWritersAtOnce(t *testing.T) {
 }
 
 func TestFileSizeLimitOnTheIndexFailsSaveCleanly(t *testing.T) {
+	t.Parallel()
 	const name = "TestFileSizeLimitOnTheIndexFailsSaveCleanly"
 	if ws, store, ok := limitChild(name); ok {
 		// Go ignores SIGXFSZ, so a write past the limit fails with EFBIG.
@@ -173,6 +175,7 @@ func TestFileSizeLimitOnTheIndexFailsSaveCleanly(t *testing.T) {
 }
 
 func TestFullFilesystemFailsSaveCleanly(t *testing.T) {
+	t.Parallel()
 	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
 	if err := os.Mkdir(store, 0o700); err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ func (f *fixture) openErr(opts Options) error {
 }
 
 func TestVerifyReportsADamagedIndexTableAsCorruptNamingIt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{})
 	manyFiles(t, f.ws, 8000, "v")
 	f.save("many")
@@ -96,6 +97,7 @@ func TestVerifyReportsADamagedIndexTableAsCorruptNamingIt(t *testing.T) {
 }
 
 func TestMissingManifestMarkerIsCorruptAndTouchesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
 	f.save("one")
 	f.e.Close()
@@ -119,6 +121,7 @@ func TestMissingManifestMarkerIsCorruptAndTouchesNothing(t *testing.T) {
 }
 
 func TestPacksWithoutIndexAreCorrupt(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"removed", "emptied"} {
 		t.Run(how, func(t *testing.T) {
 			f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
@@ -152,6 +155,7 @@ func TestPacksWithoutIndexAreCorrupt(t *testing.T) {
 }
 
 func TestGarbageIndexMetadataIsCorruptWithPathsThatArePaths(t *testing.T) {
+	t.Parallel()
 	for _, pattern := range []string{"OPTIONS-*", "MANIFEST-*"} {
 		t.Run(strings.TrimSuffix(pattern, "-*"), func(t *testing.T) {
 			f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
@@ -168,7 +172,7 @@ func TestGarbageIndexMetadataIsCorruptWithPathsThatArePaths(t *testing.T) {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("open: %v, want ErrCorrupt", err)
 			}
-			msg := Message(err)
+			msg := err.Error()
 			idx := filepath.Join(f.store, "index")
 			if !strings.HasPrefix(msg, "store corrupt: ") || !strings.Contains(msg, idx+" ") || strings.Contains(msg, idx+"/invalid") {
 				t.Errorf("message %q: want \"store corrupt: …\" naming %s as a path", msg, idx)
@@ -178,6 +182,7 @@ func TestGarbageIndexMetadataIsCorruptWithPathsThatArePaths(t *testing.T) {
 }
 
 func TestIndexBackgroundErrorsBecomeErrorEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{})
 	var mu sync.Mutex
 	var events []Event

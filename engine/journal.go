@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/engine/internal/restore"
 )
 
 // Journal records a restore in progress. It is written (and synced) before
@@ -18,11 +18,20 @@ import (
 // next Open that may write completes it before anything else runs (see
 // completePendingRestore); a read-only Open reports it via PendingRestore.
 type Journal struct {
-	Task    string     `json:"task"`
-	Target  objects.ID `json:"target"`
-	Backup  objects.ID `json:"backup"` // zero when the restore took no backup
-	Paths   []string   `json:"paths,omitempty"`
-	Started time.Time  `json:"started"`
+	Task    string
+	Target  ID
+	Backup  ID // zero when the restore took no backup
+	Paths   []string
+	Started time.Time
+}
+
+// journalFile is the journal's encoding on disk.
+type journalFile struct {
+	Task    string    `json:"task"`
+	Target  ID        `json:"target"`
+	Backup  ID        `json:"backup"`
+	Paths   []string  `json:"paths,omitempty"`
+	Started time.Time `json:"started"`
 }
 
 // journalName is the journal's file name inside the store directory.
@@ -39,16 +48,16 @@ func readJournal(path string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read restore journal: %w", err)
 	}
-	var j Journal
+	var j journalFile
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("%w: restore journal %s is unreadable (%v); remove it after checking the workspace", ErrCorrupt, path, err)
 	}
-	return &j, nil
+	return (*Journal)(&j), nil
 }
 
 // storeFS opens the store directory through the restore seam.
-func (e *Engine) storeFS() (restoreFS, func() error, error) {
-	fsys, closeFS, err := openRootFS(e.storeDir, e.opts.wrapRestoreFS)
+func (e *Engine) storeFS() (restore.FS, func() error, error) {
+	fsys, closeFS, err := restore.OpenRoot(e.storeDir, e.opts.wrapRestoreFS)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
@@ -58,7 +67,7 @@ func (e *Engine) storeFS() (restoreFS, func() error, error) {
 // writeJournal stores j durably (file and directory synced) before any
 // workspace change: a temporary file, then a rename over the journal.
 func (e *Engine) writeJournal(j *Journal) (err error) {
-	b, err := json.Marshal(j)
+	b, err := json.Marshal((*journalFile)(j))
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func TestInterruptedRestoreIsCompletedByTheNextWritingOpen(t *testing.T) {
 	if f.e.PendingRestore() != nil {
 		t.Fatal("journal still pending after completion")
 	}
-	if len(events) == 0 || events[0].Type != EventRestore || events[0].Commit != j.Target.String() {
+	if len(events) == 0 || events[0].Type != EventRestore || events[0].Commit != j.Target {
 		t.Fatalf("events = %+v, want a restore event first", events)
 	}
 	f.open(Options{})

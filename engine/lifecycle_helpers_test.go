@@ -18,7 +18,7 @@ import (
 
 // record is one checkpoint of a generated history and the files it holds.
 type record struct {
-	id    objects.ID
+	id    ID
 	task  string
 	seq   uint64
 	time  time.Time
@@ -156,7 +156,7 @@ func lsAll(t *testing.T, e *Engine, r record, dir string) []string {
 	}
 	var out []string
 	for _, ent := range ents {
-		if ent.Kind.String() == "dir" {
+		if string(ent.Kind) == "dir" {
 			out = append(out, lsAll(t, e, r, ent.Path)...)
 		} else {
 			out = append(out, ent.Path)

@@ -3,36 +3,37 @@ package engine
 import (
 	"context"
 	"time"
-
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
 )
-
-// CheckpointInfo is a checkpoint with its id and whether it is the task's head.
-type CheckpointInfo struct {
-	ID objects.ID
-	index.Checkpoint
-	Head bool
-}
 
 // Log is a task's checkpoints, oldest first.
 type Log struct {
 	Task        string
-	Head        objects.ID // zero when the task has no checkpoints
+	Head        ID // zero when the task has no checkpoints
 	Checkpoints []CheckpointInfo
 }
 
 // List returns every checkpoint of a task in sequence order, including those
 // after the head (left by a restore to an earlier one: restoring them redoes).
-// An unknown task has an empty log.
+// An unknown task has an empty log; an invalid name fails with ErrBadRequest.
 func (e *Engine) List(ctx context.Context, task string) (*Log, error) {
-	task = taskOrDefault(task)
+	log, err := e.list(ctx, task)
+	return log, translate(err)
+}
+
+func (e *Engine) list(ctx context.Context, task string) (*Log, error) {
+	task, err := taskName(task)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	log := &Log{Task: task}
 	head, ok, err := e.db.Task(task)
 	if err != nil || !ok {
 		return log, storeError(err, e.storeDir)
 	}
-	log.Head = head.Head
+	log.Head = ID(head.Head)
 	ids, err := e.db.TaskCheckpoints(task)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
@@ -43,25 +44,28 @@ func (e *Engine) List(ctx context.Context, task string) (*Log, error) {
 		if err != nil {
 			return nil, err
 		}
-		log.Checkpoints = append(log.Checkpoints, CheckpointInfo{ID: id, Checkpoint: cp, Head: id == head.Head})
+		log.Checkpoints = append(log.Checkpoints, checkpointInfo(ID(id), cp, id == head.Head))
 	}
 	return log, nil
 }
 
 // Show resolves ref in task and returns its checkpoint.
 func (e *Engine) Show(ctx context.Context, task, ref string) (CheckpointInfo, error) {
-	id, cp, err := e.resolveCheckpoint(task, ref)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return CheckpointInfo{}, err
 	}
+	id, cp, err := e.resolveCheckpoint(task, ref)
+	if err != nil {
+		return CheckpointInfo{}, translate(err)
+	}
 	head, _, err := e.db.Task(cp.Task)
-	return CheckpointInfo{ID: id, Checkpoint: cp, Head: head.Head == id}, storeError(err, e.storeDir)
+	return checkpointInfo(ID(id), cp, head.Head == id), translate(storeError(err, e.storeDir))
 }
 
 // TaskInfo summarises one task.
 type TaskInfo struct {
 	Name        string
-	Head        objects.ID
+	Head        ID
 	Checkpoints int
 	First, Last time.Time
 	// ExclusiveBytes is the pack bytes only this task's checkpoints
@@ -71,13 +75,18 @@ type TaskInfo struct {
 
 // Tasks lists every task of the store, sorted by name.
 func (e *Engine) Tasks(ctx context.Context) ([]TaskInfo, error) {
+	out, err := e.tasks(ctx)
+	return out, translate(err)
+}
+
+func (e *Engine) tasks(ctx context.Context) ([]TaskInfo, error) {
 	names, err := e.db.Tasks()
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}
 	out := make([]TaskInfo, 0, len(names))
 	for _, name := range names {
-		log, err := e.List(ctx, name)
+		log, err := e.list(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +96,7 @@ func (e *Engine) Tasks(ctx context.Context) ([]TaskInfo, error) {
 		}
 		out = append(out, ti)
 	}
-	exclusive, err := e.exclusiveByTask(context.Background())
+	exclusive, err := e.exclusiveByTask(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -9,19 +9,16 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
 // canonicalWorkspace resolves path to an absolute, symlink-free directory and
 // refuses protected locations.
 func canonicalWorkspace(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	real, err := realPath(path)
 	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", path, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", path, err)
+		return "", err
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
@@ -36,32 +33,53 @@ func canonicalWorkspace(path string) (string, error) {
 	return real, nil
 }
 
-// storeLocation applies the default store rule: explicit dir, then
-// $CKPT_STORE, then $XDG_DATA_HOME/ckpt/workspaces/<hash of the workspace path>.
+// DefaultStoreDir returns the directory of workspace's store when
+// Options.StoreDir is empty: <user data dir>/ckpt/workspaces/<id>, where the
+// user data dir follows the platform's convention ($XDG_DATA_HOME or
+// ~/.local/share on Linux, ~/Library/Application Support on macOS,
+// %LOCALAPPDATA% on Windows) and <id> is derived from the workspace's
+// canonical path. It neither opens nor locks the store, which may not exist.
+func DefaultStoreDir(workspace string) (string, error) {
+	real, err := realPath(workspace)
+	if err != nil {
+		return "", err
+	}
+	return defaultStoreDir(real)
+}
+
+// realPath is the absolute, symlink-free path of an existing workspace.
+func realPath(workspace string) (string, error) {
+	abs, err := filepath.Abs(workspace)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	return abs, nil
+}
+
+// defaultStoreDir is DefaultStoreDir of a canonical workspace path.
+func defaultStoreDir(workspace string) (string, error) {
+	data, err := osfs.UserDataDir()
+	if err != nil {
+		return "", fmt.Errorf("no store location: %w", err)
+	}
+	id := objects.Sum([]byte(workspace))
+	return filepath.Join(data, "ckpt", "workspaces", hex.EncodeToString(id[:8])), nil
+}
+
+// storeLocation is the explicit store directory, else the default one.
 func storeLocation(workspace, explicit string) (string, error) {
 	dir := explicit
 	if dir == "" {
-		dir = os.Getenv("CKPT_STORE")
-	}
-	if dir == "" {
-		data := os.Getenv("XDG_DATA_HOME")
-		if data == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("no store location: set --store, CKPT_STORE or HOME: %w", err)
-			}
-			data = filepath.Join(home, ".local", "share")
+		var err error
+		if dir, err = defaultStoreDir(workspace); err != nil {
+			return "", err
 		}
-		id := objects.Sum([]byte(workspace))
-		dir = filepath.Join(data, "ckpt", "workspaces", hex.EncodeToString(id[:8]))
 	}
 	return filepath.Abs(dir)
 }
-
-// ErrStoreHoldsWorkspace: the store directory is the workspace or one of
-// its ancestors, where a restore would delete the store's own files. A
-// store inside the workspace is fine: saves exclude it.
-var ErrStoreHoldsWorkspace = errors.New("engine: the store may not be the workspace or a directory above it")
 
 // checkStoreLocation refuses a store that is the workspace (canonical) or
 // contains it. Paths are compared with symlinks resolved; a store that does

@@ -2,16 +2,16 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
-// storeLock is an exclusive OS file lock (flock) on a store. The holder writes
+// storeLock is an exclusive OS file lock (osfs.TryLock) on a store. The holder writes
 // its pid and command into the lock file so that a waiting process can say who
 // is in the way. The kernel drops the lock when the holder dies, so a crashed
 // process never leaves the store locked.
@@ -19,8 +19,8 @@ type storeLock struct {
 	f *os.File
 }
 
-// lockPollInterval is the back-off between non-blocking flock attempts while
-// waiting for another process; flock has no timeout of its own.
+// lockPollInterval is the back-off between non-blocking lock attempts while
+// waiting for another holder; the OS lock has no timeout of its own.
 const lockPollInterval = 20 * time.Millisecond
 
 // acquireLock takes the lock at path, waiting up to timeout for another
@@ -33,18 +33,18 @@ func acquireLock(ctx context.Context, path, command string, timeout time.Duratio
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+		ok, err := osfs.TryLock(f)
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if ok {
+			break
 		}
 		if !time.Now().Before(deadline) {
 			holder := readHolder(f)
 			f.Close()
-			return nil, &BusyError{Store: strings.TrimSuffix(path, "/lock"), Holder: holder}
+			return nil, &BusyError{Store: filepath.Dir(path), Holder: holder}
 		}
 		select {
 		case <-ctx.Done():

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
@@ -20,19 +20,20 @@ const DefaultLockTimeout = 30 * time.Second
 
 // Options configure Open. The zero value is usable.
 type Options struct {
-	// StoreDir is the store location. Empty: $CKPT_STORE, else
-	// $XDG_DATA_HOME/ckpt/workspaces/<id> (XDG default ~/.local/share).
+	// StoreDir is the store location. Empty: DefaultStoreDir(workspace).
 	StoreDir string
 	// Profile selects the built-in exclusion list: "default" (also ""),
 	// "cline", "roo" or "none"; Open refuses any other with ErrBadRequest.
 	Profile string
 	// Exclude holds extra gitignore-syntax patterns, relative to the workspace root.
 	Exclude []string
-	// MaxFileSize skips larger files (reported). 0 means walker.DefaultMaxFileSize;
+	// MaxFileSize skips larger files (reported). 0 means DefaultMaxFileSize;
 	// NoMaxFileSize (-1) means no cap; Open refuses other negative values with ErrBadRequest.
 	MaxFileSize int64
-	// LockTimeout bounds the wait for another process's lock. 0 means DefaultLockTimeout;
-	// any negative value means fail at once when the store is busy.
+	// LockTimeout bounds the wait for another holder of the store lock: 0
+	// fails at once with a *BusyError when the store is busy (as the CLI's
+	// --lock-timeout 0 does); a negative value (WaitDefault) waits
+	// DefaultLockTimeout.
 	LockTimeout time.Duration
 	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
 	CompressionLevel int
@@ -57,14 +58,29 @@ type Options struct {
 
 	// wrapRestoreFS, set only by tests, wraps the file-system seam that
 	// restore and its journal write through (to inject faults).
-	wrapRestoreFS func(restoreFS) restoreFS
+	wrapRestoreFS func(restore.FS) restore.FS
 	// indexFS replaces the operating system's file system under the index;
 	// fault-injection tests set it.
 	indexFS vfs.FS
+	// gcStep, set by crash tests, is called before every step of a
+	// collection that changes the store: each record copy, the fsync of the
+	// copies, the index commit, each pack removal and truncation.
+	gcStep func(op string)
+	// flushEntries and afterFlush, set by tests, become save.Store's
+	// FlushEntries (the flush size, when positive) and AfterFlush.
+	flushEntries int
+	afterFlush   func()
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.
 const NoMaxFileSize = -1
+
+// DefaultMaxFileSize is the size above which files are skipped unless
+// Options.MaxFileSize says otherwise (100 MiB).
+const DefaultMaxFileSize = 100 << 20
+
+// WaitDefault as Options.LockTimeout waits DefaultLockTimeout for a busy store.
+const WaitDefault time.Duration = -1
 
 // validate refuses option values that mean nothing, with ErrBadRequest.
 func (o Options) validate() error {
@@ -87,25 +103,22 @@ func (o Options) now() time.Time {
 func (o Options) maxFileSize() int64 {
 	switch {
 	case o.MaxFileSize == 0:
-		return walker.DefaultMaxFileSize
+		return DefaultMaxFileSize
 	case o.MaxFileSize == NoMaxFileSize:
 		return 0
 	}
 	return o.MaxFileSize
 }
 
+func (o Options) step(op string) {
+	if o.gcStep != nil {
+		o.gcStep(op)
+	}
+}
+
 func (o Options) lockTimeout() time.Duration {
-	switch {
-	case o.LockTimeout == 0:
+	if o.LockTimeout < 0 {
 		return DefaultLockTimeout
-	case o.LockTimeout < 0:
-		return 0
 	}
 	return o.LockTimeout
 }
-
-// ID identifies a checkpoint, tree or blob (BLAKE3-256).
-type ID = objects.ID
-
-// Skipped is a path a save left out, with the reason.
-type Skipped = walker.Skipped

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // ProgressInterval is the least time between two Options.OnProgress calls.
@@ -43,4 +47,9 @@ func (m *progressMeter) tick(files, hashed uint64) {
 		return
 	}
 	m.report(ScanProgress{Files: files, BytesHashed: hashed, Elapsed: now.Sub(m.start)})
+}
+
+// scan runs the save package's scan with this Engine's progress reports.
+func (e *Engine) scan(ctx context.Context, put *objects.Batch) (*save.Snapshot, error) {
+	return e.save.Scan(ctx, put, newProgressMeter(e.opts.OnProgress).tick)
 }

@@ -6,6 +6,7 @@ import (
 )
 
 func TestProgressMeterRateLimits(t *testing.T) {
+	t.Parallel()
 	var got []ScanProgress
 	m := newProgressMeter(func(p ScanProgress) { got = append(got, p) })
 	m.tick(1, 10)

@@ -13,12 +13,12 @@ import (
 // Problem is one integrity failure: what is wrong, and where it was first
 // seen (the checkpoint and workspace path that reference the object).
 type Problem struct {
-	Checkpoint objects.ID // zero for store-level problems (a locator, a task)
+	Checkpoint ID // zero for store-level problems (a locator, a task)
 	Task       string
 	Seq        uint64
-	Path       string     // workspace-relative path; "" for the root tree or the store
-	Object     objects.ID // the tree, blob, chunk or checkpoint at fault
-	Kind       string     // "checkpoint", "tree", "blob", "chunk", "state", "locator" or "task"
+	Path       string // workspace-relative path; "" for the root tree or the store
+	Object     ID     // the tree, blob, chunk or checkpoint at fault
+	Kind       string // "checkpoint", "tree", "blob", "chunk", "state", "locator" or "task"
 	Message    string
 }
 
@@ -121,7 +121,7 @@ func (e *Engine) loadGraph(ctx context.Context, onProblem func(Problem), progres
 			}
 			cp, err := e.db.Checkpoint(id)
 			if err != nil {
-				g.problem(Problem{Task: task, Object: id, Kind: "checkpoint", Message: "checkpoint " + id.Short() + ": " + describe(err)})
+				g.problem(Problem{Task: task, Object: ID(id), Kind: "checkpoint", Message: "checkpoint " + id.Short() + ": " + describe(err)})
 				continue
 			}
 			n := &cpNode{id: id, cp: cp, head: id == head.Head}
@@ -146,7 +146,7 @@ func describe(err error) string {
 	case errors.Is(err, index.ErrNotFound), errors.Is(err, objects.ErrNotFound):
 		return "missing"
 	}
-	return Message(err)
+	return plainText(err)
 }
 
 func (g *refGraph) problem(p Problem) {
@@ -156,9 +156,9 @@ func (g *refGraph) problem(p Problem) {
 }
 
 func (g *refGraph) siteProblem(site refSite, id objects.ID, kind, msg string) {
-	p := Problem{Path: site.path, Object: id, Kind: kind, Message: msg}
+	p := Problem{Path: site.path, Object: ID(id), Kind: kind, Message: msg}
 	if site.cp != nil {
-		p.Checkpoint, p.Task, p.Seq = site.cp.id, site.cp.cp.Task, site.cp.cp.Seq
+		p.Checkpoint, p.Task, p.Seq = ID(site.cp.id), site.cp.cp.Task, site.cp.cp.Seq
 	}
 	g.problem(p)
 }

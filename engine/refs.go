@@ -24,16 +24,21 @@ const minPrefix = 4
 // parent), and @N (the task's checkpoint with sequence number N). The empty
 // string is no ref. Unknown refs fail with ErrUnknownRef; ambiguous
 // prefixes with *AmbiguousRefError listing the candidates.
-func (e *Engine) Resolve(ctx context.Context, task, ref string) (objects.ID, error) {
+// An invalid task name fails with ErrBadRequest.
+func (e *Engine) Resolve(ctx context.Context, task, ref string) (ID, error) {
 	if err := ctx.Err(); err != nil {
-		return objects.ID{}, err
+		return ID{}, err
 	}
-	return e.resolve(task, ref)
+	id, err := e.resolve(task, ref)
+	return ID(id), translate(err)
 }
 
 // resolve is Resolve without the cancellation check, for callers that already hold a context.
 func (e *Engine) resolve(task, ref string) (objects.ID, error) {
-	task = taskOrDefault(task)
+	task, err := taskName(task)
+	if err != nil {
+		return objects.ID{}, err
+	}
 	switch {
 	case ref == "HEAD":
 		return e.headOf(task, ref)
@@ -75,7 +80,7 @@ func (e *Engine) headOf(task, ref string) (objects.ID, error) {
 		return objects.ID{}, storeError(err, e.storeDir)
 	}
 	if !ok {
-		return objects.ID{}, fmt.Errorf("%w %q: task %q has no checkpoints yet; run `ckpt save` first", ErrUnknownRef, ref, task)
+		return objects.ID{}, fmt.Errorf("%w %q: task %q has no checkpoints yet", ErrUnknownRef, ref, task)
 	}
 	return head.Head, nil
 }
@@ -119,7 +124,7 @@ func (e *Engine) byPrefix(task, ref string) (objects.ID, error) {
 	case 1:
 		return ids[0], nil
 	}
-	return objects.ID{}, &AmbiguousRefError{Ref: ref, Candidates: ids}
+	return objects.ID{}, &AmbiguousRefError{Ref: ref, Candidates: publicIDs(ids)}
 }
 
 // resolveCheckpoint resolves ref in task and loads the checkpoint it names.

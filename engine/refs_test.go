@@ -6,18 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
 func TestResolveRefForms(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
-	var ids []objects.ID
+	var ids []ID
 	for i := 0; i < 3; i++ {
 		f.write("a", strings.Repeat("x", i+2))
 		ids = append(ids, f.save("step").ID)
 	}
-	cases := map[string]objects.ID{
+	cases := map[string]ID{
 		"HEAD":                                ids[2],
 		"HEAD~0":                              ids[2],
 		"HEAD~1":                              ids[1],
@@ -52,8 +52,9 @@ func TestResolveRefForms(t *testing.T) {
 }
 
 func TestResolveAmbiguousPrefixListsCandidates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
-	seen := map[string]objects.ID{}
+	seen := map[string]ID{}
 	for i := 0; i < 5000; i++ {
 		res, err := f.e.Save(context.Background(), SaveOptions{AllowEmpty: true})
 		if err != nil {

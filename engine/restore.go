@@ -7,6 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
 )
@@ -32,21 +35,37 @@ type RestoreOptions struct {
 }
 
 // Conflict is a path a restore left alone because an uncaptured file
-// (ignored, skipped, or not yet saved into any checkpoint) stands there.
+// (ignored, skipped, or not yet saved into any checkpoint) stands there, or
+// because it may not be changed.
 type Conflict struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   string
+	Kind   ConflictKind
+	Reason string // why, for the user
 }
+
+// ConflictKind says why a restore left a path alone.
+type ConflictKind string
+
+// Conflict kinds. RestoreOptions.Force overwrites the first three.
+const (
+	ConflictUncaptured   ConflictKind = "uncaptured"    // an uncaptured file stands where the target puts something
+	ConflictUnsaved      ConflictKind = "unsaved"       // current content no checkpoint captures, with no backup taken
+	ConflictDirHolds     ConflictKind = "dir-holds"     // a directory to replace holds uncaptured files
+	ConflictBlockedBelow ConflictKind = "blocked-below" // a directory to replace holds paths left alone below it
+	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied)
+)
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
 type RestoreResult struct {
-	Restored  objects.ID
-	Backup    objects.ID // the checkpoint holding the state before the restore; zero with NoBackup
-	State     objects.ID // the target's state blob (read it with ReadState); zero when none
-	Written   []string   // files and symlinks written (or modes changed)
-	Deleted   []string   // files, symlinks and directories removed
+	Restored  ID
+	Backup    ID       // the checkpoint holding the state before the restore; zero with NoBackup
+	State     ID       // the target's state blob (read it with ReadState); zero when none
+	Written   []string // files and symlinks written (or modes changed)
+	Deleted   []string // files, symlinks and directories removed
 	Conflicts []Conflict
 	Duration  time.Duration
+
+	task string // the task whose head moved
 }
 
 // Restore makes the workspace's captured files equal to checkpoint ref.
@@ -88,19 +107,22 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	}
 	res.Duration = time.Since(start)
 	if !opts.DryRun {
-		e.emit(Event{Type: EventRestore, Task: taskOrDefault(opts.Task), Commit: res.Restored.String(), Duration: res.Duration})
+		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Duration: res.Duration})
 	}
 	return res, nil
 }
 
 func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
-	task := taskOrDefault(opts.Task)
+	task, err := taskName(opts.Task)
+	if err != nil {
+		return nil, err
+	}
 	target, cp, err := e.resolveCheckpoint(task, ref)
 	if err != nil {
 		return nil, err
 	}
 	if cp.Task != task {
-		return nil, fmt.Errorf("%w: checkpoint %s belongs to task %q; pass --task %s", ErrBadRequest, target.Short(), cp.Task, cp.Task)
+		return nil, &WrongTaskError{Checkpoint: ID(target), Task: cp.Task, Want: task}
 	}
 	only := opts.Only
 	if only == "" {
@@ -110,7 +132,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	res := &RestoreResult{Restored: target, State: cp.State}
+	res := &RestoreResult{Restored: ID(target), State: ID(cp.State), task: task}
 	switch only {
 	case OnlyState:
 		if opts.DryRun {
@@ -119,43 +141,66 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return res, e.moveHead(task, target)
 	case OnlyWorkspace, OnlyBoth:
 	default:
-		return nil, fmt.Errorf("%w: --only must be workspace, state or both, not %q", ErrBadRequest, only)
+		return nil, fmt.Errorf("%w: Only must be workspace, state or both, not %q", ErrBadRequest, only)
 	}
 	cur, err := e.currentState(ctx, task, target, cp.Seq, opts, res)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planRestore(ctx, e.treeSource(cur.snap), cur.snap.root, cp.Root, filter)
+	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}
-	fsys, closeFS, err := openRootFS(e.workspace, e.opts.wrapRestoreFS)
+	fsys, closeFS, err := restore.OpenRoot(e.workspace, e.opts.wrapRestoreFS)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &applier{e: e, fs: fsys, force: opts.Force, res: res, resuming: cur.resuming}
+	x := &restore.Applier{FS: fsys, Blobs: e.blobs, StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming}
+	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
-		if x.unsaved, err = unsavedPaths(ctx, e.treeSource(cur.snap), cur.baselines, cur.snap.root); err != nil {
+		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {
 			return nil, storeError(err, e.storeDir)
 		}
 	}
 	if opts.DryRun {
-		x.preview(plan)
+		x.Preview(plan)
 		return res, nil
 	}
 	j := e.pending
 	if !cur.resuming {
-		j = &Journal{Task: task, Target: target, Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
+		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
 	}
 	return res, e.applyJournaled(ctx, x, plan, j)
+}
+
+// setApplied copies what the applier did into the result.
+func (r *RestoreResult) setApplied(a restore.Result) {
+	r.Written, r.Deleted = a.Written, a.Deleted
+	r.Conflicts = make([]Conflict, len(a.Conflicts))
+	for i, c := range a.Conflicts {
+		r.Conflicts[i] = Conflict{Path: c.Path, Kind: ConflictKind(c.Kind), Reason: c.Reason}
+	}
+}
+
+// storeErr marks the store's integrity failures (see storeError).
+func (e *Engine) storeErr(err error) error { return storeError(err, e.storeDir) }
+
+// parsePathFilter validates workspace-relative paths given by a caller; a
+// path naming the root (or none at all) means the whole workspace.
+func parsePathFilter(paths []string) (diffview.PathFilter, error) {
+	f, err := diffview.NewPathFilter(paths)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w: give paths relative to the workspace, inside it", ErrBadRequest, err)
+	}
+	return f, nil
 }
 
 // applyJournaled carries out plan between the journal's write (unless it
 // resumes the journal's restore) and its removal; the head moves (for a
 // whole-workspace restore) in between.
-func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePlan, j *Journal) error {
-	if !x.resuming {
+func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal) error {
+	if !x.Resuming {
 		if err := e.writeJournal(j); err != nil {
 			// A journal renamed into place whose directory sync failed
 			// is there all the same: the restore is pending.
@@ -167,11 +212,11 @@ func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePl
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
-	if err := x.apply(ctx, plan); err != nil {
+	if err := x.Apply(ctx, plan); err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next writing open of the store completes it", err)
 	}
 	if len(j.Paths) == 0 {
-		if err := e.moveHead(j.Task, j.Target); err != nil {
+		if err := e.moveHead(j.Task, objects.ID(j.Target)); err != nil {
 			return err
 		}
 	}
@@ -184,9 +229,9 @@ func (e *Engine) applyJournaled(ctx context.Context, x *applier, plan *restorePl
 
 // current is the workspace's state before a restore and what protects it.
 type current struct {
-	snap *snapshot
+	snap *save.Snapshot
 	// guard: no backup of snap is taken here, so paths whose entry in snap
-	// no baseline holds identically are left alone (see applier.unsaved).
+	// no baseline holds identically are left alone (see restore.Applier.Unsaved).
 	guard     bool
 	baselines []objects.ID // root trees that capture what may be replaced
 	resuming  bool
@@ -199,7 +244,7 @@ type current struct {
 // head of every task (a workspace last saved or restored in another task
 // is captured there) and, when resuming, the journal's backup.
 func (e *Engine) currentState(ctx context.Context, task string, target objects.ID, seq uint64, opts RestoreOptions, res *RestoreResult) (*current, error) {
-	resuming := e.pending != nil && e.pending.Task == task && e.pending.Target == target
+	resuming := e.pending != nil && e.pending.Task == task && objects.ID(e.pending.Target) == target
 	if opts.DryRun || opts.NoBackup || resuming {
 		c := &current{guard: opts.NoBackup || resuming, resuming: resuming}
 		if resuming {
@@ -207,7 +252,7 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 		}
 		if c.guard {
 			var err error
-			if c.baselines, err = e.baselines(res.Backup); err != nil {
+			if c.baselines, err = e.baselines(objects.ID(res.Backup)); err != nil {
 				return nil, err
 			}
 		}
@@ -219,7 +264,7 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 	if err != nil {
 		return nil, fmt.Errorf("backup before restore: %w", err)
 	}
-	res.Backup = sr.ID
+	res.Backup = ID(sr.id)
 	return &current{snap: snap}, nil
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"io/fs"
 	"sync"
+
+	"github.com/ckpt/ckpt/engine/internal/restore"
 )
 
 // faultPlan decides which operation of the restore seam fails: the one
@@ -21,7 +23,7 @@ type faultPlan struct {
 }
 
 // wrap is the Options.wrapRestoreFS of a test using p.
-func (p *faultPlan) wrap(inner restoreFS) restoreFS { return &faultyFS{inner: inner, plan: p} }
+func (p *faultPlan) wrap(inner restore.FS) restore.FS { return &faultyFS{inner: inner, plan: p} }
 
 // hit counts one operation and returns the injected error if it is the one to fail.
 func (p *faultPlan) hit(op, name string) error {
@@ -47,13 +49,13 @@ func (p *faultPlan) count() (int, string) {
 	return p.n, p.failed
 }
 
-// faultyFS is a restoreFS whose changes can fail on plan.
+// faultyFS is a restore.FS whose changes can fail on plan.
 type faultyFS struct {
-	inner restoreFS
+	inner restore.FS
 	plan  *faultPlan
 }
 
-func (f *faultyFS) CreateTemp(rel string) (tempFile, error) {
+func (f *faultyFS) CreateTemp(rel string) (restore.TempFile, error) {
 	if err := f.plan.hit("create", rel); err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func (f *faultyFS) CreateTemp(rel string) (tempFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &faultyFile{tempFile: t, plan: f.plan}, nil
+	return &faultyFile{TempFile: t, plan: f.plan}, nil
 }
 
 func (f *faultyFS) Rename(oldname, newname string) error {
@@ -97,9 +99,9 @@ func (f *faultyFS) do(op, name string, fn func() error) error {
 	return fn()
 }
 
-// faultyFile is a tempFile whose writes, chmod and sync can fail on plan.
+// faultyFile is a restore.TempFile whose writes, chmod and sync can fail on plan.
 type faultyFile struct {
-	tempFile
+	restore.TempFile
 	plan *faultPlan
 }
 
@@ -107,19 +109,19 @@ func (f *faultyFile) Write(b []byte) (int, error) {
 	if err := f.plan.hit("write", f.Name()); err != nil {
 		return 0, err
 	}
-	return f.tempFile.Write(b)
+	return f.TempFile.Write(b)
 }
 
 func (f *faultyFile) Chmod(mode fs.FileMode) error {
 	if err := f.plan.hit("fchmod", f.Name()); err != nil {
 		return err
 	}
-	return f.tempFile.Chmod(mode)
+	return f.TempFile.Chmod(mode)
 }
 
 func (f *faultyFile) Sync() error {
 	if err := f.plan.hit("fsync", f.Name()); err != nil {
 		return err
 	}
-	return f.tempFile.Sync()
+	return f.TempFile.Sync()
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -22,16 +21,16 @@ const faultTimeout = time.Minute
 // second to the first exercises every kind of restore step.
 type faultCase struct {
 	f        *fixture
-	one, two objects.ID
+	one, two ID
 	// trees are the workspace as each checkpoint holds it.
-	trees map[objects.ID]map[string]testtree.Entry
+	trees map[ID]map[string]testtree.Entry
 }
 
 func newFaultCase(t *testing.T) *faultCase {
 	tree := richTree()
 	tree["tree"] = testtree.Dir{"a": testtree.File{Content: "a1"}, "b": testtree.Dir{"c": testtree.File{Content: "c1"}}}
 	f := newFixture(t, tree)
-	c := &faultCase{f: f, trees: map[objects.ID]map[string]testtree.Entry{}}
+	c := &faultCase{f: f, trees: map[ID]map[string]testtree.Entry{}}
 	c.one = f.save("one").ID
 	c.trees[c.one] = f.read()
 	mutateEverything(t, f.ws)
@@ -182,7 +181,7 @@ func (c *faultCase) checkStore(where string) {
 	if err != nil || !rep.OK() {
 		t.Fatalf("%s: verify: %v %+v", where, err, rep)
 	}
-	for _, id := range []objects.ID{c.one, c.two} {
+	for _, id := range []ID{c.one, c.two} {
 		if res := f.restore(id.String(), RestoreOptions{NoBackup: true}); len(res.Conflicts) != 0 {
 			t.Fatalf("%s: restore %s: conflicts %v", where, id.Short(), res.Conflicts)
 		}
@@ -190,7 +189,7 @@ func (c *faultCase) checkStore(where string) {
 	}
 }
 
-func (c *faultCase) head() objects.ID {
+func (c *faultCase) head() ID {
 	log, err := c.f.e.List(context.Background(), "")
 	if err != nil {
 		c.f.t.Fatal(err)

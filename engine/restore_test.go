@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -142,7 +143,7 @@ func TestRestoreKeepsUnsavedWorkInBackup(t *testing.T) {
 	}
 	var kinds []string
 	for _, c := range log.Checkpoints {
-		kinds = append(kinds, c.Kind.String())
+		kinds = append(kinds, string(c.Kind))
 	}
 	if strings.Join(kinds, ",") != "save,backup" {
 		t.Fatalf("kinds = %v, want save,backup", kinds)
@@ -267,5 +268,19 @@ func TestRestoreStateFlavours(t *testing.T) {
 	}
 	if state, _ := f.e.ReadState(context.Background(), res.State); !bytes.Equal(state, []byte(`{"messages":1}`)) {
 		t.Fatalf("--only both state = %q", state)
+	}
+}
+
+// The public conflict kinds are the restore package's, value for value.
+func TestConflictKindsMatchTheRestorePackage(t *testing.T) {
+	t.Parallel()
+	for public, internal := range map[ConflictKind]restore.ConflictKind{
+		ConflictUncaptured: restore.ConflictUncaptured, ConflictUnsaved: restore.ConflictUnsaved,
+		ConflictDirHolds: restore.ConflictDirHolds, ConflictBlockedBelow: restore.ConflictBlockedBelow,
+		ConflictFault: restore.ConflictFault,
+	} {
+		if string(public) != string(internal) {
+			t.Errorf("ConflictKind %q, restore's %q", public, internal)
+		}
 	}
 }

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
 )
 
 // RetentionPolicy says which checkpoints GC drops. A task's head is never
@@ -57,6 +54,11 @@ const (
 // Retention returns the store's default retention policy (zero when none
 // was set).
 func (e *Engine) Retention(ctx context.Context) (RetentionPolicy, error) {
+	p, err := e.retention()
+	return p, translate(err)
+}
+
+func (e *Engine) retention() (RetentionPolicy, error) {
 	var p RetentionPolicy
 	keep, err := e.configInt(configKeepLast)
 	if err != nil {
@@ -78,6 +80,10 @@ func (e *Engine) Retention(ctx context.Context) (RetentionPolicy, error) {
 // collection a save runs once the store exceeds p.MaxSize. The change is
 // one durable index commit.
 func (e *Engine) SetRetention(ctx context.Context, p RetentionPolicy) error {
+	return translate(e.setRetention(p))
+}
+
+func (e *Engine) setRetention(p RetentionPolicy) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
@@ -113,11 +119,11 @@ func (e *Engine) configInt(key string) (int64, error) {
 
 // DroppedCheckpoint is a checkpoint GC removed, and the policy that did.
 type DroppedCheckpoint struct {
-	ID     objects.ID
+	ID     ID
 	Task   string
 	Seq    uint64
 	Time   time.Time
-	Kind   index.CheckpointKind
+	Kind   CheckpointKind
 	Reason string // "keep-last", "max-age" or "max-size"
 }
 
@@ -125,7 +131,7 @@ type DroppedCheckpoint struct {
 func (g *refGraph) applyRetention(p RetentionPolicy, now time.Time) []DroppedCheckpoint {
 	var out []DroppedCheckpoint
 	drop := func(c *cpNode, reason string) int64 {
-		out = append(out, DroppedCheckpoint{ID: c.id, Task: c.cp.Task, Seq: c.cp.Seq, Time: c.cp.Time, Kind: c.cp.Kind, Reason: reason})
+		out = append(out, DroppedCheckpoint{ID: ID(c.id), Task: c.cp.Task, Seq: c.cp.Seq, Time: c.cp.Time, Kind: publicKind(c.cp.Kind), Reason: reason})
 		return g.release(c)
 	}
 	byTask := map[string][]*cpNode{}

@@ -62,6 +62,11 @@ type TaskStats struct {
 // Stats measures the store. It reads every tree once and no blob content;
 // it is serialised with the Engine's writes.
 func (e *Engine) Stats(ctx context.Context) (*StoreStats, error) {
+	st, err := e.stats(ctx)
+	return st, translate(err)
+}
+
+func (e *Engine) stats(ctx context.Context) (*StoreStats, error) {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	g, err := e.loadGraph(ctx, nil, nil)

@@ -51,6 +51,11 @@ func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 // cancellation) come with a nil report. Verify changes nothing and is
 // serialised with the Engine's writes.
 func (e *Engine) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
+	rep, err := e.verify(ctx, opts)
+	return rep, translate(err)
+}
+
+func (e *Engine) verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	rep := &VerifyReport{Quick: opts.Quick}
@@ -78,7 +83,8 @@ func (e *Engine) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport,
 		}
 	}
 	if n := len(rep.Problems); n > 0 {
-		return rep, fmt.Errorf("%w: verify found %d problem(s); first: %s", ErrCorrupt, n, rep.Problems[0])
+		return rep, &CorruptError{Store: e.storeDir, Object: rep.Problems[0].Object,
+			Err: fmt.Errorf("verify found %d problem(s); first: %s", n, rep.Problems[0])}
 	}
 	return rep, nil
 }
@@ -95,7 +101,7 @@ func (e *Engine) verifyHeads(add func(Problem)) error {
 			_, err = e.db.Checkpoint(head.Head)
 		}
 		if err != nil {
-			add(Problem{Task: task, Object: head.Head, Kind: "task",
+			add(Problem{Task: task, Object: ID(head.Head), Kind: "task",
 				Message: fmt.Sprintf("task %q: head %s: %s", task, head.Head.Short(), describe(err))})
 		}
 	}
@@ -133,9 +139,9 @@ func (e *Engine) verifyLocators(g *refGraph, rep *VerifyReport, add func(Problem
 			return nil
 		}
 		bad[id] = true
-		p := Problem{Object: id, Kind: "locator", Message: "blob " + id.Short() + ": " + msg}
+		p := Problem{Object: ID(id), Kind: "locator", Message: "blob " + id.Short() + ": " + msg}
 		if b := g.blobs[id]; b != nil && b.site.cp != nil {
-			p.Checkpoint, p.Task, p.Seq, p.Path = b.site.cp.id, b.site.cp.cp.Task, b.site.cp.cp.Seq, b.site.path
+			p.Checkpoint, p.Task, p.Seq, p.Path = ID(b.site.cp.id), b.site.cp.cp.Task, b.site.cp.cp.Seq, b.site.path
 		}
 		add(p)
 		return nil
@@ -170,9 +176,9 @@ func (e *Engine) verifyContent(ctx context.Context, g *refGraph, bad map[objects
 				if !isCorrupt(err) {
 					return err
 				}
-				p := Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + Message(err)}
+				p := Problem{Object: ID(id), Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + plainText(err)}
 				if b.site.cp != nil {
-					p.Checkpoint, p.Task, p.Seq = b.site.cp.id, b.site.cp.cp.Task, b.site.cp.cp.Seq
+					p.Checkpoint, p.Task, p.Seq = ID(b.site.cp.id), b.site.cp.cp.Task, b.site.cp.cp.Seq
 				}
 				add(p)
 			}

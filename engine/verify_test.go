@@ -14,7 +14,7 @@ import (
 
 // corruptFixture saves a small workspace and returns it with the
 // checkpoint and the blob id of src/lib/util.go.
-func corruptFixture(t *testing.T) (*fixture, *SaveResult, objects.ID) {
+func corruptFixture(t *testing.T) (*fixture, *SaveResult, ID) {
 	f := newFixture(t, testtree.Dir{
 		"README": testtree.File{Content: strings.Repeat("readme ", 40)},
 		"src": testtree.Dir{"lib": testtree.Dir{
@@ -31,7 +31,7 @@ func corruptFixture(t *testing.T) (*fixture, *SaveResult, objects.ID) {
 
 // wantProblem runs Verify and checks it fails with ErrCorrupt and a
 // problem on path whose message contains text.
-func wantProblem(t *testing.T, f *fixture, quick bool, cp objects.ID, path, text string) {
+func wantProblem(t *testing.T, f *fixture, quick bool, cp ID, path, text string) {
 	t.Helper()
 	rep, err := f.e.Verify(context.Background(), VerifyOptions{Quick: quick})
 	if !errors.Is(err, ErrCorrupt) || rep == nil {
@@ -46,6 +46,7 @@ func wantProblem(t *testing.T, f *fixture, quick bool, cp objects.ID, path, text
 }
 
 func TestVerifyCleanStore(t *testing.T) {
+	t.Parallel()
 	f, _, _ := corruptFixture(t)
 	rep := mustVerify(t, f.e)
 	if rep.Checkpoints != 1 || rep.Trees != 3 || rep.Blobs != 2 || rep.BytesHashed == 0 {
@@ -58,8 +59,9 @@ func TestVerifyCleanStore(t *testing.T) {
 }
 
 func TestVerifyFindsFlippedByte(t *testing.T) {
+	t.Parallel()
 	f, cp, id := corruptFixture(t)
-	loc, _, err := f.e.db.Locator(id)
+	loc, _, err := f.e.db.Locator(objects.ID(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +85,7 @@ func TestVerifyFindsFlippedByte(t *testing.T) {
 }
 
 func TestVerifyFindsMissingPack(t *testing.T) {
+	t.Parallel()
 	f, cp, _ := corruptFixture(t)
 	packs, _ := filepath.Glob(filepath.Join(f.store, "packs", "*.pack"))
 	for _, p := range packs {
@@ -98,13 +101,14 @@ func TestVerifyFindsMissingPack(t *testing.T) {
 }
 
 func TestVerifyFindsDanglingTree(t *testing.T) {
+	t.Parallel()
 	f, cp, _ := corruptFixture(t)
 	ents, err := f.e.Ls(context.Background(), "", "HEAD", "src")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := f.e.db.NewBatch()
-	b.DeleteTree(ents[0].ID) // src/lib
+	b.DeleteTree(objects.ID(ents[0].ID)) // src/lib
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}

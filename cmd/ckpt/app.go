@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -56,9 +54,36 @@ type app struct {
 	colour bool
 	// progress is the terminal progress line, nil when not drawn.
 	progress *progressLine
-	// notices are fields the open added to every JSON document
-	// (pending_restore, completed_restore).
-	notices map[string]any
+	// notices are fields the open added to every JSON document.
+	notices noticesJSON
+	// writeErr is the first failure to write a JSON document: the command
+	// then exits non-zero even if its work succeeded.
+	writeErr error
+}
+
+// noticesJSON are the fields an open adds to every JSON document.
+type noticesJSON struct {
+	CompletedRestore *restoreJSON `json:"completed_restore,omitempty"`
+	PendingRestore   *journalJSON `json:"pending_restore,omitempty"`
+}
+
+// journalJSON is an interrupted restore's journal.
+type journalJSON struct {
+	Task    string    `json:"task"`
+	Target  string    `json:"target"`
+	Backup  string    `json:"backup"`
+	Paths   []string  `json:"paths,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// errorJSON is the JSON document of a failed command.
+type errorJSON struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
 }
 
 // usageError marks command-line mistakes (exit 2).
@@ -67,7 +92,8 @@ type usageError struct{ msg string }
 func (u usageError) Error() string { return u.msg }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: isTerminal(stdout) && os.Getenv("NO_COLOR") == ""}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: isTerminal(stdout) && os.Getenv("NO_COLOR") == "",
+		store: os.Getenv("CKPT_STORE")}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -77,6 +103,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	in.stop()
 	var usage usageError
 	switch {
+	case err == nil && a.writeErr != nil:
+		fmt.Fprintf(a.stderr, "ckpt: %v\n", a.writeErr)
+		return exitError
 	case err == nil:
 		return a.exitCode
 	case in.signalled() != 0:
@@ -115,13 +144,13 @@ func (a *app) rootCommand() *cobra.Command {
 	}
 	f := root.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "C", ".", "workspace directory")
-	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_STORE, else $XDG_DATA_HOME/ckpt/workspaces/<id>)")
+	f.StringVar(&a.store, "store", a.store, "store directory (env CKPT_STORE; default: the user data directory's ckpt/workspaces/<id>)")
 	f.StringVar(&a.task, "task", envOr("CKPT_TASK", engine.DefaultTask), "task (a named chain of checkpoints; env CKPT_TASK)")
 	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout (errors too)")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success")
 	f.StringVar(&a.profile, "profile", "default", "exclusion profile: default, cline, roo or none")
 	f.StringArrayVar(&a.exclude, "exclude", nil, "extra gitignore-style pattern to exclude (repeatable)")
-	f.Int64Var(&a.maxFileSize, "max-file-size", 0, "skip files larger than this many bytes (0: 100 MiB; -1: no limit)")
+	f.Var(&sizeFlag{&a.maxFileSize}, "max-file-size", "skip files larger than this, e.g. 100MiB (0: 100 MiB; -1: no limit)")
 	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process (0: fail at once)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
@@ -179,18 +208,22 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	if err := a.checkGlobalFlags(); err != nil {
 		return nil, err
 	}
-	timeout := a.lockTimeout
-	if timeout == 0 {
-		timeout = -1 // fail at once
-	}
 	opts := engine.Options{
 		StoreDir:    a.store,
 		Profile:     a.profile,
 		Exclude:     a.exclude,
 		MaxFileSize: a.maxFileSize,
-		LockTimeout: timeout,
+		LockTimeout: a.lockTimeout, // 0 fails at once in both
 		Command:     "ckpt " + cmd.Name(),
 		ReadOnly:    readOnlyCommands[cmd.Name()],
+	}
+	stderr := a.stderr
+	opts.OnEvent = func(ev engine.Event) {
+		// Operations return their own errors; background ones arrive only here.
+		var bg *engine.BackgroundError
+		if ev.Type == engine.EventError && errors.As(ev.Err, &bg) {
+			fmt.Fprintf(stderr, "ckpt: %v\n", bg)
+		}
 	}
 	if a.progress = a.newProgressLine(); a.progress != nil {
 		opts.OnProgress = a.progress.update
@@ -209,29 +242,24 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 // -q); under --json every document carries it.
 func (a *app) noticeRestores(e *engine.Engine) {
 	if j := e.PendingRestore(); j != nil {
-		a.notice("pending_restore", j)
+		a.notices.PendingRestore = &journalJSON{Task: j.Task, Target: j.Target.Text(), Backup: j.Backup.Text(),
+			Paths: j.Paths, Started: j.Started}
 		if !a.quiet && !a.json {
 			fmt.Fprintf(a.stderr, "ckpt: a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it\n",
 				j.Target.Short(), j.Task, j.Started.Local().Format(time.DateTime))
 		}
 	}
 	if res := e.CompletedRestore(); res != nil {
-		a.notice("completed_restore", restoreView(res, false))
+		view := restoreView(res, false)
+		a.notices.CompletedRestore = &view
 		if !a.quiet && !a.json {
 			for _, c := range res.Conflicts {
-				fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
+				fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
 			}
 			fmt.Fprintf(a.stderr, "ckpt: completed an interrupted restore to %s: %d written, %d deleted, %d conflicts\n",
 				res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))
 		}
 	}
-}
-
-func (a *app) notice(key string, v any) {
-	if a.notices == nil {
-		a.notices = map[string]any{}
-	}
-	a.notices[key] = v
 }
 
 // withEngine runs fn with an open engine and closes it.
@@ -269,9 +297,9 @@ func (a *app) fail(err error) int { return a.report(exitCodeOf(err), err) }
 
 // report prints err as one line (or one JSON document) and returns code.
 func (a *app) report(code int, err error) int {
-	msg := strings.ReplaceAll(engine.Message(err), "\n", " ")
+	msg := strings.ReplaceAll(message(err), "\n", " ")
 	if a.json {
-		a.printJSON(map[string]any{"error": map[string]any{"code": code, "message": msg}})
+		a.printJSON(errorJSON{errorBody{Code: code, Message: msg}})
 	} else {
 		fmt.Fprintf(a.stderr, "ckpt: %s\n", msg)
 	}
@@ -279,48 +307,58 @@ func (a *app) report(code int, err error) int {
 }
 
 // printJSON prints v as one indented JSON document, with the open's
-// notices added as leading fields when v is an object.
+// notices added as leading fields when v is an object. A document that
+// cannot be encoded or written makes the command exit non-zero.
 func (a *app) printJSON(v any) {
+	err := a.writeJSON(v)
+	if err != nil && a.writeErr == nil {
+		a.writeErr = fmt.Errorf("write JSON: %w", err)
+	}
+}
+
+func (a *app) writeJSON(v any) error {
+	doc, err := marshalJSON(v)
+	if err != nil {
+		return err
+	}
+	if doc, err = a.withNotices(doc); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, doc, "", "  "); err != nil {
+		return err
+	}
+	buf.WriteByte('\n')
+	_, err = a.stdout.Write(buf.Bytes())
+	return err
+}
+
+// marshalJSON encodes v on one line without HTML escapes.
+func marshalJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(a.stderr, "ckpt: encode JSON: %v\n", err)
-		return
+		return nil, err
 	}
-	doc, err := a.withNotices(bytes.TrimSpace(buf.Bytes()))
-	if err == nil {
-		buf.Reset()
-		err = json.Indent(&buf, doc, "", "  ")
-	}
-	if err != nil {
-		fmt.Fprintf(a.stderr, "ckpt: encode JSON: %v\n", err)
-		return
-	}
-	buf.WriteByte('\n')
-	_, _ = a.stdout.Write(buf.Bytes())
+	return bytes.TrimSpace(buf.Bytes()), nil
 }
 
 // withNotices splices the notices into the JSON object doc, keeping its
 // own fields and their order.
 func (a *app) withNotices(doc []byte) ([]byte, error) {
-	if len(a.notices) == 0 || len(doc) < 2 || doc[0] != '{' {
+	if a.notices == (noticesJSON{}) || len(doc) < 2 || doc[0] != '{' {
 		return doc, nil
 	}
-	out := []byte{'{'}
-	for _, k := range slices.Sorted(maps.Keys(a.notices)) {
-		v, err := json.Marshal(a.notices[k])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fmt.Sprintf("%q:", k)...)
-		out = append(out, v...)
-		out = append(out, ',')
+	fields, err := marshalJSON(a.notices)
+	if err != nil {
+		return nil, err
 	}
+	out := append([]byte{}, fields[:len(fields)-1]...) // the notices' fields, open
 	if string(doc) == "{}" {
-		return append(out[:len(out)-1], '}'), nil
+		return append(out, '}'), nil
 	}
-	return append(out, doc[1:]...), nil
+	return append(append(out, ','), doc[1:]...), nil
 }
 
 // say prints a human line unless --quiet or --json.

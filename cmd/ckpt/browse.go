@@ -44,7 +44,7 @@ func (a *app) printShow(c engine.CheckpointInfo) {
 		head = " (head)"
 	}
 	fmt.Fprintf(a.stdout, "checkpoint %s%s\ntask:    %s @%d\nkind:    %s\ntime:    %s\nparent:  %s\nroot:    %s\n",
-		c.ID, head, c.Task, c.Seq, c.Kind, c.Time.Local().Format(time.RFC3339), idText(c.Parent), c.Root)
+		c.ID, head, c.Task, c.Seq, c.Kind, c.Time.Local().Format(time.RFC3339), c.Parent.Text(), c.Root)
 	fmt.Fprintf(a.stdout, "changes: +%d ~%d -%d (%d files)\n", c.Stats.Added, c.Stats.Modified, c.Stats.Deleted, c.Stats.Files)
 	if !c.State.IsZero() {
 		fmt.Fprintf(a.stdout, "state:   %s\n", c.State)
@@ -95,9 +95,11 @@ func (a *app) printLs(entries []engine.LsEntry) {
 		}
 		out := make([]entryJSON, 0, len(entries))
 		for _, e := range entries {
-			out = append(out, entryJSON{Path: e.Path, Kind: e.Kind.String(), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
+			out = append(out, entryJSON{Path: e.Path, Kind: string(e.Kind), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
 		}
-		a.printJSON(map[string]any{"entries": out})
+		a.printJSON(struct {
+			Entries []entryJSON `json:"entries"`
+		}{out})
 		return
 	}
 	if a.quiet {

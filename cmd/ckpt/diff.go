@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -25,12 +24,12 @@ func (a *app) diffCommand() *cobra.Command {
 			if len(refs) > 2 {
 				return usageError{"diff takes at most two refs"}
 			}
+			from, to, err := diffRefs(engine.DiffMode(mode), refs)
+			if err != nil {
+				return err
+			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				from, to, err := a.diffRange(cmd.Context(), e, mode, refs)
-				if err != nil {
-					return err
-				}
-				res, err := e.Diff(cmd.Context(), from, to, engine.DiffOptions{Task: a.task, Paths: paths})
+				res, err := e.Diff(cmd.Context(), from, to, engine.DiffOptions{Task: a.task, Paths: paths, Mode: engine.DiffMode(mode)})
 				if err != nil {
 					return err
 				}
@@ -48,22 +47,22 @@ func (a *app) diffCommand() *cobra.Command {
 	return cmd
 }
 
-// diffRange turns the positional refs (and --mode) into the two sides.
-func (a *app) diffRange(ctx context.Context, e *engine.Engine, mode string, refs []string) (from, to string, err error) {
+// diffRefs turns the positional refs (and --mode) into Diff's from and to:
+// with a mode, from is the mode's REF and to is empty.
+func diffRefs(mode engine.DiffMode, refs []string) (from, to string, err error) {
 	if mode != "" {
-		switch engine.DiffMode(mode) {
+		switch mode {
 		case engine.ModeCheckpoint, engine.ModeFromInit, engine.ModeToCurrent, engine.ModeFull:
 		default:
 			return "", "", usageError{fmt.Sprintf("--mode %q: want checkpoint, from-init, to-current or full", mode)}
 		}
-		if len(refs) > 1 || (len(refs) == 0 && mode != string(engine.ModeFull)) {
+		if len(refs) > 1 || (len(refs) == 0 && mode != engine.ModeFull) {
 			return "", "", usageError{"--mode takes exactly one ref (none for full)"}
 		}
-		ref := ""
 		if len(refs) == 1 {
-			ref = refs[0]
+			from = refs[0]
 		}
-		return e.DiffRange(ctx, a.task, engine.DiffMode(mode), ref)
+		return from, "", nil
 	}
 	switch len(refs) {
 	case 0:
@@ -96,9 +95,24 @@ func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
 
 // diffJSON is the diff command's JSON shape.
 type diffJSON struct {
-	From  string            `json:"from"`
-	To    string            `json:"to"`
-	Files []engine.FileDiff `json:"files"`
+	From  string     `json:"from"`
+	To    string     `json:"to"`
+	Files []fileJSON `json:"files"`
+}
+
+// fileJSON is one change with its contents (null for a side that does not
+// exist, is binary or is too large).
+type fileJSON struct {
+	Path       string  `json:"path"`
+	Absolute   string  `json:"absolute"`
+	Status     string  `json:"status"`
+	OldPath    string  `json:"old_path,omitempty"`
+	Binary     bool    `json:"binary"`
+	Before     *string `json:"before"`
+	After      *string `json:"after"`
+	BeforeSize int64   `json:"before_size"`
+	AfterSize  int64   `json:"after_size"`
+	TooLarge   bool    `json:"too_large,omitempty"`
 }
 
 // diffView describes every change with its (text) contents.
@@ -107,12 +121,15 @@ func diffView(res *engine.DiffResult, format engine.DiffFormat) (diffJSON, error
 	if err != nil {
 		return diffJSON{}, err
 	}
-	to := idText(res.To)
+	to := res.To.Text()
 	if res.ToWorkspace {
 		to = engine.WorkspaceRef
 	}
-	if files == nil {
-		files = []engine.FileDiff{}
+	out := diffJSON{From: res.From.String(), To: to, Files: make([]fileJSON, 0, len(files))}
+	for _, f := range files {
+		out.Files = append(out.Files, fileJSON{Path: f.Path, Absolute: f.Absolute, Status: string(f.Status),
+			OldPath: f.OldPath, Binary: f.Binary, Before: f.Before, After: f.After,
+			BeforeSize: f.BeforeSize, AfterSize: f.AfterSize, TooLarge: f.TooLarge})
 	}
-	return diffJSON{From: res.From.String(), To: to, Files: files}, nil
+	return out, nil
 }

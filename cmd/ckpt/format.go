@@ -1,18 +1,6 @@
 package main
 
-import (
-	"fmt"
-
-	"github.com/ckpt/ckpt/engine"
-)
-
-// idText is the hex id, or "" for the zero id.
-func idText(id engine.ID) string {
-	if id.IsZero() {
-		return ""
-	}
-	return id.String()
-}
+import "fmt"
 
 // humanBytes formats a byte count with a binary unit.
 func humanBytes(n int64) string {

@@ -1,9 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,6 +19,9 @@ func (a *app) dropCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				res, err := e.Drop(cmd.Context(), args[0])
+				if errors.Is(err, engine.ErrUnknownRef) {
+					return fmt.Errorf("%w (`ckpt tasks` lists them)", err)
+				}
 				if err != nil {
 					return err
 				}
@@ -28,8 +30,7 @@ func (a *app) dropCommand() *cobra.Command {
 					for i, id := range res.Checkpoints {
 						ids[i] = id.String()
 					}
-					a.printJSON(map[string]any{"task": res.Task, "head": idText(res.Head), "checkpoints": ids,
-						"exclusive_bytes": res.ExclusiveBytes})
+					a.printJSON(dropJSON{Task: res.Task, Head: res.Head.Text(), Checkpoints: ids, ExclusiveBytes: res.ExclusiveBytes})
 					return nil
 				}
 				a.say("dropped task %s: %d checkpoints; `ckpt gc` reclaims %s only it referenced",
@@ -92,29 +93,61 @@ func (a *app) gcCommand() *cobra.Command {
 	return cmd
 }
 
+// dropJSON is the drop command's JSON shape.
+type dropJSON struct {
+	Task           string   `json:"task"`
+	Head           string   `json:"head"`
+	Checkpoints    []string `json:"checkpoints"`
+	ExclusiveBytes int64    `json:"exclusive_bytes"`
+}
+
+// gcDoc is the gc command's JSON shape.
+type gcDoc struct {
+	Policy             policyJSON    `json:"policy"`
+	Dropped            []droppedJSON `json:"dropped"`
+	CheckpointsDeleted int           `json:"checkpoints_deleted"`
+	TreesDeleted       int           `json:"trees_deleted"`
+	BlobsDeleted       int           `json:"blobs_deleted"`
+	DirCachesDropped   int           `json:"dir_caches_dropped"`
+	PacksRewritten     int           `json:"packs_rewritten"`
+	PacksRemoved       int           `json:"packs_removed"`
+	PacksTruncated     int           `json:"packs_truncated"`
+	BytesCopied        int64         `json:"bytes_copied"`
+	BytesBefore        int64         `json:"bytes_before"`
+	BytesAfter         int64         `json:"bytes_after"`
+	Reclaimed          int64         `json:"reclaimed"`
+	DurationMs         int64         `json:"duration_ms"`
+}
+
+type policyJSON struct {
+	KeepLast int   `json:"keep_last"`
+	MaxAgeMs int64 `json:"max_age_ms"`
+	MaxSize  int64 `json:"max_size"`
+}
+
+type droppedJSON struct {
+	ID     string    `json:"id"`
+	Task   string    `json:"task"`
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"`
+	Kind   string    `json:"kind"`
+	Reason string    `json:"reason"`
+}
+
 func (a *app) printGC(res *engine.GCResult) {
 	if a.json {
-		type droppedJSON struct {
-			ID     string    `json:"id"`
-			Task   string    `json:"task"`
-			Seq    uint64    `json:"seq"`
-			Time   time.Time `json:"time"`
-			Kind   string    `json:"kind"`
-			Reason string    `json:"reason"`
+		out := gcDoc{
+			Policy:             policyJSON{KeepLast: res.Policy.KeepLast, MaxAgeMs: res.Policy.MaxAge.Milliseconds(), MaxSize: res.Policy.MaxSize},
+			Dropped:            make([]droppedJSON, 0, len(res.Dropped)),
+			CheckpointsDeleted: res.CheckpointsDeleted, TreesDeleted: res.TreesDeleted, BlobsDeleted: res.BlobsDeleted,
+			DirCachesDropped: res.DirCachesDropped, PacksRewritten: res.PacksRewritten, PacksRemoved: res.PacksRemoved,
+			PacksTruncated: res.PacksTruncated, BytesCopied: res.BytesCopied, BytesBefore: res.PackBytesBefore,
+			BytesAfter: res.PackBytesAfter, Reclaimed: res.Reclaimed(), DurationMs: res.Duration.Milliseconds(),
 		}
-		dropped := make([]droppedJSON, 0, len(res.Dropped))
 		for _, d := range res.Dropped {
-			dropped = append(dropped, droppedJSON{d.ID.String(), d.Task, d.Seq, d.Time, d.Kind.String(), d.Reason})
+			out.Dropped = append(out.Dropped, droppedJSON{d.ID.String(), d.Task, d.Seq, d.Time, string(d.Kind), d.Reason})
 		}
-		a.printJSON(map[string]any{
-			"policy": map[string]any{"keep_last": res.Policy.KeepLast, "max_age": res.Policy.MaxAge.String(),
-				"max_size": res.Policy.MaxSize},
-			"dropped": dropped, "checkpoints_deleted": res.CheckpointsDeleted, "trees_deleted": res.TreesDeleted,
-			"blobs_deleted": res.BlobsDeleted, "dir_caches_dropped": res.DirCachesDropped,
-			"packs_rewritten": res.PacksRewritten, "packs_removed": res.PacksRemoved, "packs_truncated": res.PacksTruncated,
-			"bytes_copied": res.BytesCopied, "bytes_before": res.PackBytesBefore, "bytes_after": res.PackBytesAfter,
-			"reclaimed": res.Reclaimed(), "duration_ms": res.Duration.Milliseconds(),
-		})
+		a.printJSON(out)
 		return
 	}
 	a.say("dropped %d checkpoints, deleted %d blobs and %d trees, rewrote %d packs, removed %d; %s → %s (reclaimed %s) in %s",
@@ -147,24 +180,14 @@ func (a *app) verifyCommand() *cobra.Command {
 // the same document and only sets the exit code.
 func (a *app) printVerify(rep *engine.VerifyReport, verr error) error {
 	if a.json {
-		type problemJSON struct {
-			Checkpoint string `json:"checkpoint"`
-			Task       string `json:"task"`
-			Seq        uint64 `json:"seq"`
-			Path       string `json:"path"`
-			Object     string `json:"object"`
-			Kind       string `json:"kind"`
-			Message    string `json:"message"`
-		}
-		problems := make([]problemJSON, 0, len(rep.Problems))
+		out := verifyDoc{OK: rep.OK(), Quick: rep.Quick, Checkpoints: rep.Checkpoints, Trees: rep.Trees, Blobs: rep.Blobs,
+			Locators: rep.Locators, Packs: rep.Packs, BytesHashed: rep.BytesHashed, Problems: make([]problemJSON, 0, len(rep.Problems))}
 		for _, p := range rep.Problems {
-			problems = append(problems, problemJSON{idText(p.Checkpoint), p.Task, p.Seq, p.Path, idText(p.Object), p.Kind, p.Message})
+			out.Problems = append(out.Problems, problemJSON{p.Checkpoint.Text(), p.Task, p.Seq, p.Path, p.Object.Text(), p.Kind, p.Message})
 		}
-		out := map[string]any{"ok": rep.OK(), "quick": rep.Quick, "checkpoints": rep.Checkpoints, "trees": rep.Trees,
-			"blobs": rep.Blobs, "locators": rep.Locators, "packs": rep.Packs, "bytes_hashed": rep.BytesHashed, "problems": problems}
 		if verr != nil {
 			a.exitCode = exitCodeOf(verr)
-			out["error"] = map[string]any{"code": a.exitCode, "message": engine.Message(verr)}
+			out.Error = &errorBody{Code: a.exitCode, Message: verr.Error()}
 		}
 		a.printJSON(out)
 		return nil
@@ -178,6 +201,30 @@ func (a *app) printVerify(rep *engine.VerifyReport, verr error) error {
 	a.say("ok: %d checkpoints, %d trees, %d blobs, %d packs, %s hashed", rep.Checkpoints, rep.Trees, rep.Blobs,
 		rep.Packs, humanBytes(rep.BytesHashed))
 	return nil
+}
+
+// verifyDoc is the verify command's JSON shape.
+type verifyDoc struct {
+	OK          bool          `json:"ok"`
+	Quick       bool          `json:"quick"`
+	Checkpoints int           `json:"checkpoints"`
+	Trees       int           `json:"trees"`
+	Blobs       int           `json:"blobs"`
+	Locators    int           `json:"locators"`
+	Packs       int           `json:"packs"`
+	BytesHashed int64         `json:"bytes_hashed"`
+	Problems    []problemJSON `json:"problems"`
+	Error       *errorBody    `json:"error,omitempty"`
+}
+
+type problemJSON struct {
+	Checkpoint string `json:"checkpoint"`
+	Task       string `json:"task"`
+	Seq        uint64 `json:"seq"`
+	Path       string `json:"path"`
+	Object     string `json:"object"`
+	Kind       string `json:"kind"`
+	Message    string `json:"message"`
 }
 
 func (a *app) statsCommand() *cobra.Command {
@@ -200,22 +247,7 @@ func (a *app) statsCommand() *cobra.Command {
 
 func (a *app) printStats(st *engine.StoreStats) {
 	if a.json {
-		packs := make([]map[string]any, 0, len(st.Packs))
-		for _, p := range st.Packs {
-			packs = append(packs, map[string]any{"pack": p.Pack, "bytes": p.Bytes, "live_bytes": p.LiveBytes})
-		}
-		tasks := make([]map[string]any, 0, len(st.Tasks))
-		for _, t := range st.Tasks {
-			tasks = append(tasks, map[string]any{"name": t.Name, "checkpoints": t.Checkpoints,
-				"logical_bytes": t.LogicalBytes, "exclusive_bytes": t.ExclusiveBytes})
-		}
-		a.printJSON(map[string]any{
-			"disk_bytes": st.DiskBytes, "index_bytes": st.IndexBytes, "pack_bytes": st.PackBytes,
-			"live_bytes": st.LiveBytes, "live_fraction": st.LiveFraction, "pack_count": len(st.Packs), "packs": packs,
-			"checkpoints": st.Checkpoints, "trees": st.Trees, "blobs": st.Blobs,
-			"logical_bytes": st.LogicalBytes, "unique_bytes": st.UniqueBytes, "stored_bytes": st.StoredBytes,
-			"dedup_ratio": st.DedupRatio, "compression_ratio": st.CompressionRatio, "tasks": tasks,
-		})
+		a.printJSON(storeStatsView(st))
 		return
 	}
 	if a.quiet {
@@ -235,19 +267,50 @@ func (a *app) printStats(st *engine.StoreStats) {
 	tw.Flush()
 }
 
-// parseSize reads a byte count: a number with an optional binary unit
-// (K, M, G, T; "KiB", "KB" and "k" alike mean 1024).
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		if i := strings.IndexByte("KMGT", t[n-1]); i >= 0 {
-			mult, t = int64(1)<<(10*(i+1)), t[:n-1]
-		}
+// storeStatsJSON is the stats command's JSON shape.
+type storeStatsJSON struct {
+	DiskBytes        int64           `json:"disk_bytes"`
+	IndexBytes       int64           `json:"index_bytes"`
+	PackBytes        int64           `json:"pack_bytes"`
+	LiveBytes        int64           `json:"live_bytes"`
+	LiveFraction     float64         `json:"live_fraction"`
+	PackCount        int             `json:"pack_count"`
+	Packs            []packJSON      `json:"packs"`
+	Checkpoints      int             `json:"checkpoints"`
+	Trees            int             `json:"trees"`
+	Blobs            int             `json:"blobs"`
+	LogicalBytes     int64           `json:"logical_bytes"`
+	UniqueBytes      int64           `json:"unique_bytes"`
+	StoredBytes      int64           `json:"stored_bytes"`
+	DedupRatio       float64         `json:"dedup_ratio"`
+	CompressionRatio float64         `json:"compression_ratio"`
+	Tasks            []taskStatsJSON `json:"tasks"`
+}
+
+type packJSON struct {
+	Pack      uint32 `json:"pack"`
+	Bytes     int64  `json:"bytes"`
+	LiveBytes int64  `json:"live_bytes"`
+}
+
+type taskStatsJSON struct {
+	Name           string `json:"name"`
+	Checkpoints    int    `json:"checkpoints"`
+	LogicalBytes   int64  `json:"logical_bytes"`
+	ExclusiveBytes int64  `json:"exclusive_bytes"`
+}
+
+func storeStatsView(st *engine.StoreStats) storeStatsJSON {
+	out := storeStatsJSON{DiskBytes: st.DiskBytes, IndexBytes: st.IndexBytes, PackBytes: st.PackBytes,
+		LiveBytes: st.LiveBytes, LiveFraction: st.LiveFraction, PackCount: len(st.Packs),
+		Packs: make([]packJSON, 0, len(st.Packs)), Checkpoints: st.Checkpoints, Trees: st.Trees, Blobs: st.Blobs,
+		LogicalBytes: st.LogicalBytes, UniqueBytes: st.UniqueBytes, StoredBytes: st.StoredBytes,
+		DedupRatio: st.DedupRatio, CompressionRatio: st.CompressionRatio, Tasks: make([]taskStatsJSON, 0, len(st.Tasks))}
+	for _, p := range st.Packs {
+		out.Packs = append(out.Packs, packJSON(p))
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
-		return 0, usageError{fmt.Sprintf("invalid size %q: use bytes or a number with K, M, G or T (binary units)", s)}
+	for _, t := range st.Tasks {
+		out.Tasks = append(out.Tasks, taskStatsJSON(t))
 	}
-	return int64(v * float64(mult)), nil
+	return out
 }

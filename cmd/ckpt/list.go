@@ -33,11 +33,11 @@ func toCheckpointJSON(c engine.CheckpointInfo) checkpointJSON {
 		meta = map[string]string{}
 	}
 	return checkpointJSON{
-		ID: c.ID.String(), Seq: c.Seq, Parent: idText(c.Parent), Task: c.Task, Time: c.Time,
-		Message: c.Message, Kind: c.Kind.String(), Empty: c.Empty, Head: c.Head, Meta: meta,
-		Root: c.Root.String(), State: idText(c.State),
+		ID: c.ID.String(), Seq: c.Seq, Parent: c.Parent.Text(), Task: c.Task, Time: c.Time,
+		Message: c.Message, Kind: string(c.Kind), Empty: c.Empty, Head: c.Head, Meta: meta,
+		Root: c.Root.String(), State: c.State.Text(),
 		Stats: statsJSON{Files: c.Stats.Files, Added: c.Stats.Added, Modified: c.Stats.Modified,
-			Deleted: c.Stats.Deleted, BytesHashed: c.Stats.BytesHashed, DurationMs: c.Stats.DurationMs},
+			Deleted: c.Stats.Deleted, BytesHashed: c.Stats.BytesHashed, DurationMs: c.Stats.Duration.Milliseconds()},
 	}
 }
 
@@ -67,7 +67,7 @@ type logJSON struct {
 }
 
 func logView(log *engine.Log) logJSON {
-	out := logJSON{Task: log.Task, Head: idText(log.Head), Checkpoints: make([]checkpointJSON, 0, len(log.Checkpoints))}
+	out := logJSON{Task: log.Task, Head: log.Head.Text(), Checkpoints: make([]checkpointJSON, 0, len(log.Checkpoints))}
 	for _, c := range log.Checkpoints {
 		out.Checkpoints = append(out.Checkpoints, toCheckpointJSON(c))
 	}
@@ -130,7 +130,7 @@ type taskJSON struct {
 func tasksView(tasks []engine.TaskInfo) map[string][]taskJSON {
 	out := make([]taskJSON, 0, len(tasks))
 	for _, t := range tasks {
-		out = append(out, taskJSON{Name: t.Name, Head: idText(t.Head), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last,
+		out = append(out, taskJSON{Name: t.Name, Head: t.Head.Text(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last,
 			Exclusive: t.ExclusiveBytes})
 	}
 	return map[string][]taskJSON{"tasks": out}

@@ -5,7 +5,8 @@ package main
 import (
 	"os"
 	"runtime/debug"
-	"syscall"
+
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // memoryLimit is the soft heap limit of a ckpt process unless GOMEMLIMIT
@@ -21,6 +22,6 @@ func main() {
 	// Checkpoints hold whatever the workspace holds: everything ckpt itself
 	// creates in the store is private to the user (restored workspace files
 	// get their recorded modes explicitly).
-	syscall.Umask(0o077)
+	osfs.PrivateFiles()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -103,16 +103,13 @@ var methods = []method{
 			if err != nil {
 				return nil, err
 			}
-			task := a.taskOr(p.Task)
-			if p.From == "" {
+			if p.Mode != "" {
+				p.From, p.To = p.Ref, ""
+			} else if p.From == "" {
 				p.From = "HEAD"
 			}
-			if p.Mode != "" {
-				if p.From, p.To, err = e.DiffRange(ctx, task, engine.DiffMode(p.Mode), p.Ref); err != nil {
-					return nil, err
-				}
-			}
-			res, err := e.Diff(ctx, p.From, p.To, engine.DiffOptions{Task: task, Paths: p.Paths})
+			opts := engine.DiffOptions{Task: a.taskOr(p.Task), Paths: p.Paths, Mode: engine.DiffMode(p.Mode)}
+			res, err := e.Diff(ctx, p.From, p.To, opts)
 			if err != nil {
 				return nil, err
 			}

@@ -11,17 +11,23 @@ import (
 )
 
 // restoreJSON is the restore command's JSON shape.
+// conflictJSON is a path a restore left alone, and why.
+type conflictJSON struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
 type restoreJSON struct {
-	Restored     string            `json:"restored"`
-	Backup       string            `json:"backup"`
-	Written      int               `json:"written"`
-	Deleted      int               `json:"deleted"`
-	WrittenPaths []string          `json:"written_paths"`
-	DeletedPaths []string          `json:"deleted_paths"`
-	Conflicts    []engine.Conflict `json:"conflicts"`
-	State        string            `json:"state,omitempty"`
-	DryRun       bool              `json:"dry_run"`
-	DurationMs   int64             `json:"duration_ms"`
+	Restored     string         `json:"restored"`
+	Backup       string         `json:"backup"`
+	Written      int            `json:"written"`
+	Deleted      int            `json:"deleted"`
+	WrittenPaths []string       `json:"written_paths"`
+	DeletedPaths []string       `json:"deleted_paths"`
+	Conflicts    []conflictJSON `json:"conflicts"`
+	State        string         `json:"state,omitempty"`
+	DryRun       bool           `json:"dry_run"`
+	DurationMs   int64          `json:"duration_ms"`
 }
 
 func (a *app) restoreCommand() *cobra.Command {
@@ -47,6 +53,11 @@ func (a *app) restoreCommand() *cobra.Command {
 				return usageError{"restore takes exactly one ref"}
 			}
 			opts.Task, opts.Only, opts.Paths = a.task, engine.Only(only), paths
+			switch opts.Only {
+			case engine.OnlyWorkspace, engine.OnlyState, engine.OnlyBoth:
+			default:
+				return fmt.Errorf("%w: --only must be workspace, state or both, not %q", engine.ErrBadRequest, only)
+			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				res, err := e.Restore(cmd.Context(), refs[0], opts)
 				if err != nil {
@@ -93,15 +104,15 @@ func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.Rest
 
 // restoreView is the JSON shape of a restore result.
 func restoreView(res *engine.RestoreResult, dryRun bool) restoreJSON {
-	conflicts := res.Conflicts
-	if conflicts == nil {
-		conflicts = []engine.Conflict{}
+	conflicts := make([]conflictJSON, len(res.Conflicts))
+	for i, c := range res.Conflicts {
+		conflicts[i] = conflictJSON{Path: c.Path, Reason: conflictReason(c)}
 	}
 	return restoreJSON{
-		Restored: res.Restored.String(), Backup: idText(res.Backup),
+		Restored: res.Restored.String(), Backup: res.Backup.Text(),
 		Written: len(res.Written), Deleted: len(res.Deleted),
 		WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
-		Conflicts: conflicts, State: idText(res.State), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
+		Conflicts: conflicts, State: res.State.Text(), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
 	}
 }
 
@@ -111,7 +122,7 @@ func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 		return
 	}
 	for _, c := range res.Conflicts {
-		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
+		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
 	}
 	verb := "restored"
 	if dryRun {
@@ -137,3 +148,13 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// conflictAdvice is what the restore flags can do about a conflict.
+var conflictAdvice = map[engine.ConflictKind]string{
+	engine.ConflictUncaptured: "; use --force to overwrite it",
+	engine.ConflictUnsaved:    "; use --force to discard it, or restore with a backup",
+	engine.ConflictDirHolds:   "; use --force to remove them",
+}
+
+// conflictReason is a conflict's reason with the advice its kind implies.
+func conflictReason(c engine.Conflict) string { return c.Reason + conflictAdvice[c.Kind] }

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-
-	"github.com/ckpt/ckpt/engine"
 )
 
 // JSON-RPC 2.0 error codes used by serve and mcp. Errors of ckpt itself use
@@ -39,9 +37,14 @@ type rpcResponse struct {
 }
 
 type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+	Code    int           `json:"code"`
+	Message string        `json:"message"`
+	Data    *rpcErrorData `json:"data,omitempty"`
+}
+
+// rpcErrorData tells a client the CLI's exit code for an application error.
+type rpcErrorData struct {
+	ExitCode int `json:"exit_code"`
 }
 
 // errorOf turns an operation's error into a JSON-RPC error.
@@ -51,7 +54,7 @@ func errorOf(err error) *rpcError {
 		return &rpcError{Code: rpcInvalidParams, Message: usage.msg}
 	}
 	code := exitCodeOf(err)
-	return &rpcError{Code: rpcAppError, Message: engine.Message(err), Data: map[string]int{"exit_code": code}}
+	return &rpcError{Code: rpcAppError, Message: message(err), Data: &rpcErrorData{ExitCode: code}}
 }
 
 // rpcHandler answers one request; a notification's answer is dropped.

@@ -30,7 +30,7 @@ type statsJSON struct {
 	Modified    uint64 `json:"modified"`
 	Deleted     uint64 `json:"deleted"`
 	BytesHashed uint64 `json:"bytes_hashed"`
-	DurationMs  uint64 `json:"duration_ms"`
+	DurationMs  int64  `json:"duration_ms"`
 }
 
 type skippedJSON struct {
@@ -111,10 +111,10 @@ func (a *app) openInput(name string) (io.Reader, func(), error) {
 // saveView is the JSON shape of a save result.
 func saveView(res *engine.SaveResult) saveJSON {
 	out := saveJSON{
-		ID: res.ID.String(), Parent: idText(res.Parent), Task: res.Task, Seq: res.Seq,
-		Created: res.Created, Empty: res.Empty, Kind: res.Kind.String(),
+		ID: res.ID.String(), Parent: res.Parent.Text(), Task: res.Task, Seq: res.Seq,
+		Created: res.Created, Empty: res.Empty, Kind: string(res.Kind),
 		Stats: statsJSON{Files: res.Stats.Files, Added: res.Stats.Added, Modified: res.Stats.Modified,
-			Deleted: res.Stats.Deleted, BytesHashed: res.Stats.BytesHashed, DurationMs: res.Stats.DurationMs},
+			Deleted: res.Stats.Deleted, BytesHashed: res.Stats.BytesHashed, DurationMs: res.Stats.Duration.Milliseconds()},
 		Skipped: make([]skippedJSON, 0, len(res.Skipped)),
 	}
 	for _, s := range res.Skipped {
@@ -143,5 +143,5 @@ func (a *app) printSave(res *engine.SaveResult) {
 	}
 	a.say("saved @%d %s in task %s: %d added, %d modified, %d deleted; %d files, %s hashed in %d ms",
 		res.Seq, res.ID.Short(), res.Task, res.Stats.Added, res.Stats.Modified, res.Stats.Deleted,
-		res.Stats.Files, humanBytes(int64(res.Stats.BytesHashed)), res.Stats.DurationMs)
+		res.Stats.Files, humanBytes(int64(res.Stats.BytesHashed)), res.Stats.Duration.Milliseconds())
 }

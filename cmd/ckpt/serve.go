@@ -65,20 +65,20 @@ func (a *app) mcpCommand() *cobra.Command {
 func (a *app) handleMCP(ctx context.Context, e *engine.Engine, req *rpcRequest) (any, *rpcError) {
 	switch req.Method {
 	case "initialize":
-		return map[string]any{
-			"protocolVersion": mcpProtocolVersion,
-			"capabilities":    map[string]any{"tools": map[string]bool{"listChanged": false}},
-			"serverInfo":      map[string]string{"name": "ckpt", "version": version},
-			"instructions":    "Save a checkpoint before and after changing files; diff and restore to rewind.",
+		return mcpInitializeResult{
+			ProtocolVersion: mcpProtocolVersion,
+			Capabilities:    mcpCapabilities{Tools: mcpToolsCapability{ListChanged: false}},
+			ServerInfo:      mcpServerInfo{Name: "ckpt", Version: version},
+			Instructions:    "Save a checkpoint before and after changing files; diff and restore to rewind.",
 		}, nil
 	case "ping":
 		return struct{}{}, nil
 	case "tools/list":
-		tools := make([]map[string]any, 0, len(methods))
+		tools := make([]mcpTool, 0, len(methods))
 		for _, m := range methods {
-			tools = append(tools, map[string]any{"name": "ckpt_" + m.name, "description": m.doc, "inputSchema": json.RawMessage(m.schema)})
+			tools = append(tools, mcpTool{Name: "ckpt_" + m.name, Description: m.doc, InputSchema: json.RawMessage(m.schema)})
 		}
-		return map[string]any{"tools": tools}, nil
+		return mcpToolList{Tools: tools}, nil
 	case "tools/call":
 		p, err := decodeParams[struct {
 			Name      string          `json:"name"`
@@ -103,13 +103,50 @@ func (a *app) handleMCP(ctx context.Context, e *engine.Engine, req *rpcRequest) 
 
 // toolResult wraps a method's result (or error) as an MCP tool result: the
 // JSON as text content, plus structured content.
-func toolResult(res any, rerr *rpcError) map[string]any {
+func toolResult(res any, rerr *rpcError) mcpToolResult {
 	if rerr != nil {
-		return map[string]any{"isError": true, "content": []map[string]string{{"type": "text", "text": rerr.Message}}}
+		return mcpToolResult{IsError: true, Content: []mcpContent{{Type: "text", Text: rerr.Message}}}
 	}
 	text, err := json.Marshal(res)
 	if err != nil {
-		return map[string]any{"isError": true, "content": []map[string]string{{"type": "text", "text": err.Error()}}}
+		return mcpToolResult{IsError: true, Content: []mcpContent{{Type: "text", Text: err.Error()}}}
 	}
-	return map[string]any{"content": []map[string]string{{"type": "text", "text": string(text)}}, "structuredContent": res}
+	return mcpToolResult{Content: []mcpContent{{Type: "text", Text: string(text)}}, StructuredContent: res}
 }
+
+// The MCP results. Their keys are the protocol's (camelCase), not ckpt's.
+type (
+	mcpInitializeResult struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    mcpCapabilities `json:"capabilities"`
+		ServerInfo      mcpServerInfo   `json:"serverInfo"`
+		Instructions    string          `json:"instructions"`
+	}
+	mcpCapabilities struct {
+		Tools mcpToolsCapability `json:"tools"`
+	}
+	mcpToolsCapability struct {
+		ListChanged bool `json:"listChanged"`
+	}
+	mcpServerInfo struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	mcpToolList struct {
+		Tools []mcpTool `json:"tools"`
+	}
+	mcpTool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	mcpToolResult struct {
+		IsError           bool         `json:"isError,omitempty"`
+		Content           []mcpContent `json:"content"`
+		StructuredContent any          `json:"structuredContent,omitempty"`
+	}
+	mcpContent struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+)

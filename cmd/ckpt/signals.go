@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // interrupt turns the first SIGINT or SIGTERM into the cancellation of a
@@ -27,7 +29,7 @@ type interrupt struct {
 func watchSignals(parent context.Context) (context.Context, *interrupt) {
 	ctx, cancel := context.WithCancel(parent)
 	in := &interrupt{sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan struct{})}
-	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(in.sigs, osfs.TerminationSignals...)
 	go func() {
 		select {
 		case s := <-in.sigs:

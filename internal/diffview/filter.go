@@ -21,16 +21,31 @@ type PathFilter []string
 func NewPathFilter(filters []string) (PathFilter, error) {
 	var fs PathFilter
 	for _, f := range filters {
-		c := path.Clean(f)
-		if c == "." {
-			return nil, nil
+		c, err := CleanPath(f)
+		if err != nil {
+			return nil, err
 		}
-		if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
-			return nil, fmt.Errorf("%w: %q", ErrBadFilter, f)
+		if c == "" {
+			return nil, nil
 		}
 		fs = append(fs, c)
 	}
 	return fs, nil
+}
+
+// CleanPath is the one rule for a slash-separated path relative to a
+// tree's root: it returns the path cleaned ("./a//b/" is "a/b"), "" for the
+// root itself ("", "."), and ErrBadFilter for an absolute path or one that
+// climbs out of the root ("../x").
+func CleanPath(p string) (string, error) {
+	c := path.Clean(p)
+	switch {
+	case c == ".":
+		return "", nil
+	case path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../"):
+		return "", fmt.Errorf("%w: %q", ErrBadFilter, p)
+	}
+	return c, nil
 }
 
 // Covers reports whether p is kept by the filter.

@@ -11,3 +11,7 @@ func IsDirNotEmpty(err error) bool { return isDirNotEmpty(err) }
 // a condition that may clear if retried shortly. Always false on unix, where
 // an open file never blocks a rename or removal.
 func IsSharingViolation(err error) bool { return isSharingViolation(err) }
+
+// IsNotDir reports whether err says a path element that had to be a
+// directory is not one (ENOTDIR; Windows reports such paths as not found).
+func IsNotDir(err error) bool { return isNotDir(err) }

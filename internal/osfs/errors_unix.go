@@ -13,3 +13,5 @@ func isDirNotEmpty(err error) bool {
 }
 
 func isSharingViolation(error) bool { return false }
+
+func isNotDir(err error) bool { return errors.Is(err, unix.ENOTDIR) }

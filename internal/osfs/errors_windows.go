@@ -15,3 +15,5 @@ func isSharingViolation(err error) bool {
 		errors.Is(err, windows.ERROR_LOCK_VIOLATION) ||
 		errors.Is(err, windows.ERROR_ACCESS_DENIED)
 }
+
+func isNotDir(err error) bool { return errors.Is(err, windows.ERROR_DIRECTORY) }

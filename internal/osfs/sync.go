@@ -23,3 +23,7 @@ func SyncDir(dir string) error { return syncDir(dir) }
 // SyncFilesystem flushes every dirty file of the filesystem holding dir.
 // Linux: syncfs(2); elsewhere ErrNoFilesystemSync.
 func SyncFilesystem(dir string) error { return syncFilesystem(dir) }
+
+// HasFilesystemSync reports whether SyncFilesystem works on this platform;
+// where it does not, a caller syncs each file and directory it wrote.
+func HasFilesystemSync() bool { return hasFilesystemSync }

@@ -15,3 +15,5 @@ func dataSync(f *os.File) error {
 }
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }
+
+const hasFilesystemSync = false

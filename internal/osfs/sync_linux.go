@@ -27,3 +27,5 @@ func syncFilesystem(dir string) error {
 	}
 	return nil
 }
+
+const hasFilesystemSync = true

@@ -7,3 +7,5 @@ import "os"
 func dataSync(f *os.File) error { return f.Sync() }
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }
+
+const hasFilesystemSync = false

@@ -33,3 +33,5 @@ func syncDir(dir string) error {
 }
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }
+
+const hasFilesystemSync = false

@@ -32,9 +32,9 @@ func (h *hub) publish(ev engine.Event) {
 		if !ev.Created {
 			return
 		}
-		out = Event{Type: EventCheckpoint, Task: ev.Task, ID: ev.ToHash}
+		out = Event{Type: EventCheckpoint, Task: ev.Task, ID: ev.ToHash.String()}
 	case engine.EventRestore:
-		out = Event{Type: EventRestore, Task: ev.Task, ID: ev.Commit}
+		out = Event{Type: EventRestore, Task: ev.Task, ID: ev.Commit.String()}
 	default:
 		return
 	}
@@ -103,7 +103,7 @@ func (b *engineBackend) Tasks(ctx context.Context) ([]Task, error) {
 
 func checkpointOf(ci engine.CheckpointInfo) Checkpoint {
 	cp := Checkpoint{
-		ID: ci.ID.String(), Seq: ci.Seq, Time: ci.Time, Message: ci.Message, Kind: ci.Kind.String(),
+		ID: ci.ID.String(), Seq: ci.Seq, Time: ci.Time, Message: ci.Message, Kind: string(ci.Kind),
 		Empty: ci.Empty, Head: ci.Head, HasState: !ci.State.IsZero(),
 		Files: ci.Stats.Files, Added: ci.Stats.Added, Modified: ci.Stats.Modified, Deleted: ci.Stats.Deleted, Bytes: ci.Stats.BytesHashed,
 	}

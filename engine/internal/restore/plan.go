@@ -1,8 +1,7 @@
-package engine
+package restore
 
 import (
 	"context"
-	"fmt"
 	"path"
 
 	"github.com/ckpt/ckpt/internal/diffview"
@@ -35,24 +34,14 @@ type op struct {
 	fresh bool
 }
 
-// restorePlan is the change from the current tree to the target tree, in
+// Plan is the change from the current tree to the target tree, in
 // execution order: removals deepest first, then directories top-down, then
 // file contents (in parallel), then directory modes deepest first.
-type restorePlan struct {
+type Plan struct {
 	removes  []op
 	mkdirs   []op
 	writes   []op
 	dirModes []op
-}
-
-// parsePathFilter validates workspace-relative paths given by a caller; a
-// path naming the root (or none at all) means the whole workspace.
-func parsePathFilter(paths []string) (diffview.PathFilter, error) {
-	f, err := diffview.NewPathFilter(paths)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w: give paths relative to the workspace, inside it", ErrBadRequest, err)
-	}
-	return f, nil
 }
 
 // planner walks the current and the target tree together, skipping every
@@ -61,11 +50,11 @@ type planner struct {
 	ctx    context.Context
 	src    diffview.TreeSource
 	filter diffview.PathFilter
-	plan   restorePlan
+	plan   Plan
 }
 
-// planRestore computes the steps that turn tree cur into tree tgt.
-func planRestore(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter diffview.PathFilter) (*restorePlan, error) {
+// NewPlan computes the steps that turn tree cur into tree tgt.
+func NewPlan(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter diffview.PathFilter) (*Plan, error) {
 	p := &planner{ctx: ctx, src: src, filter: filter}
 	if err := p.dir("", cur, tgt); err != nil {
 		return nil, err
@@ -190,18 +179,18 @@ func (p *planner) create(rel string, t index.Entry, fresh bool) error {
 	return nil
 }
 
-// unsavedPaths returns the paths of the leaves (files, symlinks) of tree
+// UnsavedPaths returns the paths of the leaves (files, symlinks) of tree
 // cur that no baseline tree holds identically (kind, content and mode):
 // what a restore would lose for good if it replaced or removed them without
 // a backup. Against one baseline they are the leaves the plan from it to
 // cur writes; against several, the paths every such plan writes.
-func unsavedPaths(ctx context.Context, src diffview.TreeSource, baselines []objects.ID, cur objects.ID) (map[string]bool, error) {
+func UnsavedPaths(ctx context.Context, src diffview.TreeSource, baselines []objects.ID, cur objects.ID) (map[string]bool, error) {
 	if len(baselines) == 0 {
 		baselines = []objects.ID{{}} // nothing saved: every leaf is unsaved
 	}
 	var unsaved map[string]bool
 	for i, base := range baselines {
-		p, err := planRestore(ctx, src, base, cur, nil)
+		p, err := NewPlan(ctx, src, base, cur, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -1,27 +1,28 @@
-package engine
+package restore
 
 import (
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
-// restoreFS is the file-system seam of restore and its journal: every
+// FS is the file-system seam of restore and its journal: every
 // change either makes to the workspace or to the store's journal goes
 // through it, so tests can fail any one of them. Names are slash-separated
 // and relative to the directory the seam is rooted at; the real seam
 // (rootFS) resolves them through an os.Root, so nothing outside that
 // directory can be reached, even through a symlink. Implementations are safe
 // for concurrent use.
-type restoreFS interface {
+type FS interface {
 	// CreateTemp creates a new file named like a hidden sibling of rel
 	// (".ckpt-tmp-*"), open for writing with mode 0600. It never replaces
 	// an existing file.
-	CreateTemp(rel string) (tempFile, error)
+	CreateTemp(rel string) (TempFile, error)
 	// Rename atomically replaces newname with oldname.
 	Rename(oldname, newname string) error
 	// Remove removes a file, a symlink or an empty directory.
@@ -37,15 +38,17 @@ type restoreFS interface {
 	// SyncDir makes the entries of directory name (creations, renames,
 	// removals) durable.
 	SyncDir(name string) error
-	// SyncAll makes everything written to the file system holding the root durable.
+	// SyncAll makes everything written to the file system holding the root
+	// durable; it fails with osfs.ErrNoFilesystemSync where the platform
+	// cannot (see osfs.HasFilesystemSync).
 	SyncAll() error
 	// Lstat describes name without following a final symlink; it changes nothing.
 	Lstat(name string) (fs.FileInfo, error)
 }
 
-// tempFile is a file opened by CreateTemp. Sync makes its data durable;
+// TempFile is a file opened by CreateTemp. Sync makes its data durable;
 // Name is its path relative to the seam's root.
-type tempFile interface {
+type TempFile interface {
 	Write(p []byte) (int, error)
 	Chmod(mode fs.FileMode) error
 	Sync() error
@@ -53,37 +56,42 @@ type tempFile interface {
 	Name() string
 }
 
-// tempPrefix starts the name of every temporary file a restore creates; a
+// TempPrefix starts the name of every temporary file a restore creates; a
 // completed restore leaves none, and the completion of an interrupted one
 // removes those it left.
-const tempPrefix = ".ckpt-tmp-"
+const TempPrefix = ".ckpt-tmp-"
 
 // tempSeq makes temporary names unique within this process.
 var tempSeq atomic.Uint64
 
 // tempName is a hidden sibling of rel for an atomic replace.
 func tempName(rel string) string {
-	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", tempPrefix, os.Getpid(), tempSeq.Add(1)))
+	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", TempPrefix, os.Getpid(), tempSeq.Add(1)))
 }
 
-// rootFS is the real restoreFS, over an os.Root.
-type rootFS struct{ root *os.Root }
+// rootFS is the real FS, over an os.Root. Syncs go through osfs by
+// the root's path: they change nothing, so the root's confinement is not
+// needed for them.
+type rootFS struct {
+	root *os.Root
+	dir  string
+}
 
-// openRootFS opens dir as a restoreFS; wrap, when set (a test's fault
+// OpenRoot opens dir as a FS; wrap, when set (a test's fault
 // injector), wraps the real seam. The returned close releases the root.
-func openRootFS(dir string, wrap func(restoreFS) restoreFS) (restoreFS, func() error, error) {
+func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	var fsys restoreFS = rootFS{root}
+	var fsys FS = rootFS{root, dir}
 	if wrap != nil {
 		fsys = wrap(fsys)
 	}
 	return fsys, root.Close, nil
 }
 
-func (r rootFS) CreateTemp(rel string) (tempFile, error) {
+func (r rootFS) CreateTemp(rel string) (TempFile, error) {
 	name := tempName(rel)
 	f, err := r.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -99,30 +107,20 @@ func (r rootFS) Mkdir(name string, perm fs.FileMode) error { return r.root.Mkdir
 func (r rootFS) Symlink(target, name string) error         { return r.root.Symlink(target, name) }
 func (r rootFS) Chmod(name string, mode fs.FileMode) error { return r.root.Chmod(name, mode) }
 func (r rootFS) Lstat(name string) (fs.FileInfo, error)    { return r.root.Lstat(name) }
-func (r rootFS) SyncDir(name string) error                 { return r.withDir(name, (*os.File).Sync) }
-func (r rootFS) SyncAll() error                            { return r.withDir(".", syncfs) }
-func (r rootFS) withDir(name string, fn func(*os.File) error) error {
-	d, err := r.root.Open(name)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := fn(d); err != nil {
-		return &fs.PathError{Op: "sync", Path: name, Err: err}
-	}
-	return nil
+func (r rootFS) SyncDir(name string) error {
+	return osfs.SyncDir(filepath.Join(r.dir, filepath.FromSlash(name)))
 }
 
-// syncfs flushes the whole file system holding f (one call instead of an
-// fsync per restored file, for large restores).
-func syncfs(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
+// SyncAll flushes the whole file system holding the root (one call instead
+// of an fsync per restored file, for large restores).
+func (r rootFS) SyncAll() error { return osfs.SyncFilesystem(r.dir) }
 
-// rootFile is a tempFile of rootFS; Sync is fdatasync (the mode and size
+// rootFile is a TempFile of rootFS; Sync is fdatasync (the mode and size
 // are metadata the rename's directory sync does not need).
 type rootFile struct {
 	*os.File
 	rel string
 }
 
-func (f rootFile) Sync() error  { return unix.Fdatasync(int(f.Fd())) }
+func (f rootFile) Sync() error  { return osfs.DataSync(f.File) }
 func (f rootFile) Name() string { return f.rel }

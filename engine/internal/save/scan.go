@@ -1,11 +1,9 @@
-package engine
+package save
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -14,10 +12,10 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
@@ -31,81 +29,74 @@ const racyMargin = int64(50 * time.Millisecond)
 // maxReadAttempts bounds how often a file that changes while it is read is read again.
 const maxReadAttempts = 3
 
-// snapshot is the workspace as one scan found it.
-type snapshot struct {
-	root objects.ID
-	// trees holds the trees computed by this scan (directories whose stat
+// Snapshot is the workspace as one scan found it.
+type Snapshot struct {
+	Root objects.ID
+	// Trees holds the trees computed by this scan (directories whose stat
 	// cache did not let the scan reuse the stored tree id) that a storing
 	// scan has not flushed to the index yet.
-	trees map[objects.ID]index.Tree
-	// caches holds the stat-cache records that changed (and are not flushed).
-	caches map[string]index.DirCache
-	// goneDirs are directories the stat cache knows that no longer exist;
+	Trees map[objects.ID]index.Tree
+	// Caches holds the stat-cache records that changed (and are not flushed).
+	Caches map[string]index.DirCache
+	// GoneDirs are directories the stat cache knows that no longer exist;
 	// their caches (and their subtrees') are deleted with the save.
-	goneDirs []string
-	skipped  []walker.Skipped
-	files    atomic.Uint64
-	hashed   atomic.Uint64
-	opened   atomic.Uint64 // workspace files opened for reading
+	GoneDirs []string
+	Skipped  []walker.Skipped
+	Files    atomic.Uint64 // files and symlinks seen
+	Hashed   atomic.Uint64 // bytes read and hashed
+	Opened   atomic.Uint64 // workspace files opened for reading
 }
 
 // scanner builds a snapshot. With put set, new content is stored in that
 // batch; without it the scan only hashes (workspace diffs, dry runs).
 type scanner struct {
-	e         *Engine
+	st        *Store
 	put       *objects.Batch
 	writtenNs int64
-	snap      *snapshot
-	progress  *progressMeter
+	snap      *Snapshot
+	progress  func(files, hashed uint64)
 	// cached is the whole stat cache, read with one iterator before the walk
 	// (one index lookup per directory costs several times more).
 	cached *index.DirCacheSet
 
-	mu sync.Mutex // guards snap.trees, snap.caches, snap.goneDirs, snap.skipped, unflushed
+	mu sync.Mutex // guards snap.Trees, snap.Caches, snap.GoneDirs, snap.Skipped, unflushed
 	// unflushed counts the tree entries recorded since the last flush.
 	unflushed int
 	flushMu   sync.Mutex // one flush at a time
 }
 
-// flushEntries is how many tree entries a storing scan accumulates before it
-// writes them (with their blobs' locators and stat-cache records) to the
-// index, so a save's memory is bounded by this batch, not by the workspace.
-// Tests lower it.
-var flushEntries = 32 << 10
+// defaultFlushEntries is how many tree entries a storing scan accumulates
+// before it writes them (with their blobs' locators and stat-cache records)
+// to the index, so a save's memory is bounded by this batch, not by the
+// workspace. Tests lower it (Store.FlushEntries).
+const defaultFlushEntries = 32 << 10
 
-// afterFlush, when set by a test, runs after each flush of a scan.
-var afterFlush func()
-
-// scan walks the workspace and returns its snapshot. Only files whose stat
-// differs from the stat cache (or is racy) are read.
-func (e *Engine) scan(ctx context.Context, put *objects.Batch) (*snapshot, error) {
+// Scan walks the workspace and returns its snapshot, storing new content in
+// put (nil: hash only) and calling progress with the counts so far after
+// each directory. Only files whose stat differs from the stat cache (or is
+// racy) are read.
+func (st *Store) Scan(ctx context.Context, put *objects.Batch, progress func(files, hashed uint64)) (*Snapshot, error) {
+	if progress == nil {
+		progress = func(uint64, uint64) {}
+	}
 	s := &scanner{
-		e:         e,
+		st:        st,
 		put:       put,
 		writtenNs: time.Now().UnixNano(),
-		progress:  newProgressMeter(e.opts.OnProgress),
-		snap:      &snapshot{trees: map[objects.ID]index.Tree{}, caches: map[string]index.DirCache{}},
+		progress:  progress,
+		snap:      &Snapshot{Trees: map[objects.ID]index.Tree{}, Caches: map[string]index.DirCache{}},
 	}
 	var err error
-	if s.cached, err = e.db.LoadDirCaches(); err != nil {
-		return nil, storeError(err, e.storeDir)
+	if s.cached, err = st.DB.LoadDirCaches(); err != nil {
+		return nil, st.storeErr(err)
 	}
-	root, skipped, err := walker.Walk(ctx, e.workspace, e.walkOptions(), s.visit)
+	root, skipped, err := walker.Walk(ctx, st.Workspace, st.Walk, s.visit)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, st.storeErr(err)
 	}
-	s.snap.root = root
-	s.snap.skipped = append(skipped, s.snap.skipped...)
+	s.snap.Root = root
+	s.snap.Skipped = append(skipped, s.snap.Skipped...)
 	return s.snap, nil
-}
-
-func (e *Engine) walkOptions() walker.Options {
-	return walker.Options{
-		Profile:     e.opts.Profile,
-		Extra:       e.opts.Exclude,
-		MaxFileSize: e.opts.maxFileSize(),
-		ExcludeDirs: []string{e.storeDir},
-	}
 }
 
 // visit turns one directory into a tree id. When every entry matches the
@@ -130,12 +121,12 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		}
 		reuse = reuse && r.hit
 		if ent.Kind != walker.KindDir {
-			s.snap.files.Add(1)
+			s.snap.Files.Add(1)
 		}
 		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: ent.Mode, Size: r.size, ID: r.id})
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
 	}
-	s.progress.tick(s.snap.files.Load(), s.snap.hashed.Load())
+	s.progress(s.snap.Files.Load(), s.snap.Hashed.Load())
 	if reuse {
 		return dc.Tree, nil
 	}
@@ -146,11 +137,11 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	fresh.Tree = tid
 	gone := vanishedDirs(d.Path, dc.Entries, tree.Entries)
 	s.mu.Lock()
-	s.snap.trees[tid] = tree
-	s.snap.caches[d.Path] = fresh
-	s.snap.goneDirs = append(s.snap.goneDirs, gone...)
+	s.snap.Trees[tid] = tree
+	s.snap.Caches[d.Path] = fresh
+	s.snap.GoneDirs = append(s.snap.GoneDirs, gone...)
 	s.unflushed += len(tree.Entries) + 1
-	full := s.put != nil && s.unflushed >= flushEntries
+	full := s.put != nil && s.unflushed >= s.st.flushSize()
 	s.mu.Unlock()
 	if full {
 		if err := s.flush(); err != nil {
@@ -169,19 +160,19 @@ func (s *scanner) flush() error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	s.mu.Lock()
-	if s.unflushed < flushEntries { // another visit flushed meanwhile
+	if s.unflushed < s.st.flushSize() { // another visit flushed meanwhile
 		s.mu.Unlock()
 		return nil
 	}
-	trees, caches, gone := s.snap.trees, s.snap.caches, s.snap.goneDirs
-	s.snap.trees, s.snap.caches, s.snap.goneDirs = map[objects.ID]index.Tree{}, map[string]index.DirCache{}, nil
+	trees, caches, gone := s.snap.Trees, s.snap.Caches, s.snap.GoneDirs
+	s.snap.Trees, s.snap.Caches, s.snap.GoneDirs = map[objects.ID]index.Tree{}, map[string]index.DirCache{}, nil
 	s.unflushed = 0
 	s.mu.Unlock()
-	if err := s.e.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
+	if err := s.st.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
 		return err
 	}
-	if afterFlush != nil {
-		afterFlush()
+	if s.st.AfterFlush != nil {
+		s.st.AfterFlush()
 	}
 	return nil
 }
@@ -269,7 +260,7 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 			reads = append(reads, i)
 		}
 	}
-	read := func(i int) error {
+	read := func(ctx context.Context, i int) error {
 		r := &results[i]
 		var err error
 		r.id, r.size, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), &d.Entries[i])
@@ -280,16 +271,17 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 	}
 	if len(reads) < parallelReadMin {
 		for _, i := range reads {
-			if err := read(i); err != nil {
+			if err := read(ctx, i); err != nil {
 				return nil, err
 			}
 		}
 		return results, nil
 	}
-	g, _ := errgroup.WithContext(ctx)
+	// The group's context stops the sibling reads after the first failure.
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, i := range reads {
-		g.Go(func() error { return read(i) })
+		g.Go(func() error { return read(gctx, i) })
 	}
 	return results, g.Wait()
 }
@@ -326,7 +318,7 @@ var errSkipFile = errors.New("file skipped")
 // a FIFO since the walk); if its stat changes while it is read it is read
 // again, up to maxReadAttempts times.
 func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (objects.ID, int64, error) {
-	abs := filepath.Join(s.e.workspace, filepath.FromSlash(rel))
+	abs := filepath.Join(s.st.Workspace, filepath.FromSlash(rel))
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return objects.ID{}, 0, err
@@ -344,45 +336,41 @@ func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (
 			// A file still changing after the last attempt is captured as read;
 			// its cache record is racy by construction (fresh mtime), so the next
 			// save reads it again.
-			s.snap.hashed.Add(uint64(size))
+			s.snap.Hashed.Add(uint64(size))
 			return id, size, nil
 		}
 	}
 }
 
-// readOnce reads abs once and reports whether its stat was the same before and after.
+// readOnce reads abs once and reports whether its size and mtime were the
+// same before and after.
 func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, err error) {
-	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	r, err := osfs.OpenRegular(abs)
 	if err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "open", Path: abs, Err: err}}
+		return id, 0, false, &unreadableError{err}
 	}
-	s.snap.opened.Add(1)
-	defer unix.Close(fd)
-	var before unix.Stat_t
-	if err := unix.Fstat(fd, &before); err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "fstat", Path: abs, Err: err}}
+	s.snap.Opened.Add(1)
+	defer r.Close()
+	before, err := r.Stamp()
+	if err != nil {
+		return id, 0, false, &unreadableError{err}
 	}
-	if before.Mode&unix.S_IFMT != unix.S_IFREG {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "open", Path: abs, Err: errors.New("no longer a regular file")}}
-	}
-	r := &trackedReader{fd: fd}
 	if s.put != nil {
 		id, size, err = s.put.Put(r)
 	} else {
 		id, size, err = objects.HashReader(r)
 	}
-	if r.err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "read", Path: abs, Err: r.err}}
+	if r.Err() != nil {
+		return id, 0, false, &unreadableError{r.Err()}
 	}
 	if err != nil {
 		return id, 0, false, fmt.Errorf("store %s: %w", abs, err)
 	}
-	var after unix.Stat_t
-	if err := unix.Fstat(fd, &after); err != nil {
-		return id, 0, false, &unreadableError{&os.PathError{Op: "fstat", Path: abs, Err: err}}
+	after, err := r.Stamp()
+	if err != nil {
+		return id, 0, false, &unreadableError{err}
 	}
-	stable = before.Size == after.Size && before.Mtim == after.Mtim && size == after.Size
-	return id, size, stable, nil
+	return id, size, before == after && size == after.Size, nil
 }
 
 // unreadableError is a failure to read a workspace file: the file is skipped
@@ -391,37 +379,8 @@ type unreadableError struct{ err error }
 
 func (u *unreadableError) Error() string { return u.err.Error() }
 
-// trackedReader reads a regular file straight from its descriptor (an
-// *os.File would cost two more syscalls per file registering it with the
-// poller). It remembers the file's read error, so that a failure of the file
-// can be told apart from a failure of the store, and reports EOF with a
-// short read: a regular file returns fewer bytes than asked only at its end,
-// so the read(2) that would return 0 is saved.
-type trackedReader struct {
-	fd  int
-	err error
-}
-
-func (t *trackedReader) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, err := unix.Read(t.fd, p)
-	for err == unix.EINTR {
-		n, err = unix.Read(t.fd, p)
-	}
-	switch {
-	case err != nil:
-		t.err = err
-		return 0, err
-	case n == 0 || n < len(p):
-		return n, io.EOF
-	}
-	return n, nil
-}
-
 func (s *scanner) skip(rel, reason string, err error) {
 	s.mu.Lock()
-	s.snap.skipped = append(s.snap.skipped, walker.Skipped{Path: rel, Reason: reason, Err: err})
+	s.snap.Skipped = append(s.snap.Skipped, walker.Skipped{Path: rel, Reason: reason, Err: err})
 	s.mu.Unlock()
 }

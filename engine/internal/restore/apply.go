@@ -1,4 +1,4 @@
-package engine
+package restore
 
 import (
 	"context"
@@ -14,40 +14,78 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
+
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
-// applier carries out a restore plan inside the workspace, writing only
-// through the restore seam.
-type applier struct {
-	e     *Engine
-	fs    restoreFS
-	force bool
-	res   *RestoreResult
-	// unsaved, when set (restores without a backup of the current state),
+// Blobs reads the content a restore writes.
+type Blobs interface {
+	Open(id objects.ID) (io.ReadCloser, int64, error)
+	Get(id objects.ID) ([]byte, error)
+}
+
+// Result is what a restore did (or, for a preview, would do).
+type Result struct {
+	Written   []string // files and symlinks written (or modes changed)
+	Deleted   []string // files, symlinks and directories removed
+	Conflicts []Conflict
+}
+
+// Conflict is a path the restore left alone, and why.
+type Conflict struct {
+	Path   string
+	Kind   ConflictKind
+	Reason string
+}
+
+// ConflictKind says why a restore left a path alone.
+type ConflictKind string
+
+// Conflict kinds.
+const (
+	ConflictUncaptured   ConflictKind = "uncaptured"
+	ConflictUnsaved      ConflictKind = "unsaved"
+	ConflictDirHolds     ConflictKind = "dir-holds"
+	ConflictBlockedBelow ConflictKind = "blocked-below"
+	ConflictFault        ConflictKind = "fault"
+)
+
+// Applier carries out a restore plan inside the workspace, writing only
+// through the restore seam. Fill in its exported fields, then call Apply
+// or Preview once.
+type Applier struct {
+	FS    FS
+	Blobs Blobs
+	// StoreErr marks a failure to read Blobs (as the caller classifies
+	// store errors); nil leaves errors as they are.
+	StoreErr func(error) error
+	Force    bool
+	// Unsaved, when set (restores without a backup of the current state),
 	// holds the paths whose current entry no checkpoint captures
-	// identically: a restore leaves them alone (a conflict) unless force.
-	unsaved map[string]bool
-	// resuming: this run completes an interrupted restore, whose
+	// identically: a restore leaves them alone (a conflict) unless Force.
+	Unsaved map[string]bool
+	// Resuming: this run completes an interrupted restore, whose
 	// temporary files are removed whatever the guard says.
-	resuming bool
+	Resuming bool
+	Result   Result
 	// syncEach makes every written file durable (fdatasync) before its
 	// rename and every touched directory after the renames; large restores
 	// (and resumed ones) instead end with one syncfs.
 	syncEach bool
 
-	mu      sync.Mutex      // guards res.Written, res.Deleted, res.Conflicts, blocked, dirs
+	mu      sync.Mutex      // guards Result, blocked and dirs
 	blocked []string        // paths (and their subtrees) left alone because of a conflict
 	dirs    map[string]bool // directories whose entries this restore changed
 }
 
-// Conflict reasons, for the user.
-const (
-	uncapturedReason   = "a file not captured by any checkpoint (ignored, skipped or unsaved) stands here; use --force to overwrite it"
-	unsavedReason      = "the current content is not captured by a checkpoint (an unsaved edit or a new file) and no backup is taken; use --force to discard it, or restore with a backup"
-	dirHoldsReason     = "the directory holds files not captured by any checkpoint; use --force to remove them"
-	blockedBelowReason = "the directory still holds paths the restore left alone (see their conflicts)"
-)
+// conflictReasons explain each kind of conflict, for the user.
+var conflictReasons = map[ConflictKind]string{
+	ConflictUncaptured:   "a file not captured by any checkpoint (ignored, skipped or unsaved) stands here",
+	ConflictUnsaved:      "the current content is not captured by a checkpoint (an unsaved edit or a new file) and no backup is taken",
+	ConflictDirHolds:     "the directory holds files not captured by any checkpoint",
+	ConflictBlockedBelow: "the directory still holds paths the restore left alone (see their conflicts)",
+}
 
 // faultReason explains a path the restore could not change (permission
 // denied): the path keeps what it held, the rest of the restore goes on.
@@ -75,7 +113,7 @@ func fileMode(perm uint32) os.FileMode {
 	return m
 }
 
-func (x *applier) isBlocked(rel string) bool {
+func (x *Applier) isBlocked(rel string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, b := range x.blocked {
@@ -87,7 +125,7 @@ func (x *applier) isBlocked(rel string) bool {
 }
 
 // blockedBelow reports whether a conflict left something under directory rel.
-func (x *applier) blockedBelow(rel string) bool {
+func (x *Applier) blockedBelow(rel string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, b := range x.blocked {
@@ -98,15 +136,19 @@ func (x *applier) blockedBelow(rel string) bool {
 	return false
 }
 
-func (x *applier) conflict(rel, reason string) {
+func (x *Applier) conflict(rel string, kind ConflictKind) {
+	x.conflictWhy(rel, kind, conflictReasons[kind])
+}
+
+func (x *Applier) conflictWhy(rel string, kind ConflictKind, reason string) {
 	x.mu.Lock()
-	x.res.Conflicts = append(x.res.Conflicts, Conflict{Path: rel, Reason: reason})
+	x.Result.Conflicts = append(x.Result.Conflicts, Conflict{Path: rel, Kind: kind, Reason: reason})
 	x.blocked = append(x.blocked, rel)
 	x.mu.Unlock()
 }
 
 // record lists rel as done and marks its directory as changed.
-func (x *applier) record(list *[]string, rel string) {
+func (x *Applier) record(list *[]string, rel string) {
 	x.mu.Lock()
 	*list = append(*list, rel)
 	x.dirs[path.Dir(rel)] = true
@@ -115,9 +157,9 @@ func (x *applier) record(list *[]string, rel string) {
 
 // fault turns a permission error on one path into a conflict; other
 // errors come back wrapped, to stop the restore.
-func (x *applier) fault(op, rel string, err error) error {
+func (x *Applier) fault(op, rel string, err error) error {
 	if pathFault(err) {
-		x.conflict(rel, faultReason(err))
+		x.conflictWhy(rel, ConflictFault, faultReason(err))
 		return nil
 	}
 	return fmt.Errorf("%s %s: %w", op, rel, err)
@@ -126,21 +168,21 @@ func (x *applier) fault(op, rel string, err error) error {
 // guarded reports whether o would destroy current content that no
 // checkpoint captures (restores without a backup); such a path becomes a
 // conflict unless force.
-func (x *applier) guarded(o op) bool {
-	if x.force || x.unsaved == nil || o.fresh || o.kind == opRemoveDir || o.kind == opMkdir || !x.unsaved[o.path] {
+func (x *Applier) guarded(o op) bool {
+	if x.Force || x.Unsaved == nil || o.fresh || o.kind == opRemoveDir || o.kind == opMkdir || !x.Unsaved[o.path] {
 		return false
 	}
-	return !(x.resuming && strings.HasPrefix(path.Base(o.path), tempPrefix))
+	return !(x.Resuming && strings.HasPrefix(path.Base(o.path), TempPrefix))
 }
 
 // obstructed reports whether an uncaptured item stands where a fresh
 // creation goes. An existing directory does not obstruct a directory: the
 // restore merges into it.
-func (x *applier) obstructed(o op) bool {
+func (x *Applier) obstructed(o op) bool {
 	if !o.fresh {
 		return false
 	}
-	fi, err := x.fs.Lstat(o.path)
+	fi, err := x.FS.Lstat(o.path)
 	if err != nil {
 		return false
 	}
@@ -149,39 +191,39 @@ func (x *applier) obstructed(o op) bool {
 
 // clear handles an obstructed creation: with force the obstacle is removed,
 // otherwise the path becomes a conflict. It reports whether to go on.
-func (x *applier) clear(o op) (bool, error) {
+func (x *Applier) clear(o op) (bool, error) {
 	if !x.obstructed(o) {
 		return true, nil
 	}
-	if !x.force {
-		x.conflict(o.path, uncapturedReason)
+	if !x.Force {
+		x.conflict(o.path, ConflictUncaptured)
 		return false, nil
 	}
-	if err := x.fs.RemoveAll(o.path); err != nil {
+	if err := x.FS.RemoveAll(o.path); err != nil {
 		return false, x.fault("remove", o.path, err)
 	}
 	return true, nil
 }
 
-// preview fills the result with what apply would do, touching nothing.
-func (x *applier) preview(p *restorePlan) {
+// Preview fills the result with what apply would do, touching nothing.
+func (x *Applier) Preview(p *Plan) {
 	for _, o := range p.removes {
 		if x.guarded(o) {
-			x.conflict(o.path, unsavedReason)
+			x.conflict(o.path, ConflictUnsaved)
 			continue
 		}
-		x.res.Deleted = append(x.res.Deleted, o.path)
+		x.Result.Deleted = append(x.Result.Deleted, o.path)
 	}
 	for _, list := range [][]op{p.mkdirs, p.writes} {
 		for _, o := range list {
 			switch {
 			case x.isBlocked(o.path):
 			case x.guarded(o):
-				x.conflict(o.path, unsavedReason)
-			case x.obstructed(o) && !x.force:
-				x.conflict(o.path, uncapturedReason)
+				x.conflict(o.path, ConflictUnsaved)
+			case x.obstructed(o) && !x.Force:
+				x.conflict(o.path, ConflictUncaptured)
 			case o.kind != opMkdir:
-				x.res.Written = append(x.res.Written, o.path)
+				x.Result.Written = append(x.Result.Written, o.path)
 			}
 		}
 	}
@@ -194,14 +236,14 @@ func (x *applier) preview(p *restorePlan) {
 // sync only what they wrote; beyond this many files one syncfs is cheaper.
 const syncEachLimit = 512
 
-// apply carries out the plan: removals, directories, contents in parallel,
+// Apply carries out the plan: removals, directories, contents in parallel,
 // directory modes. Everything it changed is durable before it returns (and
 // so before the journal is removed): each file synced before its rename and
 // each changed directory once after, or, for large and resumed restores,
 // all at once with syncfs. A path it may not change (permission denied)
 // becomes a conflict and the rest goes on; any other error stops it.
-func (x *applier) apply(ctx context.Context, p *restorePlan) error {
-	x.syncEach = len(p.writes) <= syncEachLimit && !x.resuming
+func (x *Applier) Apply(ctx context.Context, p *Plan) error {
+	x.syncEach = len(p.writes) <= syncEachLimit && !x.Resuming || !osfs.HasFilesystemSync()
 	x.dirs = map[string]bool{}
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
@@ -231,7 +273,7 @@ func (x *applier) apply(ctx context.Context, p *restorePlan) error {
 		if x.isBlocked(o.path) {
 			continue
 		}
-		if err := x.fs.Chmod(o.path, fileMode(o.ent.Mode)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			if err := x.fault("chmod", o.path, err); err != nil {
 				return err
 			}
@@ -243,9 +285,9 @@ func (x *applier) apply(ctx context.Context, p *restorePlan) error {
 
 // sync makes the restore's directory changes durable: each changed
 // directory once, or the whole file system for large and resumed restores.
-func (x *applier) sync() error {
+func (x *Applier) sync() error {
 	if !x.syncEach {
-		if err := x.fs.SyncAll(); err != nil {
+		if err := x.FS.SyncAll(); err != nil {
 			return fmt.Errorf("sync workspace: %w", err)
 		}
 		return nil
@@ -258,62 +300,62 @@ func (x *applier) sync() error {
 	for _, d := range dirs {
 		// A directory the restore removed (or replaced) is gone: its
 		// parent's sync records that.
-		if err := x.fs.SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
+		if err := x.FS.SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) && !osfs.IsNotDir(err) {
 			return fmt.Errorf("sync workspace: %w", err)
 		}
 	}
 	return nil
 }
 
-func (x *applier) remove(o op) error {
+func (x *Applier) remove(o op) error {
 	if x.isBlocked(o.path) {
 		return nil
 	}
 	if x.guarded(o) {
-		x.conflict(o.path, unsavedReason)
+		x.conflict(o.path, ConflictUnsaved)
 		return nil
 	}
-	err := x.fs.Remove(o.path)
+	err := x.FS.Remove(o.path)
 	switch {
 	case err == nil:
-		x.record(&x.res.Deleted, o.path)
+		x.record(&x.Result.Deleted, o.path)
 		x.mu.Lock()
 		delete(x.dirs, o.path) // gone: its parent's sync records that
 		x.mu.Unlock()
 		return nil
 	case errors.Is(err, os.ErrNotExist):
 		return nil // already gone: a resumed restore
-	case o.kind == opRemoveDir && errors.Is(err, unix.ENOTEMPTY):
+	case o.kind == opRemoveDir && osfs.IsDirNotEmpty(err):
 		// The directory still holds uncaptured files. Leave it, unless the
 		// target needs the path for something else.
 		if !o.replaced {
 			return nil
 		}
-		if !x.force {
-			reason := dirHoldsReason
+		if !x.Force {
+			kind := ConflictDirHolds
 			if x.blockedBelow(o.path) {
-				reason = blockedBelowReason
+				kind = ConflictBlockedBelow
 			}
-			x.conflict(o.path, reason)
+			x.conflict(o.path, kind)
 			return nil
 		}
-		if err := x.fs.RemoveAll(o.path); err != nil {
+		if err := x.FS.RemoveAll(o.path); err != nil {
 			return x.fault("remove", o.path, err)
 		}
-		x.record(&x.res.Deleted, o.path)
+		x.record(&x.Result.Deleted, o.path)
 		return nil
 	}
 	return x.fault("remove", o.path, err)
 }
 
-func (x *applier) mkdir(o op) error {
+func (x *Applier) mkdir(o op) error {
 	if x.isBlocked(o.path) {
 		return nil
 	}
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err
 	}
-	err := x.fs.Mkdir(o.path, 0o700)
+	err := x.FS.Mkdir(o.path, 0o700)
 	switch {
 	case err == nil:
 		x.mu.Lock()
@@ -326,12 +368,12 @@ func (x *applier) mkdir(o op) error {
 	return x.fault("mkdir", o.path, err)
 }
 
-func (x *applier) write(o op) error {
+func (x *Applier) write(o op) error {
 	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) {
 		return nil
 	}
 	if x.guarded(o) {
-		x.conflict(o.path, unsavedReason)
+		x.conflict(o.path, ConflictUnsaved)
 		return nil
 	}
 	if ok, err := x.clear(o); !ok || err != nil {
@@ -340,16 +382,16 @@ func (x *applier) write(o op) error {
 	var err error
 	switch o.kind {
 	case opChmod:
-		err = x.fs.Chmod(o.path, fileMode(o.ent.Mode))
+		err = x.FS.Chmod(o.path, fileMode(o.ent.Mode))
 	case opLink:
 		err = x.link(o)
 	default:
 		err = x.writeFile(o)
 	}
 	if err != nil {
-		return x.fault("restore", o.path, storeError(err, x.e.storeDir))
+		return x.fault("restore", o.path, x.storeErr(err))
 	}
-	x.record(&x.res.Written, o.path)
+	x.record(&x.Result.Written, o.path)
 	return nil
 }
 
@@ -358,19 +400,19 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b
 
 // writeFile writes a file's content and mode to a temporary sibling and
 // renames it into place, so a reader never sees a half-written file.
-func (x *applier) writeFile(o op) (err error) {
-	rc, _, err := x.e.blobs.Open(o.ent.ID)
+func (x *Applier) writeFile(o op) (err error) {
+	rc, _, err := x.Blobs.Open(o.ent.ID)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	f, err := x.fs.CreateTemp(o.path)
+	f, err := x.FS.CreateTemp(o.path)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			_ = x.fs.Remove(f.Name())
+			_ = x.FS.Remove(f.Name())
 		}
 	}()
 	buf := copyBufs.Get().(*[]byte)
@@ -388,28 +430,35 @@ func (x *applier) writeFile(o op) (err error) {
 	if err != nil {
 		return err
 	}
-	return x.fs.Rename(f.Name(), o.path)
+	return x.FS.Rename(f.Name(), o.path)
 }
 
 // link creates a symlink under a temporary name and renames it into place.
-func (x *applier) link(o op) error {
-	target, err := x.e.blobs.Get(o.ent.ID)
+func (x *Applier) link(o op) error {
+	target, err := x.Blobs.Get(o.ent.ID)
 	if err != nil {
 		return err
 	}
 	tmp := tempName(o.path)
-	if err := x.fs.Symlink(string(target), tmp); err != nil {
+	if err := x.FS.Symlink(string(target), tmp); err != nil {
 		return err
 	}
-	if err := x.fs.Rename(tmp, o.path); err != nil {
-		_ = x.fs.Remove(tmp)
+	if err := x.FS.Rename(tmp, o.path); err != nil {
+		_ = x.FS.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-func (x *applier) sortResult() {
-	sort.Strings(x.res.Written)
-	sort.Strings(x.res.Deleted)
-	sort.Slice(x.res.Conflicts, func(i, j int) bool { return x.res.Conflicts[i].Path < x.res.Conflicts[j].Path })
+func (x *Applier) storeErr(err error) error {
+	if x.StoreErr == nil {
+		return err
+	}
+	return x.StoreErr(err)
+}
+
+func (x *Applier) sortResult() {
+	sort.Strings(x.Result.Written)
+	sort.Strings(x.Result.Deleted)
+	sort.Slice(x.Result.Conflicts, func(i, j int) bool { return x.Result.Conflicts[i].Path < x.Result.Conflicts[j].Path })
 }

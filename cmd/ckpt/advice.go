@@ -1,0 +1,36 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// message is err's text for the user followed by the advice its type
+// implies (see advice).
+func message(err error) string { return err.Error() + advice(err) }
+
+// advice is what the user can do about err with ckpt's own commands and
+// flags, taken from the engine's typed errors ("" when there is nothing
+// to add): the engine names no command or flag itself.
+func advice(err error) string {
+	var (
+		busy     *engine.BusyError
+		mismatch *engine.WorkspaceMismatchError
+		wrong    *engine.WrongTaskError
+		pending  *engine.PendingRestoreError
+	)
+	switch {
+	case errors.As(err, &pending):
+		return advice(pending.Err)
+	case errors.Is(err, engine.ErrCorrupt):
+		return "; run `ckpt verify`"
+	case errors.As(err, &busy):
+		return "; wait for it to finish or raise --lock-timeout"
+	case errors.As(err, &mismatch):
+		return "; pass --store with another directory"
+	case errors.As(err, &wrong):
+		return "; pass --task " + wrong.Task
+	}
+	return ""
+}

@@ -1,0 +1,123 @@
+package save
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ckpt/ckpt/internal/diffview"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+// NewBatch starts the blob batch of a save: a fresh one (no index lookup
+// per blob) when the store holds no blob yet.
+func (st *Store) NewBatch() (*objects.Batch, error) {
+	has, err := st.DB.HasLocators()
+	if err != nil {
+		return nil, st.storeErr(err)
+	}
+	if !has {
+		return st.Blobs.NewFreshBatch(), nil
+	}
+	return st.Blobs.NewBatch(), nil
+}
+
+// Commit makes a save durable: pack data first (fsynced by Sync),
+// then one synced index batch with the locators, the trees and stat cache
+// not yet flushed by the scan and, when cp is set, the checkpoint and the
+// task's new head. Only this batch makes anything visible: what the scan
+// flushed earlier is unreferenced until it commits.
+func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoint, task string, head index.TaskHead) error {
+	return st.writeIndex(blobs, snap.Trees, snap.Caches, snap.GoneDirs, func(b *index.Batch) error {
+		if cp == nil {
+			return nil
+		}
+		id, err := b.PutCheckpoint(*cp)
+		if err != nil {
+			return err
+		}
+		b.SetTaskHead(task, index.TaskHead{Head: id, LastSeq: max(head.LastSeq, cp.Seq)})
+		return nil
+	})
+}
+
+// writeIndex syncs the packs, then commits one index batch with the new
+// locators, trees and stat-cache changes, plus whatever last adds. The
+// order makes every committed locator point at durable pack bytes and every
+// committed stat-cache record name committed blobs and trees.
+func (st *Store) writeIndex(blobs *objects.Batch, trees map[objects.ID]index.Tree, caches map[string]index.DirCache,
+	goneDirs []string, last func(b *index.Batch) error) error {
+	placements, err := blobs.Sync()
+	if err != nil {
+		return fmt.Errorf("write packs: %w", err)
+	}
+	b := st.DB.NewBatch()
+	defer b.Close()
+	for _, p := range placements {
+		b.PutLocator(p.ID, p.Loc)
+	}
+	for _, t := range trees {
+		if _, err := b.PutTree(t); err != nil {
+			return err
+		}
+	}
+	for dir, dc := range caches {
+		b.PutDirCache(dir, dc)
+	}
+	for _, dir := range goneDirs {
+		b.DeleteDirCacheTree(dir)
+	}
+	if err := last(b); err != nil {
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("commit index: %w", err)
+	}
+	return nil
+}
+
+// ChangeStats counts the files added, modified and deleted since base.
+func (store *Store) ChangeStats(ctx context.Context, snap *Snapshot, base objects.ID) (index.Stats, error) {
+	var st index.Stats
+	if base.IsZero() { // a task's first checkpoint: everything is new, no need to list it
+		st.Added = snap.Files.Load()
+		return st, nil
+	}
+	changes, err := diffview.Compare(ctx, store.TreeSource(snap), base, snap.Root, nil)
+	if err != nil {
+		return st, store.storeErr(err)
+	}
+	for _, c := range changes {
+		switch c.Status {
+		case diffview.StatusAdded:
+			st.Added++
+		case diffview.StatusDeleted:
+			st.Deleted++
+		default:
+			st.Modified++
+		}
+	}
+	return st, nil
+}
+
+// layeredTrees serves trees computed by a scan first, then the index.
+type layeredTrees struct {
+	fresh map[objects.ID]index.Tree
+	db    *index.DB
+}
+
+func (l layeredTrees) Tree(id objects.ID) (index.Tree, error) {
+	if t, ok := l.fresh[id]; ok {
+		return t, nil
+	}
+	return l.db.Tree(id)
+}
+
+// TreeSource returns a source that sees snap's trees (nil snap: the index only).
+func (st *Store) TreeSource(snap *Snapshot) diffview.TreeSource {
+	l := layeredTrees{db: st.DB}
+	if snap != nil {
+		l.fresh = snap.Trees
+	}
+	return l
+}

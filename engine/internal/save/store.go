@@ -1,0 +1,41 @@
+// Package save holds the mechanics of a save: the scan that turns the
+// workspace into trees (reading only files whose stat changed since the
+// stat cache recorded them), and the commit that makes a checkpoint
+// durable (packs synced first, then one index batch). Package engine
+// decides what to save and owns the task chains.
+package save
+
+import (
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/walker"
+)
+
+// Store is what a save works on: a workspace and the store it saves into.
+type Store struct {
+	Workspace string // canonical absolute path
+	DB        *index.DB
+	Blobs     *objects.Store
+	Walk      walker.Options
+	// StoreErr marks the store's failures as the caller classifies them;
+	// nil leaves them as they are.
+	StoreErr func(error) error
+	// FlushEntries, when positive, replaces defaultFlushEntries (tests lower it).
+	FlushEntries int
+	// AfterFlush, when set (by tests), runs after each flush of a storing scan.
+	AfterFlush func()
+}
+
+func (st *Store) flushSize() int {
+	if st.FlushEntries > 0 {
+		return st.FlushEntries
+	}
+	return defaultFlushEntries
+}
+
+func (st *Store) storeErr(err error) error {
+	if st.StoreErr == nil || err == nil {
+		return err
+	}
+	return st.StoreErr(err)
+}
