@@ -155,7 +155,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
-		a.verifyCommand(), a.statsCommand(), a.serveCommand(), a.mcpCommand())
+		a.verifyCommand(), a.statsCommand(), a.serveCommand(), a.mcpCommand(), a.uiCommand())
 	for _, c := range root.Commands() {
 		if check := c.Args; check != nil {
 			c.Args = func(cmd *cobra.Command, args []string) error {
@@ -208,23 +208,7 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	if err := a.checkGlobalFlags(); err != nil {
 		return nil, err
 	}
-	opts := engine.Options{
-		StoreDir:    a.store,
-		Profile:     a.profile,
-		Exclude:     a.exclude,
-		MaxFileSize: a.maxFileSize,
-		LockTimeout: a.lockTimeout, // 0 fails at once in both
-		Command:     "ckpt " + cmd.Name(),
-		ReadOnly:    readOnlyCommands[cmd.Name()],
-	}
-	stderr := a.stderr
-	opts.OnEvent = func(ev engine.Event) {
-		// Operations return their own errors; background ones arrive only here.
-		var bg *engine.BackgroundError
-		if ev.Type == engine.EventError && errors.As(ev.Err, &bg) {
-			fmt.Fprintf(stderr, "ckpt: %v\n", bg)
-		}
-	}
+	opts := a.engineOptions(cmd.Name(), readOnlyCommands[cmd.Name()])
 	if a.progress = a.newProgressLine(); a.progress != nil {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
@@ -235,6 +219,28 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	}
 	a.noticeRestores(e)
 	return e, nil
+}
+
+// engineOptions are the options a command opens the store with: the global
+// flags, and background errors of the index printed on stderr.
+func (a *app) engineOptions(command string, readOnly bool) engine.Options {
+	stderr := a.stderr
+	return engine.Options{
+		StoreDir:    a.store,
+		Profile:     a.profile,
+		Exclude:     a.exclude,
+		MaxFileSize: a.maxFileSize,
+		LockTimeout: a.lockTimeout, // 0 fails at once in both
+		Command:     "ckpt " + command,
+		ReadOnly:    readOnly,
+		OnEvent: func(ev engine.Event) {
+			// Operations return their own errors; background ones arrive only here.
+			var bg *engine.BackgroundError
+			if ev.Type == engine.EventError && errors.As(ev.Err, &bg) {
+				fmt.Fprintf(stderr, "ckpt: %v\n", bg)
+			}
+		},
+	}
 }
 
 // noticeRestores tells about an interrupted restore: one a read-only open

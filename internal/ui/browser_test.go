@@ -101,11 +101,24 @@ func (b *browser) wait(pred string) {
 	}
 }
 
-// click clicks the element like a user does, with the mouse.
+// click clicks the element like a user does, with the mouse. The page
+// re-renders a panel when data or a live event arrives, which can replace
+// the element between finding and clicking it: then it is found again.
 func (b *browser) click(css string) {
 	b.t.Helper()
-	b.wait(`!!document.querySelector(` + jsString(css) + `)`)
-	b.do(chromedp.Click(chromedp.CSS(css)))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b.wait(`!!document.querySelector(` + jsString(css) + `)`)
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(css)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("click %s: %v", css, err)
+		}
+	}
 }
 
 // clickPoint clicks a timeline mark (an SVG group, which may sit under a
@@ -345,10 +358,14 @@ func checkFileRestore(t *testing.T, b *browser, s *store) {
 func checkCompare(t *testing.T, b *browser) {
 	t.Log("any two checkpoints compare from the detail panel")
 	b.clickPoint("default", 3)
+	// The detail panel re-renders when the selection (or a live event)
+	// arrives: wait for @3's panel, then pick both sides and press Diff in
+	// one step, so no re-render can swap the form in between.
+	b.wait(`document.getElementById("detail").innerText.includes("default @3") && !!document.getElementById("cmp-go")`)
 	b.eval(`(() => { const f = document.getElementById("cmp-from"), to = document.getElementById("cmp-to");
 		f.value = [...f.options].find(o => o.text.startsWith("@1 ")).value;
-		to.value = [...to.options].find(o => o.text.startsWith("@3 ")).value; })()`)
-	b.click("#cmp-go")
+		to.value = [...to.options].find(o => o.text.startsWith("@3 ")).value;
+		document.getElementById("cmp-go").click(); })()`)
 	b.wait(`!!document.querySelector('.leaf[data-path="vendor/big.txt"]')`)
 	// main.go, logo.png, data.bin and lib/util.py changed; notes.txt, the
 	// other tasks' docs/guide.md and lib/strings.py and vendor/big.txt appeared.

@@ -20,7 +20,7 @@ type store struct {
 	t   *testing.T
 	ws  string
 	e   *engine.Engine
-	b   *engineBackend
+	b   *EngineBackend
 	now atomic.Int64 // the engine's clock, unix nanoseconds
 }
 
@@ -33,15 +33,19 @@ func newStore(t *testing.T, tree testtree.Dir) *store {
 	if err := testtree.Write(s.ws, tree); err != nil {
 		t.Fatal(err)
 	}
-	h := newHub()
+	h := &EventHub{}
 	s.now.Store(time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, s.now.Load()) }
-	e, err := engine.Open(context.Background(), s.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnEvent: h.publish, Now: clock})
+	e, err := engine.Open(context.Background(), s.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnEvent: h.Publish, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	s.e, s.b = e, &engineBackend{e: e, hub: h}
+	s.e = e
+	s.b = &EngineBackend{
+		Acquire: func(context.Context, bool) (*engine.Engine, func(), error) { return e, func() {}, nil },
+		Events:  h.Subscribe,
+	}
 	return s
 }
 

@@ -1,0 +1,93 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// uiGet fetches path from the page's server with token (none when empty).
+func uiGet(t *testing.T, base, token, path string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("X-Ckpt-Token", token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, body
+}
+
+// The page's server opens the store per request: while it runs, another
+// process saves, the page shows the new checkpoint, requests without the
+// token are refused, and a signal stops the server.
+func TestCLIUIServesTheStoreWithoutHoldingIt(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one")
+	e.ok("save", "-m", "first")
+	cmd := exec.Command(ckptBin, "-C", e.ws, "--store", e.store, "--json", "ui")
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var doc uiJSON
+	if err := json.NewDecoder(jsonDocument(t, bufio.NewReader(stdout))).Decode(&doc); err != nil {
+		t.Fatalf("ui --json: %v", err)
+	}
+	u, err := url.Parse(doc.URL)
+	if err != nil || u.Query().Get("token") == "" || !strings.HasPrefix(u.Host, "127.0.0.1:") {
+		t.Fatalf("ui url %q: want a loopback address with a token", doc.URL)
+	}
+	base, token := "http://"+u.Host, u.Query().Get("token")
+	if code, _ := uiGet(t, base, "", "/api/tasks"); code != http.StatusForbidden {
+		t.Errorf("request without the token: %d, want 403", code)
+	}
+	e.write("a.txt", "two")
+	e.ok("--lock-timeout", "0", "save", "-m", "second") // the page holds no lock
+	code, body := uiGet(t, base, token, "/api/checkpoints?task=default&limit=10")
+	if code != http.StatusOK || !strings.Contains(string(body), `"second"`) || !strings.Contains(string(body), `"first"`) {
+		t.Fatalf("checkpoints: %d %s", code, body)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code, _ := waitExit(t, cmd); code != 143 {
+		t.Errorf("ui after SIGTERM exited %d, want 143", code)
+	}
+}
+
+// jsonDocument reads one indented JSON document, up to its closing brace,
+// from a command's output (the server is listening once it is printed).
+func jsonDocument(t *testing.T, r *bufio.Reader) io.Reader {
+	t.Helper()
+	var doc strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		doc.WriteString(line)
+		if strings.HasPrefix(line, "}") {
+			return strings.NewReader(doc.String())
+		}
+		if err != nil {
+			t.Fatalf("ui printed %q then: %v", doc.String(), err)
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// EngineBackend serves the page from ckpt's engine. Every call borrows an
+// Engine through Acquire and gives it back through the release function, so
+// a host that holds one Engine for the page's life and the CLI, which opens
+// the store for each request (never holding its lock between requests, so
+// an agent's saves are not kept waiting), use the same adapter.
+type EngineBackend struct {
+	// Acquire returns an Engine for one call; write is true for a restore.
+	Acquire func(ctx context.Context, write bool) (e *engine.Engine, release func(), err error)
+	// Events streams checkpoint and restore events (an EventHub's
+	// Subscribe, or PollHeads); nil sends none.
+	Events func(ctx context.Context) <-chan Event
+}
+
+// Subscribe implements Backend.
+func (b *EngineBackend) Subscribe(ctx context.Context) <-chan Event {
+	if b.Events == nil {
+		ch := make(chan Event)
+		go func() { <-ctx.Done(); close(ch) }()
+		return ch
+	}
+	return b.Events(ctx)
+}
+
+// with runs fn on a borrowed engine.
+func (b *EngineBackend) with(ctx context.Context, write bool, fn func(e *engine.Engine) error) error {
+	e, release, err := b.Acquire(ctx, write)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer release()
+	return mapErr(fn(e))
+}
+
+// EventHub fans the events of engines opened in this process out to the
+// page's subscribers: pass Publish as engine.Options.OnEvent and Subscribe
+// as EngineBackend.Events. A subscriber too slow to take an event misses it
+// and catches up with the next.
+type EventHub struct {
+	mu   sync.Mutex
+	subs map[chan Event]struct{}
+}
+
+// Publish forwards a created checkpoint or a restore to every subscriber.
+func (h *EventHub) Publish(ev engine.Event) {
+	var out Event
+	switch ev.Type {
+	case engine.EventCheckpoint:
+		if !ev.Created {
+			return
+		}
+		out = Event{Type: EventCheckpoint, Task: ev.Task, ID: ev.ToHash.String()}
+	case engine.EventRestore:
+		out = Event{Type: EventRestore, Task: ev.Task, ID: ev.Commit.String()}
+	default:
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- out:
+		default:
+		}
+	}
+}
+
+// Subscribe returns the events published until ctx ends; the channel closes then.
+func (h *EventHub) Subscribe(ctx context.Context) <-chan Event {
+	ch := make(chan Event, 16)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[chan Event]struct{}{}
+	}
+	h.subs[ch] = struct{}{}
+	h.mu.Unlock()
+	out := make(chan Event)
+	go func() {
+		defer close(out)
+		defer func() {
+			h.mu.Lock()
+			delete(h.subs, ch)
+			h.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-ch:
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, engine.ErrUnknownRef):
+		return errors.Join(ErrNotFound, err)
+	case errors.Is(err, engine.ErrBadRequest):
+		return errors.Join(ErrBadRequest, err)
+	}
+	return err
+}
+
+// Tasks implements Backend.
+func (b *EngineBackend) Tasks(ctx context.Context) (out []Task, err error) {
+	err = b.with(ctx, false, func(e *engine.Engine) error {
+		ts, err := e.Tasks(ctx)
+		if err != nil {
+			return err
+		}
+		out = make([]Task, 0, len(ts))
+		for _, t := range ts {
+			out = append(out, Task{Name: t.Name, Head: t.Head.String(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func checkpointOf(ci engine.CheckpointInfo) Checkpoint {
+	cp := Checkpoint{
+		ID: ci.ID.String(), Seq: ci.Seq, Time: ci.Time, Message: ci.Message, Kind: string(ci.Kind),
+		Empty: ci.Empty, Head: ci.Head, HasState: !ci.State.IsZero(),
+		Files: ci.Stats.Files, Added: ci.Stats.Added, Modified: ci.Stats.Modified, Deleted: ci.Stats.Deleted, Bytes: ci.Stats.BytesHashed,
+	}
+	if !ci.Parent.IsZero() {
+		cp.Parent = ci.Parent.String()
+	}
+	return cp
+}
+
+// Checkpoints implements Backend. It walks sequence numbers down from the
+// newest (the head, or a later checkpoint left by a restore), one lookup per
+// checkpoint returned, so a page costs what it shows.
+func (b *EngineBackend) Checkpoints(ctx context.Context, task string, q PageQuery) (p Page, err error) {
+	err = b.with(ctx, false, func(e *engine.Engine) error {
+		p, err = checkpointPage(ctx, e, task, q)
+		return err
+	})
+	return p, err
+}
+
+func checkpointPage(ctx context.Context, e *engine.Engine, task string, q PageQuery) (Page, error) {
+	top := q.Before
+	if top == 0 {
+		head, err := e.Show(ctx, task, "HEAD")
+		if errors.Is(err, engine.ErrUnknownRef) {
+			return Page{}, nil
+		} else if err != nil {
+			return Page{}, err
+		}
+		top = head.Seq + 1
+		for {
+			if _, err := e.Show(ctx, task, "@"+itoa(top)); err != nil {
+				break
+			}
+			top++
+		}
+	}
+	var p Page
+	seq := top - 1
+	for ; seq >= 1 && len(p.Checkpoints) < q.Limit; seq-- {
+		ci, err := e.Show(ctx, task, "@"+itoa(seq))
+		if errors.Is(err, engine.ErrUnknownRef) {
+			continue // dropped by gc
+		} else if err != nil {
+			return Page{}, err
+		}
+		p.Checkpoints = append(p.Checkpoints, checkpointOf(ci))
+	}
+	if seq >= 1 {
+		p.Next = seq + 1
+	}
+	return p, nil
+}
+
+func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+func changeOf(c engine.Change) FileChange {
+	fc := FileChange{Path: c.Path, OldPath: c.OldPath, Status: string(c.Status)}
+	if c.Before != nil {
+		fc.BeforeSize = c.Before.Size
+	}
+	if c.After != nil {
+		fc.AfterSize = c.After.Size
+	}
+	return fc
+}
+
+// Diff implements Backend.
+func (b *EngineBackend) Diff(ctx context.Context, task, from, to string) (out []FileChange, err error) {
+	err = b.with(ctx, false, func(e *engine.Engine) error {
+		res, err := e.Diff(ctx, from, to, engine.DiffOptions{Task: task})
+		if err != nil {
+			return err
+		}
+		out = make([]FileChange, 0, len(res.Changes))
+		for _, c := range res.Changes {
+			out = append(out, changeOf(c))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// File implements Backend.
+func (b *EngineBackend) File(ctx context.Context, task, from, to, path string) (fc FileContents, err error) {
+	err = b.with(ctx, false, func(e *engine.Engine) error {
+		res, err := e.Diff(ctx, from, to, engine.DiffOptions{Task: task, Paths: []string{path}})
+		if err != nil {
+			return err
+		}
+		for _, c := range res.Changes {
+			if c.Path != path {
+				continue
+			}
+			fc = FileContents{FileChange: changeOf(c)}
+			if fc.Before, err = res.Content(c, false); err != nil {
+				return err
+			}
+			fc.After, err = res.Content(c, true)
+			return err
+		}
+		return errors.Join(ErrNotFound, errors.New(path+" did not change"))
+	})
+	return fc, err
+}
+
+func restoreOptions(req RestoreRequest, dry bool) engine.RestoreOptions {
+	return engine.RestoreOptions{Task: req.Task, Only: engine.Only(req.Only), Paths: req.Paths, DryRun: dry}
+}
+
+// Plan implements Backend: a dry run of the restore.
+func (b *EngineBackend) Plan(ctx context.Context, req RestoreRequest) (p RestorePlan, err error) {
+	err = b.with(ctx, false, func(e *engine.Engine) error {
+		res, err := e.Restore(ctx, req.Ref, restoreOptions(req, true))
+		if err != nil {
+			return err
+		}
+		p = RestorePlan{Write: res.Written, Delete: res.Deleted, Backup: req.Only != OnlyState, State: req.Only == OnlyState || req.Only == OnlyBoth}
+		for _, c := range res.Conflicts {
+			p.Conflicts = append(p.Conflicts, Conflict{Path: c.Path, Reason: c.Reason})
+		}
+		return nil
+	})
+	return p, err
+}
+
+// Restore implements Backend.
+func (b *EngineBackend) Restore(ctx context.Context, req RestoreRequest) (out RestoreResult, err error) {
+	err = b.with(ctx, true, func(e *engine.Engine) error {
+		res, err := e.Restore(ctx, req.Ref, restoreOptions(req, false))
+		if err != nil {
+			return err
+		}
+		out = RestoreResult{Restored: res.Restored.String(), Written: res.Written, Deleted: res.Deleted}
+		if !res.Backup.IsZero() {
+			out.Backup = res.Backup.String()
+		}
+		for _, c := range res.Conflicts {
+			out.Conflicts = append(out.Conflicts, Conflict{Path: c.Path, Reason: c.Reason})
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,3 @@
+package ui
+
+func browserCommand(url string) (string, []string) { return "open", []string{url} }

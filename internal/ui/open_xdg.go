@@ -1,0 +1,5 @@
+//go:build !darwin && !windows
+
+package ui
+
+func browserCommand(url string) (string, []string) { return "xdg-open", []string{url} }
