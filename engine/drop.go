@@ -47,18 +47,16 @@ func (e *Engine) dropLocked(ctx context.Context, task string) (*DropResult, erro
 	if !ok {
 		return nil, fmt.Errorf("%w: task %q does not exist", ErrUnknownRef, task)
 	}
-	g, err := e.loadGraph(ctx, nil, nil)
+	listed, exclusive, err := e.maintStore().TaskShare(ctx, task)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
-	res := &DropResult{Task: task, Head: ID(head.Head), ExclusiveBytes: g.exclusiveBytes()[task]}
+	res := &DropResult{Task: task, Head: ID(head.Head), ExclusiveBytes: exclusive}
 	b := e.db.NewBatch()
 	defer b.Close()
-	for _, c := range g.cps {
-		if c.cp.Task == task {
-			b.DeleteCheckpoint(c.id, task, c.cp.Seq)
-			res.Checkpoints = append(res.Checkpoints, ID(c.id))
-		}
+	for _, c := range listed {
+		b.DeleteCheckpoint(c.ID, task, c.Seq)
+		res.Checkpoints = append(res.Checkpoints, ID(c.ID))
 	}
 	b.DeleteTask(task)
 	if err := b.Commit(); err != nil {

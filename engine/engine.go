@@ -138,7 +138,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	if created, err = e.checkIdentity(len(packs)); err != nil {
 		return false, err
 	}
-	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel})
+	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: true})
 	if err != nil {
 		return false, storeError(err, e.storeDir)
 	}

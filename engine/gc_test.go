@@ -81,7 +81,7 @@ func TestGCRetentionGeneratedHistory(t *testing.T) {
 		}
 	}
 	sizes := packFiles(t, h.f.store)
-	wantBytes := recordBytes(want) + objects.PackHeaderSize*int64(len(sizes))
+	wantBytes := recordBytes(t, h.f.e, want) + objects.PackHeaderSize*int64(len(sizes))
 	if got := sum(sizes); got != wantBytes || res.PackBytesAfter != got {
 		t.Fatalf("packs hold %d bytes (result says %d), want %d", got, res.PackBytesAfter, wantBytes)
 	}
@@ -291,7 +291,7 @@ func TestDropTask(t *testing.T) {
 			gone = append(gone, r)
 		}
 	}
-	exclusive := recordBytes(append(slices.Clone(keep), gone...)) - recordBytes(keep)
+	exclusive := recordBytes(t, h.f.e, append(slices.Clone(keep), gone...)) - recordBytes(t, h.f.e, keep)
 	tasks, err := h.f.e.Tasks(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -39,8 +39,8 @@ type history struct {
 var historyBase = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newHistory opens a fixture whose clock the history controls. Contents
-// are random bytes (at least 64), which zstd cannot shrink: each stores
-// raw, so a blob's record is exactly RecordHeaderSize + its length.
+// are random bytes (at least 64), which zstd cannot shrink, and small
+// enough to be stored in group records.
 func newHistory(t *testing.T, seed uint64, poolSize int) *history {
 	h := &history{rng: rand.New(rand.NewPCG(seed, 7)), base: historyBase, files: map[string]string{}}
 	for range poolSize {
@@ -84,15 +84,27 @@ func (h *history) step(task string) record {
 	return r
 }
 
-// recordBytes is the pack bytes the distinct contents of recs take.
-func recordBytes(recs []record) int64 {
-	seen := map[string]bool{}
+// recordBytes is the pack bytes of the records that hold the distinct
+// contents of recs, as e's index places them now: each record counted
+// once, so a group record holding several of the contents (or contents
+// of other checkpoints too) counts whole, once.
+func recordBytes(t *testing.T, e *Engine, recs []record) int64 {
+	t.Helper()
+	type at struct {
+		pack   uint32
+		offset int64
+	}
+	seen := map[at]bool{}
 	var n int64
 	for _, r := range recs {
 		for _, c := range r.files {
-			if !seen[c] {
-				seen[c] = true
-				n += objects.RecordHeaderSize + int64(len(c))
+			loc, found, err := e.db.Locator(objects.Sum([]byte(c)))
+			if err != nil || !found {
+				t.Fatalf("locator of a %d-byte content: found %v, %v", len(c), found, err)
+			}
+			if k := (at{loc.Pack, loc.Offset}); !seen[k] {
+				seen[k] = true
+				n += int64(loc.Length)
 			}
 		}
 	}

@@ -110,12 +110,6 @@ func (o Options) maxFileSize() int64 {
 	return o.MaxFileSize
 }
 
-func (o Options) step(op string) {
-	if o.gcStep != nil {
-		o.gcStep(op)
-	}
-}
-
 func (o Options) lockTimeout() time.Duration {
 	if o.LockTimeout < 0 {
 		return DefaultLockTimeout

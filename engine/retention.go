@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -125,50 +123,4 @@ type DroppedCheckpoint struct {
 	Time   time.Time
 	Kind   CheckpointKind
 	Reason string // "keep-last", "max-age" or "max-size"
-}
-
-// applyRetention releases, in g, the checkpoints p drops, and returns them.
-func (g *refGraph) applyRetention(p RetentionPolicy, now time.Time) []DroppedCheckpoint {
-	var out []DroppedCheckpoint
-	drop := func(c *cpNode, reason string) int64 {
-		out = append(out, DroppedCheckpoint{ID: ID(c.id), Task: c.cp.Task, Seq: c.cp.Seq, Time: c.cp.Time, Kind: publicKind(c.cp.Kind), Reason: reason})
-		return g.release(c)
-	}
-	byTask := map[string][]*cpNode{}
-	for _, c := range g.cps {
-		byTask[c.cp.Task] = append(byTask[c.cp.Task], c)
-	}
-	for _, task := range g.tasks {
-		cps := byTask[task]
-		slices.SortFunc(cps, func(a, b *cpNode) int { return cmp.Compare(a.cp.Seq, b.cp.Seq) })
-		for i, c := range cps {
-			switch {
-			case c.head:
-			case p.KeepLast > 0 && i < len(cps)-p.KeepLast:
-				drop(c, "keep-last")
-			case p.MaxAge > 0 && c.cp.Time.Before(now.Add(-p.MaxAge)):
-				drop(c, "max-age")
-			}
-		}
-	}
-	if p.MaxSize <= 0 {
-		return out
-	}
-	var candidates []*cpNode
-	for _, c := range g.cps {
-		if !c.head && !c.released {
-			candidates = append(candidates, c)
-		}
-	}
-	slices.SortFunc(candidates, func(a, b *cpNode) int {
-		return cmp.Or(a.cp.Time.Compare(b.cp.Time), cmp.Compare(a.cp.Task, b.cp.Task), cmp.Compare(a.cp.Seq, b.cp.Seq))
-	})
-	live := g.liveBytes()
-	for _, c := range candidates {
-		if live <= p.MaxSize {
-			break
-		}
-		live -= drop(c, "max-size")
-	}
-	return out
 }

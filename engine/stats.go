@@ -1,13 +1,6 @@
 package engine
 
-import (
-	"context"
-	"io/fs"
-	"os"
-	"path/filepath"
-
-	"github.com/ckpt/ckpt/internal/objects"
-)
+import "context"
 
 // StoreStats describes a store's size and how well it deduplicates and
 // compresses.
@@ -69,88 +62,23 @@ func (e *Engine) Stats(ctx context.Context) (*StoreStats, error) {
 func (e *Engine) stats(ctx context.Context) (*StoreStats, error) {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
-	g, err := e.loadGraph(ctx, nil, nil)
+	m, err := e.maintStore().Sizes(ctx)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
-	}
-	st := &StoreStats{Checkpoints: len(g.cps), Trees: len(g.trees), Blobs: len(g.blobs)}
-	if err := e.diskUsage(g, st); err != nil {
 		return nil, err
 	}
-	for _, b := range g.blobs {
-		if b.missing || b.loc.Flags&objects.FlagChunked != 0 {
-			continue
-		}
-		st.UniqueBytes += b.loc.Size
-		st.StoredBytes += int64(b.loc.Length) - objects.RecordHeaderSize
+	st := &StoreStats{DiskBytes: m.DiskBytes, IndexBytes: m.IndexBytes, PackBytes: m.PackBytes,
+		LiveBytes: m.LiveBytes, Checkpoints: m.Checkpoints, Trees: m.Trees, Blobs: m.Blobs,
+		LogicalBytes: m.LogicalBytes, UniqueBytes: m.UniqueBytes, StoredBytes: m.StoredBytes}
+	for _, p := range m.Packs {
+		st.Packs = append(st.Packs, PackStats(p))
 	}
-	memo := map[objects.ID]int64{}
-	exclusive := g.exclusiveBytes()
-	byTask := map[string]*TaskStats{}
-	for _, name := range g.tasks {
-		st.Tasks = append(st.Tasks, TaskStats{Name: name, ExclusiveBytes: exclusive[name]})
-	}
-	for i := range st.Tasks {
-		byTask[st.Tasks[i].Name] = &st.Tasks[i]
-	}
-	for _, c := range g.cps {
-		n := g.logicalSize(c.cp.Root, memo)
-		st.LogicalBytes += n
-		if t := byTask[c.cp.Task]; t != nil {
-			t.Checkpoints++
-			t.LogicalBytes += n
-		}
+	for _, t := range m.Tasks {
+		st.Tasks = append(st.Tasks, TaskStats(t))
 	}
 	st.DedupRatio = ratio(st.LogicalBytes, st.UniqueBytes)
 	st.CompressionRatio = ratio(st.UniqueBytes, st.StoredBytes)
 	st.LiveFraction = ratio(st.LiveBytes, st.PackBytes)
 	return st, nil
-}
-
-// diskUsage fills the on-disk sizes: the store directory, the packs and
-// the live bytes of each.
-func (e *Engine) diskUsage(g *refGraph, st *StoreStats) error {
-	err := filepath.WalkDir(e.storeDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil // removed while walking (a pebble compaction)
-		}
-		st.DiskBytes += fi.Size()
-		if rel, _ := filepath.Rel(e.storeDir, p); filepath.Dir(rel) == "index" {
-			st.IndexBytes += fi.Size()
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	live := map[uint32]int64{}
-	for _, b := range g.blobs {
-		if !b.missing {
-			live[b.loc.Pack] += int64(b.loc.Length)
-		}
-	}
-	nums, err := e.blobs.Packs()
-	if err != nil {
-		return err
-	}
-	for _, n := range nums {
-		fi, err := os.Stat(e.blobs.PackPath(n))
-		if err != nil {
-			return err
-		}
-		ps := PackStats{Pack: n, Bytes: fi.Size(), LiveBytes: live[n]}
-		if ps.LiveBytes > 0 {
-			ps.LiveBytes += objects.PackHeaderSize
-		}
-		st.Packs = append(st.Packs, ps)
-		st.PackBytes += ps.Bytes
-		st.LiveBytes += ps.LiveBytes
-	}
-	return nil
 }
 
 func ratio(a, b int64) float64 {
@@ -162,9 +90,5 @@ func ratio(a, b int64) float64 {
 
 // exclusiveByTask returns the pack bytes only each task references.
 func (e *Engine) exclusiveByTask(ctx context.Context) (map[string]int64, error) {
-	g, err := e.loadGraph(ctx, nil, nil)
-	if err != nil {
-		return nil, storeError(err, e.storeDir)
-	}
-	return g.exclusiveBytes(), nil
+	return e.maintStore().ExclusiveByTask(ctx)
 }

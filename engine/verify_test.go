@@ -45,6 +45,27 @@ func wantProblem(t *testing.T, f *fixture, quick bool, cp ID, path, text string)
 	t.Fatalf("no problem at %s mentioning %q in %v", path, text, rep.Problems)
 }
 
+// editPack rewrites the pack holding blob id through edit, given the
+// pack's bytes and the blob's locator, and reopens the store so that no
+// cached pack handle hides the change.
+func editPack(t *testing.T, f *fixture, id ID, edit func(b []byte, loc objects.Locator)) {
+	t.Helper()
+	loc, _, err := f.e.db.Locator(objects.ID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := f.e.blobs.PackPath(loc.Pack)
+	b, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(b, loc)
+	if err := os.WriteFile(pack, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.open(Options{})
+}
+
 func TestVerifyCleanStore(t *testing.T) {
 	t.Parallel()
 	f, _, _ := corruptFixture(t)
@@ -61,20 +82,7 @@ func TestVerifyCleanStore(t *testing.T) {
 func TestVerifyFindsFlippedByte(t *testing.T) {
 	t.Parallel()
 	f, cp, id := corruptFixture(t)
-	loc, _, err := f.e.db.Locator(objects.ID(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pack := f.e.blobs.PackPath(loc.Pack)
-	b, err := os.ReadFile(pack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[loc.Offset+int64(loc.Length)-3] ^= 0x40
-	if err := os.WriteFile(pack, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.open(Options{}) // drop cached pack handles
+	editPack(t, f, id, func(b []byte, loc objects.Locator) { b[loc.Offset+int64(loc.Length)-3] ^= 0x40 })
 	wantProblem(t, f, false, cp.ID, "src/lib/util.go", "blob "+id.Short())
 	if _, err := f.e.Verify(context.Background(), VerifyOptions{Quick: true}); err != nil {
 		t.Fatalf("quick verify does not re-hash content, yet: %v", err)
@@ -116,5 +124,21 @@ func TestVerifyFindsDanglingTree(t *testing.T) {
 	wantProblem(t, f, true, cp.ID, "src/lib", "tree "+ents[0].ID.Short()+" missing")
 	if _, err := f.e.GC(context.Background(), GCOptions{}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("gc over a damaged store: %v, want ErrCorrupt and nothing collected", err)
+	}
+}
+
+// TestVerifyFindsDamagedPackHeader damages the header of the pack holding
+// a blob: its records still verify one by one, but no locator into the
+// pack can be trusted, and the quick check must say so as the full one does.
+func TestVerifyFindsDamagedPackHeader(t *testing.T) {
+	t.Parallel()
+	f, cp, id := corruptFixture(t)
+	editPack(t, f, id, func(b []byte, _ objects.Locator) { b[2] ^= 0x20 }) // inside the magic
+	for _, quick := range []bool{true, false} {
+		wantProblem(t, f, quick, cp.ID, "src/lib/util.go", "bad pack header")
+	}
+	rep, _ := f.e.Verify(context.Background(), VerifyOptions{Quick: true})
+	if rep.BytesHashed != 0 {
+		t.Fatalf("quick verify hashed %d bytes", rep.BytesHashed)
 	}
 }

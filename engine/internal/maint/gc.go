@@ -1,0 +1,292 @@
+package maint
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+// Swept counts what a collection did.
+type Swept struct {
+	CheckpointsDeleted int
+	TreesDeleted       int
+	BlobsDeleted       int
+	DirCachesDropped   int
+	PacksRewritten     int
+	PacksRemoved       int
+	PacksTruncated     int
+	BytesCopied        int64
+	PackBytesBefore    int64
+	PackBytesAfter     int64
+}
+
+// Collect sweeps what g no longer references, in the crash-safe order:
+// the live records of mostly dead packs (live fraction below threshold)
+// are copied into new packs and fsynced; one synced index batch switches
+// their locators and deletes dead locators, trees, checkpoints and the
+// stat-cache directories that vouch for swept ids; only then are old
+// packs removed and dead tails cut off. A group record is copied whole
+// while any of its members lives, so its dead members stay in the store
+// until a later rewrite finds the whole group dead.
+func (s *Store) Collect(ctx context.Context, g *Graph, threshold float64, progress func(Progress)) (*Swept, error) {
+	res := &Swept{}
+	packs, err := s.packUsage(g, threshold)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range packs {
+		res.PackBytesBefore += u.size
+	}
+	moved, err := s.rewritePacks(ctx, g, packs, progress, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.commitSweep(g, moved, res); err != nil {
+		return nil, err
+	}
+	if err := s.reclaimPacks(packs, res); err != nil {
+		return nil, err
+	}
+	if res.PackBytesAfter, err = s.PackBytes(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// packAction is what a collection does with one pack.
+type packAction int
+
+const (
+	packKeep packAction = iota
+	packRemove
+	packRewrite
+	packTruncate
+)
+
+// packUse is the live content of one pack.
+type packUse struct {
+	n      uint32
+	size   int64 // on disk
+	live   int64 // bytes of live records
+	end    int64 // end of the last live record
+	action packAction
+}
+
+// packUsage measures every pack on disk against the live records of g
+// and decides what to do with it.
+func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
+	sizes, nums, err := s.PackSizes()
+	if err != nil {
+		return nil, err
+	}
+	byNum := make(map[uint32]*packUse, len(nums))
+	out := make([]*packUse, 0, len(nums))
+	for _, n := range nums {
+		u := &packUse{n: n, size: sizes[n], end: objects.PackHeaderSize}
+		byNum[n] = u
+		out = append(out, u)
+	}
+	g.eachLiveRecord(func(loc objects.Locator) {
+		if u := byNum[loc.Pack]; u != nil {
+			u.live += int64(loc.Length)
+			u.end = max(u.end, loc.Offset+int64(loc.Length))
+		}
+	})
+	for _, u := range out {
+		body := u.size - objects.PackHeaderSize
+		holes := u.end - objects.PackHeaderSize - u.live
+		switch {
+		case u.live == 0:
+			u.action = packRemove
+		case holes == 0 && u.end < u.size:
+			u.action = packTruncate
+		case body > 0 && float64(u.live)/float64(body) < threshold:
+			u.action = packRewrite
+		case u.end < u.size:
+			u.action = packTruncate
+		}
+	}
+	return out, nil
+}
+
+// rewritePacks copies the live records of the packs marked for rewriting
+// into new packs and fsyncs them (step 1 of the crash-safe order). It
+// returns the new locators, not yet committed.
+func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
+	progress func(Progress), res *Swept) (map[objects.ID]objects.Locator, error) {
+	rewrite := map[uint32]bool{}
+	for _, u := range packs {
+		if u.action == packRewrite {
+			rewrite[u.n] = true
+			res.PacksRewritten++
+		}
+	}
+	type rec struct {
+		id  objects.ID
+		loc objects.Locator
+	}
+	var recs []rec
+	for id, b := range g.blobs {
+		if b.refs > 0 && b.rec != nil && rewrite[b.loc.Pack] {
+			recs = append(recs, rec{id, b.loc})
+		}
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(recs, func(a, b rec) int {
+		return cmp.Or(cmp.Compare(a.loc.Pack, b.loc.Pack), cmp.Compare(a.loc.Offset, b.loc.Offset), cmp.Compare(a.loc.Member, b.loc.Member))
+	})
+	rw := s.Blobs.NewRewriter()
+	defer rw.Close()
+	moved := make(map[objects.ID]objects.Locator, len(recs))
+	copied := map[recordKey]bool{}
+	for i, r := range recs {
+		if err := ctx.Err(); err != nil {
+			return nil, s.abandonCopies(rw, err)
+		}
+		s.step("copy")
+		loc, err := rw.Copy(r.id, r.loc)
+		if err != nil {
+			return nil, s.abandonCopies(rw, s.storeErr(err))
+		}
+		moved[r.id] = loc
+		if !copied[keyOf(loc)] {
+			copied[keyOf(loc)] = true
+			res.BytesCopied += int64(loc.Length)
+		}
+		if progress != nil && i%256 == 0 {
+			progress(Progress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
+		}
+	}
+	s.step("sync")
+	if err := rw.Sync(); err != nil {
+		return nil, s.abandonCopies(rw, err)
+	}
+	return moved, nil
+}
+
+// abandonCopies removes the packs a failed rewrite created (nothing
+// references them) and returns err.
+func (s *Store) abandonCopies(rw *objects.Rewriter, err error) error {
+	rw.Close()
+	for _, n := range rw.Packs() {
+		err = errors.Join(err, s.Blobs.RemovePack(n))
+	}
+	return err
+}
+
+// commitSweep is step 2: one synced index batch that switches the moved
+// locators and deletes dead locators, trees, checkpoints and the stat-cache
+// directories that vouch for swept ids.
+func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res *Swept) error {
+	b := s.DB.NewBatch()
+	defer b.Close()
+	for id, loc := range moved {
+		b.PutLocator(id, loc)
+	}
+	err := s.DB.EachLocator(func(id objects.ID, _ objects.Locator) error {
+		if !g.liveBlob(id) {
+			b.DeleteLocator(id)
+			res.BlobsDeleted++
+		}
+		return nil
+	})
+	if err == nil {
+		err = s.DB.EachTree(func(id objects.ID) error {
+			if !g.liveTree(id) {
+				b.DeleteTree(id)
+				res.TreesDeleted++
+			}
+			return nil
+		})
+	}
+	if err == nil {
+		err = s.sweepCheckpoints(g, b, res)
+	}
+	if err == nil {
+		err = s.DB.AllDirCaches(func(dir string, dc index.DirCache) error {
+			if !dirCacheLive(g, dc) {
+				b.DeleteDirCache(dir)
+				res.DirCachesDropped++
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return s.storeErr(err)
+	}
+	s.step("commit")
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("gc: commit index: %w", err)
+	}
+	return nil
+}
+
+// sweepCheckpoints deletes the dropped checkpoints, and checkpoints no
+// task lists (left by nothing ckpt does, but unreachable all the same).
+func (s *Store) sweepCheckpoints(g *Graph, b *index.Batch, res *Swept) error {
+	listed := make(map[objects.ID]bool, len(g.cps))
+	for _, c := range g.cps {
+		listed[c.id] = !c.released
+		if c.released {
+			b.DeleteCheckpoint(c.id, c.cp.Task, c.cp.Seq)
+			res.CheckpointsDeleted++
+		}
+	}
+	return s.DB.EachCheckpoint(func(id objects.ID, cp index.Checkpoint) error {
+		if _, ok := listed[id]; ok {
+			return nil
+		}
+		at, found, err := s.DB.CheckpointAt(cp.Task, cp.Seq)
+		if err != nil {
+			return err
+		}
+		if !found || at == id {
+			b.DeleteCheckpoint(id, cp.Task, cp.Seq)
+			res.CheckpointsDeleted++
+		}
+		return nil
+	})
+}
+
+// dirCacheLive reports whether every id a stat-cache directory vouches for
+// (its tree, its entries' blobs or subtrees) survives the collection.
+func dirCacheLive(g *Graph, dc index.DirCache) bool {
+	if !g.liveTree(dc.Tree) {
+		return false
+	}
+	for _, f := range dc.Entries {
+		if !g.liveBlob(f.ID) && !g.liveTree(f.ID) {
+			return false
+		}
+	}
+	return true
+}
+
+// reclaimPacks is step 3, after the index no longer references what goes:
+// remove rewritten and dead packs, cut dead tails.
+func (s *Store) reclaimPacks(packs []*packUse, res *Swept) error {
+	for _, u := range packs {
+		switch u.action {
+		case packRemove, packRewrite:
+			s.step("remove")
+			if err := s.Blobs.RemovePack(u.n); err != nil {
+				return err
+			}
+			res.PacksRemoved++
+		case packTruncate:
+			s.step("truncate")
+			if err := s.Blobs.TruncatePack(u.n, u.end); err != nil {
+				return err
+			}
+			res.PacksTruncated++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+// Package maint holds the mechanics of store maintenance: the
+// reachability graph of the checkpoints (what is live, what dropping a
+// checkpoint or a task frees), retention, the crash-safe collection that
+// sweeps and rewrites packs, the integrity check and the size figures.
+// Package engine decides when to run them, holds the lock and turns the
+// results into its public types.
+//
+// Every byte figure counts each stored record once, by its pack and
+// offset: the members of a group record share one Offset and Length.
+package maint
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+// Store is what maintenance works on: the index and the packs of one store.
+type Store struct {
+	Dir   string // the store directory, for error reports
+	DB    *index.DB
+	Blobs *objects.Store
+	// StoreErr marks the store's failures as the caller classifies them;
+	// nil leaves them as they are.
+	StoreErr func(error) error
+	// Step, when set (by crash tests), is called before every step of a
+	// collection that changes the store: each record copy ("copy"), the
+	// fsync of the copies ("sync"), the index commit ("commit"), each pack
+	// removal ("remove") and truncation ("truncate").
+	Step func(op string)
+}
+
+// Progress reports how far a store-wide operation got in its current
+// phase. Total is 0 when unknown.
+type Progress struct {
+	Phase       string
+	Done, Total int64
+}
+
+func (s *Store) storeErr(err error) error {
+	if s.StoreErr == nil || err == nil {
+		return err
+	}
+	return s.StoreErr(err)
+}
+
+func (s *Store) step(op string) {
+	if s.Step != nil {
+		s.Step(op)
+	}
+}
+
+// PackSizes returns the size on disk of every pack, by number, and the
+// pack numbers in order.
+func (s *Store) PackSizes() (map[uint32]int64, []uint32, error) {
+	nums, err := s.Blobs.Packs()
+	if err != nil {
+		return nil, nil, err
+	}
+	sizes := make(map[uint32]int64, len(nums))
+	for _, n := range nums {
+		fi, err := os.Stat(s.Blobs.PackPath(n))
+		if err != nil {
+			return nil, nil, fmt.Errorf("pack size: %w", err)
+		}
+		sizes[n] = fi.Size()
+	}
+	return sizes, nums, nil
+}
+
+// PackBytes is the size of every pack on disk.
+func (s *Store) PackBytes() (int64, error) {
+	sizes, _, err := s.PackSizes()
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	return total, err
+}

@@ -1,0 +1,184 @@
+package maint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+// Checked counts what Verify looked at, and the problems it found.
+type Checked struct {
+	Checkpoints int
+	Trees       int
+	Blobs       int   // distinct blobs and chunks reachable
+	Locators    int   // locators checked (reachable or not)
+	BytesHashed int64 // content re-hashed (0 when quick)
+	Packs       int
+	Problems    []Problem
+}
+
+// Verify checks the store: every task head exists, every checkpoint a
+// task lists → tree → blob/chunk exists, every locator in the index lies
+// inside an existing pack past its header, and every pack a locator
+// points into starts with a header this version reads. Unless quick,
+// every reachable blob is also read back and re-hashed. Problems are
+// reported in the result, once each; the error is for everything else
+// (I/O, cancellation).
+func (s *Store) Verify(ctx context.Context, quick bool, progress func(Progress)) (*Checked, error) {
+	rep := &Checked{}
+	var mu sync.Mutex
+	add := func(p Problem) {
+		mu.Lock()
+		rep.Problems = append(rep.Problems, p)
+		mu.Unlock()
+	}
+	if err := s.verifyHeads(add); err != nil {
+		return nil, err
+	}
+	g, err := s.Load(ctx, add, progress)
+	if err != nil {
+		return nil, err
+	}
+	rep.Checkpoints, rep.Trees, rep.Blobs = len(g.cps), len(g.trees), len(g.blobs)
+	bad, err := s.verifyLocators(g, rep, add)
+	if err != nil {
+		return nil, err
+	}
+	if !quick {
+		if err := s.verifyContent(ctx, g, bad, rep, add, progress); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// verifyHeads checks that every task's head is a stored checkpoint.
+func (s *Store) verifyHeads(add func(Problem)) error {
+	tasks, err := s.DB.Tasks()
+	if err != nil {
+		return s.storeErr(err)
+	}
+	for _, task := range tasks {
+		head, _, err := s.DB.Task(task)
+		if err == nil {
+			_, err = s.DB.Checkpoint(head.Head)
+		}
+		if err != nil {
+			add(Problem{Task: task, Object: head.Head, Kind: "task",
+				Message: fmt.Sprintf("task %q: head %s: %s", task, head.Head.Short(), describe(err))})
+		}
+	}
+	return nil
+}
+
+// verifyLocators checks that every locator in the index lies inside an
+// existing pack, past its header, and that the header of every pack a
+// locator points into is sound. It returns the blobs whose locator is
+// bad, so that their content is not reported twice.
+func (s *Store) verifyLocators(g *Graph, rep *Checked, add func(Problem)) (map[objects.ID]bool, error) {
+	sizes, nums, err := s.PackSizes()
+	if err != nil {
+		return nil, err
+	}
+	rep.Packs = len(nums)
+	headers := map[uint32]error{}
+	bad := map[objects.ID]bool{}
+	err = s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
+		rep.Locators++
+		size, ok := sizes[loc.Pack]
+		var msg string
+		switch {
+		case !ok:
+			msg = fmt.Sprintf("pack %s missing", s.Blobs.PackPath(loc.Pack))
+		case loc.Offset < objects.PackHeaderSize || loc.Offset+int64(loc.Length) > size:
+			msg = fmt.Sprintf("record at %d+%d lies outside pack %s (%d bytes)", loc.Offset, loc.Length, s.Blobs.PackPath(loc.Pack), size)
+		default:
+			herr, seen := headers[loc.Pack]
+			if !seen {
+				herr = s.Blobs.CheckPackHeader(loc.Pack)
+				headers[loc.Pack] = herr
+			}
+			if herr == nil {
+				return nil
+			}
+			if !isCorrupt(herr) {
+				return herr
+			}
+			msg = herr.Error()
+		}
+		bad[id] = true
+		p := Problem{Object: id, Kind: "locator", Message: "blob " + id.Short() + ": " + msg}
+		if b := g.blobs[id]; b != nil && b.site.cp != nil {
+			p = b.site.at(p)
+			p.Path = b.site.path
+		}
+		add(p)
+		return nil
+	})
+	return bad, s.storeErr(err)
+}
+
+// verifyContent re-reads and re-hashes every reachable blob (a chunked
+// file is streamed through its chunks and its whole hash checked), in
+// parallel.
+func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]bool, rep *Checked,
+	add func(Problem), progress func(Progress)) error {
+	var total int64
+	for id, b := range g.blobs {
+		if !b.missing && !bad[id] {
+			total += b.loc.Size
+		}
+	}
+	var done, blobs atomic.Int64
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(runtime.GOMAXPROCS(0))
+	for id, b := range g.blobs {
+		if b.missing || bad[id] {
+			continue
+		}
+		eg.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n, err := s.hashBlob(id)
+			if err != nil {
+				if !isCorrupt(err) {
+					return err
+				}
+				add(b.site.at(Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + err.Error()}))
+			}
+			d := done.Add(n)
+			if progress != nil && blobs.Add(1)%64 == 0 {
+				progress(Progress{Phase: "verify", Done: d, Total: total})
+			}
+			return nil
+		})
+	}
+	err := eg.Wait()
+	rep.BytesHashed = done.Load()
+	return err
+}
+
+// hashBlob reads blob id back through the verifying reader.
+func (s *Store) hashBlob(id objects.ID) (int64, error) {
+	r, _, err := s.Blobs.Open(id)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return io.Copy(io.Discard, r)
+}
+
+// isCorrupt reports whether err says the store's data is damaged.
+func isCorrupt(err error) bool {
+	return errors.Is(err, objects.ErrCorrupt) || errors.Is(err, index.ErrCorrupt)
+}
