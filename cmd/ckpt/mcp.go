@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"sync/atomic"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -59,18 +62,24 @@ func newMCPServer(a *app, e *engine.Engine) *mcp.Server {
 }
 
 // mcpTool makes the function adding fn as the tool "ckpt_"+name, its input
-// and output schemas inferred from P and R.
+// and output schemas inferred from P and R. A failed call's result carries
+// the error data serve sends as structured content (see toolError), so the
+// SDK is given R's schema rather than R itself: it would otherwise replace
+// that content with a zero R.
 func mcpTool[P, R any](name, title string, acc access, doc string, fn func(context.Context, P) (R, error)) func(*mcp.Server) {
-	tool := &mcp.Tool{Name: "ckpt_" + name, Title: title, Description: doc, Annotations: annotations(title, acc)}
 	return func(s *mcp.Server) {
-		mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, R, error) {
+		out, err := jsonschema.For[R](nil)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: output schema: %v", name, err)) // a programming error in the method table
+		}
+		tool := &mcp.Tool{Name: "ckpt_" + name, Title: title, Description: doc, Annotations: annotations(title, acc), OutputSchema: out}
+		mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, any, error) {
 			if token := req.Params.GetProgressToken(); token != nil {
 				ctx = withReporter(ctx, progressSender(ctx, req.Session, token))
 			}
 			res, err := fn(ctx, p)
 			if err != nil {
-				var zero R
-				return toolError(err), zero, nil
+				return toolError(err), nil, nil
 			}
 			return nil, res, nil
 		})
@@ -99,21 +108,20 @@ func toolError(err error) *mcp.CallToolResult {
 }
 
 // progressSender sends a request's progress values as MCP progress
-// notifications, counting them.
+// notifications, counting them. It is safe for concurrent use: gc and verify
+// report from several goroutines.
 func progressSender(ctx context.Context, ss *mcp.ServerSession, token any) func(any) {
-	var n float64
+	var n atomic.Int64
 	return func(v any) {
-		n++
-		msg := ""
+		params := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n.Add(1))}
 		switch p := v.(type) {
 		case phaseValue:
-			msg = p.Phase
+			params.Message = p.Phase
+			if p.Total > 0 {
+				params.Progress, params.Total = float64(p.Done), float64(p.Total)
+			}
 		case scanValue:
-			msg = p.Phase
-		}
-		params := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg}
-		if p, ok := v.(phaseValue); ok && p.Total > 0 {
-			params.Progress, params.Total = float64(p.Done), float64(p.Total)
+			params.Message = fmt.Sprintf("%s: %d files", p.Phase, p.Files)
 		}
 		_ = ss.NotifyProgress(ctx, params)
 	}
