@@ -20,7 +20,7 @@ type Only string
 // Restore flavours.
 const (
 	OnlyWorkspace Only = "workspace" // the files (default)
-	OnlyState     Only = "state"     // the host's state blob only; files untouched
+	OnlyState     Only = "state"     // the host's state blob only; files and head untouched
 	OnlyBoth      Only = "both"      // files and state
 )
 
@@ -84,7 +84,8 @@ type RestoreResult struct {
 //
 // Conflicts do not make Restore fail: it returns them in the result, and the
 // workspace matches ref everywhere except at those paths (and below them),
-// which keep what they held. Unless Paths limits it, the task's head moves
+// which keep what they held. With OnlyState neither the files nor the head
+// change. Otherwise, unless Paths limits it, the task's head moves
 // to ref even then, so the next save records the conflicting paths as
 // changes from ref; later checkpoints stay listed, so restoring one redoes.
 //
@@ -135,10 +136,9 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	res := &RestoreResult{Restored: ID(target), State: ID(cp.State), task: task}
 	switch only {
 	case OnlyState:
-		if opts.DryRun {
-			return res, nil
-		}
-		return res, e.moveHead(task, target)
+		// The files stay as they are, so the head stays too: the next save's
+		// parent is what the files were last saved as, not the state's checkpoint.
+		return res, nil
 	case OnlyWorkspace, OnlyBoth:
 	default:
 		return nil, fmt.Errorf("%w: Only must be workspace, state or both, not %q", ErrBadRequest, only)

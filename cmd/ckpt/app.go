@@ -56,6 +56,9 @@ type app struct {
 	progress *progressLine
 	// notices are fields the open added to every JSON document.
 	notices noticesJSON
+	// scans, set by serve and mcp before the open, receives the engine's
+	// scan progress.
+	scans *scanHub
 	// writeErr is the first failure to write a JSON document: the command
 	// then exits non-zero even if its work succeeded.
 	writeErr error
@@ -209,7 +212,9 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 		return nil, err
 	}
 	opts := a.engineOptions(cmd.Name(), readOnlyCommands[cmd.Name()])
-	if a.progress = a.newProgressLine(); a.progress != nil {
+	if a.scans != nil { // serve and mcp: scan progress goes to the requests that asked
+		opts.OnProgress = a.scans.send
+	} else if a.progress = a.newProgressLine(); a.progress != nil {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
 	}

@@ -86,20 +86,7 @@ func (a *app) lsCommand() *cobra.Command {
 
 func (a *app) printLs(entries []engine.LsEntry) {
 	if a.json {
-		type entryJSON struct {
-			Path string `json:"path"`
-			Kind string `json:"kind"`
-			Mode string `json:"mode"`
-			Size int64  `json:"size"`
-			ID   string `json:"id"`
-		}
-		out := make([]entryJSON, 0, len(entries))
-		for _, e := range entries {
-			out = append(out, entryJSON{Path: e.Path, Kind: string(e.Kind), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
-		}
-		a.printJSON(struct {
-			Entries []entryJSON `json:"entries"`
-		}{out})
+		a.printJSON(lsView(entries))
 		return
 	}
 	if a.quiet {
@@ -134,4 +121,25 @@ func (a *app) catCommand() *cobra.Command {
 			})
 		},
 	}
+}
+
+// lsJSON is the ls command's JSON shape.
+type lsJSON struct {
+	Entries []entryJSON `json:"entries"`
+}
+
+type entryJSON struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	Mode string `json:"mode"`
+	Size int64  `json:"size"`
+	ID   string `json:"id"`
+}
+
+func lsView(entries []engine.LsEntry) lsJSON {
+	out := make([]entryJSON, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, entryJSON{Path: e.Path, Kind: string(e.Kind), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
+	}
+	return lsJSON{out}
 }

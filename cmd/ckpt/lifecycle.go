@@ -26,11 +26,7 @@ func (a *app) dropCommand() *cobra.Command {
 					return err
 				}
 				if a.json {
-					ids := make([]string, len(res.Checkpoints))
-					for i, id := range res.Checkpoints {
-						ids[i] = id.String()
-					}
-					a.printJSON(dropJSON{Task: res.Task, Head: res.Head.Text(), Checkpoints: ids, ExclusiveBytes: res.ExclusiveBytes})
+					a.printJSON(dropView(res))
 					return nil
 				}
 				a.say("dropped task %s: %d checkpoints; `ckpt gc` reclaims %s only it referenced",
@@ -101,6 +97,15 @@ type dropJSON struct {
 	ExclusiveBytes int64    `json:"exclusive_bytes"`
 }
 
+// dropView is the drop command's JSON shape of res.
+func dropView(res *engine.DropResult) dropJSON {
+	ids := make([]string, len(res.Checkpoints))
+	for i, id := range res.Checkpoints {
+		ids[i] = id.String()
+	}
+	return dropJSON{Task: res.Task, Head: res.Head.Text(), Checkpoints: ids, ExclusiveBytes: res.ExclusiveBytes}
+}
+
 // gcDoc is the gc command's JSON shape.
 type gcDoc struct {
 	Policy             policyJSON    `json:"policy"`
@@ -136,24 +141,29 @@ type droppedJSON struct {
 
 func (a *app) printGC(res *engine.GCResult) {
 	if a.json {
-		out := gcDoc{
-			Policy:             policyJSON{KeepLast: res.Policy.KeepLast, MaxAgeMs: res.Policy.MaxAge.Milliseconds(), MaxSize: res.Policy.MaxSize},
-			Dropped:            make([]droppedJSON, 0, len(res.Dropped)),
-			CheckpointsDeleted: res.CheckpointsDeleted, TreesDeleted: res.TreesDeleted, BlobsDeleted: res.BlobsDeleted,
-			DirCachesDropped: res.DirCachesDropped, PacksRewritten: res.PacksRewritten, PacksRemoved: res.PacksRemoved,
-			PacksTruncated: res.PacksTruncated, BytesCopied: res.BytesCopied, BytesBefore: res.PackBytesBefore,
-			BytesAfter: res.PackBytesAfter, Reclaimed: res.Reclaimed(), DurationMs: res.Duration.Milliseconds(),
-		}
-		for _, d := range res.Dropped {
-			out.Dropped = append(out.Dropped, droppedJSON{d.ID.String(), d.Task, d.Seq, d.Time, string(d.Kind), d.Reason})
-		}
-		a.printJSON(out)
+		a.printJSON(gcView(res))
 		return
 	}
 	a.say("dropped %d checkpoints, deleted %d blobs and %d trees, rewrote %d packs, removed %d; %s → %s (reclaimed %s) in %s",
 		len(res.Dropped), res.BlobsDeleted, res.TreesDeleted, res.PacksRewritten, res.PacksRemoved,
 		humanBytes(res.PackBytesBefore), humanBytes(res.PackBytesAfter), humanBytes(res.Reclaimed()),
 		res.Duration.Round(time.Millisecond))
+}
+
+// gcView is the gc command's JSON shape of res.
+func gcView(res *engine.GCResult) gcDoc {
+	out := gcDoc{
+		Policy:             policyJSON{KeepLast: res.Policy.KeepLast, MaxAgeMs: res.Policy.MaxAge.Milliseconds(), MaxSize: res.Policy.MaxSize},
+		Dropped:            make([]droppedJSON, 0, len(res.Dropped)),
+		CheckpointsDeleted: res.CheckpointsDeleted, TreesDeleted: res.TreesDeleted, BlobsDeleted: res.BlobsDeleted,
+		DirCachesDropped: res.DirCachesDropped, PacksRewritten: res.PacksRewritten, PacksRemoved: res.PacksRemoved,
+		PacksTruncated: res.PacksTruncated, BytesCopied: res.BytesCopied, BytesBefore: res.PackBytesBefore,
+		BytesAfter: res.PackBytesAfter, Reclaimed: res.Reclaimed(), DurationMs: res.Duration.Milliseconds(),
+	}
+	for _, d := range res.Dropped {
+		out.Dropped = append(out.Dropped, droppedJSON{d.ID.String(), d.Task, d.Seq, d.Time, string(d.Kind), d.Reason})
+	}
+	return out
 }
 
 func (a *app) verifyCommand() *cobra.Command {
@@ -180,11 +190,7 @@ func (a *app) verifyCommand() *cobra.Command {
 // the same document and only sets the exit code.
 func (a *app) printVerify(rep *engine.VerifyReport, verr error) error {
 	if a.json {
-		out := verifyDoc{OK: rep.OK(), Quick: rep.Quick, Checkpoints: rep.Checkpoints, Trees: rep.Trees, Blobs: rep.Blobs,
-			Locators: rep.Locators, Packs: rep.Packs, BytesHashed: rep.BytesHashed, Problems: make([]problemJSON, 0, len(rep.Problems))}
-		for _, p := range rep.Problems {
-			out.Problems = append(out.Problems, problemJSON{p.Checkpoint.Text(), p.Task, p.Seq, p.Path, p.Object.Text(), p.Kind, p.Message})
-		}
+		out := verifyView(rep)
 		if verr != nil {
 			a.exitCode = exitCodeOf(verr)
 			out.Error = &errorBody{Code: a.exitCode, Message: verr.Error()}
@@ -201,6 +207,16 @@ func (a *app) printVerify(rep *engine.VerifyReport, verr error) error {
 	a.say("ok: %d checkpoints, %d trees, %d blobs, %d packs, %s hashed", rep.Checkpoints, rep.Trees, rep.Blobs,
 		rep.Packs, humanBytes(rep.BytesHashed))
 	return nil
+}
+
+// verifyView is the verify command's JSON shape of rep, without its error.
+func verifyView(rep *engine.VerifyReport) verifyDoc {
+	out := verifyDoc{OK: rep.OK(), Quick: rep.Quick, Checkpoints: rep.Checkpoints, Trees: rep.Trees, Blobs: rep.Blobs,
+		Locators: rep.Locators, Packs: rep.Packs, BytesHashed: rep.BytesHashed, Problems: make([]problemJSON, 0, len(rep.Problems))}
+	for _, p := range rep.Problems {
+		out.Problems = append(out.Problems, problemJSON{p.Checkpoint.Text(), p.Task, p.Seq, p.Path, p.Object.Text(), p.Kind, p.Message})
+	}
+	return out
 }
 
 // verifyDoc is the verify command's JSON shape.

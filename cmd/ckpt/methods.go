@@ -1,183 +1,105 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
+	"time"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
-// method is one operation a host can call over `ckpt serve` (by name) or
-// `ckpt mcp` (as the tool "ckpt_"+name). Results have the same JSON shapes
-// as the CLI's --json output.
-type method struct {
-	name   string
-	doc    string
-	schema string // JSON Schema of the params object
-	call   func(ctx context.Context, a *app, e *engine.Engine, params json.RawMessage) (any, error)
+// access says what a method does to the workspace and store; MCP clients
+// read it as tool annotations.
+type access int
+
+const (
+	query       access = iota // reads only
+	write                     // adds checkpoints, changes nothing saved
+	destructive               // rewrites files or deletes checkpoints
+)
+
+// hostMethod is one operation a host calls over `ckpt serve` (by name) or
+// `ckpt mcp` (as the tool "ckpt_"+name). Params are named like the CLI's
+// flags and results are shaped like its --json output.
+type hostMethod struct {
+	name, title, doc string
+	access           access
+	route            jsonrpc.Route
+	tool             func(*mcpServer)
 }
 
-// decodeParams decodes a params object strictly: unknown fields are usage errors.
-func decodeParams[T any](raw json.RawMessage) (T, error) {
-	var p T
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return p, nil
+// defineMethod makes a hostMethod from a typed function: the JSON-RPC route
+// and the MCP tool both decode P and encode R, so their schemas cannot drift.
+func defineMethod[P, R any](name, title string, acc access, doc string, fn func(context.Context, P) (R, error)) hostMethod {
+	return hostMethod{name: name, title: title, doc: doc, access: acc,
+		route: jsonrpc.Method(name, fn), tool: mcpTool(name, title, acc, doc, fn)}
+}
+
+// hostMethods is the method table of serve: every engine operation as a
+// JSON-RPC route on e. notify sends the events (initialize, checkpoint,
+// restore, error) to the host; it may be nil.
+func hostMethods(a *app, e *engine.Engine, notify func(method string, params any)) []jsonrpc.Route {
+	table := newHost(a, e, notify).table()
+	routes := make([]jsonrpc.Route, len(table))
+	for i, m := range table {
+		routes[i] = m.route
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, usageError{fmt.Sprintf("invalid params: %v", err)}
+	return routes
+}
+
+// host binds the method table to an engine and the session's defaults.
+type host struct {
+	a      *app
+	e      *engine.Engine
+	events *taskEvents
+	scans  *scanHub
+}
+
+func newHost(a *app, e *engine.Engine, notify func(string, any)) *host {
+	scans := a.scans
+	if scans == nil {
+		scans = &scanHub{} // the engine was opened without one: no scan progress
 	}
-	return p, nil
+	return &host{a: a, e: e, events: newTaskEvents(e, notify), scans: scans}
 }
 
-// taskOr returns task, or the session's --task when empty.
-func (a *app) taskOr(task string) string {
-	if task == "" {
-		return a.task
+// task returns t, or the session's --task when empty.
+func (h *host) task(t string) string {
+	if t == "" {
+		return h.a.task
 	}
-	return task
+	return t
 }
 
-const taskSchema = `"task":{"type":"string","description":"task (chain of checkpoints); default: the session's --task"}`
-
-// methods lists every callable operation.
-var methods = []method{
-	{
-		name: "save", doc: "Save a checkpoint of the workspace. With nothing changed and allow_empty unset, nothing is created and the head is returned with created=false.",
-		schema: `{"type":"object","properties":{` + taskSchema + `,"message":{"type":"string"},"allow_empty":{"type":"boolean"},"meta":{"type":"object","additionalProperties":{"type":"string"}},"state":{"type":"string","description":"the host's state blob (e.g. its conversation) to attach"}},"additionalProperties":false}`,
-		call: func(ctx context.Context, a *app, e *engine.Engine, raw json.RawMessage) (any, error) {
-			p, err := decodeParams[struct {
-				Task       string            `json:"task"`
-				Message    string            `json:"message"`
-				AllowEmpty bool              `json:"allow_empty"`
-				Meta       map[string]string `json:"meta"`
-				State      *string           `json:"state"`
-			}](raw)
-			if err != nil {
-				return nil, err
-			}
-			opts := engine.SaveOptions{Task: a.taskOr(p.Task), Message: p.Message, AllowEmpty: p.AllowEmpty, Meta: p.Meta}
-			if p.State != nil {
-				opts.State = strings.NewReader(*p.State)
-			}
-			res, err := e.Save(ctx, opts)
-			if err != nil {
-				return nil, err
-			}
-			return saveView(res), nil
-		},
-	},
-	{
-		name: "list", doc: "List the task's checkpoints, oldest first, with the head marked.",
-		schema: `{"type":"object","properties":{` + taskSchema + `},"additionalProperties":false}`,
-		call: func(ctx context.Context, a *app, e *engine.Engine, raw json.RawMessage) (any, error) {
-			p, err := decodeParams[struct {
-				Task string `json:"task"`
-			}](raw)
-			if err != nil {
-				return nil, err
-			}
-			log, err := e.List(ctx, a.taskOr(p.Task))
-			if err != nil {
-				return nil, err
-			}
-			return logView(log), nil
-		},
-	},
-	{
-		name: "diff", doc: "Changes between two checkpoints, or a checkpoint and the live workspace, with text contents. Refs: id, unique hex prefix, HEAD, HEAD~N, @N, workspace. mode (checkpoint, from-init, to-current, full) picks a range around ref instead of from/to.",
-		schema: `{"type":"object","properties":{` + taskSchema + `,"from":{"type":"string","description":"default HEAD"},"to":{"type":"string","description":"default workspace"},"mode":{"type":"string","enum":["checkpoint","from-init","to-current","full"]},"ref":{"type":"string"},"paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false}`,
-		call: func(ctx context.Context, a *app, e *engine.Engine, raw json.RawMessage) (any, error) {
-			p, err := decodeParams[struct {
-				Task  string   `json:"task"`
-				From  string   `json:"from"`
-				To    string   `json:"to"`
-				Mode  string   `json:"mode"`
-				Ref   string   `json:"ref"`
-				Paths []string `json:"paths"`
-			}](raw)
-			if err != nil {
-				return nil, err
-			}
-			if p.Mode != "" {
-				p.From, p.To = p.Ref, ""
-			} else if p.From == "" {
-				p.From = "HEAD"
-			}
-			opts := engine.DiffOptions{Task: a.taskOr(p.Task), Paths: p.Paths, Mode: engine.DiffMode(p.Mode)}
-			res, err := e.Diff(ctx, p.From, p.To, opts)
-			if err != nil {
-				return nil, err
-			}
-			return diffView(res, engine.DiffFormat{})
-		},
-	},
-	{
-		name: "restore", doc: "Rewind the workspace files (only=workspace, default), the state blob (only=state) or both to a checkpoint. A backup checkpoint of the current state is saved first unless no_backup; files no checkpoint captured are never touched (reported as conflicts unless force).",
-		schema: `{"type":"object","properties":{` + taskSchema + `,"ref":{"type":"string"},"only":{"type":"string","enum":["workspace","state","both"]},"paths":{"type":"array","items":{"type":"string"}},"dry_run":{"type":"boolean"},"no_backup":{"type":"boolean"},"force":{"type":"boolean"}},"required":["ref"],"additionalProperties":false}`,
-		call: func(ctx context.Context, a *app, e *engine.Engine, raw json.RawMessage) (any, error) {
-			p, err := decodeParams[struct {
-				Task     string   `json:"task"`
-				Ref      string   `json:"ref"`
-				Only     string   `json:"only"`
-				Paths    []string `json:"paths"`
-				DryRun   bool     `json:"dry_run"`
-				NoBackup bool     `json:"no_backup"`
-				Force    bool     `json:"force"`
-			}](raw)
-			if err != nil {
-				return nil, err
-			}
-			if p.Ref == "" {
-				return nil, usageError{"invalid params: ref is required"}
-			}
-			opts := engine.RestoreOptions{Task: a.taskOr(p.Task), Only: engine.Only(p.Only), Paths: p.Paths,
-				DryRun: p.DryRun, NoBackup: p.NoBackup, Force: p.Force}
-			res, err := e.Restore(ctx, p.Ref, opts)
-			if err != nil {
-				return nil, err
-			}
-			out := struct {
-				restoreJSON
-				StateContent *string `json:"state_content,omitempty"`
-			}{restoreJSON: restoreView(res, p.DryRun)}
-			if opts.Only == engine.OnlyState || opts.Only == engine.OnlyBoth {
-				state, err := e.ReadState(ctx, res.State)
-				if err != nil {
-					return nil, err
-				}
-				text := string(state)
-				out.StateContent = &text
-			}
-			return out, nil
-		},
-	},
-	{
-		name: "tasks", doc: "List the store's tasks with their checkpoint counts and heads.",
-		schema: `{"type":"object","properties":{},"additionalProperties":false}`,
-		call: func(ctx context.Context, _ *app, e *engine.Engine, raw json.RawMessage) (any, error) {
-			if _, err := decodeParams[struct{}](raw); err != nil {
-				return nil, err
-			}
-			tasks, err := e.Tasks(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return tasksView(tasks), nil
-		},
-	},
-}
-
-// lookupMethod finds a method by name.
-func lookupMethod(name string) (method, bool) {
-	for _, m := range methods {
-		if m.name == name {
-			return m, true
-		}
+// table lists every operation.
+func (h *host) table() []hostMethod {
+	return []hostMethod{
+		defineMethod("save", "Save a checkpoint", write,
+			"Save a checkpoint of the workspace. With nothing changed and allow_empty unset, nothing is created and the head is returned with created=false.",
+			h.save),
+		defineMethod("list", "List checkpoints", query, "List the task's checkpoints, oldest first, with the head marked.", h.list),
+		defineMethod("show", "Show a checkpoint", query,
+			"Show one checkpoint. Refs: id, unique hex prefix, HEAD, HEAD~N, @N.", h.show),
+		defineMethod("ls", "List a checkpoint's directory", query, "List a directory (path, default the root) of a checkpoint.", h.ls),
+		defineMethod("cat", "Read a file of a checkpoint", query,
+			"A file's bytes as they were in a checkpoint: content when valid UTF-8, else content_base64.", h.cat),
+		defineMethod("diff", "Diff checkpoints", query,
+			"Changes between two checkpoints, or a checkpoint and the live workspace, with both sides' bytes (before/after as text when valid UTF-8, else before_base64/after_base64). Refs: id, unique hex prefix, HEAD, HEAD~N, @N, workspace. mode (checkpoint, from-init, to-current, full) picks a range around ref instead of from/to.",
+			h.diff),
+		defineMethod("restore", "Restore a checkpoint", destructive,
+			"Rewind the workspace files (only=workspace, default), the state blob (only=state; files and head stay) or both to a checkpoint. A backup checkpoint of the current state is saved first unless no_backup; files no checkpoint captured are never touched (reported as conflicts unless force).",
+			h.restore),
+		defineMethod("tasks", "List tasks", query, "List the store's tasks with their checkpoint counts and heads.", h.tasks),
+		defineMethod("drop", "Drop a task", destructive,
+			"Remove a task's checkpoints and head; content other tasks share stays, gc reclaims the rest.", h.drop),
+		defineMethod("gc", "Collect garbage", destructive,
+			"Apply the retention policy (keep_last, max_age, max_size; given ones are remembered), then delete what no checkpoint references and compact packs.",
+			h.gc),
+		defineMethod("verify", "Verify the store", query,
+			"Check that every checkpoint's trees and blobs exist and hash correctly (quick: structure only).", h.verify),
+		defineMethod("stats", "Store statistics", query, "Store size, dedup and compression ratios, packs and per-task usage.", h.stats),
 	}
-	return method{}, false
 }
+
+// durationMs is d in whole milliseconds, as the events carry it.
+func durationMs(d time.Duration) int64 { return d.Milliseconds() }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// mcpServer is the MCP server the tools are added to.
+type mcpServer = mcp.Server
+
+// mcpInstructions tells an MCP client how the tools fit together.
+const mcpInstructions = "Save a checkpoint before and after changing files; diff and restore to rewind."
+
+func (a *app) mcpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Run a Model Context Protocol server on stdio exposing ckpt's checkpoints as tools",
+		Long: "mcp serves every operation of serve as the tool ckpt_<name> (annotated read-only or\n" +
+			"destructive), with progress for _meta.progressToken, cancellation and structured output.\n" +
+			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.scans = &scanHub{}
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				t := &mcp.IOTransport{Reader: closableInput(a.stdin), Writer: nopWriteCloser{a.stdout}}
+				return newMCPServer(a, e).Run(cmd.Context(), t)
+			})
+		},
+	}
+}
+
+// nopWriteCloser leaves the writer open: the process's stdout outlives a
+// session.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// newMCPServer makes the MCP server of the method table on e. Events go to
+// every connected session as log messages.
+func newMCPServer(a *app, e *engine.Engine) *mcp.Server {
+	var srv *mcp.Server
+	notify := func(method string, params any) {
+		for ss := range srv.Sessions() {
+			_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Logger: "ckpt", Level: "info",
+				Data: map[string]any{"event": method, "params": params}})
+		}
+	}
+	srv = mcp.NewServer(&mcp.Implementation{Name: "ckpt", Title: "ckpt checkpoints", Version: version},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
+	for _, m := range newHost(a, e, notify).table() {
+		m.tool(srv)
+	}
+	return srv
+}
+
+// mcpTool makes the function adding fn as the tool "ckpt_"+name, its input
+// and output schemas inferred from P and R. A failed call's result carries
+// the error data serve sends as structured content (see toolError), so the
+// SDK is given R's schema rather than R itself: it would otherwise replace
+// that content with a zero R.
+func mcpTool[P, R any](name, title string, acc access, doc string, fn func(context.Context, P) (R, error)) func(*mcp.Server) {
+	return func(s *mcp.Server) {
+		out, err := jsonschema.For[R](nil)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: output schema: %v", name, err)) // a programming error in the method table
+		}
+		tool := &mcp.Tool{Name: "ckpt_" + name, Title: title, Description: doc, Annotations: annotations(title, acc), OutputSchema: out}
+		mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, p P) (*mcp.CallToolResult, any, error) {
+			if token := req.Params.GetProgressToken(); token != nil {
+				ctx = withReporter(ctx, progressSender(ctx, req.Session, token))
+			}
+			res, err := fn(ctx, p)
+			if err != nil {
+				return toolError(err), nil, nil
+			}
+			return nil, res, nil
+		})
+	}
+}
+
+// annotations are the hints MCP clients use to decide what to confirm.
+func annotations(title string, acc access) *mcp.ToolAnnotations {
+	yes, no := true, false
+	ann := &mcp.ToolAnnotations{Title: title, ReadOnlyHint: acc == query, OpenWorldHint: &no}
+	switch acc {
+	case write:
+		ann.DestructiveHint = &no
+	case destructive:
+		ann.DestructiveHint = &yes
+	}
+	return ann
+}
+
+// toolError is a failed call's result: the message as text, and the error
+// data serve sends (exit_code, kind, conflicts) as structured content.
+func toolError(err error) *mcp.CallToolResult {
+	rerr := rpcError(err)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: rerr.Message}},
+		StructuredContent: map[string]any{"error": rerr}}
+}
+
+// progressSender sends a request's progress values as MCP progress
+// notifications, counting them. It is safe for concurrent use: gc and verify
+// report from several goroutines.
+func progressSender(ctx context.Context, ss *mcp.ServerSession, token any) func(any) {
+	var n atomic.Int64
+	return func(v any) {
+		params := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n.Add(1))}
+		switch p := v.(type) {
+		case phaseValue:
+			params.Message = p.Phase
+			if p.Total > 0 {
+				params.Progress, params.Total = float64(p.Done), float64(p.Total)
+			}
+		case scanValue:
+			params.Message = fmt.Sprintf("%s: %d files", p.Phase, p.Files)
+		}
+		_ = ss.NotifyProgress(ctx, params)
+	}
+}

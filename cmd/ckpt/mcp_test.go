@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// mcpFixture is an MCP session of the SDK's own client with newMCPServer
+// over in-memory transports, recording the notifications it gets.
+type mcpFixture struct {
+	ws       string
+	cs       *mcp.ClientSession
+	mu       sync.Mutex
+	progress []*mcp.ProgressNotificationParams
+	events   []string
+	progCh   chan struct{}
+}
+
+func newMCPFixture(t *testing.T) *mcpFixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &mcpFixture{ws: t.TempDir(), progCh: make(chan struct{}, 1)}
+	a := &app{task: engine.DefaultTask, scans: &scanHub{}}
+	e, err := engine.Open(ctx, f.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnProgress: a.scans.send})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := newMCPServer(a, e).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			f.mu.Lock()
+			f.progress = append(f.progress, r.Params)
+			f.mu.Unlock()
+			select {
+			case f.progCh <- struct{}{}:
+			default:
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			var ev struct{ Event string }
+			b, _ := json.Marshal(r.Params.Data)
+			json.Unmarshal(b, &ev)
+			f.mu.Lock()
+			f.events = append(f.events, ev.Event)
+			f.mu.Unlock()
+		},
+	})
+	if f.cs, err = client.Connect(ctx, ct, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.cs.Close()
+		ss.Wait()
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return f
+}
+
+func (f *mcpFixture) call(t *testing.T, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func TestMCPToolsAnnotationsAndSchemas(t *testing.T) {
+	f := newMCPFixture(t)
+	if err := f.cs.Ping(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if init := f.cs.InitializeResult(); init.ServerInfo.Name != "ckpt" || init.Capabilities.Tools == nil {
+		t.Fatalf("initialize = %+v", init)
+	}
+	list, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ckpt_save": "write", "ckpt_list": "query", "ckpt_show": "query", "ckpt_ls": "query",
+		"ckpt_cat": "query", "ckpt_diff": "query", "ckpt_restore": "destructive", "ckpt_tasks": "query",
+		"ckpt_drop": "destructive", "ckpt_gc": "destructive", "ckpt_verify": "query", "ckpt_stats": "query"}
+	if len(list.Tools) != len(want) {
+		t.Fatalf("%d tools, want %d", len(list.Tools), len(want))
+	}
+	for _, tool := range list.Tools {
+		ann := tool.Annotations
+		got := "write"
+		switch {
+		case ann == nil:
+			got = "none"
+		case ann.ReadOnlyHint:
+			got = "query"
+		case ann.DestructiveHint != nil && *ann.DestructiveHint:
+			got = "destructive"
+		}
+		if got != want[tool.Name] || tool.Title == "" || ann.Title == "" || tool.OutputSchema == nil || tool.InputSchema == nil {
+			t.Errorf("tool %s: %s, title %q, output schema %v; want %s", tool.Name, got, tool.Title, tool.OutputSchema != nil, want[tool.Name])
+		}
+	}
+}
+
+// Every tool succeeds with valid arguments and returns structured output,
+// fails as isError (or invalid params) with invalid ones, and events arrive
+// as log messages.
+func TestMCPEveryToolValidAndInvalid(t *testing.T) {
+	f := newMCPFixture(t)
+	if err := os.WriteFile(filepath.Join(f.ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	valid := []struct {
+		name string
+		args map[string]any
+	}{
+		{"ckpt_save", map[string]any{"message": "first", "state": "s1"}},
+		{"ckpt_list", map[string]any{}},
+		{"ckpt_show", map[string]any{"ref": "@1"}},
+		{"ckpt_ls", map[string]any{"ref": "@1"}},
+		{"ckpt_cat", map[string]any{"ref": "@1", "path": "a.txt"}},
+		{"ckpt_diff", map[string]any{"from": "@1"}},
+		{"ckpt_restore", map[string]any{"ref": "@1", "only": "both"}},
+		{"ckpt_tasks", map[string]any{}},
+		{"ckpt_verify", map[string]any{}},
+		{"ckpt_stats", map[string]any{}},
+		{"ckpt_drop", map[string]any{"task": "default"}},
+		{"ckpt_gc", map[string]any{"keep_last": 3}},
+	}
+	for _, c := range valid {
+		res := f.call(t, c.name, c.args)
+		if res.IsError || res.StructuredContent == nil || len(res.Content) == 0 {
+			t.Errorf("%s %v = %+v", c.name, c.args, res)
+		}
+	}
+	for _, c := range valid {
+		args := map[string]any{"bogus": 1}
+		res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: args})
+		if err == nil && !res.IsError {
+			t.Errorf("%s with an unknown argument succeeded: %+v", c.name, res)
+		}
+	}
+	res := f.call(t, "ckpt_show", map[string]any{"ref": "@9"})
+	data, _ := json.Marshal(res.StructuredContent)
+	var got struct {
+		Error struct{ Data rpcErrorData }
+	}
+	if json.Unmarshal(data, &got); !res.IsError || got.Error.Data.Kind != "unknown_ref" {
+		t.Errorf("unknown ref = %s", data)
+	}
+	if _, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ckpt_nope"}); err == nil {
+		t.Error("an unknown tool succeeded")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fmt.Sprint(f.events) != "[initialize checkpoint restore]" {
+		t.Errorf("events = %v", f.events)
+	}
+}
+
+// A call with _meta.progressToken gets progress notifications; cancelling
+// a call's context in the middle sends notifications/cancelled and ends the
+// call, and the session goes on.
+func TestMCPProgressAndCancellation(t *testing.T) {
+	f := newMCPFixture(t)
+	for i := range 300 {
+		if err := os.WriteFile(filepath.Join(f.ws, fmt.Sprintf("f%d", i)), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.call(t, "ckpt_save", map[string]any{})
+	params := &mcp.CallToolParams{Name: "ckpt_verify", Arguments: map[string]any{}}
+	params.SetProgressToken("v1")
+	if res, err := f.cs.CallTool(context.Background(), params); err != nil || res.IsError {
+		t.Fatalf("verify: %v %+v", err, res)
+	}
+	f.mu.Lock()
+	if len(f.progress) == 0 || f.progress[0].ProgressToken != "v1" || f.progress[0].Total == 0 {
+		t.Errorf("progress = %+v", f.progress)
+	}
+	f.mu.Unlock()
+	<-f.progCh // drained: the next signal is the next call's
+
+	ctx, cancel := context.WithCancel(context.Background())
+	params.SetProgressToken("v2")
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.cs.CallTool(ctx, params)
+		done <- err
+	}()
+	<-f.progCh
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	if err := f.cs.Ping(context.Background(), nil); err != nil {
+		t.Fatalf("ping after a cancellation: %v", err)
+	}
+}

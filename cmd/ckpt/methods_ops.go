@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// The params of the host methods, named like the CLI's flags. Fields with
+// omitempty are optional (the MCP schema marks the others required).
+type (
+	saveParams struct {
+		Task        string            `json:"task,omitempty" jsonschema:"task (chain of checkpoints); default: the session's --task"`
+		Message     string            `json:"message,omitempty"`
+		AllowEmpty  bool              `json:"allow_empty,omitempty" jsonschema:"create a checkpoint even when nothing changed"`
+		Meta        map[string]string `json:"meta,omitempty" jsonschema:"host metadata, stored verbatim"`
+		State       *string           `json:"state,omitempty" jsonschema:"the host's state blob (e.g. its conversation) as text"`
+		StateBase64 *string           `json:"state_base64,omitempty" jsonschema:"the host's state blob as base64, for bytes that are not UTF-8"`
+	}
+	taskParams struct {
+		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+	}
+	refParams struct {
+		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		Ref  string `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
+	}
+	lsParams struct {
+		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		Ref  string `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
+		Path string `json:"path,omitempty" jsonschema:"directory, default the root"`
+	}
+	catParams struct {
+		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		Ref  string `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
+		Path string `json:"path" jsonschema:"workspace-relative file path"`
+	}
+	diffParams struct {
+		Task  string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		From  string   `json:"from,omitempty" jsonschema:"default HEAD"`
+		To    string   `json:"to,omitempty" jsonschema:"default workspace"`
+		Mode  string   `json:"mode,omitempty" jsonschema:"checkpoint, from-init, to-current or full: a range around ref instead of from/to"`
+		Ref   string   `json:"ref,omitempty" jsonschema:"the checkpoint mode ranges around"`
+		Paths []string `json:"paths,omitempty" jsonschema:"limit to these workspace-relative paths"`
+	}
+	restoreParams struct {
+		Task     string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		Ref      string   `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
+		Only     string   `json:"only,omitempty" jsonschema:"workspace (default), state or both"`
+		Paths    []string `json:"paths,omitempty" jsonschema:"restore only these workspace-relative paths"`
+		DryRun   bool     `json:"dry_run,omitempty" jsonschema:"report the plan, change nothing"`
+		NoBackup bool     `json:"no_backup,omitempty" jsonschema:"do not save a backup checkpoint first"`
+		Force    bool     `json:"force,omitempty" jsonschema:"overwrite uncaptured files that stand in the way"`
+	}
+	noParams   struct{}
+	dropParams struct {
+		Task string `json:"task" jsonschema:"the task to drop"`
+	}
+	gcParams struct {
+		KeepLast *int    `json:"keep_last,omitempty" jsonschema:"keep at most N checkpoints per task besides its head (0: no limit; remembered)"`
+		MaxAge   *string `json:"max_age,omitempty" jsonschema:"drop checkpoints older than this Go duration, e.g. 720h (remembered)"`
+		MaxSize  *string `json:"max_size,omitempty" jsonschema:"drop the oldest checkpoints until the store fits, e.g. 2GiB (remembered)"`
+	}
+	verifyParams struct {
+		Quick bool `json:"quick,omitempty" jsonschema:"check structure only, without hashing content"`
+	}
+)
+
+// required fails with a usage error naming the first empty field.
+func required(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i+1] == "" {
+			return usageError{fmt.Sprintf("invalid params: %s is required", fields[i])}
+		}
+	}
+	return nil
+}
+
+func (h *host) save(ctx context.Context, p saveParams) (saveJSON, error) {
+	opts := engine.SaveOptions{Task: h.task(p.Task), Message: p.Message, AllowEmpty: p.AllowEmpty, Meta: p.Meta}
+	state, err := textOrBase64("state", p.State, p.StateBase64)
+	if err != nil {
+		return saveJSON{}, err
+	}
+	if state != nil {
+		opts.State = bytes.NewReader(state)
+	}
+	defer h.scans.add(ctx)()
+	start := time.Now()
+	res, err := h.e.Save(ctx, opts)
+	if err != nil {
+		return saveJSON{}, h.events.fail(opts.Task, err)
+	}
+	h.events.saved(ctx, res, time.Since(start))
+	return saveView(res), nil
+}
+
+func (h *host) list(ctx context.Context, p taskParams) (logJSON, error) {
+	log, err := h.e.List(ctx, h.task(p.Task))
+	if err != nil {
+		return logJSON{}, err
+	}
+	return logView(log), nil
+}
+
+func (h *host) show(ctx context.Context, p refParams) (checkpointJSON, error) {
+	if err := required("ref", p.Ref); err != nil {
+		return checkpointJSON{}, err
+	}
+	c, err := h.e.Show(ctx, h.task(p.Task), p.Ref)
+	if err != nil {
+		return checkpointJSON{}, err
+	}
+	return toCheckpointJSON(c), nil
+}
+
+func (h *host) ls(ctx context.Context, p lsParams) (lsJSON, error) {
+	if err := required("ref", p.Ref); err != nil {
+		return lsJSON{}, err
+	}
+	entries, err := h.e.Ls(ctx, h.task(p.Task), p.Ref, p.Path)
+	if err != nil {
+		return lsJSON{}, err
+	}
+	return lsView(entries), nil
+}
+
+// catJSON is a file's bytes: content when valid UTF-8, else content_base64.
+type catJSON struct {
+	Path          string  `json:"path"`
+	Size          int64   `json:"size"`
+	Content       *string `json:"content,omitempty"`
+	ContentBase64 *string `json:"content_base64,omitempty"`
+}
+
+func (h *host) cat(ctx context.Context, p catParams) (catJSON, error) {
+	if err := required("ref", p.Ref, "path", p.Path); err != nil {
+		return catJSON{}, err
+	}
+	rc, size, err := h.e.Cat(ctx, h.task(p.Task), p.Ref, p.Path)
+	if err != nil {
+		return catJSON{}, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return catJSON{}, fmt.Errorf("read %s: %w", p.Path, err)
+	}
+	out := catJSON{Path: p.Path, Size: size}
+	out.Content, out.ContentBase64 = splitText(b)
+	return out, nil
+}
+
+func (h *host) tasks(ctx context.Context, _ noParams) (tasksResult, error) {
+	tasks, err := h.e.Tasks(ctx)
+	if err != nil {
+		return tasksResult{}, err
+	}
+	return tasksResult{Tasks: tasksView(tasks)["tasks"]}, nil
+}
+
+// tasksResult is the tasks method's result (the CLI's tasks --json shape).
+type tasksResult struct {
+	Tasks []taskJSON `json:"tasks"`
+}
+
+func (h *host) drop(ctx context.Context, p dropParams) (dropJSON, error) {
+	if err := required("task", p.Task); err != nil {
+		return dropJSON{}, err
+	}
+	res, err := h.e.Drop(ctx, p.Task)
+	if err != nil {
+		return dropJSON{}, err
+	}
+	return dropView(res), nil
+}
+
+func (h *host) stats(ctx context.Context, _ noParams) (storeStatsJSON, error) {
+	st, err := h.e.Stats(ctx)
+	if err != nil {
+		return storeStatsJSON{}, err
+	}
+	return storeStatsView(st), nil
+}
+
+// splitText returns b as text when it is valid UTF-8, else as base64.
+func splitText(b []byte) (text, b64 *string) {
+	if utf8.Valid(b) {
+		s := string(b)
+		return &s, nil
+	}
+	s := base64.StdEncoding.EncodeToString(b)
+	return nil, &s
+}
+
+// textOrBase64 decodes a blob given as text or as base64 (not both); nil
+// when neither is given.
+func textOrBase64(name string, text, b64 *string) ([]byte, error) {
+	switch {
+	case text != nil && b64 != nil:
+		return nil, usageError{fmt.Sprintf("invalid params: give %s or %s_base64, not both", name, name)}
+	case text != nil:
+		return []byte(*text), nil
+	case b64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*b64)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("invalid params: %s_base64: %v", name, err)}
+		}
+		return b, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// hostDiffJSON is the diff method's result: the CLI's diff --json shape with
+// every side's bytes kept (text, or base64 when not valid UTF-8).
+type hostDiffJSON struct {
+	From  string         `json:"from"`
+	To    string         `json:"to"`
+	Files []hostFileJSON `json:"files"`
+}
+
+type hostFileJSON struct {
+	fileJSON
+	BeforeBase64 *string `json:"before_base64,omitempty"`
+	AfterBase64  *string `json:"after_base64,omitempty"`
+}
+
+func (h *host) diff(ctx context.Context, p diffParams) (hostDiffJSON, error) {
+	if p.Mode != "" {
+		p.From, p.To = p.Ref, ""
+	} else if p.From == "" {
+		p.From = "HEAD"
+	}
+	defer h.scans.add(ctx)()
+	res, err := h.e.Diff(ctx, p.From, p.To, engine.DiffOptions{Task: h.task(p.Task), Paths: p.Paths, Mode: engine.DiffMode(p.Mode)})
+	if err != nil {
+		return hostDiffJSON{}, err
+	}
+	view, err := diffView(res, engine.DiffFormat{})
+	if err != nil {
+		return hostDiffJSON{}, err
+	}
+	out := hostDiffJSON{From: view.From, To: view.To, Files: make([]hostFileJSON, len(view.Files))}
+	for i, f := range view.Files {
+		hf := hostFileJSON{fileJSON: f}
+		if !f.TooLarge {
+			if hf.Before, hf.BeforeBase64, err = sideContent(res, res.Changes[i], false); err != nil {
+				return hostDiffJSON{}, err
+			}
+			if hf.After, hf.AfterBase64, err = sideContent(res, res.Changes[i], true); err != nil {
+				return hostDiffJSON{}, err
+			}
+		}
+		out.Files[i] = hf
+	}
+	return out, nil
+}
+
+// sideContent is one side's bytes as text or base64; both nil when the side
+// does not exist.
+func sideContent(res *engine.DiffResult, c engine.Change, after bool) (text, b64 *string, err error) {
+	if (after && c.After == nil) || (!after && c.Before == nil) {
+		return nil, nil, nil
+	}
+	b, err := res.Content(c, after)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	text, b64 = splitText(b)
+	return text, b64, nil
+}
+
+// hostRestoreJSON is the restore method's result: the CLI's restore --json
+// shape plus the restored state blob (only=state or both).
+type hostRestoreJSON struct {
+	restoreJSON
+	StateContent       *string `json:"state_content,omitempty"`
+	StateContentBase64 *string `json:"state_content_base64,omitempty"`
+}
+
+// conflictData is the error data of a restore that finished with conflicts.
+type conflictData struct {
+	Conflicts []conflictJSON  `json:"conflicts"`
+	Restore   hostRestoreJSON `json:"restore"`
+}
+
+// restoreConflictError is a restore that finished with conflicts: the
+// workspace matches the target except at the conflicting paths.
+type restoreConflictError struct{ data conflictData }
+
+func (e *restoreConflictError) Error() string {
+	return fmt.Sprintf("restored %s with %d conflicts", e.data.Restore.Restored, len(e.data.Conflicts))
+}
+
+func (h *host) restore(ctx context.Context, p restoreParams) (hostRestoreJSON, error) {
+	if err := required("ref", p.Ref); err != nil {
+		return hostRestoreJSON{}, err
+	}
+	opts := engine.RestoreOptions{Task: h.task(p.Task), Only: engine.Only(p.Only), Paths: p.Paths,
+		DryRun: p.DryRun, NoBackup: p.NoBackup, Force: p.Force}
+	defer h.scans.add(ctx)()
+	res, err := h.e.Restore(ctx, p.Ref, opts)
+	if err != nil {
+		return hostRestoreJSON{}, h.events.fail(opts.Task, err)
+	}
+	if !p.DryRun {
+		h.events.restored(ctx, opts.Task, res)
+	}
+	out := hostRestoreJSON{restoreJSON: restoreView(res, p.DryRun)}
+	if (opts.Only == engine.OnlyState || opts.Only == engine.OnlyBoth) && !res.State.IsZero() {
+		state, err := h.e.ReadState(ctx, res.State)
+		if err != nil {
+			return hostRestoreJSON{}, err
+		}
+		out.StateContent, out.StateContentBase64 = splitText(state)
+	}
+	if len(res.Conflicts) > 0 && !p.DryRun {
+		return hostRestoreJSON{}, &restoreConflictError{conflictData{Conflicts: out.Conflicts, Restore: out}}
+	}
+	return out, nil
+}
+
+func (h *host) gc(ctx context.Context, p gcParams) (gcDoc, error) {
+	policy, err := h.e.Retention(ctx)
+	if err != nil {
+		return gcDoc{}, err
+	}
+	if p.KeepLast != nil || p.MaxAge != nil || p.MaxSize != nil {
+		if p.KeepLast != nil {
+			policy.KeepLast = *p.KeepLast
+		}
+		if p.MaxAge != nil {
+			if policy.MaxAge, err = time.ParseDuration(*p.MaxAge); err != nil {
+				return gcDoc{}, usageError{fmt.Sprintf("invalid params: max_age: %v", err)}
+			}
+		}
+		if p.MaxSize != nil {
+			if policy.MaxSize, err = parseSize(*p.MaxSize); err != nil {
+				return gcDoc{}, err
+			}
+		}
+		if err := h.e.SetRetention(ctx, policy); err != nil {
+			return gcDoc{}, err
+		}
+	}
+	res, err := h.e.GC(ctx, engine.GCOptions{Policy: &policy, Progress: phaseReporter(ctx)})
+	if err != nil {
+		return gcDoc{}, err
+	}
+	return gcView(res), nil
+}
+
+func (h *host) verify(ctx context.Context, p verifyParams) (verifyDoc, error) {
+	rep, err := h.e.Verify(ctx, engine.VerifyOptions{Quick: p.Quick, Progress: phaseReporter(ctx)})
+	if rep == nil {
+		return verifyDoc{}, err
+	}
+	out := verifyView(rep)
+	if err != nil {
+		out.Error = &errorBody{Code: exitCodeOf(err), Message: err.Error()}
+	}
+	return out, nil
+}
