@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -173,9 +172,7 @@ func dirSize(t *testing.T, dir string) int64 {
 func TestSaveSkipsFIFOAndReportsIt(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
-	if err := syscall.Mkfifo(filepath.Join(f.ws, "pipe"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, filepath.Join(f.ws, "pipe"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := f.e.Save(ctx, SaveOptions{})

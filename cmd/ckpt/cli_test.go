@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/engine"
@@ -289,9 +288,7 @@ func TestCLIStateFlavours(t *testing.T) {
 func TestCLISaveWithFIFO(t *testing.T) {
 	e := newEnv(t)
 	e.write("f", "x")
-	if err := syscall.Mkfifo(filepath.Join(e.ws, "fifo"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, filepath.Join(e.ws, "fifo"))
 	res := decode[saveJSON](t, e.ok("save", "--json"))
 	if len(res.Skipped) != 1 || res.Skipped[0].Path != "fifo" {
 		t.Fatalf("skipped = %+v", res.Skipped)
