@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // Only selects what a restore rewinds.
@@ -52,7 +53,8 @@ const (
 	ConflictUnsaved      ConflictKind = "unsaved"       // current content no checkpoint captures, with no backup taken
 	ConflictDirHolds     ConflictKind = "dir-holds"     // a directory to replace holds uncaptured files
 	ConflictBlockedBelow ConflictKind = "blocked-below" // a directory to replace holds paths left alone below it
-	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied)
+	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied, held open)
+	ConflictNameClash    ConflictKind = "name-clash"    // the file system cannot tell this name from another the target holds
 )
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
@@ -147,7 +149,11 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter)
+	names, err := e.nameRules()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}
@@ -172,6 +178,19 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
 	}
 	return res, e.applyJournaled(ctx, x, plan, j)
+}
+
+// nameRules probes how the workspace's file system matches names.
+func (e *Engine) nameRules() (osfs.NameRules, error) {
+	probe := osfs.ProbeNames
+	if e.opts.probeNames != nil {
+		probe = e.opts.probeNames
+	}
+	r, err := probe(e.workspace)
+	if err != nil {
+		return r, fmt.Errorf("workspace %s: %w", e.workspace, err)
+	}
+	return r, nil
 }
 
 // setApplied copies what the applier did into the result.

@@ -88,15 +88,23 @@ var conflictReasons = map[ConflictKind]string{
 }
 
 // faultReason explains a path the restore could not change (permission
-// denied): the path keeps what it held, the rest of the restore goes on.
+// denied, or held open by another program): the path keeps what it held,
+// the rest of the restore goes on.
 func faultReason(err error) string {
+	if sv := (*SharingViolationError)(nil); errors.As(err, &sv) {
+		return fmt.Sprintf("could not replace this path: %v; it keeps its current content", sv)
+	}
 	return fmt.Sprintf("could not change this path (%v); it keeps its current content", err)
 }
 
 // pathFault reports whether err concerns only the path it names (permission
-// denied), so the restore records a conflict and goes on; any other error
-// (no space, I/O) stops the restore, which stays resumable.
-func pathFault(err error) bool { return errors.Is(err, fs.ErrPermission) }
+// denied, another program holding it open), so the restore records a
+// conflict and goes on; any other error (no space, I/O) stops the restore,
+// which stays resumable.
+func pathFault(err error) bool {
+	var sv *SharingViolationError
+	return errors.Is(err, fs.ErrPermission) || errors.As(err, &sv)
+}
 
 // fileMode converts stored permission bits to an os.FileMode.
 func fileMode(perm uint32) os.FileMode {
@@ -207,6 +215,7 @@ func (x *Applier) clear(o op) (bool, error) {
 
 // Preview fills the result with what apply would do, touching nothing.
 func (x *Applier) Preview(p *Plan) {
+	x.clashConflicts(p)
 	for _, o := range p.removes {
 		if x.guarded(o) {
 			x.conflict(o.path, ConflictUnsaved)
@@ -245,6 +254,7 @@ const syncEachLimit = 512
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	x.syncEach = len(p.writes) <= syncEachLimit && !x.Resuming || !osfs.HasFilesystemSync()
 	x.dirs = map[string]bool{}
+	x.clashConflicts(p)
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
 			return err
@@ -430,7 +440,7 @@ func (x *Applier) writeFile(o op) (err error) {
 	if err != nil {
 		return err
 	}
-	return x.FS.Rename(f.Name(), o.path)
+	return x.rename(f.Name(), o.path)
 }
 
 // link creates a symlink under a temporary name and renames it into place.
@@ -443,7 +453,7 @@ func (x *Applier) link(o op) error {
 	if err := x.FS.Symlink(string(target), tmp); err != nil {
 		return err
 	}
-	if err := x.FS.Rename(tmp, o.path); err != nil {
+	if err := x.rename(tmp, o.path); err != nil {
 		_ = x.FS.Remove(tmp)
 		return err
 	}
