@@ -63,6 +63,9 @@ type Options struct {
 	// probeNames, set by tests, replaces osfs.ProbeNames (to play a
 	// case-insensitive or normalizing file system).
 	probeNames func(dir string) (osfs.NameRules, error)
+	// carryModes, set by tests, makes saves carry modes from the base
+	// checkpoint as they do on file systems without permission bits.
+	carryModes bool
 	// indexFS replaces the operating system's file system under the index;
 	// fault-injection tests set it.
 	indexFS vfs.FS

@@ -180,6 +180,19 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	return res, e.applyJournaled(ctx, x, plan, j)
 }
 
+// headRoot is the root of task's head checkpoint (zero: none yet).
+func (e *Engine) headRoot(task string) (objects.ID, error) {
+	head, ok, err := e.db.Task(task)
+	if err != nil || !ok {
+		return objects.ID{}, storeError(err, e.storeDir)
+	}
+	cp, err := e.db.Checkpoint(head.Head)
+	if err != nil {
+		return objects.ID{}, storeError(err, e.storeDir)
+	}
+	return cp.Root, nil
+}
+
 // nameRules probes how the workspace's file system matches names.
 func (e *Engine) nameRules() (osfs.NameRules, error) {
 	probe := osfs.ProbeNames
@@ -275,7 +288,11 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 				return nil, err
 			}
 		}
-		snap, err := e.scan(ctx, nil)
+		base, err := e.headRoot(task)
+		if err != nil {
+			return nil, err
+		}
+		snap, err := e.scan(ctx, nil, base)
 		c.snap = snap
 		return c, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -77,7 +78,7 @@ func TestSaveReadsOnlyChangedFiles(t *testing.T) {
 	}
 	f.write("d/e/deep.txt", "deeper")
 	age(t, filepath.Join(f.ws, "d/e/deep.txt"))
-	snap, err := f.e.scan(context.Background(), nil)
+	snap, err := f.e.scan(context.Background(), nil, objects.ID{})
 	if err != nil {
 		t.Fatal(err)
 	}
