@@ -79,6 +79,7 @@ func checkFirstCheckpoint(t *testing.T, ws, store string, files map[string]strin
 }
 
 func TestReadOnlyStoreRefusesWritersAtOnce(t *testing.T) {
+	needDirPermissions(t)
 	t.Parallel()
 	const name = "TestReadOnlyStoreRefusesWritersAtOnce"
 	if ws, store, ok := limitChild(name); ok {

@@ -41,3 +41,12 @@ func fileSizeLimiter(t *testing.T) func(max uint64) {
 		}
 	}
 }
+
+// setHome makes dir the home directory os.UserHomeDir reports.
+func setHome(t *testing.T, dir string) { t.Setenv("HOME", dir) }
+
+// needDirPermissions: unix directories have permission bits.
+func needDirPermissions(*testing.T) {}
+
+// unsupportedSymlinkErrno is how a file system without symlinks refuses one.
+const unsupportedSymlinkErrno = syscall.EOPNOTSUPP

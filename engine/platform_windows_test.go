@@ -38,3 +38,11 @@ func fileSizeLimiter(t *testing.T) func(max uint64) {
 	t.Skip("Windows has no per-process file-size limit (RLIMIT_FSIZE)")
 	return nil
 }
+
+func setHome(t *testing.T, dir string) { t.Setenv("USERPROFILE", dir) }
+
+func needDirPermissions(t *testing.T) {
+	t.Skip("Windows directories have no permission bits: chmod cannot make one unwritable")
+}
+
+const unsupportedSymlinkErrno = windows.ERROR_PRIVILEGE_NOT_HELD

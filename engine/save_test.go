@@ -229,7 +229,7 @@ func TestNestedRepositoriesKeepTheirGitDirs(t *testing.T) {
 
 func TestOpenRefusals(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	setHome(t, home)
 	if _, err := Open(context.Background(), home, Options{StoreDir: t.TempDir()}); !errors.Is(err, ErrProtected) {
 		t.Fatalf("open home: %v, want ErrProtected", err)
 	}

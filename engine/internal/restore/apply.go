@@ -94,16 +94,20 @@ func faultReason(err error) string {
 	if sv := (*SharingViolationError)(nil); errors.As(err, &sv) {
 		return fmt.Sprintf("could not replace this path: %v; it keeps its current content", sv)
 	}
+	if su := (*SymlinkUnsupportedError)(nil); errors.As(err, &su) {
+		return fmt.Sprintf("%v; it keeps its current content", su)
+	}
 	return fmt.Sprintf("could not change this path (%v); it keeps its current content", err)
 }
 
 // pathFault reports whether err concerns only the path it names (permission
-// denied, another program holding it open), so the restore records a
+// denied, another program holding it open, no symlinks here), so the restore records a
 // conflict and goes on; any other error (no space, I/O) stops the restore,
 // which stays resumable.
 func pathFault(err error) bool {
 	var sv *SharingViolationError
-	return errors.Is(err, fs.ErrPermission) || errors.As(err, &sv)
+	var su *SymlinkUnsupportedError
+	return errors.Is(err, fs.ErrPermission) || errors.As(err, &sv) || errors.As(err, &su)
 }
 
 // fileMode converts stored permission bits to an os.FileMode.
@@ -451,10 +455,18 @@ func (x *Applier) link(o op) error {
 	}
 	tmp := tempName(o.path)
 	if err := x.FS.Symlink(string(target), tmp); err != nil {
+		if osfs.IsSymlinkUnsupported(err) {
+			return &SymlinkUnsupportedError{Err: err}
+		}
 		return err
 	}
 	if err := x.rename(tmp, o.path); err != nil {
 		_ = x.FS.Remove(tmp)
+		if errors.Is(err, os.ErrNotExist) {
+			// The link "made" is not there: Wine's CreateSymbolicLinkW
+			// reports success and creates nothing.
+			return &SymlinkUnsupportedError{Err: err}
+		}
 		return err
 	}
 	return nil

@@ -42,3 +42,15 @@ func (x *Applier) rename(oldname, newname string) error {
 	}
 	return err
 }
+
+// SymlinkUnsupportedError is a symlink the restore could not create: the
+// file system has none, or (Windows) the user may not create them. The
+// restore reports the path as a conflict; it never writes the link's
+// target in its place.
+type SymlinkUnsupportedError struct{ Err error }
+
+func (e *SymlinkUnsupportedError) Error() string {
+	return fmt.Sprintf("symlinks cannot be created here (%v)", e.Err)
+}
+
+func (e *SymlinkUnsupportedError) Unwrap() error { return e.Err }
