@@ -126,7 +126,7 @@ func (w *crashWorkload) read(t *testing.T) map[string][]byte {
 		}
 		rel, _ := filepath.Rel(w.ws, p)
 		b, err := os.ReadFile(p)
-		out[rel] = b
+		out[filepath.ToSlash(rel)] = b
 		return err
 	})
 	if err != nil {
