@@ -66,6 +66,9 @@ type Options struct {
 	// carryModes, set by tests, makes saves carry modes from the base
 	// checkpoint as they do on file systems without permission bits.
 	carryModes bool
+	// nameProblem, set by tests, replaces osfs.NameProblem (to play
+	// Windows's name rules).
+	nameProblem func(name string) string
 	// indexFS replaces the operating system's file system under the index;
 	// fault-injection tests set it.
 	indexFS vfs.FS

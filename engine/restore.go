@@ -55,6 +55,7 @@ const (
 	ConflictBlockedBelow ConflictKind = "blocked-below" // a directory to replace holds paths left alone below it
 	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied, held open)
 	ConflictNameClash    ConflictKind = "name-clash"    // the file system cannot tell this name from another the target holds
+	ConflictBadName      ConflictKind = "bad-name"      // the file system cannot hold this name (Windows: CON, trailing dot, ':')
 )
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
@@ -162,7 +163,11 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &restore.Applier{FS: fsys, Blobs: e.blobs, StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming}
+	x := &restore.Applier{FS: fsys, Blobs: e.blobs, StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming,
+		NameProblem: osfs.NameProblem}
+	if e.opts.nameProblem != nil {
+		x.NameProblem = e.opts.nameProblem
+	}
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
 		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/osfs"
@@ -135,5 +136,63 @@ func TestCaseOnlyRenameRoundTrips(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRestoreOfNamesWindowsCannotHold plays Windows's name rules on Linux:
+// reserved device names, trailing dots and spaces and ':' become bad-name
+// conflicts with the reason (a directory's subtree with it), everything
+// else is restored; a path longer than 260 characters is restored.
+func TestRestoreOfNamesWindowsCannotHold(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the checkpoint needs names Windows cannot hold")
+	}
+	long := strings.Repeat("d", 60) + "/" + strings.Repeat("e", 60) + "/" + strings.Repeat("f", 60) + "/" + strings.Repeat("g", 60) + "/long.txt"
+	bad := []string{"CON", "aux.c", "nul.txt", "dot.", "space ", "a:b"}
+	f := newFixture(t, testtree.Dir{"ok.txt": testtree.File{Content: "ok"}})
+	f.save("one")
+	for _, n := range bad {
+		f.write(n, n)
+	}
+	f.write("prn/inside.txt", "in")
+	f.write(long, "long\r\n")
+	f.save("two")
+	for _, n := range append(bad, "prn") {
+		os.RemoveAll(filepath.Join(f.ws, n))
+	}
+	os.RemoveAll(filepath.Join(f.ws, strings.Repeat("d", 60)))
+	f.open(Options{nameProblem: osfs.WindowsNameProblem})
+	res := f.restore("@2", RestoreOptions{})
+	want := append(slices.Clone(bad), "prn")
+	slices.Sort(want)
+	got := conflictPaths(res)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("conflicts %v, want %v", got, want)
+	}
+	for _, c := range res.Conflicts {
+		if c.Kind != ConflictBadName || !strings.Contains(c.Reason, "Windows") {
+			t.Fatalf("conflict %+v, want a bad name with its reason", c)
+		}
+	}
+	if f.readFile(long) != "long\r\n" || f.readFile("ok.txt") != "ok" {
+		t.Fatal("the rest was not restored")
+	}
+}
+
+// TestLongPathRoundTrips saves and restores a file whose path is longer
+// than Windows's classic 260-character limit (natively, and under Wine).
+func TestLongPathRoundTrips(t *testing.T) {
+	rel := filepath.Join(strings.Repeat("d", 80), strings.Repeat("e", 80), strings.Repeat("f", 80), strings.Repeat("g", 40)+".txt")
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
+	f.write(rel, "v1\r\n")
+	f.save("one")
+	f.write(rel, "v2\r\n")
+	f.save("two")
+	if len(filepath.Join(f.ws, rel)) <= 260 {
+		t.Fatalf("path %d characters long", len(filepath.Join(f.ws, rel)))
+	}
+	if res := f.restore("@1", RestoreOptions{}); len(res.Conflicts) != 0 || f.readFile(rel) != "v1\r\n" {
+		t.Fatalf("restore: %+v, %q", res.Conflicts, f.readFile(rel))
 	}
 }

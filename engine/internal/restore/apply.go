@@ -68,7 +68,10 @@ type Applier struct {
 	// Resuming: this run completes an interrupted restore, whose
 	// temporary files are removed whatever the guard says.
 	Resuming bool
-	Result   Result
+	// NameProblem, when set, says why the workspace's file system cannot
+	// hold a name ("" when it can); such paths become conflicts.
+	NameProblem func(name string) string
+	Result      Result
 	// syncEach makes every written file durable (fdatasync) before its
 	// rename and every touched directory after the renames; large restores
 	// (and resumed ones) instead end with one syncfs.
@@ -230,7 +233,7 @@ func (x *Applier) Preview(p *Plan) {
 	for _, list := range [][]op{p.mkdirs, p.writes} {
 		for _, o := range list {
 			switch {
-			case x.isBlocked(o.path):
+			case x.isBlocked(o.path) || x.badName(o):
 			case x.guarded(o):
 				x.conflict(o.path, ConflictUnsaved)
 			case x.obstructed(o) && !x.Force:
@@ -363,7 +366,7 @@ func (x *Applier) remove(o op) error {
 }
 
 func (x *Applier) mkdir(o op) error {
-	if x.isBlocked(o.path) {
+	if x.isBlocked(o.path) || x.badName(o) {
 		return nil
 	}
 	if ok, err := x.clear(o); !ok || err != nil {
@@ -383,7 +386,7 @@ func (x *Applier) mkdir(o op) error {
 }
 
 func (x *Applier) write(o op) error {
-	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) {
+	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) || x.badName(o) {
 		return nil
 	}
 	if x.guarded(o) {

@@ -78,3 +78,22 @@ func (x *Applier) clashConflicts(p *Plan) {
 		x.conflictWhy(o.path, ConflictNameClash, clashReason(o.path, o.kept))
 	}
 }
+
+// ConflictBadName: the workspace's file system cannot hold this name
+// (Windows: a reserved device name, a trailing dot or space, a forbidden
+// character). The restore leaves the path out.
+const ConflictBadName ConflictKind = "bad-name"
+
+// badName reports o as a ConflictBadName conflict when its name is one the
+// file system cannot hold.
+func (x *Applier) badName(o op) bool {
+	if x.NameProblem == nil {
+		return false
+	}
+	why := x.NameProblem(path.Base(o.path))
+	if why == "" {
+		return false
+	}
+	x.conflictWhy(o.path, ConflictBadName, why+"; this path was left out")
+	return true
+}
