@@ -75,6 +75,26 @@ func (c *modeCarry) mode(based map[string]index.Entry, ent *walker.Entry, id obj
 	return carriedMode(ent.Kind, ent.Mode, id, prev)
 }
 
+// sameModes reports whether a directory whose entries all match the stat
+// cache (reuse) may reuse its stored tree: with carried modes, only when
+// the stored tree's modes (carried from the base of its own scan) are the
+// ones carried now.
+func (c *modeCarry) sameModes(reuse bool, stored objects.ID, now index.Tree) (bool, error) {
+	if c == nil || !reuse {
+		return reuse, nil
+	}
+	t, err := c.db.Tree(stored)
+	if err != nil || len(t.Entries) != len(now.Entries) {
+		return false, err
+	}
+	for i, e := range t.Entries {
+		if e.Name != now.Entries[i].Name || e.Mode != now.Entries[i].Mode {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // parentDir is the directory holding dir ("" for the root).
 func parentDir(dir string) string {
 	if p := path.Dir(dir); p != "." {

@@ -119,8 +119,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	if err != nil {
 		return objects.ID{}, err
 	}
-	// A stored tree's modes were carried from the base of its own scan.
-	reuse := cached && len(dc.Entries) == len(d.Entries) && s.carry == nil
+	reuse := cached && len(dc.Entries) == len(d.Entries)
 	tree := index.Tree{Entries: make([]index.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
 	for i := range d.Entries {
@@ -137,6 +136,9 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
 	}
 	s.progress(s.snap.Files.Load(), s.snap.Hashed.Load())
+	if reuse, err = s.carry.sameModes(reuse, dc.Tree, tree); err != nil {
+		return objects.ID{}, err
+	}
 	if reuse {
 		return dc.Tree, nil
 	}
