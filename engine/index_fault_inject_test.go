@@ -147,7 +147,7 @@ var faultOps = []faultOp{
 // error.
 func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store string, err error) {
 	t.Helper()
-	ws, store := s.ws, filepath.Join(abandonableDir(t), "store")
+	ws, store := s.ws, filepath.Join(t.TempDir(), "store")
 	if err := os.RemoveAll(ws); err != nil {
 		t.Fatal(err)
 	}
@@ -187,19 +187,6 @@ func (s *faultScenario) checkStore(t *testing.T, op faultOp, store string) {
 	checkContents(t, e, keep)
 }
 
-// abandonableDir is a temporary directory removed after the test as far as
-// it can be: an index whose open failed keeps pebble's lock file open until
-// the process exits, and Windows cannot remove an open file (t.TempDir
-// would fail the test for it).
-func abandonableDir(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "ckpt-fault-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func bounded(t *testing.T, limit time.Duration, fn func()) {
 	t.Helper()
 	done := make(chan struct{})
@@ -221,6 +208,7 @@ func bounded(t *testing.T, limit time.Duration, fn func()) {
 // pebble could do without the operation) within bounded time, and leave
 // a store that verifies with every earlier checkpoint readable.
 func TestIndexWriteFaultsFailCleanly(t *testing.T) {
+	needAbandonedIndexFilesFreed(t)
 	t.Parallel()
 	s := newFaultScenario(t)
 	errnos := []syscall.Errno{errnoENOSPC, errnoEIO, errnoEACCES}

@@ -46,3 +46,7 @@ func needDirPermissions(t *testing.T) {
 }
 
 const unsupportedSymlinkErrno = windows.ERROR_PRIVILEGE_NOT_HELD
+
+func needAbandonedIndexFilesFreed(t *testing.T) {
+	t.Skip("an index abandoned after an injected failure keeps its files open until the process exits, and Windows can neither copy nor remove them meanwhile")
+}
