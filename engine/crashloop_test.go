@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -128,7 +126,7 @@ func (w *crashWorkload) read(t *testing.T) map[string][]byte {
 		}
 		rel, _ := filepath.Rel(w.ws, p)
 		b, err := os.ReadFile(p)
-		out[rel] = b
+		out[filepath.ToSlash(rel)] = b
 		return err
 	})
 	if err != nil {
@@ -221,13 +219,12 @@ func runCrashChild(t *testing.T, op, store, ws, arg string, delay time.Duration)
 		}
 		return false, time.Since(begin)
 	case <-timer.C:
-		cmd.Process.Kill()
+		hardKill(cmd.Process)
 		err := <-done
-		var ee *exec.ExitError
 		if err == nil {
 			return false, time.Since(begin) // it finished as the kill was sent
 		}
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		if !hardKilled(err) {
 			t.Fatalf("%s %s: child failed before its kill: %v\n%s", op, arg, err, out.String())
 		}
 		return true, time.Since(begin)

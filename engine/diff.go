@@ -106,7 +106,7 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	var snap *save.Snapshot
 	var toRoot objects.ID
 	if to == "" || to == WorkspaceRef {
-		if snap, err = e.scan(ctx, nil); err != nil {
+		if snap, err = e.scan(ctx, nil, fromCP.Root); err != nil {
 			return nil, err
 		}
 		toRoot, res.ToWorkspace, res.after = snap.Root, true, workspaceLoader{e.workspace}

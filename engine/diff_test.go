@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -125,7 +126,7 @@ func TestWorkspaceDiffOfUnchangedTreeOpensNoFile(t *testing.T) {
 	if res := f.save("all"); res.Stats.Files != uint64(dirs*perDir) {
 		t.Fatalf("saved %d files", res.Stats.Files)
 	}
-	snap, err := f.e.scan(context.Background(), nil)
+	snap, err := f.e.scan(context.Background(), nil, objects.ID{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,6 +158,7 @@ func (e *Engine) openStore() (created bool, err error) {
 			ExcludeDirs: []string{e.storeDir},
 		},
 		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush,
+		CarryModes: !fsHasModeBits || e.opts.carryModes,
 	}
 	return created, nil
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/objects"
@@ -36,7 +34,7 @@ func TestGCCrashChild(t *testing.T) {
 	ops := 0
 	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0], gcStep: func(string) {
 		if ops++; ops == n {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			killSelf()
 		}
 	}})
 	if err != nil {
@@ -94,8 +92,7 @@ func TestGCCrashSafety(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestGCCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d", gcCrashEnv, store, h.f.ws, n))
 		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		if !hardKilled(err) {
 			t.Fatalf("child killed before step %d (%s): %v\n%s", n, ops[n-1], err, out)
 		}
 		checkAfterCrash(t, store, h.f.ws, h.records, kept, fmt.Sprintf("step %d (%s)", n, ops[n-1]))

@@ -208,6 +208,7 @@ func bounded(t *testing.T, limit time.Duration, fn func()) {
 // pebble could do without the operation) within bounded time, and leave
 // a store that verifies with every earlier checkpoint readable.
 func TestIndexWriteFaultsFailCleanly(t *testing.T) {
+	needAbandonedIndexFilesFreed(t)
 	t.Parallel()
 	s := newFaultScenario(t)
 	errnos := []syscall.Errno{errnoENOSPC, errnoEIO, errnoEACCES}

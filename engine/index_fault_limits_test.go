@@ -79,6 +79,7 @@ func checkFirstCheckpoint(t *testing.T, ws, store string, files map[string]strin
 }
 
 func TestReadOnlyStoreRefusesWritersAtOnce(t *testing.T) {
+	needDirPermissions(t)
 	t.Parallel()
 	const name = "TestReadOnlyStoreRefusesWritersAtOnce"
 	if ws, store, ok := limitChild(name); ok {
@@ -145,12 +146,10 @@ func TestReadOnlyStoreRefusesWritersAtOnce(t *testing.T) {
 func TestFileSizeLimitOnTheIndexFailsSaveCleanly(t *testing.T) {
 	t.Parallel()
 	const name = "TestFileSizeLimitOnTheIndexFailsSaveCleanly"
+	limitFileSize := fileSizeLimiter(t)
 	if ws, store, ok := limitChild(name); ok {
 		// Go ignores SIGXFSZ, so a write past the limit fails with EFBIG.
-		lim := syscall.Rlimit{Cur: 256 << 10, Max: 256 << 10}
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-			t.Fatal(err)
-		}
+		limitFileSize(256 << 10)
 		err := saveIn(ws, store, "too big")
 		t.Logf("save: %v", err)
 		if !errors.Is(err, syscall.EFBIG) || !strings.Contains(err.Error(), "file too large") {

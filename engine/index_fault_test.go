@@ -182,6 +182,7 @@ func TestGarbageIndexMetadataIsCorruptWithPathsThatArePaths(t *testing.T) {
 }
 
 func TestIndexBackgroundErrorsBecomeErrorEvents(t *testing.T) {
+	needAbandonedIndexFilesFreed(t)
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{})
 	var mu sync.Mutex

@@ -20,17 +20,20 @@ func TestStoreThatHoldsTheWorkspaceIsRefused(t *testing.T) {
 	if err := testtree.Write(ws, testtree.Dir{"a": testtree.File{Content: "a\n"}}); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(t.TempDir(), "link-to-w")
-	if err := os.Symlink(ws, link); err != nil {
-		t.Fatal(err)
+	stores := map[string]string{
+		"the workspace":          ws,
+		"the workspace, unclean": ws + "/./",
+		"the workspace's parent": parent,
+		"the root":               filepath.VolumeName(ws) + string(filepath.Separator),
 	}
-	for name, store := range map[string]string{
-		"the workspace":              ws,
-		"the workspace, unclean":     ws + "/./",
-		"the workspace's parent":     parent,
-		"the root":                   "/",
-		"a symlink to the workspace": link,
-	} {
+	if symlinksWork(t) {
+		link := filepath.Join(t.TempDir(), "link-to-w")
+		if err := os.Symlink(ws, link); err != nil {
+			t.Fatal(err)
+		}
+		stores["a symlink to the workspace"] = link
+	}
+	for name, store := range stores {
 		_, err := Open(context.Background(), ws, Options{StoreDir: store})
 		if !errors.Is(err, ErrStoreHoldsWorkspace) {
 			t.Errorf("store %s: err = %v, want ErrStoreHoldsWorkspace", name, err)

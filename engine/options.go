@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
@@ -59,6 +60,15 @@ type Options struct {
 	// wrapRestoreFS, set only by tests, wraps the file-system seam that
 	// restore and its journal write through (to inject faults).
 	wrapRestoreFS func(restore.FS) restore.FS
+	// probeNames, set by tests, replaces osfs.ProbeNames (to play a
+	// case-insensitive or normalizing file system).
+	probeNames func(dir string) (osfs.NameRules, error)
+	// carryModes, set by tests, makes saves carry modes from the base
+	// checkpoint as they do on file systems without permission bits.
+	carryModes bool
+	// nameProblem, set by tests, replaces osfs.NameProblem (to play
+	// Windows's name rules).
+	nameProblem func(name string) string
 	// indexFS replaces the operating system's file system under the index;
 	// fault-injection tests set it.
 	indexFS vfs.FS

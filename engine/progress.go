@@ -49,7 +49,9 @@ func (m *progressMeter) tick(files, hashed uint64) {
 	m.report(ScanProgress{Files: files, BytesHashed: hashed, Elapsed: now.Sub(m.start)})
 }
 
-// scan runs the save package's scan with this Engine's progress reports.
-func (e *Engine) scan(ctx context.Context, put *objects.Batch) (*save.Snapshot, error) {
-	return e.save.Scan(ctx, put, newProgressMeter(e.opts.OnProgress).tick)
+// scan runs the save package's scan with this Engine's progress reports;
+// base is the root of the checkpoint the workspace is measured against
+// (modes are carried from it where the file system has none).
+func (e *Engine) scan(ctx context.Context, put *objects.Batch, base objects.ID) (*save.Snapshot, error) {
+	return e.save.Scan(ctx, put, base, newProgressMeter(e.opts.OnProgress).tick)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // Only selects what a restore rewinds.
@@ -52,7 +53,9 @@ const (
 	ConflictUnsaved      ConflictKind = "unsaved"       // current content no checkpoint captures, with no backup taken
 	ConflictDirHolds     ConflictKind = "dir-holds"     // a directory to replace holds uncaptured files
 	ConflictBlockedBelow ConflictKind = "blocked-below" // a directory to replace holds paths left alone below it
-	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied)
+	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied, held open)
+	ConflictNameClash    ConflictKind = "name-clash"    // the file system cannot tell this name from another the target holds
+	ConflictBadName      ConflictKind = "bad-name"      // the file system cannot hold this name (Windows: CON, trailing dot, ':')
 )
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
@@ -147,7 +150,11 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter)
+	names, err := e.nameRules()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names)
 	if err != nil {
 		return nil, storeError(err, e.storeDir)
 	}
@@ -156,7 +163,11 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &restore.Applier{FS: fsys, Blobs: e.blobs, StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming}
+	x := &restore.Applier{FS: fsys, Blobs: e.blobs, StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming,
+		NameProblem: osfs.NameProblem}
+	if e.opts.nameProblem != nil {
+		x.NameProblem = e.opts.nameProblem
+	}
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
 		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {
@@ -172,6 +183,32 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
 	}
 	return res, e.applyJournaled(ctx, x, plan, j)
+}
+
+// headRoot is the root of task's head checkpoint (zero: none yet).
+func (e *Engine) headRoot(task string) (objects.ID, error) {
+	head, ok, err := e.db.Task(task)
+	if err != nil || !ok {
+		return objects.ID{}, storeError(err, e.storeDir)
+	}
+	cp, err := e.db.Checkpoint(head.Head)
+	if err != nil {
+		return objects.ID{}, storeError(err, e.storeDir)
+	}
+	return cp.Root, nil
+}
+
+// nameRules probes how the workspace's file system matches names.
+func (e *Engine) nameRules() (osfs.NameRules, error) {
+	probe := osfs.ProbeNames
+	if e.opts.probeNames != nil {
+		probe = e.opts.probeNames
+	}
+	r, err := probe(e.workspace)
+	if err != nil {
+		return r, fmt.Errorf("workspace %s: %w", e.workspace, err)
+	}
+	return r, nil
 }
 
 // setApplied copies what the applier did into the result.
@@ -256,7 +293,11 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 				return nil, err
 			}
 		}
-		snap, err := e.scan(ctx, nil)
+		base, err := e.headRoot(task)
+		if err != nil {
+			return nil, err
+		}
+		snap, err := e.scan(ctx, nil, base)
 		c.snap = snap
 		return c, err
 	}

@@ -27,7 +27,7 @@ type faultCase struct {
 }
 
 func newFaultCase(t *testing.T) *faultCase {
-	tree := richTree()
+	tree := richTree(t)
 	tree["tree"] = testtree.Dir{"a": testtree.File{Content: "a1"}, "b": testtree.Dir{"c": testtree.File{Content: "c1"}}}
 	f := newFixture(t, tree)
 	c := &faultCase{f: f, trees: map[ID]map[string]testtree.Entry{}}

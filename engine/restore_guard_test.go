@@ -31,7 +31,8 @@ func TestRestoreWithoutBackupKeepsUnsavedWork(t *testing.T) {
 	f.save("two")
 	f.write("top", "top\nEDIT\n")
 	f.write("brandnew", "new\n")
-	if err := os.Chmod(filepath.Join(f.ws, "later"), 0o600); err != nil {
+	// Read-only: a mode change Windows can make too (its read-only attribute).
+	if err := os.Chmod(filepath.Join(f.ws, "later"), 0o444); err != nil {
 		t.Fatal(err)
 	}
 
@@ -127,6 +128,7 @@ func TestRestorePermissionFaultsBecomeConflictsAndTheRestFinishes(t *testing.T) 
 
 func TestRestoreIntoUnwritableDirectory(t *testing.T) {
 	t.Parallel()
+	needDirPermissions(t)
 	if os.Geteuid() == 0 {
 		t.Skip("root bypasses directory permissions; TestRestorePermissionFaultsBecomeConflictsAndTheRestFinishes injects the same EACCES")
 	}

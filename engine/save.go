@@ -98,7 +98,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		return nil, nil, err
 	}
 	defer blobs.Close()
-	snap, err := e.scan(ctx, blobs)
+	snap, err := e.scan(ctx, blobs, parent.Root)
 	if err != nil {
 		return nil, nil, err
 	}

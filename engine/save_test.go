@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -78,7 +78,7 @@ func TestSaveReadsOnlyChangedFiles(t *testing.T) {
 	}
 	f.write("d/e/deep.txt", "deeper")
 	age(t, filepath.Join(f.ws, "d/e/deep.txt"))
-	snap, err := f.e.scan(context.Background(), nil)
+	snap, err := f.e.scan(context.Background(), nil, objects.ID{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,9 +173,7 @@ func dirSize(t *testing.T, dir string) int64 {
 func TestSaveSkipsFIFOAndReportsIt(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
-	if err := syscall.Mkfifo(filepath.Join(f.ws, "pipe"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, filepath.Join(f.ws, "pipe"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := f.e.Save(ctx, SaveOptions{})
@@ -231,7 +229,7 @@ func TestNestedRepositoriesKeepTheirGitDirs(t *testing.T) {
 
 func TestOpenRefusals(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	setHome(t, home)
 	if _, err := Open(context.Background(), home, Options{StoreDir: t.TempDir()}); !errors.Is(err, ErrProtected) {
 		t.Fatalf("open home: %v, want ErrProtected", err)
 	}

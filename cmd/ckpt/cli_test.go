@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/engine"
@@ -18,12 +17,30 @@ import (
 
 var ckptBin string
 
+// asCLIEnv, set to 1, makes the test binary run as ckpt itself: where no
+// Go toolchain can build ckpt (the Windows tests under Wine), the CLI tests
+// run a copy of the test binary, which links the whole CLI.
+const asCLIEnv = "CKPT_TEST_AS_CLI"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asCLIEnv) == "1" {
+		main()
+	}
 	dir, err := os.MkdirTemp("", "ckpt-bin")
 	if err != nil {
 		panic(err)
 	}
 	ckptBin = filepath.Join(dir, "ckpt")
+	if _, err := exec.LookPath("go"); err != nil {
+		ckptBin += filepath.Ext(os.Args[0]) // ckpt.exe on Windows
+		if err := copyExecutable(os.Args[0], ckptBin); err != nil {
+			panic(fmt.Sprintf("copy the test binary as ckpt: %v", err))
+		}
+		os.Setenv(asCLIEnv, "1")
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
 	args := []string{"build", "-o", ckptBin, "."}
 	// The race detector needs cgo; without it the binary is built plain.
 	if cgo, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err == nil && strings.TrimSpace(string(cgo)) == "1" {
@@ -35,6 +52,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// copyExecutable copies the program at src to dst.
+func copyExecutable(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o755)
 }
 
 // env is a workspace and store for CLI runs.
@@ -57,7 +83,8 @@ type result struct {
 func (e *env) run(stdin string, args ...string) result {
 	e.t.Helper()
 	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=", "NO_COLOR=1")
+	// USERPROFILE is the home directory on Windows.
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1")
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -289,9 +316,7 @@ func TestCLIStateFlavours(t *testing.T) {
 func TestCLISaveWithFIFO(t *testing.T) {
 	e := newEnv(t)
 	e.write("f", "x")
-	if err := syscall.Mkfifo(filepath.Join(e.ws, "fifo"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, filepath.Join(e.ws, "fifo"))
 	res := decode[saveJSON](t, e.ok("save", "--json"))
 	if len(res.Skipped) != 1 || res.Skipped[0].Path != "fifo" {
 		t.Fatalf("skipped = %+v", res.Skipped)

@@ -15,3 +15,8 @@ func IsSharingViolation(err error) bool { return isSharingViolation(err) }
 // IsNotDir reports whether err says a path element that had to be a
 // directory is not one (ENOTDIR; Windows reports such paths as not found).
 func IsNotDir(err error) bool { return isNotDir(err) }
+
+// IsSymlinkUnsupported reports whether err says symlinks cannot be created
+// here: the file system has none (EOPNOTSUPP), or Windows withholds the
+// privilege (ERROR_PRIVILEGE_NOT_HELD without developer mode).
+func IsSymlinkUnsupported(err error) bool { return isSymlinkUnsupported(err) }

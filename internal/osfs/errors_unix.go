@@ -15,3 +15,7 @@ func isDirNotEmpty(err error) bool {
 func isSharingViolation(error) bool { return false }
 
 func isNotDir(err error) bool { return errors.Is(err, unix.ENOTDIR) }
+
+func isSymlinkUnsupported(err error) bool {
+	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOTSUP)
+}

@@ -17,3 +17,8 @@ func isSharingViolation(err error) bool {
 }
 
 func isNotDir(err error) bool { return errors.Is(err, windows.ERROR_DIRECTORY) }
+
+func isSymlinkUnsupported(err error) bool {
+	return errors.Is(err, windows.ERROR_PRIVILEGE_NOT_HELD) || errors.Is(err, windows.ERROR_NOT_SUPPORTED) ||
+		errors.Is(err, windows.ERROR_INVALID_FUNCTION)
+}

@@ -57,3 +57,10 @@ func TestUserDataDirFollowsXDGWhereItApplies(t *testing.T) {
 		t.Fatalf("UserDataDir = %s, want $XDG_DATA_HOME %s", got, dir)
 	}
 }
+
+func TestIsSymlinkUnsupported(t *testing.T) {
+	err := &os.LinkError{Op: "symlink", Old: "t", New: "l", Err: unix.EOPNOTSUPP}
+	if !IsSymlinkUnsupported(err) || IsSymlinkUnsupported(&os.LinkError{Op: "symlink", Err: unix.EEXIST}) {
+		t.Fatal("IsSymlinkUnsupported misclassifies")
+	}
+}

@@ -13,9 +13,11 @@ var ErrProtected = errors.New("walker: refusing to checkpoint a protected direct
 
 // CheckWorkspace returns an error wrapping ErrProtected when path, resolved
 // through symlinks, is the filesystem root, the home directory, or exactly
-// ~/Desktop, ~/Documents or ~/Downloads (subdirectories are allowed): such
-// sweeps are huge and hit permission errors. It fails with the resolution
-// error if path cannot be resolved.
+// ~/Desktop, ~/Documents or ~/Downloads (subdirectories are allowed), or
+// the operating system's own directory (C:\Windows on Windows, compared
+// without case there, as the file system does): such sweeps are huge and
+// hit permission errors. It fails with the resolution error if path cannot
+// be resolved.
 func CheckWorkspace(path string) error {
 	real, err := resolve(path)
 	if err != nil {
@@ -23,6 +25,11 @@ func CheckWorkspace(path string) error {
 	}
 	if real == string(filepath.Separator) || filepath.Dir(real) == real {
 		return fmt.Errorf("%w: %s is the filesystem root", ErrProtected, path)
+	}
+	for _, d := range systemDirs() {
+		if samePath(real, d) {
+			return fmt.Errorf("%w: %s is the operating system's directory", ErrProtected, path)
+		}
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -32,7 +39,7 @@ func CheckWorkspace(path string) error {
 	if err != nil {
 		realHome = filepath.Clean(home)
 	}
-	if real == realHome {
+	if samePath(real, realHome) {
 		return fmt.Errorf("%w: %s is the home directory", ErrProtected, path)
 	}
 	for _, sub := range []string{"Desktop", "Documents", "Downloads"} {
@@ -40,7 +47,7 @@ func CheckWorkspace(path string) error {
 		if err != nil {
 			p = filepath.Join(realHome, sub)
 		}
-		if real == p {
+		if samePath(real, p) {
 			return fmt.Errorf("%w: %s is ~/%s", ErrProtected, path, sub)
 		}
 	}

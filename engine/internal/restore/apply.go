@@ -68,7 +68,10 @@ type Applier struct {
 	// Resuming: this run completes an interrupted restore, whose
 	// temporary files are removed whatever the guard says.
 	Resuming bool
-	Result   Result
+	// NameProblem, when set, says why the workspace's file system cannot
+	// hold a name ("" when it can); such paths become conflicts.
+	NameProblem func(name string) string
+	Result      Result
 	// syncEach makes every written file durable (fdatasync) before its
 	// rename and every touched directory after the renames; large restores
 	// (and resumed ones) instead end with one syncfs.
@@ -88,15 +91,27 @@ var conflictReasons = map[ConflictKind]string{
 }
 
 // faultReason explains a path the restore could not change (permission
-// denied): the path keeps what it held, the rest of the restore goes on.
+// denied, or held open by another program): the path keeps what it held,
+// the rest of the restore goes on.
 func faultReason(err error) string {
+	if sv := (*SharingViolationError)(nil); errors.As(err, &sv) {
+		return fmt.Sprintf("could not replace this path: %v; it keeps its current content", sv)
+	}
+	if su := (*SymlinkUnsupportedError)(nil); errors.As(err, &su) {
+		return fmt.Sprintf("%v; it keeps its current content", su)
+	}
 	return fmt.Sprintf("could not change this path (%v); it keeps its current content", err)
 }
 
 // pathFault reports whether err concerns only the path it names (permission
-// denied), so the restore records a conflict and goes on; any other error
-// (no space, I/O) stops the restore, which stays resumable.
-func pathFault(err error) bool { return errors.Is(err, fs.ErrPermission) }
+// denied, another program holding it open, no symlinks here), so the restore records a
+// conflict and goes on; any other error (no space, I/O) stops the restore,
+// which stays resumable.
+func pathFault(err error) bool {
+	var sv *SharingViolationError
+	var su *SymlinkUnsupportedError
+	return errors.Is(err, fs.ErrPermission) || errors.As(err, &sv) || errors.As(err, &su)
+}
 
 // fileMode converts stored permission bits to an os.FileMode.
 func fileMode(perm uint32) os.FileMode {
@@ -207,6 +222,7 @@ func (x *Applier) clear(o op) (bool, error) {
 
 // Preview fills the result with what apply would do, touching nothing.
 func (x *Applier) Preview(p *Plan) {
+	x.clashConflicts(p)
 	for _, o := range p.removes {
 		if x.guarded(o) {
 			x.conflict(o.path, ConflictUnsaved)
@@ -217,7 +233,7 @@ func (x *Applier) Preview(p *Plan) {
 	for _, list := range [][]op{p.mkdirs, p.writes} {
 		for _, o := range list {
 			switch {
-			case x.isBlocked(o.path):
+			case x.isBlocked(o.path) || x.badName(o):
 			case x.guarded(o):
 				x.conflict(o.path, ConflictUnsaved)
 			case x.obstructed(o) && !x.Force:
@@ -245,6 +261,7 @@ const syncEachLimit = 512
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	x.syncEach = len(p.writes) <= syncEachLimit && !x.Resuming || !osfs.HasFilesystemSync()
 	x.dirs = map[string]bool{}
+	x.clashConflicts(p)
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
 			return err
@@ -349,7 +366,7 @@ func (x *Applier) remove(o op) error {
 }
 
 func (x *Applier) mkdir(o op) error {
-	if x.isBlocked(o.path) {
+	if x.isBlocked(o.path) || x.badName(o) {
 		return nil
 	}
 	if ok, err := x.clear(o); !ok || err != nil {
@@ -369,7 +386,7 @@ func (x *Applier) mkdir(o op) error {
 }
 
 func (x *Applier) write(o op) error {
-	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) {
+	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) || x.badName(o) {
 		return nil
 	}
 	if x.guarded(o) {
@@ -430,7 +447,7 @@ func (x *Applier) writeFile(o op) (err error) {
 	if err != nil {
 		return err
 	}
-	return x.FS.Rename(f.Name(), o.path)
+	return x.rename(f.Name(), o.path)
 }
 
 // link creates a symlink under a temporary name and renames it into place.
@@ -441,10 +458,18 @@ func (x *Applier) link(o op) error {
 	}
 	tmp := tempName(o.path)
 	if err := x.FS.Symlink(string(target), tmp); err != nil {
+		if osfs.IsSymlinkUnsupported(err) {
+			return &SymlinkUnsupportedError{Err: err}
+		}
 		return err
 	}
-	if err := x.FS.Rename(tmp, o.path); err != nil {
+	if err := x.rename(tmp, o.path); err != nil {
 		_ = x.FS.Remove(tmp)
+		if errors.Is(err, os.ErrNotExist) {
+			// The link "made" is not there: Wine's CreateSymbolicLinkW
+			// reports success and creates nothing.
+			return &SymlinkUnsupportedError{Err: err}
+		}
 		return err
 	}
 	return nil

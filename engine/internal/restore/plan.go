@@ -7,6 +7,7 @@ import (
 	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // opKind is one step of a restore.
@@ -32,6 +33,8 @@ type op struct {
 	// fresh is set on creations at a path the current tree does not capture:
 	// something uncaptured (an ignored or skipped file) may stand there.
 	fresh bool
+	// kept is, on a name clash, the name of the target entry restored instead.
+	kept string
 }
 
 // Plan is the change from the current tree to the target tree, in
@@ -42,6 +45,7 @@ type Plan struct {
 	mkdirs   []op
 	writes   []op
 	dirModes []op
+	clashes  []op // target entries left out: their name clashes with another's
 }
 
 // planner walks the current and the target tree together, skipping every
@@ -50,12 +54,17 @@ type planner struct {
 	ctx    context.Context
 	src    diffview.TreeSource
 	filter diffview.PathFilter
+	names  osfs.NameRules
 	plan   Plan
 }
 
-// NewPlan computes the steps that turn tree cur into tree tgt.
-func NewPlan(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter diffview.PathFilter) (*Plan, error) {
-	p := &planner{ctx: ctx, src: src, filter: filter}
+// NewPlan computes the steps that turn tree cur into tree tgt in a
+// workspace whose file system matches names by rules names: of target
+// entries it cannot tell apart, one is restored (the one the workspace
+// holds, else the first in byte order) and the others become
+// ConflictNameClash conflicts.
+func NewPlan(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter diffview.PathFilter, names osfs.NameRules) (*Plan, error) {
+	p := &planner{ctx: ctx, src: src, filter: filter, names: names}
 	if err := p.dir("", cur, tgt); err != nil {
 		return nil, err
 	}
@@ -84,6 +93,7 @@ func (p *planner) dir(dir string, cur, tgt objects.ID) error {
 	if err != nil {
 		return err
 	}
+	clash := clashes(p.names, tt.Entries, ct.Entries)
 	i, j := 0, 0
 	for i < len(ct.Entries) || j < len(tt.Entries) {
 		var c, t *index.Entry
@@ -97,6 +107,12 @@ func (p *planner) dir(dir string, cur, tgt objects.ID) error {
 		default:
 			c, t = &ct.Entries[i], &tt.Entries[j]
 			i, j = i+1, j+1
+		}
+		if t != nil && clash[t.Name] != "" {
+			if rel := path.Join(dir, t.Name); p.filter.Overlaps(rel) {
+				p.plan.clashes = append(p.plan.clashes, op{path: rel, ent: *t, kept: clash[t.Name]})
+			}
+			continue
 		}
 		if err := p.entry(dir, c, t); err != nil {
 			return err
@@ -190,7 +206,7 @@ func UnsavedPaths(ctx context.Context, src diffview.TreeSource, baselines []obje
 	}
 	var unsaved map[string]bool
 	for i, base := range baselines {
-		p, err := NewPlan(ctx, src, base, cur, nil)
+		p, err := NewPlan(ctx, src, base, cur, nil, osfs.NameRules{})
 		if err != nil {
 			return nil, err
 		}

@@ -58,6 +58,7 @@ type scanner struct {
 	// cached is the whole stat cache, read with one iterator before the walk
 	// (one index lookup per directory costs several times more).
 	cached *index.DirCacheSet
+	carry  *modeCarry // set when the file system has no permission bits
 
 	mu sync.Mutex // guards snap.Trees, snap.Caches, snap.GoneDirs, snap.Skipped, unflushed
 	// unflushed counts the tree entries recorded since the last flush.
@@ -74,8 +75,9 @@ const defaultFlushEntries = 32 << 10
 // Scan walks the workspace and returns its snapshot, storing new content in
 // put (nil: hash only) and calling progress with the counts so far after
 // each directory. Only files whose stat differs from the stat cache (or is
-// racy) are read.
-func (st *Store) Scan(ctx context.Context, put *objects.Batch, progress func(files, hashed uint64)) (*Snapshot, error) {
+// racy) are read. With CarryModes, modes come from the tree base (the
+// checkpoint the workspace is measured against; zero: none).
+func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, progress func(files, hashed uint64)) (*Snapshot, error) {
 	if progress == nil {
 		progress = func(uint64, uint64) {}
 	}
@@ -85,6 +87,9 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, progress func(fil
 		writtenNs: time.Now().UnixNano(),
 		progress:  progress,
 		snap:      &Snapshot{Trees: map[objects.ID]index.Tree{}, Caches: map[string]index.DirCache{}},
+	}
+	if st.CarryModes {
+		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]index.Entry{}}
 	}
 	var err error
 	if s.cached, err = st.DB.LoadDirCaches(); err != nil {
@@ -110,6 +115,10 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	if err != nil {
 		return objects.ID{}, err
 	}
+	based, err := s.carry.entries(d.Path)
+	if err != nil {
+		return objects.ID{}, err
+	}
 	reuse := cached && len(dc.Entries) == len(d.Entries)
 	tree := index.Tree{Entries: make([]index.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
@@ -123,10 +132,13 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		if ent.Kind != walker.KindDir {
 			s.snap.Files.Add(1)
 		}
-		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: ent.Mode, Size: r.size, ID: r.id})
+		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: s.carry.mode(based, ent, r.id), Size: r.size, ID: r.id})
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
 	}
 	s.progress(s.snap.Files.Load(), s.snap.Hashed.Load())
+	if reuse, err = s.carry.sameModes(reuse, dc.Tree, tree); err != nil {
+		return objects.ID{}, err
+	}
 	if reuse {
 		return dc.Tree, nil
 	}

@@ -24,6 +24,9 @@ type Store struct {
 	FlushEntries int
 	// AfterFlush, when set (by tests), runs after each flush of a storing scan.
 	AfterFlush func()
+	// CarryModes: the file system has no permission bits (Windows), so a
+	// scan takes each entry's mode from its base checkpoint (see carriedMode).
+	CarryModes bool
 }
 
 func (st *Store) flushSize() int {

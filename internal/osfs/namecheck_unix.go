@@ -1,0 +1,5 @@
+//go:build !windows
+
+package osfs
+
+func nameProblem(string) string { return "" }

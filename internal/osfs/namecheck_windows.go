@@ -1,0 +1,3 @@
+package osfs
+
+func nameProblem(name string) string { return WindowsNameProblem(name) }
