@@ -153,6 +153,11 @@ func (e *Engine) openStore() (created bool, err error) {
 		},
 		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush,
 	}
+	if e.opts.Watch && !e.opts.ReadOnly {
+		if err := e.startWatch(); err != nil {
+			return false, err
+		}
+	}
 	return created, nil
 }
 
@@ -219,6 +224,10 @@ func probeWritable(dirs ...string) error {
 // Close releases the store. It is safe to call more than once.
 func (e *Engine) Close() error {
 	var errs []error
+	if e.save != nil && e.save.Tracker != nil {
+		errs = append(errs, e.save.Tracker.Close())
+		e.save.Tracker = nil
+	}
 	if e.blobs != nil {
 		errs = append(errs, e.blobs.Close())
 		e.blobs = nil

@@ -42,9 +42,13 @@ type Snapshot struct {
 	// their caches (and their subtrees') are deleted with the save.
 	GoneDirs []string
 	Skipped  []walker.Skipped
-	Files    atomic.Uint64 // files and symlinks seen
-	Hashed   atomic.Uint64 // bytes read and hashed
-	Opened   atomic.Uint64 // workspace files opened for reading
+	// Files counts the files and symlinks seen; a scan with a Tracker does
+	// not see those below the directories it pruned.
+	Files  atomic.Uint64
+	Hashed atomic.Uint64 // bytes read and hashed
+	Opened atomic.Uint64 // workspace files opened for reading
+
+	plan *plan // what the Tracker let this scan trust; nil without one
 }
 
 // scanner builds a snapshot. With put set, new content is stored in that
@@ -58,6 +62,8 @@ type scanner struct {
 	// cached is the whole stat cache, read with one iterator before the walk
 	// (one index lookup per directory costs several times more).
 	cached *index.DirCacheSet
+
+	plan *plan // nil without a Tracker
 
 	mu sync.Mutex // guards snap.Trees, snap.Caches, snap.GoneDirs, snap.Skipped, unflushed
 	// unflushed counts the tree entries recorded since the last flush.
@@ -90,7 +96,13 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, progress func(fil
 	if s.cached, err = st.DB.LoadDirCaches(); err != nil {
 		return nil, st.storeErr(err)
 	}
-	root, skipped, err := walker.Walk(ctx, st.Workspace, st.Walk, s.visit)
+	opts := st.Walk
+	if st.Tracker != nil {
+		s.plan = st.Tracker.begin()
+		s.snap.plan = s.plan
+		opts.Prune = s.prune
+	}
+	root, skipped, err := walker.Walk(ctx, st.Workspace, opts, s.visit)
 	if err != nil {
 		return nil, st.storeErr(err)
 	}
@@ -105,6 +117,12 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	dc, cached, err := s.cached.Get(d.Path)
 	if err != nil {
 		return objects.ID{}, err
+	}
+	if d.Pruned { // prune checked that the cache holds it
+		return dc.Tree, nil
+	}
+	if s.plan != nil {
+		s.plan.watch(d.Path)
 	}
 	results, err := s.entryIDs(ctx, d, &dc, sub)
 	if err != nil {
@@ -149,6 +167,16 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		}
 	}
 	return tid, nil
+}
+
+// prune reports whether the watcher vouches for dir's whole subtree and
+// the stat cache holds its tree id; any doubt walks it.
+func (s *scanner) prune(dir string) bool {
+	if !s.plan.quiet(dir) {
+		return false
+	}
+	_, cached, err := s.cached.Get(dir)
+	return err == nil && cached
 }
 
 // flush writes the trees and stat-cache records recorded so far, and the

@@ -24,6 +24,9 @@ type Store struct {
 	FlushEntries int
 	// AfterFlush, when set (by tests), runs after each flush of a storing scan.
 	AfterFlush func()
+	// Tracker, when set, lets a scan skip the directories its watcher
+	// vouches for; nil walks everything.
+	Tracker *Tracker
 }
 
 func (st *Store) flushSize() int {
