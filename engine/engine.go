@@ -151,7 +151,7 @@ func (e *Engine) openStore() (created bool, err error) {
 			MaxFileSize: e.opts.maxFileSize(),
 			ExcludeDirs: []string{e.storeDir},
 		},
-		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush,
+		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush, AfterScan: e.opts.afterScan,
 	}
 	if e.opts.Watch && !e.opts.ReadOnly {
 		if err := e.startWatch(); err != nil {

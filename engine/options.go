@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/walker"
 )
 
@@ -81,6 +82,8 @@ type Options struct {
 	// FlushEntries (the flush size, when positive) and AfterFlush.
 	flushEntries int
 	afterFlush   func()
+	// afterScan, set by tests, becomes save.Store's AfterScan.
+	afterScan func(*save.Snapshot)
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

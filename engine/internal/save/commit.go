@@ -84,7 +84,7 @@ func (st *Store) writeIndex(blobs *objects.Batch, trees map[objects.ID]index.Tre
 // ChangeStats counts the files added, modified and deleted since base.
 func (store *Store) ChangeStats(ctx context.Context, snap *Snapshot, base objects.ID) (index.Stats, error) {
 	var st index.Stats
-	if base.IsZero() { // a task's first checkpoint: everything is new, no need to list it
+	if base.IsZero() && !snap.Partial() { // a task's first checkpoint: everything is new, no need to list it
 		st.Added = snap.Files.Load()
 		return st, nil
 	}

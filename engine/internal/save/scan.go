@@ -42,14 +42,21 @@ type Snapshot struct {
 	// their caches (and their subtrees') are deleted with the save.
 	GoneDirs []string
 	Skipped  []walker.Skipped
-	// Files counts the files and symlinks seen; a scan with a Tracker does
-	// not see those below the directories it pruned.
+	// Files counts the files and symlinks seen; a Partial scan does not
+	// see those below the directories it pruned.
 	Files  atomic.Uint64
 	Hashed atomic.Uint64 // bytes read and hashed
 	Opened atomic.Uint64 // workspace files opened for reading
 
-	plan *plan // what the Tracker let this scan trust; nil without one
+	plan    *plan // what the Tracker let this scan trust; nil without one
+	partial atomic.Bool
 }
+
+// Partial reports whether the scan took some subtrees from the stat cache
+// without listing them (see Store.Tracker): Files then counts only the
+// files it listed, and a checkpoint's file count must come from its
+// parent's and the changes.
+func (s *Snapshot) Partial() bool { return s.partial.Load() }
 
 // scanner builds a snapshot. With put set, new content is stored in that
 // batch; without it the scan only hashes (workspace diffs, dry runs).
@@ -108,6 +115,9 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, progress func(fil
 	}
 	s.snap.Root = root
 	s.snap.Skipped = append(skipped, s.snap.Skipped...)
+	if st.AfterScan != nil {
+		st.AfterScan(s.snap)
+	}
 	return s.snap, nil
 }
 
@@ -119,6 +129,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		return objects.ID{}, err
 	}
 	if d.Pruned { // prune checked that the cache holds it
+		s.snap.partial.Store(true)
 		return dc.Tree, nil
 	}
 	if s.plan != nil {

@@ -24,6 +24,8 @@ type Store struct {
 	FlushEntries int
 	// AfterFlush, when set (by tests), runs after each flush of a storing scan.
 	AfterFlush func()
+	// AfterScan, when set (by tests), receives every snapshot a scan returns.
+	AfterScan func(*Snapshot)
 	// Tracker, when set, lets a scan skip the directories its watcher
 	// vouches for; nil walks everything.
 	Tracker *Tracker
