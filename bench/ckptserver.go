@@ -145,32 +145,13 @@ func (c *ckptServer) peakRSS() int64 {
 }
 
 func (c *ckptServer) save(ctx context.Context, msg string) (step, error) {
-	var out struct {
-		ID    string `json:"id"`
-		Stats struct {
-			Files int `json:"files"`
-		} `json:"stats"`
-	}
-	s, err := c.call(ctx, &out, "save", "-m", msg)
-	s.ID, s.Files = out.ID, out.Stats.Files
-	return s, err
+	return saveVia(ctx, c.call, msg)
 }
 
 func (c *ckptServer) restore(ctx context.Context, ref string) (step, error) {
-	var out struct {
-		Written int `json:"written"`
-		Deleted int `json:"deleted"`
-	}
-	s, err := c.call(ctx, &out, "restore", ref)
-	s.Written, s.Deleted = out.Written, out.Deleted
-	return s, err
+	return restoreVia(ctx, c.call, ref)
 }
 
 func (c *ckptServer) diff(ctx context.Context, from, to string) (step, error) {
-	var out struct {
-		Files []json.RawMessage `json:"files"`
-	}
-	s, err := c.call(ctx, &out, "diff", from, to)
-	s.Files = len(out.Files)
-	return s, err
+	return diffVia(ctx, c.call, from, to)
 }
