@@ -50,34 +50,49 @@ func (c *ckptCLI) run(ctx context.Context, out any, args ...string) (step, error
 }
 
 func (c *ckptCLI) save(ctx context.Context, msg string) (step, error) {
+	return saveVia(ctx, c.run, msg)
+}
+
+func (c *ckptCLI) restore(ctx context.Context, ref string) (step, error) {
+	return restoreVia(ctx, c.run, ref)
+}
+
+func (c *ckptCLI) diff(ctx context.Context, from, to string) (step, error) {
+	return diffVia(ctx, c.run, from, to)
+}
+
+// jsonCall runs one ckpt command with --json and decodes its output into out.
+type jsonCall func(ctx context.Context, out any, args ...string) (step, error)
+
+func saveVia(ctx context.Context, call jsonCall, msg string) (step, error) {
 	var out struct {
 		ID    string `json:"id"`
 		Stats struct {
 			Files int `json:"files"`
 		} `json:"stats"`
 	}
-	s, err := c.run(ctx, &out, "save", "-m", msg)
+	s, err := call(ctx, &out, "save", "-m", msg)
 	s.ID, s.Files = out.ID, out.Stats.Files
 	return s, err
 }
 
-func (c *ckptCLI) restore(ctx context.Context, ref string) (step, error) {
+func restoreVia(ctx context.Context, call jsonCall, ref string) (step, error) {
 	var out struct {
 		Written int `json:"written"`
 		Deleted int `json:"deleted"`
 	}
-	s, err := c.run(ctx, &out, "restore", ref)
+	s, err := call(ctx, &out, "restore", ref)
 	s.Written, s.Deleted = out.Written, out.Deleted
 	return s, err
 }
 
-// diff asks for the JSON change set, which carries both sides of every text
+// diffVia asks for the JSON change set, which carries both sides of every text
 // file: the same information as the shadow flow's `git show` of each side.
-func (c *ckptCLI) diff(ctx context.Context, from, to string) (step, error) {
+func diffVia(ctx context.Context, call jsonCall, from, to string) (step, error) {
 	var out struct {
 		Files []json.RawMessage `json:"files"`
 	}
-	s, err := c.run(ctx, &out, "diff", from, to)
+	s, err := call(ctx, &out, "diff", from, to)
 	s.Files = len(out.Files)
 	return s, err
 }

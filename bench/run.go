@@ -26,7 +26,7 @@ type options struct {
 	edits      int
 	added      int
 	profileDir string
-	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib
+	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server
 	gc         bool
 	corpus     string // a directory to copy as the corpus, or "gomodcache" (realmods.go)
 	inPlace    bool   // measure the corpus directory itself: read-only operations only
@@ -80,6 +80,7 @@ func run(ctx context.Context, opts options) (*Report, error) {
 		return nil, err
 	}
 	defer b.sp.close()
+	defer b.closeServers()
 	for rep := range opts.reps {
 		if err := b.floors(rep); err != nil {
 			return nil, err
@@ -92,6 +93,15 @@ func run(ctx context.Context, opts options) (*Report, error) {
 	}
 	b.report.finish()
 	return b.report, nil
+}
+
+// closeServers stops the resident servers of the systems that keep one.
+func (b *bench) closeServers() {
+	for _, s := range b.systems {
+		if srv, ok := s.(*ckptServer); ok {
+			srv.close()
+		}
+	}
 }
 
 // setup builds the ckpt binary and creates the systems.
@@ -121,6 +131,7 @@ func (b *bench) setup(ctx context.Context, work string) error {
 		b.git,
 		&ckptCLI{sp: sp, bin: bin, ws: b.ws, store: filepath.Join(work, "store-cli"), env: env},
 		&ckptLib{sp: sp, self: self, ws: b.ws, store: filepath.Join(work, "store-lib"), env: env, profileDir: b.opts.profileDir},
+		&ckptServer{bin: bin, ws: b.ws, store: filepath.Join(work, "store-server"), env: env},
 	}
 	for _, s := range all {
 		if b.opts.systems == "" || strings.Contains(","+b.opts.systems+",", ","+s.name()+",") {

@@ -157,8 +157,13 @@ func (e *Engine) openStore() (created bool, err error) {
 			MaxFileSize: e.opts.maxFileSize(),
 			ExcludeDirs: []string{e.storeDir},
 		},
-		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush,
+		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush, AfterScan: e.opts.afterScan,
 		CarryModes: !fsHasModeBits || e.opts.carryModes,
+	}
+	if e.opts.Watch && !e.opts.ReadOnly {
+		if err := e.startWatch(); err != nil {
+			return false, err
+		}
 	}
 	return created, nil
 }
@@ -226,6 +231,10 @@ func probeWritable(dirs ...string) error {
 // Close releases the store. It is safe to call more than once.
 func (e *Engine) Close() error {
 	var errs []error
+	if e.save != nil && e.save.Tracker != nil {
+		errs = append(errs, e.save.Tracker.Close())
+		e.save.Tracker = nil
+	}
 	if e.blobs != nil {
 		errs = append(errs, e.blobs.Close())
 		e.blobs = nil

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/walker"
 )
@@ -54,6 +55,17 @@ type Options struct {
 	// the compactions a writer left due. A store that does not exist yet is
 	// created all the same.
 	ReadOnly bool
+	// Watch keeps a change watcher on the workspace for the life of the
+	// Engine (see package internal/watch), so a save re-reads only the
+	// directories that may have changed since the previous one and reuses
+	// the stat cache's tree id for every other: worth it for a long-lived
+	// process that saves repeatedly. It never changes what a save captures:
+	// whenever the watcher cannot vouch for a directory (queue overflow, a
+	// watch the kernel refused, an ignore-rule change, a clock jump) that
+	// subtree or the whole workspace is walked as without it. Ignored on a
+	// ReadOnly Engine; on platforms without a scalable watcher every save
+	// walks.
+	Watch bool
 	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.
 	Command string
 
@@ -80,6 +92,8 @@ type Options struct {
 	// FlushEntries (the flush size, when positive) and AfterFlush.
 	flushEntries int
 	afterFlush   func()
+	// afterScan, set by tests, becomes save.Store's AfterScan.
+	afterScan func(*save.Snapshot)
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

@@ -118,14 +118,14 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if unchanged && !opts.AllowEmpty {
 		// Nothing to record but refreshed stat-cache entries.
 		res.id, res.seq, res.parent = head.Head, parent.Seq, parent.Parent
-		res.stats = index.Stats{Files: snap.Files.Load(), BytesHashed: snap.Hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
+		res.stats = index.Stats{Files: filesIn(snap, parent, index.Stats{}), BytesHashed: snap.Hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
 		return res, snap, e.save.Commit(blobs, snap, nil, task, head)
 	}
 	stats, err := e.save.ChangeStats(ctx, snap, parent.Root)
 	if err != nil {
 		return nil, nil, err
 	}
-	stats.Files, stats.BytesHashed = snap.Files.Load(), snap.Hashed.Load()
+	stats.Files, stats.BytesHashed = filesIn(snap, parent, stats), snap.Hashed.Load()
 	stats.DurationMs = uint64(time.Since(start).Milliseconds())
 	cp := &index.Checkpoint{
 		Parent: head.Head, Task: task, Seq: head.LastSeq + 1, Root: snap.Root,
@@ -137,4 +137,13 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	}
 	res.id, res.seq, res.created, res.empty, res.stats = index.CheckpointID(*cp), cp.Seq, true, empty, stats
 	return res, snap, nil
+}
+
+// filesIn is the number of files in snap's tree. A partial scan did not
+// list every file, so the count is the parent's adjusted by the changes.
+func filesIn(snap *save.Snapshot, parent index.Checkpoint, changes index.Stats) uint64 {
+	if !snap.Partial() {
+		return snap.Files.Load()
+	}
+	return parent.Stats.Files + changes.Added - changes.Deleted
 }

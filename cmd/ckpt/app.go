@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,6 +63,13 @@ type app struct {
 	// writeErr is the first failure to write a JSON document: the command
 	// then exits non-zero even if its work succeeded.
 	writeErr error
+	// server is the resident side of this invocation: set when a
+	// listening server runs the command for a client (see listen.go).
+	server *serverContext
+	// watch opens the engine with a change watcher (serve --listen).
+	watch bool
+	// args is the command line, kept to forward it to a server.
+	args []string
 }
 
 // noticesJSON are the fields an open adds to every JSON document.
@@ -97,22 +105,32 @@ func (u usageError) Error() string { return u.msg }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: isTerminal(stdout) && os.Getenv("NO_COLOR") == "",
 		store: os.Getenv("CKPT_STORE")}
+	ctx, in := watchSignals(context.Background())
+	return a.execute(ctx, args, in.stop, in.signalled)
+}
+
+// execute runs one command line; stop ends the signal watch and signalled
+// names the signal that cancelled ctx, if any.
+func (a *app) execute(ctx context.Context, args []string, stop func(), signalled func() syscall.Signal) int {
+	a.args = args
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	ctx, in := watchSignals(context.Background())
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	cmd, err := root.ExecuteContextC(ctx)
-	in.stop()
+	stop()
 	var usage usageError
+	var remote remoteExit
 	switch {
+	case errors.As(err, &remote): // a server ran it and printed everything
+		return remote.code
 	case err == nil && a.writeErr != nil:
 		fmt.Fprintf(a.stderr, "ckpt: %v\n", a.writeErr)
 		return exitError
 	case err == nil:
 		return a.exitCode
-	case in.signalled() != 0:
-		ie := interruptedError{in.signalled()}
+	case signalled() != 0:
+		ie := interruptedError{signalled()}
 		return a.report(ie.exitCode(), ie)
 	case cmd == root && !errors.As(err, &usage):
 		// The root command runs nothing: its errors (an unknown
@@ -158,7 +176,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
-		a.verifyCommand(), a.statsCommand(), a.serveCommand(), a.mcpCommand(), a.uiCommand())
+		a.verifyCommand(), a.statsCommand(), a.listenFlags(a.serveCommand()), a.mcpCommand(), a.uiCommand())
 	for _, c := range root.Commands() {
 		if check := c.Args; check != nil {
 			c.Args = func(cmd *cobra.Command, args []string) error {
@@ -208,10 +226,17 @@ func (a *app) checkGlobalFlags() error {
 
 // open opens the engine for one command.
 func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
+	if a.server != nil {
+		return a.server.engineFor(a)
+	}
 	if err := a.checkGlobalFlags(); err != nil {
 		return nil, err
 	}
+	if err := a.forward(cmd); err != nil { // a live server of the store ran it, or failed
+		return nil, err
+	}
 	opts := a.engineOptions(cmd.Name(), readOnlyCommands[cmd.Name()])
+	opts.Watch = a.watch
 	if a.scans != nil { // serve and mcp: scan progress goes to the requests that asked
 		opts.OnProgress = a.scans.send
 	} else if a.progress = a.newProgressLine(); a.progress != nil {
@@ -281,6 +306,9 @@ func (a *app) withEngine(cmd *cobra.Command, fn func(e *engine.Engine) error) er
 	}
 	err = fn(e)
 	a.progress.clear()
+	if a.server != nil { // the server's engine outlives the command
+		return err
+	}
 	if cerr := e.Close(); err == nil {
 		err = cerr
 	}

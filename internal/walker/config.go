@@ -31,6 +31,7 @@ type config struct {
 	workers int
 	perm    permChecker
 	openDir func(parent dirFD, name string) (dirFD, error)
+	prune   func(rel string) bool
 }
 
 func newConfig(root string, opts *Options) (*config, error) {
@@ -50,6 +51,7 @@ func newConfig(root string, opts *Options) (*config, error) {
 		workers: opts.workers(),
 		perm:    newPermChecker(),
 		openDir: openSub,
+		prune:   opts.Prune,
 	}
 	if h := opts.hooks; h != nil {
 		if h.openDir != nil {

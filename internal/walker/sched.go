@@ -160,10 +160,18 @@ func (w *walk[T]) schedule(n *node[T]) {
 	var subs []*node[T]
 	for i := range n.dir.Entries {
 		e := &n.dir.Entries[i]
-		if e.Kind == KindDir {
-			subs = append(subs, &node[T]{parent: n, name: e.Name, rules: n.rules,
-				dir: Dir{Path: join(n.dir.Path, e.Name), Mode: e.Mode}})
+		if e.Kind != KindDir {
+			continue
 		}
+		d := Dir{Path: join(n.dir.Path, e.Name), Mode: e.Mode}
+		if w.cfg.prune != nil && w.cfg.prune(d.Path) {
+			if !w.visitPruned(n, e.Name, &d) {
+				closeDir(n.fd)
+				return
+			}
+			continue
+		}
+		subs = append(subs, &node[T]{parent: n, name: e.Name, rules: n.rules, dir: d})
 	}
 	if len(subs) == 0 {
 		closeDir(n.fd)
@@ -176,6 +184,23 @@ func (w *walk[T]) schedule(n *node[T]) {
 	w.stack = append(w.stack, subs...)
 	w.mu.Unlock()
 	w.cond.Broadcast()
+}
+
+// visitPruned visits a subdirectory of n that Options.Prune vouched for
+// and records its value in n; no other goroutine knows n's subdirectories
+// yet. It reports false after failing the walk.
+func (w *walk[T]) visitPruned(n *node[T], name string, d *Dir) bool {
+	d.Pruned = true
+	v, err := w.visit(w.ctx, d, map[string]T{})
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	if n.sub == nil {
+		n.sub = make(map[string]T)
+	}
+	n.sub[name] = v
+	return true
 }
 
 // finishFrom visits n, then every ancestor whose last pending subdirectory

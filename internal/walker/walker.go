@@ -71,6 +71,9 @@ type Dir struct {
 	Path    string  // slash-separated, relative to the root; "" for the root
 	Mode    uint32  // the directory's permission bits
 	Entries []Entry // included entries only, sorted by Name bytes
+	// Pruned is set when Options.Prune vouched for this directory: the
+	// walker neither opened nor listed it, and Entries is nil.
+	Pruned bool
 }
 
 // Skip reasons reported in Skipped.Reason.
@@ -109,6 +112,13 @@ type Options struct {
 	// Workers bounds the goroutines that list and visit directories.
 	// 0 means runtime.GOMAXPROCS(0), and at least 2 so IO overlaps.
 	Workers int
+	// Prune, when set, is asked for every included subdirectory (never the
+	// root) before it is opened. When it returns true the walker does not
+	// open, list or descend into it, and visits it at once with Dir.Pruned
+	// set: the caller vouches that nothing below it changed since it last
+	// read it, so skipped paths below it are not reported either. It is
+	// called concurrently from the walk's goroutines.
+	Prune func(rel string) bool
 
 	hooks *hooks // test-only fault injection
 }

@@ -26,9 +26,10 @@ func (st *Store) NewBatch() (*objects.Batch, error) {
 // then one synced index batch with the locators, the trees and stat cache
 // not yet flushed by the scan and, when cp is set, the checkpoint and the
 // task's new head. Only this batch makes anything visible: what the scan
-// flushed earlier is unreferenced until it commits.
+// flushed earlier is unreferenced until it commits. Once it has, the
+// Tracker (if any) forgets the changes the scan covered.
 func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoint, task string, head index.TaskHead) error {
-	return st.writeIndex(blobs, snap.Trees, snap.Caches, snap.GoneDirs, func(b *index.Batch) error {
+	err := st.writeIndex(blobs, snap.Trees, snap.Caches, snap.GoneDirs, func(b *index.Batch) error {
 		if cp == nil {
 			return nil
 		}
@@ -39,6 +40,10 @@ func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoi
 		b.SetTaskHead(task, index.TaskHead{Head: id, LastSeq: max(head.LastSeq, cp.Seq)})
 		return nil
 	})
+	if err == nil && st.Tracker != nil {
+		st.Tracker.Settle(snap)
+	}
+	return err
 }
 
 // writeIndex syncs the packs, then commits one index batch with the new
@@ -79,7 +84,7 @@ func (st *Store) writeIndex(blobs *objects.Batch, trees map[objects.ID]index.Tre
 // ChangeStats counts the files added, modified and deleted since base.
 func (store *Store) ChangeStats(ctx context.Context, snap *Snapshot, base objects.ID) (index.Stats, error) {
 	var st index.Stats
-	if base.IsZero() { // a task's first checkpoint: everything is new, no need to list it
+	if base.IsZero() && !snap.Partial() { // a task's first checkpoint: everything is new, no need to list it
 		st.Added = snap.Files.Load()
 		return st, nil
 	}

@@ -42,10 +42,21 @@ type Snapshot struct {
 	// their caches (and their subtrees') are deleted with the save.
 	GoneDirs []string
 	Skipped  []walker.Skipped
-	Files    atomic.Uint64 // files and symlinks seen
-	Hashed   atomic.Uint64 // bytes read and hashed
-	Opened   atomic.Uint64 // workspace files opened for reading
+	// Files counts the files and symlinks seen; a Partial scan does not
+	// see those below the directories it pruned.
+	Files  atomic.Uint64
+	Hashed atomic.Uint64 // bytes read and hashed
+	Opened atomic.Uint64 // workspace files opened for reading
+
+	plan    *plan // what the Tracker let this scan trust; nil without one
+	partial atomic.Bool
 }
+
+// Partial reports whether the scan took some subtrees from the stat cache
+// without listing them (see Store.Tracker): Files then counts only the
+// files it listed, and a checkpoint's file count must come from its
+// parent's and the changes.
+func (s *Snapshot) Partial() bool { return s.partial.Load() }
 
 // scanner builds a snapshot. With put set, new content is stored in that
 // batch; without it the scan only hashes (workspace diffs, dry runs).
@@ -59,6 +70,8 @@ type scanner struct {
 	// (one index lookup per directory costs several times more).
 	cached *index.DirCacheSet
 	carry  *modeCarry // set when the file system has no permission bits
+
+	plan *plan // nil without a Tracker
 
 	mu sync.Mutex // guards snap.Trees, snap.Caches, snap.GoneDirs, snap.Skipped, unflushed
 	// unflushed counts the tree entries recorded since the last flush.
@@ -95,12 +108,21 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 	if s.cached, err = st.DB.LoadDirCaches(); err != nil {
 		return nil, st.storeErr(err)
 	}
-	root, skipped, err := walker.Walk(ctx, st.Workspace, st.Walk, s.visit)
+	opts := st.Walk
+	if st.Tracker != nil {
+		s.plan = st.Tracker.begin()
+		s.snap.plan = s.plan
+		opts.Prune = s.prune
+	}
+	root, skipped, err := walker.Walk(ctx, st.Workspace, opts, s.visit)
 	if err != nil {
 		return nil, st.storeErr(err)
 	}
 	s.snap.Root = root
 	s.snap.Skipped = append(skipped, s.snap.Skipped...)
+	if st.AfterScan != nil {
+		st.AfterScan(s.snap)
+	}
 	return s.snap, nil
 }
 
@@ -110,6 +132,13 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	dc, cached, err := s.cached.Get(d.Path)
 	if err != nil {
 		return objects.ID{}, err
+	}
+	if d.Pruned { // prune checked that the cache holds it
+		s.snap.partial.Store(true)
+		return dc.Tree, nil
+	}
+	if s.plan != nil {
+		s.plan.watch(d.Path)
 	}
 	results, err := s.entryIDs(ctx, d, &dc, sub)
 	if err != nil {
@@ -161,6 +190,16 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		}
 	}
 	return tid, nil
+}
+
+// prune reports whether the watcher vouches for dir's whole subtree and
+// the stat cache holds its tree id; any doubt walks it.
+func (s *scanner) prune(dir string) bool {
+	if !s.plan.quiet(dir) {
+		return false
+	}
+	_, cached, err := s.cached.Get(dir)
+	return err == nil && cached
 }
 
 // flush writes the trees and stat-cache records recorded so far, and the

@@ -27,6 +27,11 @@ type Store struct {
 	// CarryModes: the file system has no permission bits (Windows), so a
 	// scan takes each entry's mode from its base checkpoint (see carriedMode).
 	CarryModes bool
+	// AfterScan, when set (by tests), receives every snapshot a scan returns.
+	AfterScan func(*Snapshot)
+	// Tracker, when set, lets a scan skip the directories its watcher
+	// vouches for; nil walks everything.
+	Tracker *Tracker
 }
 
 func (st *Store) flushSize() int {

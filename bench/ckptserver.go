@@ -1,0 +1,157 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ckptServer measures a resident server: one `ckpt serve --listen` per
+// store, which keeps the engine and its change watcher open, and every
+// operation one client call over the server's socket (the command line
+// the CLI would forward). Times are the call's, from dial to the exit
+// frame; RSS is the server's peak so far.
+type ckptServer struct {
+	bin, ws, store string
+	env            []string
+	srv            *exec.Cmd
+}
+
+func (c *ckptServer) name() string     { return "ckpt-server" }
+func (c *ckptServer) storeDir() string { return c.store }
+
+// reset stops the server, deletes the store and starts a server on a new one.
+func (c *ckptServer) reset() error {
+	c.close()
+	if err := os.RemoveAll(c.store); err != nil {
+		return err
+	}
+	cmd := exec.Command(c.bin, "--store", c.store, "-C", c.ws, "--profile", "cline", "serve", "--listen")
+	cmd.Env, cmd.Stderr = c.env, os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	c.srv = cmd
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening on ") {
+		c.close()
+		return fmt.Errorf("ckpt serve --listen said %q: %v", line, err)
+	}
+	return nil
+}
+
+// close stops the server, if one runs.
+func (c *ckptServer) close() {
+	if c.srv == nil {
+		return
+	}
+	c.srv.Process.Signal(os.Interrupt)
+	c.srv.Wait()
+	c.srv = nil
+}
+
+// wireFrame is one line of the server's answer (see cmd/ckpt/listen.go).
+type wireFrame struct {
+	Out  []byte `json:"out,omitempty"`
+	Err  []byte `json:"err,omitempty"`
+	Exit *int   `json:"exit,omitempty"`
+}
+
+// call runs one command through the server and decodes its JSON output into out.
+func (c *ckptServer) call(ctx context.Context, out any, args ...string) (step, error) {
+	start := time.Now()
+	stdout, err := c.exchange(ctx, append([]string{"--store", c.store, "-C", c.ws, "--profile", "cline", "--json"}, args...))
+	s := step{Dur: time.Since(start), RSSKiB: c.peakRSS()}
+	if err != nil {
+		return s, fmt.Errorf("ckpt %s through the server: %w", args[0], err)
+	}
+	if err := json.Unmarshal(stdout, out); err != nil {
+		return s, fmt.Errorf("ckpt %s: decoding output: %w", args[0], err)
+	}
+	return s, nil
+}
+
+func (c *ckptServer) exchange(ctx context.Context, args []string) ([]byte, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", filepath.Join(c.store, "serve.sock"))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	req, err := json.Marshal(struct {
+		Args []string `json:"args"`
+		Cwd  string   `json:"cwd"`
+	}{args, c.ws})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(append(req, '\n')); err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	dec := json.NewDecoder(bufio.NewReader(conn))
+	for {
+		var f wireFrame
+		if err := dec.Decode(&f); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		stdout.Write(f.Out)
+		stderr.Write(f.Err)
+		if f.Exit != nil {
+			if *f.Exit != 0 {
+				return nil, fmt.Errorf("exit %d: %s", *f.Exit, strings.TrimSpace(stderr.String()))
+			}
+			return stdout.Bytes(), nil
+		}
+	}
+}
+
+// peakRSS is the server's peak resident set so far, in KiB (0 if unknown).
+func (c *ckptServer) peakRSS() int64 {
+	if c.srv == nil {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.srv.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func (c *ckptServer) save(ctx context.Context, msg string) (step, error) {
+	return saveVia(ctx, c.call, msg)
+}
+
+func (c *ckptServer) restore(ctx context.Context, ref string) (step, error) {
+	return restoreVia(ctx, c.call, ref)
+}
+
+func (c *ckptServer) diff(ctx context.Context, from, to string) (step, error) {
+	return diffVia(ctx, c.call, from, to)
+}

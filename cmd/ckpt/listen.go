@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// socketName is the listening server's socket inside the store directory.
+const socketName = "serve.sock"
+
+// forwardRequest is what a client sends a listening server: one JSON
+// line, then nothing until the server's exit frame.
+type forwardRequest struct {
+	Args  []string `json:"args"`            // the command line, with --store and --task made explicit
+	Cwd   string   `json:"cwd"`             // the client's directory, against which --workspace is resolved
+	Stdin []byte   `json:"stdin,omitempty"` // the --state input, read by the client
+}
+
+// forwardFrame is one JSON line of the server's answer: a piece of
+// standard output or error, or (last) the exit code.
+type forwardFrame struct {
+	Out  []byte `json:"out,omitempty"`
+	Err  []byte `json:"err,omitempty"`
+	Exit *int   `json:"exit,omitempty"`
+}
+
+// remoteExit ends a command that a server ran: its output was printed
+// as the server produced it and the process exits with the server's code.
+type remoteExit struct{ code int }
+
+func (r remoteExit) Error() string { return fmt.Sprintf("the server exited %d", r.code) }
+
+// resident is a listening server's engine and the options it was opened
+// with; a client command must ask for the same ones.
+type resident struct {
+	e           *engine.Engine
+	profile     string
+	exclude     []string
+	maxFileSize int64
+}
+
+// serverContext is one forwarded command inside the server.
+type serverContext struct {
+	res *resident
+	cwd string
+}
+
+// engineFor checks a forwarded command's global flags against the
+// server's and returns its engine.
+func (s *serverContext) engineFor(a *app) (*engine.Engine, error) {
+	if !filepath.IsAbs(a.workspace) {
+		a.workspace = filepath.Join(s.cwd, a.workspace)
+	}
+	if err := a.checkGlobalFlags(); err != nil {
+		return nil, err
+	}
+	r := s.res
+	ws, err := filepath.EvalSymlinks(a.workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", a.workspace, err)
+	}
+	if ws != r.e.Workspace() || a.profile != r.profile || !slices.Equal(a.exclude, r.exclude) || a.maxFileSize != r.maxFileSize {
+		return nil, usageError{fmt.Sprintf("the server holding store %s serves workspace %s with other options "+
+			"(--profile, --exclude, --max-file-size); stop it or use its options", r.e.StoreDir(), r.e.Workspace())}
+	}
+	return r.e, nil
+}
+
+// listenFlags adds --listen and --idle to the serve command.
+func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
+	var listen bool
+	var idle time.Duration
+	serve.Flags().BoolVar(&listen, "listen", false,
+		"serve every ckpt command of this store over a socket in the store directory, with a change watcher, instead of JSON-RPC on stdio")
+	serve.Flags().DurationVar(&idle, "idle", 0, "with --listen: stop after this long without a client (0: never)")
+	stdio := serve.RunE
+	serve.RunE = func(cmd *cobra.Command, args []string) error {
+		if !listen {
+			if cmd.Flags().Changed("idle") {
+				return usageError{"serve: --idle needs --listen"}
+			}
+			return stdio(cmd, args)
+		}
+		if idle < 0 {
+			return usageError{fmt.Sprintf("--idle %v: want a duration of 0 (never) or more", idle)}
+		}
+		a.watch = true
+		return a.withEngine(cmd, func(e *engine.Engine) error {
+			res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
+			return a.listen(cmd.Context(), res, idle)
+		})
+	}
+	return serve
+}
+
+// socketPath is the socket of the server of the store at dir.
+func socketPath(storeDir string) string { return filepath.Join(storeDir, socketName) }
+
+// isSocket reports whether path is a socket (and so may be removed as stale).
+func isSocket(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&os.ModeSocket != 0
+}

@@ -1,0 +1,115 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// listenServer starts `ckpt serve --listen` with extra flags and returns
+// once it listens.
+func (e *env) listenServer(flags ...string) *exec.Cmd {
+	e.t.Helper()
+	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store, "serve", "--listen"}, flags...)...)
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if want := "listening on " + filepath.Join(e.store, socketName) + "\n"; err != nil || line != want {
+		e.t.Fatalf("server said %q (%v), want %q", line, err, want)
+	}
+	return cmd
+}
+
+// While a server holds the store (and its lock), commands of other
+// processes run through it: with --lock-timeout 0 any of them that opened
+// the store itself would exit 3.
+func TestCommandsRunThroughListeningServer(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	srv := e.listenServer()
+	sock := filepath.Join(e.store, socketName)
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %v, %v; want mode 0600", fi, err)
+	}
+	first := decode[saveJSON](t, e.ok("--lock-timeout", "0", "save", "--json", "-m", "one"))
+	if !first.Created || first.Seq != 1 {
+		t.Fatalf("save through the server = %+v", first)
+	}
+	if out := e.ok("--lock-timeout", "0", "list"); !strings.Contains(out, "one") {
+		t.Fatalf("list through the server = %q", out)
+	}
+	e.write("a.txt", "two\n")
+	if got := e.ok("--lock-timeout", "0", "diff", "--name-status"); got != "M\ta.txt\n" {
+		t.Fatalf("diff through the server = %q", got)
+	}
+	if r := e.run("", "--lock-timeout", "0", "diff", "--exit-code", "--stat"); r.code != 1 {
+		t.Fatalf("diff --exit-code through the server = %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	e.ok("--lock-timeout", "0", "restore", "HEAD")
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "one\n" {
+		t.Fatalf("a.txt after restore through the server = %q", b)
+	}
+	served := e.run("", "--lock-timeout", "0", "restore", "@9")
+	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("server after SIGTERM: %v", err)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket left after the server stopped: %v", err)
+	}
+	local := e.run("", "--lock-timeout", "0", "restore", "@9")
+	if served != local || local.code != exitUsage {
+		t.Fatalf("restore @9 through the server = %+v, without = %+v; want the same usage error", served, local)
+	}
+}
+
+// A socket left by a server that died is removed by the next command,
+// which then opens the store itself.
+func TestStaleSocketIsIgnoredAndRemoved(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	srv := e.listenServer()
+	srv.Process.Kill()
+	srv.Wait()
+	sock := filepath.Join(e.store, socketName)
+	if !isSocket(sock) {
+		t.Fatal("a killed server left no socket; the test no longer tests a stale one")
+	}
+	e.ok("--lock-timeout", "0", "save")
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("stale socket still there: %v", err)
+	}
+}
+
+// A server with --idle stops by itself once no client has come for that long.
+func TestListeningServerStopsWhenIdle(t *testing.T) {
+	e := newEnv(t)
+	srv := e.listenServer("--idle", "300ms")
+	e.ok("list")
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("idle server: %v", err)
+		}
+	case <-time.After(signalDeadline):
+		t.Fatal("idle server still running")
+	}
+}

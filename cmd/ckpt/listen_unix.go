@@ -1,0 +1,176 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// listen serves forwarded commands on the store's socket until ctx ends
+// or, with idle > 0, until no client has been connected for idle. The
+// socket is created mode 0600 inside the store directory (itself 0700)
+// and removed on return.
+func (a *app) listen(ctx context.Context, res *resident, idle time.Duration) error {
+	path := socketPath(res.e.StoreDir())
+	if isSocket(path) { // left by a server that died: this process holds the store's lock
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("remove stale socket: %w", err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	act := newActivity(idle, cancel)
+	defer act.stop()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	if a.json {
+		a.printJSON(struct {
+			Listening string `json:"listening"`
+		}{path})
+	} else if !a.quiet {
+		fmt.Fprintf(a.stdout, "listening on %s\n", path)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		act.begin()
+		wg.Go(func() {
+			defer act.end()
+			defer conn.Close()
+			serveConn(ctx, res, conn)
+		})
+	}
+}
+
+// serveConn runs the one command a client sends and streams its output
+// back. The command's context ends when the client goes away.
+func serveConn(ctx context.Context, res *resident, conn net.Conn) {
+	r := bufio.NewReader(conn)
+	var req forwardRequest
+	line, err := r.ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &req) != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // the client sends nothing more: EOF or an error means it left
+		io.Copy(io.Discard, r)
+		cancel()
+	}()
+	fw := &frameWriter{enc: json.NewEncoder(conn)}
+	sa := &app{stdin: bytes.NewReader(req.Stdin), stdout: streamWriter{fw, false}, stderr: streamWriter{fw, true},
+		server: &serverContext{res: res, cwd: req.Cwd}}
+	code := exitUsage
+	if name := commandName(sa, req.Args); name == "serve" || name == "mcp" {
+		fmt.Fprintf(sa.stderr, "ckpt: %s cannot run through a server\n", name)
+	} else {
+		code = sa.execute(ctx, req.Args, func() {}, func() syscall.Signal { return 0 })
+	}
+	fw.frame(forwardFrame{Exit: &code})
+}
+
+// commandName is the name of the subcommand args run, "" when none.
+func commandName(a *app, args []string) string {
+	cmd, _, err := a.rootCommand().Find(args)
+	if err != nil || cmd == nil {
+		return ""
+	}
+	return cmd.Name()
+}
+
+// frameWriter writes frames to one connection, one JSON line each.
+type frameWriter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (w *frameWriter) frame(f forwardFrame) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.enc.Encode(f)
+}
+
+// streamWriter is a command's stdout or stderr inside the server.
+type streamWriter struct {
+	w      *frameWriter
+	stderr bool
+}
+
+func (s streamWriter) Write(p []byte) (int, error) {
+	f := forwardFrame{Out: p}
+	if s.stderr {
+		f = forwardFrame{Err: p}
+	}
+	if err := s.w.frame(f); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// activity ends an idle server: the timer runs while no client is connected.
+type activity struct {
+	mu     sync.Mutex
+	n      int
+	idle   time.Duration
+	timer  *time.Timer // nil when idle is 0
+	expire func()
+}
+
+func newActivity(idle time.Duration, expire func()) *activity {
+	a := &activity{idle: idle, expire: expire}
+	if idle > 0 {
+		a.timer = time.AfterFunc(idle, expire)
+	}
+	return a
+}
+
+func (a *activity) begin() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n++
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}
+
+func (a *activity) end() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n--
+	if a.n == 0 && a.timer != nil {
+		a.timer.Reset(a.idle)
+	}
+}
+
+func (a *activity) stop() {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}

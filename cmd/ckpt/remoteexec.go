@@ -1,0 +1,128 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// forward runs cmd through the live server of its store, if there is one,
+// and returns remoteExit with the server's exit code; nil means no server
+// listens and the command opens the store itself. A socket nobody listens
+// on is stale and removed.
+func (a *app) forward(cmd *cobra.Command) error {
+	if name := cmd.Name(); name == "serve" || name == "mcp" {
+		return nil
+	}
+	store := a.store
+	if store == "" {
+		var err error
+		if store, err = engine.DefaultStoreDir(a.workspace); err != nil {
+			return nil // the open reports it
+		}
+	}
+	path := socketPath(store)
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) && isSocket(path) {
+			os.Remove(path)
+		}
+		return nil
+	}
+	defer conn.Close()
+	req, err := a.forwardRequest(cmd, store)
+	if err != nil {
+		return err
+	}
+	// An interrupted client leaves; the server then cancels the command.
+	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
+	defer stop()
+	code, err := a.exchange(conn, req)
+	if cerr := cmd.Context().Err(); cerr != nil {
+		return cerr // interrupted: run reports the signal
+	}
+	if err != nil {
+		return fmt.Errorf("the server of store %s: %w", store, err)
+	}
+	return remoteExit{code}
+}
+
+// forwardRequest is the request for cmd: the command line with the
+// store and the task (which may come from the environment) made explicit,
+// and --state's input read here, where its file and stdin are.
+func (a *app) forwardRequest(cmd *cobra.Command, store string) (forwardRequest, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return forwardRequest{}, err
+	}
+	args := append([]string{"--store", store, "--task", envOr("CKPT_TASK", engine.DefaultTask)}, a.args...)
+	req := forwardRequest{Cwd: cwd}
+	if f := cmd.Flags().Lookup("state"); f != nil && f.Changed {
+		var in io.Reader = a.stdin
+		if name := f.Value.String(); name != "-" {
+			file, err := os.Open(name)
+			if err != nil {
+				return req, usageError{fmt.Sprintf("state file: %v", err)}
+			}
+			defer file.Close()
+			in = file
+		}
+		if req.Stdin, err = io.ReadAll(in); err != nil {
+			return req, fmt.Errorf("read state: %w", err)
+		}
+		at := len(args)
+		if i := slices.Index(args, "--"); i >= 0 {
+			at = i
+		}
+		args = slices.Insert(args, at, "--state", "-")
+	}
+	req.Args = args
+	return req, nil
+}
+
+// exchange sends req and copies the server's output frames to stdout and
+// stderr until its exit frame.
+func (a *app) exchange(conn net.Conn, req forwardRequest) (int, error) {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return 0, err
+	}
+	dec := json.NewDecoder(bufio.NewReader(conn))
+	for {
+		var f forwardFrame
+		if err := dec.Decode(&f); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, fmt.Errorf("connection ended before the command did: %w", err)
+		}
+		switch {
+		case f.Exit != nil:
+			return *f.Exit, nil
+		case f.Out != nil:
+			if _, err := a.stdout.Write(f.Out); err != nil {
+				return 0, err
+			}
+		case f.Err != nil:
+			if _, err := a.stderr.Write(f.Err); err != nil {
+				return 0, err
+			}
+		}
+	}
+}

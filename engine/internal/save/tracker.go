@@ -1,0 +1,136 @@
+package save
+
+import (
+	"sync"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/watch"
+)
+
+// Tracker turns a watch.Watcher's reports into what a scan may skip. The
+// watcher reports each change once; a scan whose stat-cache records never
+// reach the index (a failed save, a workspace diff) must not lose them, so
+// the Tracker keeps every reported path pending until a scan that began
+// after the report has committed its stat cache (Settle).
+//
+// It is safe for concurrent use.
+type Tracker struct {
+	w *watch.Watcher
+	// rules stat-checks the rule files outside the workspace's captured
+	// directories at every scan; guarded by mu.
+	rules *ruleFiles
+
+	mu     sync.Mutex
+	gen    uint64            // number of plans handed out
+	all    uint64            // generation of the latest pending All, 0 when none
+	dirty  map[string]uint64 // pending Dirty paths, by the generation that added them
+	rescan map[string]uint64 // pending Rescan paths, likewise
+}
+
+// NewTracker tracks the changes w reports for the workspace, whose ignore
+// rules also come from ruleFiles (absolute paths below the workspace, such
+// as its .git/info/exclude): any sign of change to one of them, or to a
+// directory on its path, makes the next scan walk everything.
+func NewTracker(w *watch.Watcher, workspace string, ruleFiles []string) *Tracker {
+	return &Tracker{w: w, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{}}
+}
+
+// plan is what one scan may trust: every directory it may prune lies
+// outside hot and below no rescan path. all means it may prune nothing.
+type plan struct {
+	t      *Tracker
+	gen    uint64
+	all    bool
+	hot    map[string]bool // pending Dirty and Rescan paths and all their ancestors
+	rescan map[string]bool
+}
+
+// begin takes the watcher's changes since the previous call and returns
+// the plan of a scan over everything still pending.
+func (t *Tracker) begin() *plan {
+	c := t.w.Changes()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gen++
+	if c.All || t.rules.changed(time.Now()) {
+		t.all = t.gen
+	}
+	for _, d := range c.Dirty {
+		t.dirty[d] = t.gen
+	}
+	for _, d := range c.Rescan {
+		t.rescan[d] = t.gen
+	}
+	p := &plan{t: t, gen: t.gen, all: t.all != 0, hot: map[string]bool{}, rescan: map[string]bool{}}
+	if p.all {
+		return p
+	}
+	for d := range t.dirty {
+		p.heat(d)
+	}
+	for d := range t.rescan {
+		p.rescan[d] = true
+		p.heat(d)
+	}
+	return p
+}
+
+// heat marks dir and its ancestors as holding something to re-read.
+func (p *plan) heat(dir string) {
+	for !p.hot[dir] {
+		p.hot[dir] = true
+		if dir == "" {
+			return
+		}
+		dir = parentDir(dir)
+	}
+}
+
+// quiet reports whether the watcher vouches that nothing below dir (a
+// directory that was watched) changed since the stat cache recorded it.
+func (p *plan) quiet(dir string) bool {
+	if p.all || p.hot[dir] {
+		return false
+	}
+	for d := dir; d != ""; {
+		d = parentDir(d)
+		if p.rescan[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// watch tells the watcher that the scan read dir.
+func (p *plan) watch(dir string) { p.t.w.Watch(dir) }
+
+// Settle drops what the plan of snap covered from the pending changes,
+// once snap's stat-cache records are committed. A snapshot taken without
+// a Tracker is ignored.
+func (t *Tracker) Settle(snap *Snapshot) {
+	p := snap.plan
+	if p == nil || p.t != t {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.all <= p.gen {
+		t.all = 0
+	}
+	for d, g := range t.dirty {
+		if g <= p.gen {
+			delete(t.dirty, d)
+		}
+	}
+	for d, g := range t.rescan {
+		if g <= p.gen {
+			delete(t.rescan, d)
+		}
+	}
+}
+
+// Close stops the watcher.
+func (t *Tracker) Close() error { return t.w.Close() }
+
+// Stats returns the watcher's counters.
+func (t *Tracker) Stats() watch.Stats { return t.w.Stats() }

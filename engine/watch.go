@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/watch"
+)
+
+// startWatch starts the change watcher of Options.Watch. The watcher
+// outlives Open's context: it runs until Close.
+func (e *Engine) startWatch() error {
+	rules := []string{filepath.Join(e.workspace, ".git", "info", "exclude")}
+	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules})
+	if err != nil {
+		return fmt.Errorf("watch workspace: %w", err)
+	}
+	e.save.Tracker = save.NewTracker(w, e.workspace, rules)
+	return nil
+}
+
+// WatchStats describes the change watcher of an Engine opened with
+// Options.Watch.
+type WatchStats struct {
+	Watches   int // kernel watches held for captured directories
+	Unwatched int // captured directories that could not be watched (walked at every save)
+	Overflows int // event queue overflows (each one walks the whole workspace)
+}
+
+// WatchStats returns the watcher's counters; false when the Engine has no watcher.
+func (e *Engine) WatchStats() (WatchStats, bool) {
+	if e.save == nil || e.save.Tracker == nil {
+		return WatchStats{}, false
+	}
+	s := e.save.Tracker.Stats()
+	return WatchStats{Watches: s.Watches, Unwatched: s.Unwatched, Overflows: s.Overflows}, true
+}

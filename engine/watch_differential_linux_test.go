@@ -1,0 +1,315 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+// The watcher exists on Linux only (elsewhere every save walks), so the
+// differential test of watched saves runs there.
+
+var (
+	watchRounds = flag.Int("engine.watch-rounds", 100, "mutation rounds of TestWatchedSaveDifferential")
+	watchSeed   = flag.Uint64("engine.watch-seed", 0, "seed of TestWatchedSaveDifferential (0: time-based)")
+)
+
+// churn applies random changes to a workspace; away is a directory outside
+// it where subtrees leave to and come back from.
+type churn struct {
+	rng  *rand.Rand
+	ws   string
+	away string
+	n    int
+	ops  []string
+}
+
+func (c *churn) label() string {
+	c.n++
+	if c.rng.IntN(3) == 0 {
+		return fmt.Sprintf("m%d", c.n)
+	}
+	pool := [...]string{"a", "b", "src", "lib", "x.go", "notes.txt", "node_modules", "build", ".gitignore", ".ckptignore"}
+	return pool[c.rng.IntN(len(pool))]
+}
+
+func (c *churn) bytes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 'A' + byte(c.rng.IntN(26))
+	}
+	return b
+}
+
+// inventory lists every directory and non-directory under the workspace.
+func (c *churn) inventory() (dirs, others []string) {
+	filepath.WalkDir(c.ws, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+		case d.IsDir():
+			dirs = append(dirs, p)
+		default:
+			others = append(others, p)
+		}
+		return nil
+	})
+	return dirs, others
+}
+
+func any1(rng *rand.Rand, list []string) string { return list[rng.IntN(len(list))] }
+
+// round applies 1..12 operations; failures (a taken name, a move into
+// itself) are expected and only logged.
+func (c *churn) round() {
+	c.ops = c.ops[:0]
+	for range 1 + c.rng.IntN(12) {
+		dirs, others := c.inventory()
+		dir := any1(c.rng, dirs)
+		op := c.rng.IntN(16)
+		if len(others) == 0 || len(dirs) < 40 && c.rng.IntN(4) == 0 {
+			op = 8
+		}
+		var err error
+		var at string
+		if op < 6 {
+			at = any1(c.rng, others)
+			err = c.onFile(op, at, dir)
+		} else {
+			at = dir
+			err = c.onDir(op, dir, dirs)
+		}
+		c.ops = append(c.ops, fmt.Sprintf("op %d at %s: %v", op, strings.TrimPrefix(at, c.ws), err))
+	}
+}
+
+func (c *churn) onFile(op int, f, dir string) error {
+	switch op {
+	case 0: // same length, new bytes, usually within the mtime tick of the last write
+		fi, err := os.Lstat(f)
+		if err != nil || !fi.Mode().IsRegular() {
+			return err
+		}
+		return os.WriteFile(f, c.bytes(int(fi.Size())), fi.Mode().Perm())
+	case 1:
+		return os.Remove(f)
+	case 2:
+		return os.Rename(f, filepath.Join(dir, c.label()))
+	case 3:
+		return os.Chmod(f, os.FileMode(0o644|c.rng.IntN(2)*0o111))
+	case 4: // replace by a symlink, atomically
+		link := filepath.Join(dir, fmt.Sprintf(".ln%d", c.n))
+		if err := os.Symlink(c.label(), link); err != nil {
+			return err
+		}
+		return os.Rename(link, f)
+	default: // back-dated mtime
+		return os.Chtimes(f, time.Now(), time.Unix(int64(c.rng.IntN(1<<30)), 0))
+	}
+}
+
+func (c *churn) onDir(op int, dir string, dirs []string) error {
+	top := dir == c.ws
+	switch {
+	case op <= 7:
+		return os.WriteFile(filepath.Join(dir, c.label()), c.bytes(c.rng.IntN(80)), 0o644)
+	case op == 8: // created and filled before any watch can be added
+		d := filepath.Join(dir, c.label(), "p", "q")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		for i := range 4 {
+			os.WriteFile(filepath.Join(d, fmt.Sprint(i)), c.bytes(6), 0o644)
+			os.WriteFile(filepath.Join(filepath.Dir(d), fmt.Sprint(i)), c.bytes(6), 0o644)
+		}
+		return nil
+	case op == 9: // ignore rules that exclude or re-include
+		var rules []string
+		for range c.rng.IntN(3) {
+			rules = append(rules, c.label())
+		}
+		if c.rng.IntN(3) == 0 {
+			rules = append(rules, "!"+c.label())
+		}
+		return os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(strings.Join(rules, "\n")), 0o644)
+	case op == 10:
+		return c.infoExclude()
+	case op == 11 && (top || c.rng.IntN(2) == 0): // a subtree comes back in
+		back, _ := os.ReadDir(c.away)
+		if len(back) == 0 {
+			return nil
+		}
+		return os.Rename(filepath.Join(c.away, back[0].Name()), filepath.Join(dir, c.label()))
+	case top:
+		return nil
+	case op == 11: // a subtree leaves
+		return os.Rename(dir, filepath.Join(c.away, fmt.Sprint("t", c.n)))
+	case op == 12:
+		return os.Rename(dir, filepath.Join(any1(c.rng, dirs), c.label()))
+	case op == 13:
+		return os.RemoveAll(dir)
+	case op == 14: // same name, new directory
+		os.RemoveAll(dir)
+		if err := os.MkdirAll(filepath.Join(dir, "new"), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "new", "f"), c.bytes(3), 0o644)
+	default:
+		return os.Chmod(dir, os.FileMode(0o700|c.rng.IntN(2)*0o055))
+	}
+}
+
+// infoExclude rewrites the workspace repository's info/exclude, a rule
+// file outside every captured directory.
+func (c *churn) infoExclude() error {
+	info := filepath.Join(c.ws, ".git", "info")
+	if err := os.MkdirAll(info, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(info, "exclude"), []byte(c.label()+"\n"), 0o644)
+}
+
+// burst makes far more events than the kernel queue holds, in the hope of
+// an overflow (the reader may keep up; the watch package forces one).
+func (c *churn) burst() {
+	p := filepath.Join(c.ws, "burst")
+	os.WriteFile(p, nil, 0o644)
+	for i := range 40000 {
+		os.Chmod(p, os.FileMode(0o600|i%2*0o100))
+	}
+	c.ops = append(c.ops, "burst")
+}
+
+func rootOf(t *testing.T, e *Engine, res *SaveResult) objects.ID {
+	t.Helper()
+	cp, err := e.db.Checkpoint(objects.ID(res.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp.Root
+}
+
+func openAt(t *testing.T, ws string, opts Options) *Engine {
+	t.Helper()
+	opts.StoreDir = filepath.Join(t.TempDir(), "store")
+	e, err := Open(context.Background(), ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func saveRoot(t *testing.T, e *Engine) (objects.ID, *SaveResult) {
+	t.Helper()
+	res, err := e.Save(context.Background(), SaveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rootOf(t, e, res), res
+}
+
+// TestWatchedSaveDifferential saves a randomly changing workspace with a
+// watched Engine and with a cold one (own store, full walk) after every
+// round of changes: the root tree ids must be equal. Every 25th round a
+// fresh store (no stat cache at all) is the judge as well.
+func TestWatchedSaveDifferential(t *testing.T) {
+	seed := *watchSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	ws, away := t.TempDir(), t.TempDir()
+	for i := range 60 {
+		d := filepath.Join(ws, fmt.Sprint("d", i%4), fmt.Sprint("e", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 4 {
+			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(d), 0o644)
+		}
+	}
+	var listed uint64 // files the watched engine's last scan listed
+	var partial, listedSum, coldSum int
+	opts := Options{Watch: true, Profile: "none"}
+	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	watched := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{Profile: "none"})
+	c := &churn{rng: rand.New(rand.NewPCG(seed, 7)), ws: ws, away: away}
+	start := time.Now()
+	for round := range *watchRounds {
+		if round%61 == 30 {
+			c.burst()
+		} else {
+			c.round()
+		}
+		got, res := saveRoot(t, watched)
+		want, coldRes := saveRoot(t, cold)
+		judge := "a cold full walk"
+		if round%25 == 24 {
+			fresh := openAt(t, ws, Options{Profile: "none"})
+			first, _ := saveRoot(t, fresh)
+			fresh.Close()
+			if first != want {
+				judge = fmt.Sprintf("a first save (the cold walk had %s)", want)
+				want = first
+			}
+		}
+		if got != want {
+			t.Fatalf("round %d (seed %d): watched save's root %s, %s's %s; watched only: %q, cold only: %q; ops:\n%s",
+				round, seed, got, judge, want, onlyIn(t, watched, got, cold, want), onlyIn(t, cold, want, watched, got),
+				strings.Join(c.ops, "\n"))
+		}
+		if res.Stats.Files != coldRes.Stats.Files {
+			t.Fatalf("round %d (seed %d): watched save counts %d files, the cold one %d; ops:\n%s",
+				round, seed, res.Stats.Files, coldRes.Stats.Files, strings.Join(c.ops, "\n"))
+		}
+		if listed < res.Stats.Files {
+			partial++
+		}
+		listedSum, coldSum = listedSum+int(listed), coldSum+int(coldRes.Stats.Files)
+	}
+	st, _ := watched.WatchStats()
+	t.Logf("seed %d: %d rounds in %v, 0 differences; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d; watcher %+v",
+		seed, *watchRounds, time.Since(start).Round(time.Millisecond), partial, listedSum, coldSum, st)
+}
+
+// flatten lists every entry below tree id of e's store as "path kind mode id".
+func flatten(t *testing.T, e *Engine, id objects.ID, dir string, out map[string]bool) {
+	tree, err := e.db.Tree(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range tree.Entries {
+		p := dir + "/" + ent.Name
+		out[fmt.Sprintf("%s %d %o %.8s", p, ent.Kind, ent.Mode, ent.ID)] = true
+		if ent.Kind == index.KindDir {
+			flatten(t, e, ent.ID, p, out)
+		}
+	}
+}
+
+// onlyIn lists the entries of a's tree that b's tree lacks.
+func onlyIn(t *testing.T, a *Engine, aRoot objects.ID, b *Engine, bRoot objects.ID) []string {
+	as, bs := map[string]bool{}, map[string]bool{}
+	flatten(t, a, aRoot, "", as)
+	flatten(t, b, bRoot, "", bs)
+	var only []string
+	for k := range as {
+		if !bs[k] {
+			only = append(only, k)
+		}
+	}
+	slices.Sort(only)
+	return only
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+// writeWide writes wideTree(n, 10) under ws/top.
+func writeWide(t *testing.T, ws string, n int) {
+	t.Helper()
+	if err := testtree.Write(ws, testtree.Dir{"top": wideTree(n, 10, "v1")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A watched save after one edit examines the edited directory and its
+// ancestors only, and captures what a cold save captures.
+func TestWatchedSaveReadsOnlyChangedDirs(t *testing.T) {
+	ws := t.TempDir()
+	writeWide(t, ws, 50)
+	var listed uint64 // files the watched engine's last scan listed
+	opts := Options{Watch: true}
+	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	watched := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{})
+	for range 2 { // the first walks everything, the second re-reads the directories it began watching
+		saveRoot(t, watched)
+	}
+	if st, ok := watched.WatchStats(); !ok || st.Watches != 52 {
+		t.Fatalf("watch stats %+v, %v; want 52 watches (root, top, 50 directories)", st, ok)
+	}
+	if _, res := saveRoot(t, watched); res.Created || listed != 0 || res.Stats.Files != 500 {
+		t.Fatalf("no-change watched save: created %v, listed %d files, counts %d; want none listed of 500", res.Created, listed, res.Stats.Files)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "top", "d007", "f003.txt"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, res := saveRoot(t, watched)
+	want, _ := saveRoot(t, cold)
+	if got != want || !res.Created {
+		t.Fatalf("watched save root %s (created %v), cold save root %s", got, res.Created, want)
+	}
+	// top/d007's 10 files; the root's and top's entries are directories.
+	if listed != 10 || res.Stats.Files != 500 {
+		t.Errorf("watched save listed %d files and counts %d, want 10 of 500", listed, res.Stats.Files)
+	}
+}
+
+// Changes a scan consumed but never committed (a workspace diff, a failed
+// save) stay pending for the next save.
+func TestWatchedChangesSurviveUncommittedScans(t *testing.T) {
+	ws := t.TempDir()
+	writeWide(t, ws, 5)
+	watched := openAt(t, ws, Options{Watch: true})
+	cold := openAt(t, ws, Options{})
+	for range 2 {
+		saveRoot(t, watched)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "top", "d002", "new"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := watched.Diff(context.Background(), "HEAD", "", DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Changes) != 1 {
+		t.Fatalf("workspace diff: %+v, want the one added file", d.Changes)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := watched.Save(ctx, SaveOptions{}); err == nil {
+		t.Fatal("save with a cancelled context succeeded")
+	}
+	got, res := saveRoot(t, watched)
+	want, _ := saveRoot(t, cold)
+	if got != want || !res.Created {
+		t.Fatalf("watched save after a diff and a failed save: root %s (created %v), cold %s", got, res.Created, want)
+	}
+}
