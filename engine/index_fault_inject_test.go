@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -153,7 +154,7 @@ func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store
 	}
 	copyDir(t, s.wsTemplate, ws)
 	copyDir(t, s.store, store)
-	bounded(t, time.Minute, func() {
+	testbound.Within(t, time.Minute, func() {
 		var e *Engine
 		e, err = Open(context.Background(), ws, Options{StoreDir: store, indexFS: h.fs()})
 		if err != nil {
@@ -185,20 +186,6 @@ func (s *faultScenario) checkStore(t *testing.T, op faultOp, store string) {
 		}
 	}
 	checkContents(t, e, keep)
-}
-
-func bounded(t *testing.T, limit time.Duration, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(limit):
-		t.Fatalf("still running after %v", limit)
-	}
 }
 
 // TestIndexWriteFaultsFailCleanly fails, in turn, every create, write,

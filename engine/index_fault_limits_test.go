@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // limitChildEnv names the environment variable that turns a run of this
@@ -196,7 +198,7 @@ func TestFullFilesystemFailsSaveCleanly(t *testing.T) {
 	}
 	sameContentFiles(t, ws, 12000)
 	var err error
-	bounded(t, time.Minute, func() { err = saveIn(ws, store, "fills the disk") })
+	testbound.Within(t, time.Minute, func() { err = saveIn(ws, store, "fills the disk") })
 	t.Logf("save: %v", err)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("save onto a full file system: %v, want \"no space left\"", err)

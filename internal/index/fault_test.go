@@ -17,23 +17,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
-
-// bounded fails the test if fn does not return within limit: the failure
-// paths under test used to spin for ever.
-func bounded(t *testing.T, limit time.Duration, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(limit):
-		t.Fatalf("still running after %v", limit)
-	}
-}
 
 // putLocators commits n locators tagged tag in batches of 10,000.
 func putLocators(db *DB, tag string, n int) error {
@@ -236,7 +221,7 @@ func TestFailedTableWriteFailsWritesInsteadOfRetryingForEver(t *testing.T) {
 			mu.Lock()
 			armed = true
 			mu.Unlock()
-			bounded(t, time.Minute, func() {
+			testbound.Within(t, time.Minute, func() {
 				// Enough to fill several memtables: a flush is needed and fails.
 				err = putLocators(db, "after", 400000)
 				err = errors.Join(err, db.Close())
