@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -11,9 +10,6 @@ import (
 
 	"github.com/ckpt/ckpt/engine"
 )
-
-// socketName is the listening server's socket inside the store directory.
-const socketName = "serve.sock"
 
 // forwardRequest is what a client sends a listening server: one JSON
 // line, then nothing until the server's exit frame.
@@ -78,7 +74,7 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 	var listen bool
 	var idle time.Duration
 	serve.Flags().BoolVar(&listen, "listen", false,
-		"serve every ckpt command of this store over a socket in the store directory, with a change watcher, instead of JSON-RPC on stdio")
+		"serve every ckpt command of this store over a socket (a named pipe on Windows) found in the store directory, with a change watcher, instead of JSON-RPC on stdio")
 	serve.Flags().DurationVar(&idle, "idle", 0, "with --listen: stop after this long without a client (0: never)")
 	stdio := serve.RunE
 	serve.RunE = func(cmd *cobra.Command, args []string) error {
@@ -98,13 +94,4 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 		})
 	}
 	return serve
-}
-
-// socketPath is the socket of the server of the store at dir.
-func socketPath(storeDir string) string { return filepath.Join(storeDir, socketName) }
-
-// isSocket reports whether path is a socket (and so may be removed as stale).
-func isSocket(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode()&os.ModeSocket != 0
 }

@@ -1,5 +1,3 @@
-//go:build unix
-
 package main
 
 import (
@@ -8,9 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/localsock"
 )
 
 // listenServer starts `ckpt serve --listen` with extra flags and returns
@@ -28,7 +27,7 @@ func (e *env) listenServer(flags ...string) *exec.Cmd {
 	}
 	e.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if want := "listening on " + filepath.Join(e.store, socketName) + "\n"; err != nil || line != want {
+	if want := "listening on " + localsock.Endpoint(e.store) + "\n"; err != nil || line != want {
 		e.t.Fatalf("server said %q (%v), want %q", line, err, want)
 	}
 	return cmd
@@ -41,10 +40,7 @@ func TestCommandsRunThroughListeningServer(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "one\n")
 	srv := e.listenServer()
-	sock := filepath.Join(e.store, socketName)
-	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("socket %v, %v; want mode 0600", fi, err)
-	}
+	checkEndpointIsPrivate(t, localsock.Endpoint(e.store))
 	first := decode[saveJSON](t, e.ok("--lock-timeout", "0", "save", "--json", "-m", "one"))
 	if !first.Created || first.Seq != 1 {
 		t.Fatalf("save through the server = %+v", first)
@@ -64,36 +60,28 @@ func TestCommandsRunThroughListeningServer(t *testing.T) {
 		t.Fatalf("a.txt after restore through the server = %q", b)
 	}
 	served := e.run("", "--lock-timeout", "0", "restore", "@9")
-	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Wait(); err != nil {
-		t.Fatalf("server after SIGTERM: %v", err)
-	}
-	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
-		t.Fatalf("socket left after the server stopped: %v", err)
-	}
+	stopServer(t, srv, e.store)
 	local := e.run("", "--lock-timeout", "0", "restore", "@9")
 	if served != local || local.code != exitUsage {
 		t.Fatalf("restore @9 through the server = %+v, without = %+v; want the same usage error", served, local)
 	}
 }
 
-// A socket left by a server that died is removed by the next command,
+// An endpoint left by a server that died is removed by the next command,
 // which then opens the store itself.
-func TestStaleSocketIsIgnoredAndRemoved(t *testing.T) {
+func TestStaleEndpointIsIgnoredAndRemoved(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "one\n")
 	srv := e.listenServer()
 	srv.Process.Kill()
 	srv.Wait()
-	sock := filepath.Join(e.store, socketName)
-	if !isSocket(sock) {
-		t.Fatal("a killed server left no socket; the test no longer tests a stale one")
+	endpoint := localsock.Endpoint(e.store)
+	if _, err := os.Lstat(endpoint); err != nil {
+		t.Fatalf("a killed server left no endpoint (%v); the test no longer tests a stale one", err)
 	}
 	e.ok("--lock-timeout", "0", "save")
-	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
-		t.Fatalf("stale socket still there: %v", err)
+	if _, err := os.Lstat(endpoint); !os.IsNotExist(err) {
+		t.Fatalf("stale endpoint still there: %v", err)
 	}
 }
 
@@ -108,6 +96,9 @@ func TestListeningServerStopsWhenIdle(t *testing.T) {
 	case err := <-done:
 		if err != nil {
 			t.Fatalf("idle server: %v", err)
+		}
+		if _, err := os.Lstat(localsock.Endpoint(e.store)); !os.IsNotExist(err) {
+			t.Fatalf("endpoint left after the server stopped: %v", err)
 		}
 	case <-time.After(signalDeadline):
 		t.Fatal("idle server still running")

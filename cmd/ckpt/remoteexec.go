@@ -1,5 +1,3 @@
-//go:build unix
-
 package main
 
 import (
@@ -9,20 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/localsock"
 )
 
 // forward runs cmd through the live server of its store, if there is one,
 // and returns remoteExit with the server's exit code; nil means no server
-// listens and the command opens the store itself. A socket nobody listens
-// on is stale and removed.
+// listens and the command opens the store itself. An endpoint nobody
+// listens on is stale and removed (see package localsock).
 func (a *app) forward(cmd *cobra.Command) error {
 	if name := cmd.Name(); name == "serve" || name == "mcp" {
 		return nil
@@ -34,13 +31,9 @@ func (a *app) forward(cmd *cobra.Command) error {
 			return nil // the open reports it
 		}
 	}
-	path := socketPath(store)
-	conn, err := net.Dial("unix", path)
+	conn, err := localsock.Dial(store)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) && isSocket(path) {
-			os.Remove(path)
-		}
-		return nil
+		return nil // no server (or none that answers): the command opens the store itself
 	}
 	defer conn.Close()
 	req, err := a.forwardRequest(cmd, store)
@@ -95,7 +88,7 @@ func (a *app) forwardRequest(cmd *cobra.Command, store string) (forwardRequest, 
 
 // exchange sends req and copies the server's output frames to stdout and
 // stderr until its exit frame.
-func (a *app) exchange(conn net.Conn, req forwardRequest) (int, error) {
+func (a *app) exchange(conn io.ReadWriter, req forwardRequest) (int, error) {
 	line, err := json.Marshal(req)
 	if err != nil {
 		return 0, err

@@ -1,5 +1,3 @@
-//go:build unix
-
 package main
 
 import (
@@ -9,32 +7,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/localsock"
 )
 
-// listen serves forwarded commands on the store's socket until ctx ends
-// or, with idle > 0, until no client has been connected for idle. The
-// socket is created mode 0600 inside the store directory (itself 0700)
-// and removed on return.
+// listen serves forwarded commands on the store's endpoint (see package
+// localsock) until ctx ends or, with idle > 0, until no client has been
+// connected for idle. The endpoint is removed on return.
 func (a *app) listen(ctx context.Context, res *resident, idle time.Duration) error {
-	path := socketPath(res.e.StoreDir())
-	if isSocket(path) { // left by a server that died: this process holds the store's lock
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("remove stale socket: %w", err)
-		}
-	}
-	ln, err := net.Listen("unix", path)
+	ln, err := localsock.Listen(res.e.StoreDir())
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
 	defer ln.Close()
-	if err := os.Chmod(path, 0o600); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
+	path := ln.Addr().String()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	act := newActivity(idle, cancel)
@@ -71,7 +60,7 @@ func (a *app) listen(ctx context.Context, res *resident, idle time.Duration) err
 
 // serveConn runs the one command a client sends and streams its output
 // back. The command's context ends when the client goes away.
-func serveConn(ctx context.Context, res *resident, conn net.Conn) {
+func serveConn(ctx context.Context, res *resident, conn io.ReadWriter) {
 	r := bufio.NewReader(conn)
 	var req forwardRequest
 	line, err := r.ReadBytes('\n')
