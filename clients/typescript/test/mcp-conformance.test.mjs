@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { buildCkpt } from "./ckpt-binary.mjs";
 
 let binary;
@@ -93,6 +93,11 @@ test("tools/list: every engine operation, with schemas, a title and the hints of
 
 test("every tool answers a valid call with what the workspace holds", async (t) => {
   const { client, ws } = await connect(t);
+  const events = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    if (n.params.logger === "ckpt") events.push(n.params.data.event);
+  });
+  await client.setLoggingLevel("info");
   mkdirSync(join(ws, "src"));
   writeFileSync(join(ws, "a.txt"), "one\n");
   writeFileSync(join(ws, "src/b.txt"), "bee\n");
@@ -125,6 +130,8 @@ test("every tool answers a valid call with what the workspace holds", async (t) 
   assert.deepEqual(restore.written_paths, ["a.txt"]);
   assert.equal(restore.state_content, "chat at step 1");
   assert.equal(readFileSync(join(ws, "a.txt"), "utf8"), "one\n", "restore rewound the file on disk");
+
+  assert.deepEqual(events, ["initialize", "checkpoint", "checkpoint", "restore"], "events as log messages of the logger ckpt");
 
   await call(client, "save", { task: "scratch", message: "throwaway" });
   const tasks = await call(client, "tasks");
@@ -166,6 +173,14 @@ test("every tool answers an invalid call with a tool error, an unknown tool with
   assert.equal(unknown.structuredContent.error.data.kind, "unknown_ref");
   const usage = await fails(client, "gc", { max_age: "soon" });
   assert.equal(usage.structuredContent.error.data.kind, "usage");
+  // A restore that has to leave an unsaved file alone fails with the conflicts.
+  mkdirSync(join(ws, "d"));
+  writeFileSync(join(ws, "d/new.txt"), "never saved\n");
+  const conflict = await fails(client, "restore", { ref: "@1", no_backup: true });
+  const data = conflict.structuredContent.error.data;
+  assert.deepEqual([data.kind, data.exit_code, data.restore?.restored], ["conflict", 6, (await call(client, "show", { ref: "@1" })).id]);
+  assert.ok(data.conflicts.length > 0 && data.conflicts.every((c) => c.path.startsWith("d")), JSON.stringify(data.conflicts));
+  assert.equal(readFileSync(join(ws, "d/new.txt"), "utf8"), "never saved\n");
   await assert.rejects(client.callTool({ name: "ckpt_nope", arguments: {} }),
     (err) => err instanceof McpError && err.code === ErrorCode.InvalidParams);
   assert.equal(readFileSync(join(ws, "a.txt"), "utf8"), "one\n", "no failed call touched the workspace");
