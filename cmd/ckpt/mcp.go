@@ -20,12 +20,13 @@ type mcpServer = mcp.Server
 const mcpInstructions = "Save a checkpoint before and after changing files; diff and restore to rewind."
 
 func (a *app) mcpCommand() *cobra.Command {
-	return &cobra.Command{
+	return a.watchFlag(&cobra.Command{
 		Use:   "mcp",
 		Short: "Run a Model Context Protocol server on stdio exposing ckpt's checkpoints as tools",
 		Long: "mcp serves every operation of serve as the tool ckpt_<name> (annotated read-only or\n" +
 			"destructive), with progress for _meta.progressToken, cancellation and structured output.\n" +
-			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".",
+			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".\n" +
+			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.scans = &scanHub{}
@@ -34,7 +35,7 @@ func (a *app) mcpCommand() *cobra.Command {
 				return newMCPServer(a, e).Run(cmd.Context(), t)
 			})
 		},
-	}
+	})
 }
 
 // nopWriteCloser leaves the writer open: the process's stdout outlives a
