@@ -66,7 +66,8 @@ type app struct {
 	// server is the resident side of this invocation: set when a
 	// listening server runs the command for a client (see listen.go).
 	server *serverContext
-	// watch opens the engine with a change watcher (serve --listen).
+	// watch opens the engine with a change watcher (serve and mcp, unless
+	// --watch=false).
 	watch bool
 	// args is the command line, kept to forward it to a server.
 	args []string

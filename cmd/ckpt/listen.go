@@ -74,7 +74,7 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 	var listen bool
 	var idle time.Duration
 	serve.Flags().BoolVar(&listen, "listen", false,
-		"serve every ckpt command of this store over a socket (a named pipe on Windows) found in the store directory, with a change watcher, instead of JSON-RPC on stdio")
+		"serve every ckpt command of this store over a socket (a named pipe on Windows) found in the store directory instead of JSON-RPC on stdio")
 	serve.Flags().DurationVar(&idle, "idle", 0, "with --listen: stop after this long without a client (0: never)")
 	stdio := serve.RunE
 	serve.RunE = func(cmd *cobra.Command, args []string) error {
@@ -87,7 +87,6 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 		if idle < 0 {
 			return usageError{fmt.Sprintf("--idle %v: want a duration of 0 (never) or more", idle)}
 		}
-		a.watch = true
 		return a.withEngine(cmd, func(e *engine.Engine) error {
 			res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
 			return a.listen(cmd.Context(), res, idle)

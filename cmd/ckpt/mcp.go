@@ -20,12 +20,13 @@ type mcpServer = mcp.Server
 const mcpInstructions = "Save a checkpoint before and after changing files; diff and restore to rewind."
 
 func (a *app) mcpCommand() *cobra.Command {
-	return &cobra.Command{
+	return a.watchFlag(&cobra.Command{
 		Use:   "mcp",
 		Short: "Run a Model Context Protocol server on stdio exposing ckpt's checkpoints as tools",
 		Long: "mcp serves every operation of serve as the tool ckpt_<name> (annotated read-only or\n" +
 			"destructive), with progress for _meta.progressToken, cancellation and structured output.\n" +
-			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".",
+			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".\n" +
+			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.scans = &scanHub{}
@@ -34,7 +35,7 @@ func (a *app) mcpCommand() *cobra.Command {
 				return newMCPServer(a, e).Run(cmd.Context(), t)
 			})
 		},
-	}
+	})
 }
 
 // nopWriteCloser leaves the writer open: the process's stdout outlives a
@@ -62,13 +63,14 @@ func newMCPServer(a *app, e *engine.Engine) *mcp.Server {
 }
 
 // mcpTool makes the function adding fn as the tool "ckpt_"+name, its input
-// and output schemas inferred from P and R. A failed call's result carries
-// the error data serve sends as structured content (see toolError), so the
-// SDK is given R's schema rather than R itself: it would otherwise replace
-// that content with a zero R.
+// schema inferred from P and its output schema from R and toolErrorJSON
+// (see toolOutputSchema). A failed call's result carries the error serve
+// sends as structured content (see toolError), so the SDK is given the
+// schema rather than R itself: it would otherwise replace that content with
+// a zero R.
 func mcpTool[P, R any](name, title string, acc access, doc string, fn func(context.Context, P) (R, error)) func(*mcp.Server) {
 	return func(s *mcp.Server) {
-		out, err := jsonschema.For[R](nil)
+		out, err := toolOutputSchema[R]()
 		if err != nil {
 			panic(fmt.Sprintf("tool %s: output schema: %v", name, err)) // a programming error in the method table
 		}
@@ -99,12 +101,43 @@ func annotations(title string, acc access) *mcp.ToolAnnotations {
 	return ann
 }
 
+// toolOutputSchema is the output schema of a tool returning R: an object
+// that is either R or, on a failed call, toolErrorJSON. Clients validate the
+// structured content of failed calls too (the TypeScript SDK does), so the
+// schema has to admit both.
+func toolOutputSchema[R any]() (*jsonschema.Schema, error) {
+	ok, err := jsonschema.For[R](nil)
+	if err != nil {
+		return nil, err
+	}
+	failed, err := jsonschema.For[toolErrorJSON](nil)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{ok, failed}}, nil
+}
+
+// toolErrorJSON is the structured content of a failed call: the JSON-RPC
+// error serve sends for the same request.
+type toolErrorJSON struct {
+	Error toolErrorBody `json:"error"`
+}
+
+type toolErrorBody struct {
+	Code    int          `json:"code"`
+	Message string       `json:"message"`
+	Data    rpcErrorData `json:"data"`
+}
+
 // toolError is a failed call's result: the message as text, and the error
-// data serve sends (exit_code, kind, conflicts) as structured content.
+// serve sends (code, message, data with exit_code, kind, conflicts) as
+// structured content.
 func toolError(err error) *mcp.CallToolResult {
 	rerr := rpcError(err)
+	data, _ := rerr.Data.(rpcErrorData) // rpcError always sets it
+	body := toolErrorBody{Code: rerr.Code, Message: rerr.Message, Data: data}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: rerr.Message}},
-		StructuredContent: map[string]any{"error": rerr}}
+		StructuredContent: toolErrorJSON{Error: body}}
 }
 
 // progressSender sends a request's progress values as MCP progress

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ckpt/ckpt/engine"
@@ -84,6 +85,51 @@ func (f *mcpFixture) call(t *testing.T, name string, args any) *mcp.CallToolResu
 	return res
 }
 
+// outputSchemas resolves every listed tool's output schema, as clients that
+// check structured content (the TypeScript SDK's) do.
+func (f *mcpFixture) outputSchemas(t *testing.T) map[string]*jsonschema.Resolved {
+	t.Helper()
+	list, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*jsonschema.Resolved{}
+	for _, tool := range list.Tools {
+		b, err := json.Marshal(tool.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if out[tool.Name], err = s.Resolve(nil); err != nil {
+			t.Fatalf("%s: output schema: %v", tool.Name, err)
+		}
+	}
+	return out
+}
+
+// checkOutput fails unless a result's structured content, if any, matches
+// the tool's output schema: a failed call's too.
+func checkOutput(t *testing.T, schemas map[string]*jsonschema.Resolved, name string, res *mcp.CallToolResult) {
+	t.Helper()
+	if res.StructuredContent == nil {
+		return
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := schemas[name].Validate(v); err != nil {
+		t.Errorf("%s: structured content %s does not match the output schema: %v", name, b, err)
+	}
+}
+
 func TestMCPToolsAnnotationsAndSchemas(t *testing.T) {
 	f := newMCPFixture(t)
 	if err := f.cs.Ping(context.Background(), nil); err != nil {
@@ -144,11 +190,13 @@ func TestMCPEveryToolValidAndInvalid(t *testing.T) {
 		{"ckpt_drop", map[string]any{"task": "default"}},
 		{"ckpt_gc", map[string]any{"keep_last": 3}},
 	}
+	schemas := f.outputSchemas(t)
 	for _, c := range valid {
 		res := f.call(t, c.name, c.args)
 		if res.IsError || res.StructuredContent == nil || len(res.Content) == 0 {
 			t.Errorf("%s %v = %+v", c.name, c.args, res)
 		}
+		checkOutput(t, schemas, c.name, res)
 	}
 	for _, c := range valid {
 		args := map[string]any{"bogus": 1}
@@ -158,6 +206,7 @@ func TestMCPEveryToolValidAndInvalid(t *testing.T) {
 		}
 	}
 	res := f.call(t, "ckpt_show", map[string]any{"ref": "@9"})
+	checkOutput(t, schemas, "ckpt_show", res)
 	data, _ := json.Marshal(res.StructuredContent)
 	var got struct {
 		Error struct{ Data rpcErrorData }

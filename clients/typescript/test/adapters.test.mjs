@@ -4,20 +4,16 @@
 // directory and a file that is not UTF-8.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { CheckpointTracker, ShadowCheckpointService } from "../dist/index.js";
+import { buildCkpt } from "./ckpt-binary.mjs";
 
-const repo = fileURLToPath(new URL("../../..", import.meta.url));
 let binary;
 
 before(() => {
-  const dir = mkdtempSync(join(tmpdir(), "ckpt-bin-"));
-  binary = join(dir, process.platform === "win32" ? "ckpt.exe" : "ckpt");
-  execFileSync("go", ["build", "-o", binary, "./cmd/ckpt"], { cwd: repo, stdio: "inherit" });
+  binary = buildCkpt();
 });
 
 /** tracked reads every file a checkpoint holds: all but build/ and nested/.git. */

@@ -1,0 +1,17 @@
+// The ckpt binary the integration tests run: built from this repository
+// into a temporary directory, so they always test the current source.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = fileURLToPath(new URL("../../..", import.meta.url));
+
+/** buildCkpt builds ./cmd/ckpt with the Go toolchain and returns the binary's path. */
+export function buildCkpt() {
+  const dir = mkdtempSync(join(tmpdir(), "ckpt-bin-"));
+  const binary = join(dir, process.platform === "win32" ? "ckpt.exe" : "ckpt");
+  execFileSync("go", ["build", "-o", binary, "./cmd/ckpt"], { cwd: repo, stdio: "inherit" });
+  return binary;
+}
