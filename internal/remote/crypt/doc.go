@@ -1,0 +1,58 @@
+// Package crypt encrypts a remote on the client: Wrap turns a
+// remote.Backend into one whose stored objects are sealed with
+// XChaCha20-Poly1305 (golang.org/x/crypto/chacha20poly1305), and Key.Name
+// gives callers object names that reveal nothing without the key.
+//
+// # Format
+//
+// An object of P plaintext bytes is stored as a 32-byte header followed by
+// max(1, ⌈P/65536⌉) segments:
+//
+//	header  = "ckptenc\x01" (8 bytes) || object id (24 random bytes)
+//	segment = nonce (24 random bytes) || XChaCha20-Poly1305 sealed plaintext (+16-byte tag)
+//	ad(i)   = header || uint64 big-endian i || last (1 byte: 1 for the final segment, else 0) || object key
+//
+// Every segment but the last holds exactly 64 KiB of plaintext; the last
+// holds 1 to 64 KiB, or nothing for an empty object, which still has one
+// segment so that it too is authenticated. Segment i is sealed with the
+// content key, a fresh random 192-bit nonce (random nonces of this size
+// never repeat in practice, so no counter state is shared between
+// clients) and ad(i) as associated data. So a segment opens only at its
+// own position (the index), an object cannot lose its tail (the last
+// flag), segments cannot move between objects or between two versions of
+// one object (the object key and the random object id, authenticated
+// through the header), and the header cannot be changed.
+//
+// The stored size is 32 + P + 40·segments, so the plaintext size follows
+// from the stored size alone: Stat and List report plaintext sizes without
+// reading, and a ranged read of plaintext bytes [off, off+n) fetches only
+// segments ⌊off/64Ki⌋ to ⌊(off+n-1)/64Ki⌋ (and the header).
+//
+// # What is hidden and what is not
+//
+// Hidden: the content of every object, and anything derived from it, from
+// anyone without the key, and its integrity is protected: a flipped byte,
+// a truncation, reordered segments, objects swapped between keys, or a
+// wrong key is an error wrapping ErrAuth, never wrong bytes.
+//
+// Not hidden: object keys themselves (Wrap stores them as given; callers
+// name objects with Key.Name or by content hashes of sealed data so that
+// keys leak nothing), each object's exact plaintext size (it follows from
+// the stored size), the number of objects, and when and how often they
+// are written and read. An attacker who can write to
+// the store can also delete objects or put back an older sealed version
+// of an object under its own key (a rollback); that is detected only by a
+// caller that knows what it expects, as a content-addressed name does.
+//
+// # Keys
+//
+// A key is a 32-byte secret, from a key file (GenerateKeyFile writes 32
+// random bytes as hex, 0600; LoadKeyFile reads hex or raw) or from a
+// passphrase (PassphraseKey: argon2id with 3 passes over 64 MiB in 4
+// lanes and a 16-byte random salt, kept with the costs in the one clear
+// object ParamsKey). Two sub-keys are derived from the secret with
+// HKDF-SHA256, one to seal content and one for Key.Name (keyed BLAKE3), so
+// a name never helps to open content. The package never stores or logs a
+// key or passphrase, and never reads one from the environment: that is
+// the caller's choice.
+package crypt
