@@ -1,0 +1,163 @@
+package crypt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/remote"
+)
+
+func readRange(t *testing.T, b remote.Backend, key string, off, n int64) []byte {
+	t.Helper()
+	rc, err := b.GetRange(context.Background(), key, off, n)
+	if err != nil {
+		t.Fatalf("GetRange(%q, %d, %d): %v", key, off, n, err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("GetRange(%q, %d, %d): read: %v", key, off, n, err)
+	}
+	return got
+}
+
+// rangeLog records the ranged reads a backend is asked for.
+type rangeLog struct {
+	remote.Backend
+	mu     sync.Mutex
+	ranges [][2]int64
+}
+
+func (r *rangeLog) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	r.mu.Lock()
+	r.ranges = append(r.ranges, [2]int64{off, n})
+	r.mu.Unlock()
+	return r.Backend.GetRange(ctx, key, off, n)
+}
+
+func (r *rangeLog) take() [][2]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ranges := r.ranges
+	r.ranges = nil
+	return ranges
+}
+
+// Ranges that start, end or straddle segment boundaries, in objects whose
+// last segment is full and partial, return exactly their bytes and fetch
+// exactly the segments that cover them.
+func TestRangedReadsAtSegmentBoundariesFetchOnlyCoveringSegments(t *testing.T) {
+	const S = segmentSize
+	log := &rangeLog{Backend: openDir(t, t.TempDir())}
+	b := Wrap(log, testKey(t))
+	for _, size := range []int64{3 * S, 3*S + 5} {
+		data := plaintext(6, int(size))
+		putBytes(t, b, "obj", data)
+		for _, r := range [][2]int64{
+			{0, 1}, {0, S}, {0, S + 1}, {S - 1, 1}, {S - 1, 2}, {S, 1}, {S, S}, {S - 1, S + 2},
+			{2 * S, size - 2*S}, {size - 1, 1}, {1, size - 1}, {0, size}, {S + 7, 3},
+		} {
+			off, n := r[0], r[1]
+			if got := readRange(t, b, "obj", off, n); !bytes.Equal(got, data[off:off+n]) {
+				t.Fatalf("size %d: GetRange(%d, %d) returned wrong bytes", size, off, n)
+			}
+			first, last := off/S, (off+n-1)/S
+			lastLen := min(S, size-last*S)
+			want := [][2]int64{}
+			if first > 0 {
+				want = append(want, [2]int64{0, int64(headerSize)})
+			}
+			start := int64(headerSize) + first*(S+segmentOverhead)
+			end := int64(headerSize) + last*(S+segmentOverhead) + lastLen + segmentOverhead
+			if first == 0 {
+				start = 0
+			}
+			want = append(want, [2]int64{start, end - start})
+			if got := log.take(); !equalRanges(got, want) {
+				t.Fatalf("size %d: GetRange(%d, %d) fetched %v, want %v", size, off, n, got, want)
+			}
+		}
+	}
+}
+
+func equalRanges(a, b [][2]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSizesArePlaintextSizesAndSealedSizesInvert(t *testing.T) {
+	for _, l := range []layout{tinySegments, {seg: segmentSize}} {
+		valid := map[int64]int64{}
+		for size := int64(0); size <= 5*l.seg+3; size++ {
+			sealed := l.sealedSize(size)
+			valid[sealed] = size
+			if got, ok := l.plainSize(sealed); !ok || got != size {
+				t.Fatalf("seg %d: plainSize(sealedSize(%d) = %d) = %d, %v", l.seg, size, sealed, got, ok)
+			}
+		}
+		for sealed := int64(0); sealed <= l.sealedSize(5*l.seg+3); sealed++ {
+			size, ok := l.plainSize(sealed)
+			if want, isValid := valid[sealed]; ok != isValid || ok && size != want {
+				t.Fatalf("seg %d: plainSize(%d) = %d, %v; want %d, %v", l.seg, sealed, size, ok, want, isValid)
+			}
+		}
+	}
+	if _, ok := (layout{seg: segmentSize}).plainSize(1 << 62); ok {
+		t.Fatalf("plainSize accepts a size over maxSize")
+	}
+}
+
+// FuzzGetRange checks ranged reads of objects of every shape against the
+// plaintext, with segments of 16 bytes so that a few hundred bytes span
+// many of them.
+func FuzzGetRange(f *testing.F) {
+	for _, seed := range [][3]int64{{0, 0, 0}, {100, 0, 100}, {100, 16, 16}, {100, 15, 2}, {64, 48, 16}, {64, 64, 0}, {64, 60, 5}, {1, 1, 1}, {33, -1, 2}} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	raw, err := remote.OpenDir(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	secret := bytes.Repeat([]byte{7}, KeySize)
+	k, err := ParseKey(secret)
+	if err != nil {
+		f.Fatal(err)
+	}
+	b := wrap(raw, k, layout{seg: 16})
+	f.Fuzz(func(t *testing.T, size, off, n int64) {
+		size = size & 511
+		data := plaintext(byte(size), int(size))
+		putBytes(t, b, "obj", data)
+		rc, err := b.GetRange(context.Background(), "obj", off, n)
+		var got []byte
+		if err == nil {
+			got, err = io.ReadAll(rc)
+			rc.Close()
+		}
+		switch {
+		case off < 0 || n < 0:
+			if err == nil {
+				t.Fatalf("GetRange(%d, %d) of %d bytes succeeded", off, n, size)
+			}
+		case off > size || n > size-off:
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("GetRange(%d, %d) of %d bytes = %v, want io.ErrUnexpectedEOF", off, n, size, err)
+			}
+		case err != nil:
+			t.Fatalf("GetRange(%d, %d) of %d bytes: %v", off, n, size, err)
+		case !bytes.Equal(got, data[off:off+n]):
+			t.Fatalf("GetRange(%d, %d) of %d bytes returned wrong bytes", off, n, size)
+		}
+	})
+}
