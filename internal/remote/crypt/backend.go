@@ -67,7 +67,12 @@ func (b *backend) Put(ctx context.Context, key string, r io.Reader, size int64, 
 		return "", fmt.Errorf("crypt: put %s: size %d out of range", key, size)
 	}
 	s := newSealer(b.key.aead, b.l, key, r, size)
-	return b.inner.Put(ctx, key, s, b.l.sealedSize(size), cond)
+	etag, err := b.inner.Put(ctx, key, s, b.l.sealedSize(size), cond)
+	if err != nil && s.err != nil {
+		// r failed (or ended early): say so, whatever inner made of it.
+		return "", fmt.Errorf("crypt: put %s: %w", key, s.err)
+	}
+	return etag, err
 }
 
 func (b *backend) Get(ctx context.Context, key string) (io.ReadCloser, remote.ObjectInfo, error) {
