@@ -16,6 +16,12 @@ import (
 // never receives bytes that failed to authenticate.
 var ErrAuth = errors.New("crypt: authentication failed (damaged object or wrong key)")
 
+// ErrChanged is wrapped by the error of a ranged read whose object was
+// replaced or deleted between the requests the read is made of (see Wrap;
+// a deleted one is remote.ErrNotFound too); reading again reads the new
+// object.
+var ErrChanged = errors.New("crypt: object replaced while being read")
+
 // backend seals every object of inner under key.
 type backend struct {
 	inner remote.Backend
@@ -37,9 +43,10 @@ type backend struct {
 //   - Put streams: it holds one 64 KiB segment, never the object.
 //   - GetRange reads only the segments that cover the range, after a Stat
 //     and, unless the range starts in the first segment, a read of the
-//     32-byte header: three requests where b makes one. Ranged reads are
-//     meant for objects that never change once written; one of an object
-//     replaced meanwhile fails with ErrAuth.
+//     32-byte header: three requests where b makes one. So a ranged read
+//     can meet two versions of an object replaced meanwhile; it then fails
+//     with ErrChanged (not ErrAuth) and yields no byte of the mix. Ranged
+//     reads suit objects that never change once written.
 //
 // ParamsKey belongs to PassphraseKey: the Backend refuses it with
 // remote.ErrInvalidKey and leaves it out of listings. Closing the Backend
@@ -88,7 +95,8 @@ func (b *backend) Get(ctx context.Context, key string) (io.ReadCloser, remote.Ob
 		rc.Close()
 		return nil, remote.ObjectInfo{}, err
 	}
-	o, err := b.open(ctx, key, rc, nil, size, span{0, size})
+	// Get is one request, so its errors need no explaining.
+	o, err := b.open(ctx, key, rc, nil, size, span{0, size}, func(err error) error { return err })
 	if err != nil {
 		return nil, remote.ObjectInfo{}, err
 	}
@@ -112,30 +120,51 @@ func (b *backend) GetRange(ctx context.Context, key string, off, n int64) (io.Re
 	}
 	first, last := off/b.l.seg, (off+n-1)/b.l.seg
 	start, end := b.l.offset(first), b.l.offset(last)+b.l.plainLen(last, info.Size)+segmentOverhead
+	explain := func(err error) error { return b.explain(ctx, key, info.ETag, err) }
 	var header []byte
 	if first == 0 {
 		start = 0 // the header comes with the first segment
 	} else if header, err = b.readHeader(ctx, key); err != nil {
-		return nil, err
+		return nil, explain(err)
 	}
 	rc, err := b.inner.GetRange(ctx, key, start, end-start)
 	if err != nil {
-		return nil, err
+		return nil, explain(err)
 	}
-	return b.open(ctx, key, rc, header, info.Size, span{off, n})
+	return b.open(ctx, key, rc, header, info.Size, span{off, n}, explain)
 }
 
-// open returns the opener of s, primed. It reads the header from the
-// start of rc when header is nil. It closes rc if it fails.
-func (b *backend) open(ctx context.Context, key string, rc io.ReadCloser, header []byte, size int64, s span) (*opener, error) {
+// explain turns err, met in reading the object at key after a Stat that
+// gave etag, into an error wrapping ErrChanged if the object is no longer
+// that version (and also remote.ErrNotFound if it is gone): then the read
+// met another version, not a damaged one.
+func (b *backend) explain(ctx context.Context, key, etag string, err error) error {
+	if !errors.Is(err, ErrAuth) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, remote.ErrNotFound) {
+		return err
+	}
+	now, serr := b.inner.Stat(ctx, key)
+	switch {
+	case errors.Is(serr, remote.ErrNotFound):
+		return fmt.Errorf("crypt: %s: %w: %w", key, ErrChanged, serr)
+	case serr != nil || now.ETag == etag:
+		return err
+	}
+	return fmt.Errorf("crypt: %s: %w", key, ErrChanged)
+}
+
+// open returns the opener of s, primed, with explain to account for its
+// errors. It reads the header from the start of rc when
+// header is nil. It closes rc if it fails.
+func (b *backend) open(ctx context.Context, key string, rc io.ReadCloser, header []byte, size int64, s span, explain func(error) error) (*opener, error) {
 	if header == nil {
 		var err error
 		if header, err = readHeader(rc, key); err != nil {
 			rc.Close()
-			return nil, err
+			return nil, explain(err)
 		}
 	}
 	o := newOpener(ctx, b.key, b.l, key, rc, header, size, s)
+	o.explain = explain
 	if err := o.prime(); err != nil {
 		rc.Close()
 		return nil, err

@@ -27,6 +27,9 @@ type opener struct {
 	buf   []byte
 	plain []byte // the part of the open segment not yet yielded
 	err   error
+	// explain may replace the error of a segment that could not be read
+	// or authenticated with a better account of it.
+	explain func(error) error
 }
 
 // span is the part of an object an opener yields: n plaintext bytes from
@@ -58,7 +61,7 @@ func newOpener(ctx context.Context, k *Key, l layout, key string, src io.ReadClo
 // is reported by the call that opened the object rather than its first
 // Read.
 func (o *opener) prime() error {
-	o.err = o.openNext()
+	o.fill()
 	return o.err
 }
 
@@ -70,7 +73,7 @@ func (o *opener) Read(p []byte) (int, error) {
 		if o.next > o.last {
 			return 0, io.EOF
 		}
-		o.err = o.openNext()
+		o.fill()
 	}
 	n := copy(p, o.plain)
 	o.plain = o.plain[n:]
@@ -78,6 +81,14 @@ func (o *opener) Read(p []byte) (int, error) {
 }
 
 func (o *opener) Close() error { return o.src.Close() }
+
+// fill opens the next segment, or sets err.
+func (o *opener) fill() {
+	o.err = o.openNext()
+	if o.err != nil {
+		o.err = o.explain(o.err)
+	}
+}
 
 // openNext reads and authenticates segment next.
 func (o *opener) openNext() error {

@@ -161,3 +161,70 @@ func FuzzGetRange(f *testing.F) {
 		}
 	})
 }
+
+// replaceOnce replaces the object at key with the stored bytes next right
+// after its call named at (Stat or GetRange) first returns.
+type replaceOnce struct {
+	remote.Backend
+	t       *testing.T
+	at, key string
+	next    []byte // nil to delete the object
+	done    bool
+}
+
+func (r *replaceOnce) after(call string) {
+	if call == r.at && !r.done {
+		r.done = true
+		if r.next == nil {
+			if err := r.Backend.Delete(context.Background(), r.key); err != nil {
+				r.t.Error(err)
+			}
+			return
+		}
+		putBytes(r.t, r.Backend, r.key, r.next)
+	}
+}
+
+func (r *replaceOnce) Stat(ctx context.Context, key string) (remote.ObjectInfo, error) {
+	defer r.after("Stat")
+	return r.Backend.Stat(ctx, key)
+}
+
+func (r *replaceOnce) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	defer r.after("GetRange")
+	return r.Backend.GetRange(ctx, key, off, n)
+}
+
+func TestRangedReadOfAReplacedObjectIsAChangeNotDamage(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		at       string
+		nextSize int // -1 to delete the object instead
+		off, n   int64
+	}{
+		// The header comes from the old version, the segments from the new.
+		{"ReplacedAfterTheHeader", "GetRange", 5 * 64, 100, 20},
+		// The new version is shorter than the Stat said.
+		{"ShrunkAfterTheStat", "Stat", 10, 0, 200},
+		{"DeletedAfterTheHeader", "GetRange", -1, 100, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := openDir(t, t.TempDir())
+			k := testKey(t)
+			data := plaintext(10, 5*64)
+			putBytes(t, wrap(raw, k, tinySegments), "obj", data)
+			r := &replaceOnce{Backend: raw, t: t, at: tc.at, key: "obj"}
+			if tc.nextSize >= 0 {
+				putBytes(t, wrap(raw, k, tinySegments), "next", plaintext(11, tc.nextSize))
+				r.next = getBytes(t, raw, "next")
+			}
+			err := rangeErr(t, wrap(r, k, tinySegments), "obj", tc.off, tc.n, data)
+			if !errors.Is(err, ErrChanged) || errors.Is(err, ErrAuth) {
+				t.Fatalf("GetRange across a replacement = %v, want ErrChanged", err)
+			}
+			if deleted := tc.nextSize < 0; errors.Is(err, remote.ErrNotFound) != deleted {
+				t.Fatalf("GetRange across a replacement = %v; ErrNotFound should be %v", err, deleted)
+			}
+		})
+	}
+}
