@@ -75,9 +75,9 @@ func (b *backend) Put(ctx context.Context, key string, r io.Reader, size int64, 
 	}
 	s := newSealer(b.key.aead, b.l, key, r, size)
 	etag, err := b.inner.Put(ctx, key, s, b.l.sealedSize(size), cond)
-	if err != nil && s.err != nil {
+	if err != nil && s.failed != nil {
 		// r failed (or ended early): say so, whatever inner made of it.
-		return "", fmt.Errorf("crypt: put %s: %w", key, s.err)
+		return "", fmt.Errorf("crypt: put %s: %w", key, s.failed)
 	}
 	return etag, err
 }

@@ -1,7 +1,6 @@
 package crypt
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -69,29 +68,6 @@ func (l layout) plainLen(i, size int64) int64 {
 // offset is where segment i starts in the stored object.
 func (l layout) offset(i int64) int64 {
 	return int64(headerSize) + i*(l.seg+segmentOverhead)
-}
-
-// segmentAD is the associated data of the segments of one object: its
-// header, then the segment's index and last-segment flag, then the
-// object's key. Each sealer or opener owns one and rewrites the index and
-// flag in place.
-type segmentAD []byte
-
-func newSegmentAD(header []byte, key string) segmentAD {
-	ad := make([]byte, headerSize+9+len(key))
-	copy(ad, header)
-	copy(ad[headerSize+9:], key)
-	return ad
-}
-
-// at is the associated data of segment i.
-func (ad segmentAD) at(i int64, last bool) []byte {
-	binary.BigEndian.PutUint64(ad[headerSize:], uint64(i))
-	ad[headerSize+8] = 0
-	if last {
-		ad[headerSize+8] = 1
-	}
-	return ad
 }
 
 // readHeader reads and checks the header at the start of r.

@@ -12,18 +12,12 @@ import (
 // segment. It holds one segment of plaintext and one of ciphertext, never
 // the object.
 type sealer struct {
-	src   io.Reader
-	aead  cipher.AEAD
-	l     layout
-	ad    segmentAD
-	size  int64 // plaintext bytes the object holds
-	read  int64 // plaintext bytes read from src so far
-	next  int64 // index of the next segment to seal
-	final int64 // index of the last segment
-	plain []byte
-	buf   []byte
-	out   []byte // the part of buf not yet returned
-	err   error
+	chunks
+	segmentCipher
+	src    io.Reader
+	read   int64 // plaintext bytes read from src so far
+	plain  []byte
+	failed error // what went wrong reading src
 }
 
 func newSealer(aead cipher.AEAD, l layout, key string, src io.Reader, size int64) *sealer {
@@ -31,51 +25,29 @@ func newSealer(aead cipher.AEAD, l layout, key string, src io.Reader, size int64
 	copy(header, magic)
 	rand.Read(header[len(magic):])
 	s := &sealer{
-		src:   src,
-		aead:  aead,
-		l:     l,
-		ad:    newSegmentAD(header, key),
-		size:  size,
-		final: l.segments(size) - 1,
-		plain: make([]byte, l.seg),
-		buf:   make([]byte, l.seg+segmentOverhead),
+		segmentCipher: newSegmentCipher(aead, l, header, key, size, 0),
+		src:           src,
+		plain:         make([]byte, l.seg),
 	}
-	s.out = header
+	s.chunks = chunks{produce: s.sealNext, pending: header}
 	return s
 }
 
-func (s *sealer) Read(p []byte) (int, error) {
-	if len(s.out) == 0 {
-		if s.err != nil {
-			return 0, s.err
-		}
-		if s.next > s.final {
-			return 0, io.EOF
-		}
-		if s.err = s.sealNext(); s.err != nil {
-			return 0, s.err
-		}
+// sealNext reads the next segment's plaintext and seals it.
+func (s *sealer) sealNext() ([]byte, error) {
+	if s.done() {
+		return nil, io.EOF
 	}
-	n := copy(p, s.out)
-	s.out = s.out[n:]
-	return n, nil
-}
-
-// sealNext reads the next segment's plaintext and seals it into out, with
-// a fresh random nonce in front.
-func (s *sealer) sealNext() error {
-	n := s.l.plainLen(s.next, s.size)
-	got, err := io.ReadFull(s.src, s.plain[:n])
+	plain := s.plain[:s.plainLen()]
+	got, err := io.ReadFull(s.src, plain)
 	s.read += int64(got)
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return fmt.Errorf("crypt: read %d of %d bytes: %w", s.read, s.size, io.ErrUnexpectedEOF)
+		s.failed = fmt.Errorf("crypt: read %d of %d bytes: %w", s.read, s.size, io.ErrUnexpectedEOF)
+		return nil, s.failed
 	case err != nil:
-		return err
+		s.failed = err
+		return nil, err
 	}
-	nonce := s.buf[:nonceSize]
-	rand.Read(nonce)
-	s.out = s.aead.Seal(nonce, nonce, s.plain[:n], s.ad.at(s.next, s.next == s.final))
-	s.next++
-	return nil
+	return s.seal(plain), nil
 }
