@@ -49,10 +49,22 @@
 // A key is a 32-byte secret, from a key file (GenerateKeyFile writes 32
 // random bytes as hex, 0600; LoadKeyFile reads hex or raw) or from a
 // passphrase (PassphraseKey: argon2id with 3 passes over 64 MiB in 4
-// lanes and a 16-byte random salt, kept with the costs in the one clear
-// object ParamsKey). Two sub-keys are derived from the secret with
-// HKDF-SHA256, one to seal content and one for Key.Name (keyed BLAKE3), so
-// a name never helps to open content. The package never stores or logs a
-// key or passphrase, and never reads one from the environment: that is
-// the caller's choice.
+// lanes and a 16-byte random salt). Three values are derived from the
+// secret with HKDF-SHA256: the content key, the key of Key.Name (keyed
+// BLAKE3), so that a name never helps to open content, and a check value.
+//
+// The one object stored in the clear, ParamsKey, is JSON:
+//
+//	{"format": "ckpt-crypt-1", "kdf": "argon2id", "time": 3, "memory_kib": 65536,
+//	 "threads": 4, "salt": base64, "check": base64}
+//	{"format": "ckpt-crypt-1", "kdf": "none", "check": base64}      (a key file)
+//
+// The first client to use a remote creates it with a conditional put
+// (CheckKey for a key file, PassphraseKey for a passphrase), so clients
+// racing on a new remote agree on one salt and one key, and every later
+// client with another key or passphrase gets ErrWrongKey before it reads
+// or writes anything. The check value lets an attacker test a guessed
+// passphrase no faster than any sealed object would. The package never
+// stores or logs a key or passphrase, and never reads one from the
+// environment: that is the caller's choice.
 package crypt

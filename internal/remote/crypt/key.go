@@ -24,17 +24,19 @@ var ErrBadKey = errors.New("crypt: not a key")
 
 // Key is the secret of an encrypted remote, and the sub-keys derived from
 // it with HKDF-SHA256: one that seals object bodies, one that names
-// objects. A Key is safe for concurrent use.
+// objects, and a check value that ParamsKey records so that a wrong key is
+// told apart from damage. A Key is safe for concurrent use.
 type Key struct {
 	aead  cipher.AEAD
 	names *blake3.Hasher // keyed, never written: Name clones it
+	check []byte         // what ParamsKey records of the key
 }
 
 // The HKDF info strings of the sub-keys. Changing one changes every key.
 const (
 	infoContent = "ckpt crypt v1 content"
 	infoNames   = "ckpt crypt v1 names"
-	infoCheck   = "ckpt crypt v1 passphrase check"
+	infoCheck   = "ckpt crypt v1 check"
 )
 
 // newKey derives a Key from a 32-byte secret.
@@ -48,7 +50,7 @@ func newKey(secret []byte) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crypt: %w", err)
 	}
-	return &Key{aead: aead, names: names}, nil
+	return &Key{aead: aead, names: names, check: subkey(secret, infoCheck)}, nil
 }
 
 // subkey is the 32-byte HKDF-SHA256 key of secret for one purpose.

@@ -30,8 +30,14 @@ func TestPassphraseKeysAgreeAcrossClientsAndRefuseAWrongPassphrase(t *testing.T)
 	if got := getBytes(t, Wrap(second, k2), "obj"); !bytes.Equal(got, data) {
 		t.Fatalf("the second client read other bytes")
 	}
-	if _, err := passphraseKey(ctx, second, []byte("battery staple"), cheapCost); !errors.Is(err, ErrAuth) {
-		t.Fatalf("wrong passphrase = %v, want ErrAuth", err)
+	if _, err := passphraseKey(ctx, second, []byte("battery staple"), cheapCost); !errors.Is(err, ErrWrongKey) || !errors.Is(err, ErrAuth) {
+		t.Fatalf("wrong passphrase = %v, want ErrWrongKey and ErrAuth", err)
+	}
+	if err := CheckKey(ctx, second, k2); err != nil {
+		t.Fatalf("CheckKey of the passphrase's key: %v", err)
+	}
+	if err := CheckKey(ctx, second, testKey(t)); !errors.Is(err, ErrWrongKey) {
+		t.Fatalf("CheckKey of another key on a passphrase remote = %v, want ErrWrongKey", err)
 	}
 	if _, err := passphraseKey(ctx, second, nil, cheapCost); err == nil {
 		t.Fatalf("an empty passphrase was accepted")
