@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/remote"
 )
 
 func TestCheckKeyRecordsTheFirstKeyAndRefusesOthers(t *testing.T) {
@@ -38,21 +40,29 @@ func TestCheckKeyRecordsTheFirstKeyAndRefusesOthers(t *testing.T) {
 	}
 }
 
-func TestClientsRacingWithDifferentKeysOnANewRemoteHaveOneWinner(t *testing.T) {
-	dir := t.TempDir()
-	const clients = 6
+// raceClients runs fn for clients clients at once, each with its own
+// backend on dir, and returns their errors.
+func raceClients(t *testing.T, dir string, clients int, fn func(i int, b remote.Backend) error) []error {
 	errs := make([]error, clients)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range clients {
-		b, k := openDir(t, dir), testKey(t)
+		b := openDir(t, dir)
 		wg.Go(func() {
 			<-start
-			errs[i] = CheckKey(context.Background(), b, k)
+			errs[i] = fn(i, b)
 		})
 	}
 	close(start)
 	wg.Wait()
+	return errs
+}
+
+func TestClientsRacingWithDifferentKeysOnANewRemoteHaveOneWinner(t *testing.T) {
+	keys := []*Key{testKey(t), testKey(t), testKey(t), testKey(t), testKey(t), testKey(t)}
+	errs := raceClients(t, t.TempDir(), len(keys), func(i int, b remote.Backend) error {
+		return CheckKey(context.Background(), b, keys[i])
+	})
 	won := 0
 	for i, err := range errs {
 		switch {

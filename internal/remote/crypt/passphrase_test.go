@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/remote"
@@ -45,24 +44,15 @@ func TestPassphraseKeysAgreeAcrossClientsAndRefuseAWrongPassphrase(t *testing.T)
 }
 
 func TestPassphraseClientsRacingOnANewRemoteAgreeOnOneSalt(t *testing.T) {
-	dir := t.TempDir()
 	const clients = 6
 	names := make([]string, clients)
-	errs := make([]error, clients)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range clients {
-		b := openDir(t, dir)
-		wg.Go(func() {
-			<-start
-			k, err := passphraseKey(context.Background(), b, []byte("correct horse"), cheapCost)
-			if errs[i] = err; err == nil {
-				names[i] = k.Name([]byte("x"))
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	errs := raceClients(t, t.TempDir(), clients, func(i int, b remote.Backend) error {
+		k, err := passphraseKey(context.Background(), b, []byte("correct horse"), cheapCost)
+		if err == nil {
+			names[i] = k.Name([]byte("x"))
+		}
+		return err
+	})
 	for i := range clients {
 		if errs[i] != nil {
 			t.Fatalf("client %d: %v", i, errs[i])
