@@ -12,8 +12,9 @@ import (
 
 // ErrAuth is wrapped by every error that reports stored bytes that do not
 // authenticate under the key: a damaged, truncated, reordered or swapped
-// object, an object sealed with another key, a wrong passphrase. A caller
-// never receives bytes that failed to authenticate.
+// object, an object sealed with another key, a wrong key or passphrase
+// (ErrWrongKey). A caller never receives bytes that failed to
+// authenticate.
 var ErrAuth = errors.New("crypt: authentication failed (damaged object or wrong key)")
 
 // ErrChanged is wrapped by the error of a ranged read whose object was
@@ -48,9 +49,9 @@ type backend struct {
 //     with ErrChanged (not ErrAuth) and yields no byte of the mix. Ranged
 //     reads suit objects that never change once written.
 //
-// ParamsKey belongs to PassphraseKey: the Backend refuses it with
-// remote.ErrInvalidKey and leaves it out of listings. Closing the Backend
-// closes b.
+// ParamsKey belongs to CheckKey and PassphraseKey: the Backend refuses
+// it with remote.ErrInvalidKey and leaves it out of listings. Closing the
+// Backend closes b.
 func Wrap(b remote.Backend, k *Key) remote.Backend {
 	return wrap(b, k, layout{seg: segmentSize})
 }
@@ -61,7 +62,7 @@ func wrap(b remote.Backend, k *Key, l layout) *backend {
 
 func reserved(key string) error {
 	if key == ParamsKey {
-		return fmt.Errorf("%w %q: reserved for the passphrase's parameters", remote.ErrInvalidKey, key)
+		return fmt.Errorf("%w %q: reserved for the encryption parameters", remote.ErrInvalidKey, key)
 	}
 	return nil
 }

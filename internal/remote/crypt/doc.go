@@ -30,19 +30,21 @@
 //
 // # What is hidden and what is not
 //
-// Hidden: the content of every object, and anything derived from it, from
-// anyone without the key, and its integrity is protected: a flipped byte,
-// a truncation, reordered segments, objects swapped between keys, or a
-// wrong key is an error wrapping ErrAuth, never wrong bytes.
+// Hidden from anyone without the key: the content of every object. And
+// protected: its integrity. A flipped byte, a truncation, reordered
+// segments, objects swapped between keys, or a wrong key is an error
+// wrapping ErrAuth, never wrong bytes.
 //
-// Not hidden: object keys themselves (Wrap stores them as given; callers
-// name objects with Key.Name or by content hashes of sealed data so that
-// keys leak nothing), each object's exact plaintext size (it follows from
-// the stored size), the number of objects, and when and how often they
-// are written and read. An attacker who can write to
-// the store can also delete objects or put back an older sealed version
-// of an object under its own key (a rollback); that is detected only by a
-// caller that knows what it expects, as a content-addressed name does.
+// Not hidden: object keys (Wrap stores them as given), each object's exact
+// plaintext size (it follows from the stored size), the number of
+// objects, and when and how often they are written and read. Callers name
+// objects with Key.Name, a keyed hash, so that names leak nothing: an
+// unkeyed hash of plaintext, such as a content address, would let anyone
+// who can guess a content confirm that it is stored. An attacker who can
+// write to the store can also delete objects, or put back an older sealed
+// version of an object under its own key (a rollback); only a caller that
+// knows what to expect detects that, as a name derived from the content
+// does.
 //
 // # Keys
 //
