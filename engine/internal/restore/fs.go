@@ -69,44 +69,86 @@ func tempName(rel string) string {
 	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", TempPrefix, os.Getpid(), tempSeq.Add(1)))
 }
 
-// rootFS is the real FS, over an os.Root. Syncs go through osfs by
+// rootFS is the real FS, over an os.Root. Names are resolved from the
+// open directory that holds them (dirroots.go). Syncs go through osfs by
 // the root's path: they change nothing, so the root's confinement is not
 // needed for them.
 type rootFS struct {
 	root *os.Root
+	dirs *dirRoots
 	dir  string
 }
 
 // OpenRoot opens dir as a FS; wrap, when set (a test's fault
-// injector), wraps the real seam. The returned close releases the root.
+// injector), wraps the real seam. The returned close releases the root
+// and the directories opened below it.
 func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	var fsys FS = rootFS{root, dir}
+	r := rootFS{root, newDirRoots(root), dir}
+	var fsys FS = r
 	if wrap != nil {
 		fsys = wrap(fsys)
 	}
-	return fsys, root.Close, nil
+	return fsys, func() error { r.dirs.close(); return root.Close() }, nil
 }
 
 func (r rootFS) CreateTemp(rel string) (TempFile, error) {
 	name := tempName(rel)
-	f, err := r.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	var f *os.File
+	err := r.dirs.in(name, func(d *os.Root, base string) (err error) {
+		f, err = d.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return rootFile{f, name}, nil
 }
 
-func (r rootFS) Rename(oldname, newname string) error      { return r.root.Rename(oldname, newname) }
-func (r rootFS) Remove(name string) error                  { return r.root.Remove(name) }
-func (r rootFS) RemoveAll(name string) error               { return r.root.RemoveAll(name) }
-func (r rootFS) Mkdir(name string, perm fs.FileMode) error { return r.root.Mkdir(name, perm) }
-func (r rootFS) Symlink(target, name string) error         { return r.root.Symlink(target, name) }
+// Rename renames within one directory through its open root; across
+// directories it resolves both names from the workspace root.
+func (r rootFS) Rename(oldname, newname string) error {
+	r.dirs.forget(oldname)
+	r.dirs.forget(newname)
+	if path.Dir(oldname) != path.Dir(newname) {
+		return r.root.Rename(oldname, newname)
+	}
+	return r.dirs.in(newname, func(d *os.Root, base string) error { return d.Rename(path.Base(oldname), base) })
+}
+
+func (r rootFS) Remove(name string) error {
+	r.dirs.forget(name)
+	return r.dirs.in(name, func(d *os.Root, base string) error { return d.Remove(base) })
+}
+
+func (r rootFS) RemoveAll(name string) error {
+	r.dirs.forget(name)
+	return r.root.RemoveAll(name)
+}
+
+func (r rootFS) Mkdir(name string, perm fs.FileMode) error {
+	return r.dirs.in(name, func(d *os.Root, base string) error { return d.Mkdir(base, perm) })
+}
+
+func (r rootFS) Symlink(target, name string) error {
+	return r.dirs.in(name, func(d *os.Root, base string) error { return d.Symlink(target, base) })
+}
+
+// Chmod resolves name from the workspace root: it follows a final symlink
+// that stays inside the workspace, which a directory's own root would not.
 func (r rootFS) Chmod(name string, mode fs.FileMode) error { return r.root.Chmod(name, mode) }
-func (r rootFS) Lstat(name string) (fs.FileInfo, error)    { return r.root.Lstat(name) }
+
+func (r rootFS) Lstat(name string) (fi fs.FileInfo, err error) {
+	err = r.dirs.in(name, func(d *os.Root, base string) error {
+		fi, err = d.Lstat(base)
+		return err
+	})
+	return fi, err
+}
+
 func (r rootFS) SyncDir(name string) error {
 	return osfs.SyncDir(filepath.Join(r.dir, filepath.FromSlash(name)))
 }

@@ -1,0 +1,161 @@
+package restore
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+)
+
+// dirRoots keeps directories of the workspace open as roots of their own,
+// so that an operation on "a/b/c/name" is one call relative to the open
+// directory instead of a walk from the workspace root, one openat per path
+// component, for each of the lookups, creations and renames that writing
+// one file takes (a restore of many files in deep trees spent most of its
+// system time there).
+//
+// A directory is opened through the workspace's root, so it is inside the
+// workspace when opened, like every os.Root lookup. Removing or renaming
+// a path forgets every open directory at or below it, so a directory that
+// is removed and made again is reopened, never written through its old
+// handle. At most maxOpen directories stay open when unused; one in use is
+// closed only once its last user releases it.
+type dirRoots struct {
+	root *os.Root
+
+	mu      sync.Mutex
+	open    map[string]*dirRoot
+	idle    []*dirRoot // unused and still open, least recently released first
+	maxOpen int
+}
+
+type dirRoot struct {
+	dir       string
+	root      *os.Root
+	users     int
+	forgotten bool // no longer in open: closed when users reaches 0
+}
+
+// maxOpenDirs bounds the directories kept open while unused: far below
+// the usual 1,024 open files, and enough for the directories a restore
+// writes into at once.
+const maxOpenDirs = 64
+
+func newDirRoots(root *os.Root) *dirRoots {
+	return &dirRoots{root: root, open: map[string]*dirRoot{}, maxOpen: maxOpenDirs}
+}
+
+// in runs fn with the root that holds name and name's last element: the
+// workspace's own root for a top-level name, else its open directory. An
+// error names the whole path, as the workspace's root would have.
+func (d *dirRoots) in(name string, fn func(r *os.Root, base string) error) error {
+	dir, base := path.Split(name)
+	if dir == "" {
+		return fn(d.root, base)
+	}
+	dr, err := d.acquire(strings.TrimSuffix(dir, "/"))
+	if err != nil {
+		return err
+	}
+	defer d.release(dr)
+	err = fn(dr.root, base)
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		pe.Path = path.Join(dir, pe.Path)
+	case errors.As(err, &le):
+		le.Old, le.New = path.Join(dir, le.Old), path.Join(dir, le.New)
+	}
+	return err
+}
+
+func (d *dirRoots) acquire(dir string) (*dirRoot, error) {
+	d.mu.Lock()
+	if dr := d.open[dir]; dr != nil {
+		if dr.users == 0 {
+			d.unidle(dr)
+		}
+		dr.users++
+		d.mu.Unlock()
+		return dr, nil
+	}
+	d.mu.Unlock()
+	r, err := d.root.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dr := d.open[dir]; dr != nil { // opened meanwhile by another caller
+		r.Close()
+		if dr.users == 0 {
+			d.unidle(dr)
+		}
+		dr.users++
+		return dr, nil
+	}
+	dr := &dirRoot{dir: dir, root: r, users: 1}
+	d.open[dir] = dr
+	return dr, nil
+}
+
+func (d *dirRoots) release(dr *dirRoot) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dr.users--
+	switch {
+	case dr.users > 0:
+	case dr.forgotten:
+		dr.root.Close()
+	default:
+		d.idle = append(d.idle, dr)
+		for len(d.idle) > d.maxOpen {
+			old := d.idle[0]
+			d.idle = d.idle[1:]
+			delete(d.open, old.dir)
+			old.root.Close()
+		}
+	}
+}
+
+// unidle takes dr out of the idle list; d.mu is held.
+func (d *dirRoots) unidle(dr *dirRoot) {
+	for i, x := range d.idle {
+		if x == dr {
+			d.idle = append(d.idle[:i], d.idle[i+1:]...)
+			return
+		}
+	}
+}
+
+// forget closes (or, when in use, marks for closing) every open
+// directory at or below name, before name is removed or replaced.
+func (d *dirRoots) forget(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for dir, dr := range d.open {
+		if dir != name && !strings.HasPrefix(dir, name+"/") {
+			continue
+		}
+		delete(d.open, dir)
+		if dr.users > 0 {
+			dr.forgotten = true
+			continue
+		}
+		d.unidle(dr)
+		dr.root.Close()
+	}
+}
+
+// close closes every open directory; no operation may be running.
+func (d *dirRoots) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dr := range d.open {
+		dr.root.Close()
+	}
+	d.open, d.idle = map[string]*dirRoot{}, nil
+}

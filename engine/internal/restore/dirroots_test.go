@@ -1,0 +1,133 @@
+package restore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func openTestRoot(t *testing.T) (string, rootFS) {
+	t.Helper()
+	dir := t.TempDir()
+	fsys, closeFS, err := OpenRoot(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeFS() })
+	return dir, fsys.(rootFS)
+}
+
+func mkdirs(t *testing.T, fsys FS, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if err := fsys.Mkdir(n, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeTemp creates a temporary file beside rel and renames it to rel.
+func writeTemp(t *testing.T, fsys FS, rel, content string) {
+	t.Helper()
+	f, err := fsys.CreateTemp(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := fsys.Rename(f.Name(), rel); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A directory removed and made again is written through its new self, not
+// through the handle of the removed one.
+func TestRemovedAndRemadeDirectoryIsReopened(t *testing.T) {
+	dir, fsys := openTestRoot(t)
+	mkdirs(t, fsys, "a", "a/b")
+	writeTemp(t, fsys, "a/b/x", "old")
+	for _, remove := range []func(string) error{fsys.RemoveAll, func(n string) error {
+		if err := fsys.Remove(n + "/b/x"); err != nil {
+			return err
+		}
+		if err := fsys.Remove(n + "/b"); err != nil {
+			return err
+		}
+		return fsys.Remove(n)
+	}} {
+		if err := remove("a"); err != nil {
+			t.Fatal(err)
+		}
+		mkdirs(t, fsys, "a", "a/b")
+		writeTemp(t, fsys, "a/b/x", "new")
+		if b, err := os.ReadFile(filepath.Join(dir, "a", "b", "x")); err != nil || string(b) != "new" {
+			t.Fatalf("a/b/x after the directory was made again = %q, %v", b, err)
+		}
+	}
+}
+
+// A directory renamed away is not written through under its old name.
+func TestRenamedDirectoryIsForgotten(t *testing.T) {
+	dir, fsys := openTestRoot(t)
+	mkdirs(t, fsys, "d")
+	writeTemp(t, fsys, "d/x", "one")
+	if err := fsys.Rename("d", "e"); err != nil {
+		t.Fatal(err)
+	}
+	mkdirs(t, fsys, "d")
+	writeTemp(t, fsys, "d/x", "two")
+	for name, want := range map[string]string{"d/x": "two", "e/x": "one"} {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))); err != nil || string(b) != want {
+			t.Fatalf("%s = %q, %v; want %q", name, b, err, want)
+		}
+	}
+}
+
+// Errors name the whole path, as a lookup from the workspace root does.
+func TestErrorsNameTheWholePath(t *testing.T) {
+	_, fsys := openTestRoot(t)
+	mkdirs(t, fsys, "a", "a/b")
+	_, err := fsys.Lstat("a/b/missing")
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Path != "a/b/missing" || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Lstat of a missing file = %v; want a not-exist error naming a/b/missing", err)
+	}
+	err = fsys.Rename("a/b/gone", "a/b/there")
+	var le *os.LinkError
+	if !errors.As(err, &le) || le.Old != "a/b/gone" || le.New != "a/b/there" {
+		t.Fatalf("Rename of a missing file = %v; want a link error naming both paths", err)
+	}
+}
+
+// Unused directories beyond the bound are closed; one in use when it is
+// forgotten stays usable until released, then is closed.
+func TestOpenDirectoriesAreBoundedAndClosedAfterUse(t *testing.T) {
+	_, fsys := openTestRoot(t)
+	d := fsys.dirs
+	d.maxOpen = 2
+	for i := range 5 {
+		name := fmt.Sprintf("d%d", i)
+		mkdirs(t, fsys, name)
+		writeTemp(t, fsys, name+"/x", "x")
+	}
+	if len(d.open) > 2 || len(d.idle) > 2 {
+		t.Fatalf("%d directories open, %d idle; want at most 2", len(d.open), len(d.idle))
+	}
+	dr, err := d.acquire("d0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.forget("d0")
+	if _, err := dr.root.Lstat("x"); err != nil {
+		t.Fatalf("a forgotten directory in use was closed: %v", err)
+	}
+	d.release(dr)
+	if _, err := dr.root.Lstat("x"); err == nil {
+		t.Fatal("a forgotten directory stayed open after its last use")
+	}
+}
