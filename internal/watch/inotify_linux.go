@@ -139,7 +139,6 @@ func (b *inotify) watch(rel string) {
 		n.failed = false
 		delete(b.mu.failed, n)
 	}
-	b.mu.p.markDirty(rel)
 }
 
 // addLocked adds the kernel watch of n, honouring the injected limit.

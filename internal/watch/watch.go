@@ -136,11 +136,13 @@ func Start(ctx context.Context, root string, opts Options) (*Watcher, error) {
 }
 
 // Watch tells the watcher that the captured directory rel (root-relative,
-// slash-separated, "" for the root) has been or is being read. From the
-// moment Watch returns, changes in rel are reported; rel itself is in
-// Dirty at the next Changes unless it was already watched. Watch never
-// fails: a directory that cannot be watched is reported dirty at every
-// Changes instead.
+// slash-separated, "" for the root) is about to be read: the caller must
+// call it before it lists rel. From the moment Watch returns, changes in
+// rel are reported, so a change either precedes the listing (which sees
+// it) or raises an event; a directory read this way is not reported dirty
+// at the next Changes unless something changed in it. Watch never fails:
+// a directory that cannot be watched is reported dirty at every Changes
+// instead.
 func (w *Watcher) Watch(rel string) {
 	w.b.watch(cleanRel(rel))
 }

@@ -14,7 +14,7 @@ import (
 
 // startWalked starts a watcher on root and plays the engine's first save:
 // the All of the first Changes, then a full walk that watches every
-// directory, then the Changes that reports them once as dirty.
+// directory before reading it, then the Changes that follows it.
 func startWalked(t testing.TB, root string, opts Options) (*Watcher, *mirror) {
 	t.Helper()
 	w, err := Start(context.Background(), root, opts)
@@ -33,6 +33,32 @@ func startWalked(t testing.TB, root string, opts Options) (*Watcher, *mirror) {
 		t.Fatal(err)
 	}
 	return w, m
+}
+
+// TestFullWalkLeavesNothingDirty: a walk that watches each directory
+// before reading it leaves nothing to re-read, so the save after the first
+// one costs what changed.
+func TestFullWalkLeavesNothingDirty(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 10, 2)
+	w, err := Start(context.Background(), root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	m := &mirror{root: root, w: w, list: map[string]entry{}}
+	if err := m.apply(w.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	if c := w.Changes(); c.All || len(c.Dirty)+len(c.Rescan) > 0 {
+		t.Fatalf("Changes right after the full walk = %+v, want nothing", c)
+	}
+	if err := os.WriteFile(filepath.Join(root, "d3", "e3", "f0"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := w.Changes(); c.All || !slices.Equal(c.Dirty, []string{"d3/e3"}) || len(c.Rescan) > 0 {
+		t.Fatalf("Changes after one write = %+v, want only d3/e3 dirty", c)
+	}
 }
 
 func TestUnchangedTreeReportsNothing(t *testing.T) {

@@ -137,9 +137,6 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		s.snap.partial.Store(true)
 		return dc.Tree, nil
 	}
-	if s.plan != nil {
-		s.plan.watch(d.Path)
-	}
 	results, err := s.entryIDs(ctx, d, &dc, sub)
 	if err != nil {
 		return objects.ID{}, err
@@ -193,13 +190,19 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 }
 
 // prune reports whether the watcher vouches for dir's whole subtree and
-// the stat cache holds its tree id; any doubt walks it.
+// the stat cache holds its tree id; any doubt walks it. The walker asks
+// before it opens dir, so a directory it will list is watched first: a
+// change either precedes the listing or raises an event, and the next
+// scan need not re-read what this one read. (The root, never asked, is
+// watched from the watcher's start.)
 func (s *scanner) prune(dir string) bool {
-	if !s.plan.quiet(dir) {
-		return false
+	if s.plan.quiet(dir) {
+		if _, cached, err := s.cached.Get(dir); err == nil && cached {
+			return true
+		}
 	}
-	_, cached, err := s.cached.Get(dir)
-	return err == nil && cached
+	s.plan.watch(dir)
+	return false
 }
 
 // flush writes the trees and stat-cache records recorded so far, and the
