@@ -66,9 +66,11 @@ type scanner struct {
 	writtenNs int64
 	snap      *Snapshot
 	progress  func(files, hashed uint64)
-	// cached is the whole stat cache, read with one iterator before the walk
-	// (one index lookup per directory costs several times more).
-	cached *index.DirCacheSet
+	// cached is the stat cache: for a full walk all of it, read with one
+	// iterator before the walk (one index lookup per directory costs several
+	// times more); for a scan the watcher narrows, the index itself, since
+	// the scan looks up only the directories it lists or prunes.
+	cached dirCaches
 	carry  *modeCarry // set when the file system has no permission bits
 
 	plan *plan // nil without a Tracker
@@ -104,15 +106,20 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 	if st.CarryModes {
 		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]index.Entry{}}
 	}
-	var err error
-	if s.cached, err = st.DB.LoadDirCaches(); err != nil {
-		return nil, st.storeErr(err)
-	}
 	opts := st.Walk
 	if st.Tracker != nil {
 		s.plan = st.Tracker.begin()
 		s.snap.plan = s.plan
 		opts.Prune = s.prune
+	}
+	if s.plan != nil && !s.plan.trustsNothing() {
+		s.cached = pointCaches{st.DB}
+	} else {
+		set, err := st.DB.LoadDirCaches()
+		if err != nil {
+			return nil, st.storeErr(err)
+		}
+		s.cached = set
 	}
 	root, skipped, err := walker.Walk(ctx, st.Workspace, opts, s.visit)
 	if err != nil {
@@ -125,6 +132,16 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 	}
 	return s.snap, nil
 }
+
+// dirCaches is where a scan finds a directory's stat-cache record.
+type dirCaches interface {
+	Get(dir string) (index.DirCache, bool, error)
+}
+
+// pointCaches looks each directory up in the index.
+type pointCaches struct{ db *index.DB }
+
+func (p pointCaches) Get(dir string) (index.DirCache, bool, error) { return p.db.DirCache(dir) }
 
 // visit turns one directory into a tree id. When every entry matches the
 // stat cache the stored tree id is reused without encoding anything.

@@ -77,6 +77,9 @@ func (t *Tracker) begin() *plan {
 	return p
 }
 
+// trustsNothing reports whether the scan must list every directory.
+func (p *plan) trustsNothing() bool { return p.all || p.rescan[""] }
+
 // heat marks dir and its ancestors as holding something to re-read.
 func (p *plan) heat(dir string) {
 	for !p.hot[dir] {
