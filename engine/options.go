@@ -94,6 +94,8 @@ type Options struct {
 	afterFlush   func()
 	// afterScan, set by tests, becomes save.Store's AfterScan.
 	afterScan func(*save.Snapshot)
+	// watchMaxPending, set by tests, replaces defaultWatchMaxPending.
+	watchMaxPending int
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

@@ -29,6 +29,12 @@ type Options struct {
 	// excludes file). A change to one of them, or to a missing ancestor
 	// that would bring it into existence, reports All.
 	RuleFiles []string
+	// MaxPending, when positive, bounds the distinct directories one
+	// interval between Changes calls may hold: an event that would exceed
+	// it is handled as a queue overflow (All, every watch dropped), so a
+	// change that touches a great part of the tree costs one full walk and
+	// no memory per directory. Zero means no bound.
+	MaxPending int
 
 	// maxWatches, when positive, is an injected per-watcher watch limit
 	// that behaves like the kernel's (ENOSPC beyond it).
@@ -85,7 +91,7 @@ type Changes struct {
 type Stats struct {
 	Watches   int // kernel watches held for captured directories
 	Unwatched int // captured directories that could not be watched
-	Overflows int // queue overflows seen
+	Overflows int // queue overflows seen (the kernel's, or MaxPending exceeded)
 	Resets    int // times every watch was dropped (overflow, read error, lost root)
 }
 

@@ -61,6 +61,41 @@ func TestFullWalkLeavesNothingDirty(t *testing.T) {
 	}
 }
 
+// TestMaxPendingOverflows: changes spread over more directories than
+// MaxPending widen to All, drop every watch, and count as an overflow;
+// fewer stay precise.
+func TestMaxPendingOverflows(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 10, 1)
+	w, m := startWalked(t, root, Options{MaxPending: 4})
+	touch := func(dirs ...string) {
+		for _, d := range dirs {
+			if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(d), "f0"), []byte(d), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	touch("d1/e1", "d2/e2")
+	if c := w.Changes(); c.All || len(c.Dirty) != 2 {
+		t.Fatalf("two dirty directories under MaxPending 4: %+v", c)
+	}
+	touch("d0/e0", "d1/e1", "d2/e2", "d3/e3", "d4/e4")
+	c := w.Changes()
+	if !c.All || c.Reasons&ReasonOverflow == 0 {
+		t.Fatalf("five dirty directories under MaxPending 4: %+v, want All (overflow)", c)
+	}
+	if st := w.Stats(); st.Overflows != 1 || st.Watches != 1 {
+		t.Fatalf("stats after the bound was exceeded: %+v, want 1 overflow and only the root watched", st)
+	}
+	if err := m.apply(c); err != nil { // re-watches every directory
+		t.Fatal(err)
+	}
+	touch("d3/e3")
+	if c := w.Changes(); c.All || !slices.Equal(c.Dirty, []string{"d3/e3"}) {
+		t.Fatalf("after the walk that followed the overflow: %+v, want d3/e3 dirty", c)
+	}
+}
+
 func TestUnchangedTreeReportsNothing(t *testing.T) {
 	root := t.TempDir()
 	seedTree(t, root, 10, 2)
