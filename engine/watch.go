@@ -23,7 +23,8 @@ func (e *Engine) startWatch() error {
 	if e.opts.watchMaxPending > 0 {
 		pending = e.opts.watchMaxPending
 	}
-	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending})
+	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending,
+		MaxWatches: e.opts.watchMaxWatches})
 	if err != nil {
 		return fmt.Errorf("watch workspace: %w", err)
 	}

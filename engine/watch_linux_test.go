@@ -81,3 +81,36 @@ func TestWatchedChangesSurviveUncommittedScans(t *testing.T) {
 		t.Fatalf("watched save after a diff and a failed save: root %s (created %v), cold %s", got, res.Created, want)
 	}
 }
+
+// With fewer watches than directories (a low fs.inotify.max_user_watches),
+// the directories left unwatched are listed at every save and the rest
+// are still skipped; what a save captures does not change.
+func TestWatchLimitBelowDirectoryCount(t *testing.T) {
+	ws := t.TempDir()
+	writeWide(t, ws, 50)
+	var listed uint64
+	opts := Options{Watch: true, watchMaxWatches: 20}
+	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	watched := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{})
+	saveRoot(t, watched)
+	st, _ := watched.WatchStats()
+	if st.Watches != 20 || st.Unwatched != 32 {
+		t.Fatalf("watch stats %+v; want 20 watches and 32 of 52 directories unwatched", st)
+	}
+	// The root and top hold the first watches; 18 of the 50 leaf
+	// directories are watched, 32 are listed at every save.
+	if _, res := saveRoot(t, watched); res.Created || listed != 320 {
+		t.Fatalf("no-change save under the limit: created %v, listed %d files; want the 320 of the unwatched directories", res.Created, listed)
+	}
+	for _, d := range []string{"d000", "d049"} {
+		if err := os.WriteFile(filepath.Join(ws, "top", d, "f000.txt"), []byte("edited "+d), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, res := saveRoot(t, watched)
+	want, _ := saveRoot(t, cold)
+	if got != want || !res.Created || res.Stats.Modified != 2 {
+		t.Fatalf("watched save under the limit: root %s (created %v, %+v), cold save root %s", got, res.Created, res.Stats, want)
+	}
+}

@@ -35,10 +35,12 @@ type Options struct {
 	// change that touches a great part of the tree costs one full walk and
 	// no memory per directory. Zero means no bound.
 	MaxPending int
-
-	// maxWatches, when positive, is an injected per-watcher watch limit
-	// that behaves like the kernel's (ENOSPC beyond it).
-	maxWatches int
+	// MaxWatches, when positive, caps the kernel watches this watcher
+	// holds, leaving the rest of the user's inotify allowance to other
+	// programs. Beyond it a directory is unwatched exactly as when the
+	// kernel's per-user limit refuses its watch: reported dirty at every
+	// Changes. Zero means only the kernel's limit.
+	MaxWatches int
 	// clock, when set, replaces the wall and monotonic clocks.
 	clock func() (wall time.Time, mono time.Duration)
 }

@@ -133,7 +133,7 @@ func TestChangesIncludesWritesBeforeTheCall(t *testing.T) {
 func TestWatchLimitLeavesDirectoriesDirty(t *testing.T) {
 	root := t.TempDir()
 	seedTree(t, root, 20, 2)
-	w, m := startWalked(t, root, Options{maxWatches: 8})
+	w, m := startWalked(t, root, Options{MaxWatches: 8})
 	st := w.Stats()
 	if st.Watches != 8 || st.Unwatched != countDirs(m.list)-8 {
 		t.Fatalf("stats %+v, want 8 watches and %d unwatched", st, countDirs(m.list)-8)
