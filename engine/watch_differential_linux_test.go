@@ -220,7 +220,7 @@ func rootOf(t *testing.T, e *Engine, res *SaveResult) objects.ID {
 	return cp.Root
 }
 
-func openAt(t *testing.T, ws string, opts Options) *Engine {
+func openAt(t testing.TB, ws string, opts Options) *Engine {
 	t.Helper()
 	opts.StoreDir = filepath.Join(t.TempDir(), "store")
 	e, err := Open(context.Background(), ws, opts)

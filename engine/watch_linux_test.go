@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ckpt/ckpt/bench/corpus"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -112,5 +115,43 @@ func TestWatchLimitBelowDirectoryCount(t *testing.T) {
 	want, _ := saveRoot(t, cold)
 	if got != want || !res.Created || res.Stats.Modified != 2 {
 		t.Fatalf("watched save under the limit: root %s (created %v, %+v), cold save root %s", got, res.Created, res.Stats, want)
+	}
+}
+
+var limitFiles = flag.Int("engine.limit-files", 5000, "files in the workspace of BenchmarkNoChangeSaveWatchLimit")
+
+// BenchmarkNoChangeSaveWatchLimit times a watched no-change save when the
+// watcher may hold all, half or a tenth of the watches the workspace's
+// directories need (as a low fs.inotify.max_user_watches would allow):
+// each unwatched directory is listed at every save.
+//
+//	go test ./engine -run '^$' -bench NoChangeSaveWatchLimit -engine.limit-files 100000
+func BenchmarkNoChangeSaveWatchLimit(b *testing.B) {
+	m, err := corpus.Generate(context.Background(), filepath.Join(b.TempDir(), "ws"), corpus.Config{Files: *limitFiles, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	probe := openAt(b, m.Root, Options{Watch: true, Profile: "cline"})
+	if _, err := probe.Save(context.Background(), SaveOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := probe.WatchStats()
+	probe.Close()
+	for _, share := range []int{1, 2, 10} {
+		limit := st.Watches / share
+		b.Run(fmt.Sprintf("watches=1/%d", share), func(b *testing.B) {
+			e := openAt(b, m.Root, Options{Watch: true, Profile: "cline", watchMaxWatches: limit})
+			if _, err := e.Save(context.Background(), SaveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := e.Save(context.Background(), SaveOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			got, _ := e.WatchStats()
+			b.ReportMetric(float64(got.Watches), "watches")
+			b.ReportMetric(float64(got.Unwatched), "unwatched")
+		})
 	}
 }
