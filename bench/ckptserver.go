@@ -78,7 +78,7 @@ type wireFrame struct {
 func (c *ckptServer) call(ctx context.Context, out any, args ...string) (step, error) {
 	start := time.Now()
 	stdout, err := c.exchange(ctx, append([]string{"--store", c.store, "-C", c.ws, "--profile", "cline", "--json"}, args...))
-	s := step{Dur: time.Since(start), RSSKiB: c.peakRSS()}
+	s := step{Dur: time.Since(start), RSSKiB: c.peakRSS(), Watches: c.watches()}
 	if err != nil {
 		return s, fmt.Errorf("ckpt %s through the server: %w", args[0], err)
 	}
@@ -142,6 +142,31 @@ func (c *ckptServer) peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// watches counts the inotify watches the server holds: the "inotify wd:"
+// lines of its inotify descriptors' fdinfo (0 if unknown).
+func (c *ckptServer) watches() int {
+	if c.srv == nil {
+		return 0
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", c.srv.Process.Pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err != nil || target != "anon_inode:inotify" {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", c.srv.Process.Pid, fd.Name()))
+		if err != nil {
+			continue
+		}
+		n += bytes.Count(info, []byte("\ninotify wd:"))
+	}
+	return n
 }
 
 func (c *ckptServer) save(ctx context.Context, msg string) (step, error) {

@@ -78,6 +78,7 @@ func render(path, chartOut string) error {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	r.Targets = r.targets() // the goals as they stand now, on the saved medians
 	r.WriteMarkdown(os.Stdout)
 	if chartOut == "" {
 		return nil

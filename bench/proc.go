@@ -22,6 +22,7 @@ type step struct {
 	Files   int    // diff: changed files
 	Written int    // restore: files the tool says it wrote (-1: the tool does not say)
 	Deleted int    // restore: files the tool says it deleted (-1: unknown)
+	Watches int    // inotify watches a resident process holds after it (0: none or not known)
 }
 
 // add folds a process run into the step.

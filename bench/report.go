@@ -27,6 +27,7 @@ const (
 	qWritten         = "written"
 	qDeleted         = "deleted"
 	qReportedWritten = "reported_written"
+	qWatches         = "inotify_watches" // the resident server's, after the operation
 )
 
 // opLabels names the timed operations in tables and charts, in order.
@@ -170,6 +171,17 @@ func (r *Report) targets() []Target {
 			atMost("peak RSS of first save, "+sys, m.Max, 200, " MiB")
 		}
 	}
+	// The resident server's goals (issue 13): the everyday operations.
+	atLeast("no-change save: speed-up over shadow git (server)", r.speedup("ckpt-server", opNoChange), 40)
+	atLeast("save after edits: speed-up over shadow git (server)", r.speedup("ckpt-server", opEdit), 10)
+	atLeast("diff: speed-up over shadow git (server)", r.speedup("ckpt-server", opDiff), 20)
+	atLeast("restore: speed-up over shadow git (server)", r.speedup("ckpt-server", opRestore), 4)
+	if m := r.get("ckpt-server", opNoChange, qSeconds); m != nil && r.Scale == "1m" {
+		atMost("no-change save at 1M files, server (ms)", m.Median*1000, 50, " ms")
+	}
+	if m := r.get("ckpt-server", opRestore, qRSS); m != nil {
+		atMost("peak RSS of the server over the run", m.Max, 400, " MiB")
+	}
 	if m, d := r.get("ckpt-cli", opRestore, qWritten), r.get("git", opDiff, qFiles); m != nil && d != nil {
 		ts = append(ts, Target{"restore writes only the differing files (CLI, max over runs)", m.Max,
 			fmt.Sprintf("≤ %g (files the edit changed)", d.Median), m.Max <= d.Median})
@@ -224,16 +236,18 @@ func fmtCount(m *Metric) string {
 // WriteMarkdown writes the results as markdown tables.
 func (r *Report) WriteMarkdown(w io.Writer) {
 	r.writeCorpus(w)
-	fmt.Fprintln(w, "| operation | shadow git | ckpt CLI | ckpt library | floor | git ÷ CLI | git ÷ library | CLI ÷ floor |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| operation | shadow git | ckpt CLI | ckpt library | ckpt server | floor | git ÷ CLI | git ÷ library | git ÷ server | CLI ÷ floor |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, o := range opLabels {
 		floor := r.get("floor", o.op, qSeconds)
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", o.label,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", o.label,
 			fmtSeconds(r.get("git", o.op, qSeconds)), fmtSeconds(r.get("ckpt-cli", o.op, qSeconds)), fmtSeconds(r.get("ckpt-lib", o.op, qSeconds)),
-			fmtSeconds(floor), fmtRatio(r.speedup("ckpt-cli", o.op)), fmtRatio(r.speedup("ckpt-lib", o.op)),
+			fmtSeconds(r.get("ckpt-server", o.op, qSeconds)), fmtSeconds(floor), fmtRatio(r.speedup("ckpt-cli", o.op)),
+			fmtRatio(r.speedup("ckpt-lib", o.op)), fmtRatio(r.speedup("ckpt-server", o.op)),
 			fmtRatio(r.ratio(r.get("ckpt-cli", o.op, qSeconds), floor)))
 	}
 	fmt.Fprintln(w)
+	r.writeServer(w)
 	fmt.Fprintln(w, "| resource | shadow git | ckpt CLI | ckpt library | ckpt ÷ git |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
 	gitStore := fmtMiB(r.get("git", opFirst, qStore))
@@ -256,6 +270,20 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	for _, t := range r.Targets {
 		fmt.Fprintf(w, "| %s | %.2f | %s | %s |\n", t.Name, t.Value, t.Goal, map[bool]string{true: "yes", false: "**no**"}[t.Met])
 	}
+}
+
+// writeServer writes the resident server's resources after each
+// operation: its peak RSS so far and the inotify watches it holds.
+func (r *Report) writeServer(w io.Writer) {
+	if r.get("ckpt-server", opFirst, qSeconds) == nil {
+		return
+	}
+	fmt.Fprintln(w, "| ckpt server, after | peak RSS so far | inotify watches |")
+	fmt.Fprintln(w, "|---|--:|--:|")
+	for _, o := range opLabels {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", o.label, fmtMiB(r.get("ckpt-server", o.op, qRSS)), fmtCount(r.get("ckpt-server", o.op, qWatches)))
+	}
+	fmt.Fprintln(w)
 }
 
 // writeCorpus writes the sentence describing the corpus and the run.

@@ -213,6 +213,9 @@ func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 		}
 		b.report.add(name, op, qSeconds, s.Dur.Seconds())
 		b.report.add(name, op, qRSS, float64(s.RSSKiB)/1024)
+		if s.Watches > 0 {
+			b.report.add(name, op, qWatches, float64(s.Watches))
+		}
 		progress("[%d] %-8s %-15s %9s  rss %4.0f MiB  (%d processes)", rep+1, name, op, s.Dur.Round(time.Millisecond), float64(s.RSSKiB)/1024, s.Procs)
 		return s, nil
 	}

@@ -11,7 +11,10 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
-var benchFiles = flag.Int("engine.bench-files", 5000, "files in the generated benchmark workspace")
+var (
+	benchFiles = flag.Int("engine.bench-files", 5000, "files in the generated benchmark workspace")
+	benchWatch = flag.Bool("engine.bench-watch", false, "open the benchmark engines with Options.Watch, as a resident server does")
+)
 
 // benchWorkspace generates a corpus of *benchFiles files (the bench
 // package's monorepo mix, without the 20 MiB files) and opens an engine on
@@ -29,7 +32,7 @@ func benchWorkspace(b *testing.B) (*corpus.Manifest, *engine.Engine) {
 
 func openBench(b *testing.B, ws, store string) *engine.Engine {
 	b.Helper()
-	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, Profile: "cline"})
+	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, Profile: "cline", Watch: *benchWatch})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -94,6 +94,10 @@ type Options struct {
 	afterFlush   func()
 	// afterScan, set by tests, becomes save.Store's AfterScan.
 	afterScan func(*save.Snapshot)
+	// watchMaxPending, set by tests, replaces defaultWatchMaxPending;
+	// watchMaxWatches, set by tests, caps the watcher's kernel watches as a
+	// lower fs.inotify.max_user_watches would.
+	watchMaxPending, watchMaxWatches int
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

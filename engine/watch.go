@@ -9,11 +9,22 @@ import (
 	"github.com/ckpt/ckpt/internal/watch"
 )
 
+// defaultWatchMaxPending is how many changed directories the watcher
+// tracks between two saves before it gives up on them and the next save
+// walks everything: by then a walk costs about what re-reading them
+// would, and the watcher's memory stays bounded.
+const defaultWatchMaxPending = 1 << 16
+
 // startWatch starts the change watcher of Options.Watch. The watcher
 // outlives Open's context: it runs until Close.
 func (e *Engine) startWatch() error {
 	rules := []string{filepath.Join(e.workspace, ".git", "info", "exclude")}
-	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules})
+	pending := defaultWatchMaxPending
+	if e.opts.watchMaxPending > 0 {
+		pending = e.opts.watchMaxPending
+	}
+	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending,
+		MaxWatches: e.opts.watchMaxWatches})
 	if err != nil {
 		return fmt.Errorf("watch workspace: %w", err)
 	}

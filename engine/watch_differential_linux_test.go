@@ -181,15 +181,35 @@ func (c *churn) infoExclude() error {
 }
 
 // burst makes far more events than the kernel queue holds, in the hope of
-// an overflow (the reader may keep up; the watch package forces one).
+// a kernel overflow (the reader may keep up: the watch package's own test
+// holds it off), then creates and removes more directories in the root
+// than the watched engine's MaxPending, which takes the same path as an
+// overflow: every watch dropped, a full walk, the watches added again
+// during it. A file is also written in every directory, so the walk after
+// the overflow has changes to find everywhere.
 func (c *churn) burst() {
-	p := filepath.Join(c.ws, "burst")
-	os.WriteFile(p, nil, 0o644)
-	for i := range 40000 {
-		os.Chmod(p, os.FileMode(0o600|i%2*0o100))
+	pair := [2]string{filepath.Join(c.ws, "burst0"), filepath.Join(c.ws, "burst1")}
+	for _, p := range pair {
+		os.WriteFile(p, nil, 0o644)
 	}
-	c.ops = append(c.ops, "burst")
+	for i := range 40000 { // two names alternate so the kernel cannot merge the events
+		os.Chmod(pair[i%2], os.FileMode(0o600|i/2%2*0o100))
+	}
+	for i := range burstPending + 1 {
+		d := filepath.Join(c.ws, fmt.Sprintf("burst-%d-%d", c.n, i))
+		os.Mkdir(d, 0o755)
+		os.Remove(d)
+	}
+	dirs, _ := c.inventory()
+	for _, d := range dirs {
+		os.WriteFile(filepath.Join(d, "burst"), c.bytes(4), 0o644)
+	}
+	c.ops = append(c.ops, fmt.Sprintf("burst over %d directories", len(dirs)))
 }
+
+// burstPending is the watched engine's MaxPending in the differential test:
+// above what a round of at most 12 operations dirties, below what a burst does.
+const burstPending = 48
 
 func rootOf(t *testing.T, e *Engine, res *SaveResult) objects.ID {
 	t.Helper()
@@ -200,7 +220,7 @@ func rootOf(t *testing.T, e *Engine, res *SaveResult) objects.ID {
 	return cp.Root
 }
 
-func openAt(t *testing.T, ws string, opts Options) *Engine {
+func openAt(t testing.TB, ws string, opts Options) *Engine {
 	t.Helper()
 	opts.StoreDir = filepath.Join(t.TempDir(), "store")
 	e, err := Open(context.Background(), ws, opts)
@@ -241,7 +261,7 @@ func TestWatchedSaveDifferential(t *testing.T) {
 	}
 	var listed uint64 // files the watched engine's last scan listed
 	var partial, listedSum, coldSum int
-	opts := Options{Watch: true, Profile: "none"}
+	opts := Options{Watch: true, Profile: "none", watchMaxPending: burstPending}
 	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{Profile: "none"})
@@ -280,6 +300,9 @@ func TestWatchedSaveDifferential(t *testing.T) {
 		listedSum, coldSum = listedSum+int(listed), coldSum+int(coldRes.Stats.Files)
 	}
 	st, _ := watched.WatchStats()
+	if *watchRounds > 61 && st.Overflows == 0 {
+		t.Errorf("no round overflowed; the burst no longer tests the overflow path")
+	}
 	t.Logf("seed %d: %d rounds in %v, 0 differences; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d; watcher %+v",
 		seed, *watchRounds, time.Since(start).Round(time.Millisecond), partial, listedSum, coldSum, st)
 }

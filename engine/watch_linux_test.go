@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ckpt/ckpt/bench/corpus"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -18,8 +21,9 @@ func writeWide(t *testing.T, ws string, n int) {
 	}
 }
 
-// A watched save after one edit examines the edited directory and its
-// ancestors only, and captures what a cold save captures.
+// The save right after the first lists nothing, and a watched save after
+// one edit examines the edited directory and its ancestors only, and
+// captures what a cold save captures.
 func TestWatchedSaveReadsOnlyChangedDirs(t *testing.T) {
 	ws := t.TempDir()
 	writeWide(t, ws, 50)
@@ -28,9 +32,7 @@ func TestWatchedSaveReadsOnlyChangedDirs(t *testing.T) {
 	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{})
-	for range 2 { // the first walks everything, the second re-reads the directories it began watching
-		saveRoot(t, watched)
-	}
+	saveRoot(t, watched) // walks everything, watching each directory before listing it
 	if st, ok := watched.WatchStats(); !ok || st.Watches != 52 {
 		t.Fatalf("watch stats %+v, %v; want 52 watches (root, top, 50 directories)", st, ok)
 	}
@@ -80,5 +82,76 @@ func TestWatchedChangesSurviveUncommittedScans(t *testing.T) {
 	want, _ := saveRoot(t, cold)
 	if got != want || !res.Created {
 		t.Fatalf("watched save after a diff and a failed save: root %s (created %v), cold %s", got, res.Created, want)
+	}
+}
+
+// With fewer watches than directories (a low fs.inotify.max_user_watches),
+// the directories left unwatched are listed at every save and the rest
+// are still skipped; what a save captures does not change.
+func TestWatchLimitBelowDirectoryCount(t *testing.T) {
+	ws := t.TempDir()
+	writeWide(t, ws, 50)
+	var listed uint64
+	opts := Options{Watch: true, watchMaxWatches: 20}
+	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	watched := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{})
+	saveRoot(t, watched)
+	st, _ := watched.WatchStats()
+	if st.Watches != 20 || st.Unwatched != 32 {
+		t.Fatalf("watch stats %+v; want 20 watches and 32 of 52 directories unwatched", st)
+	}
+	// The root and top hold the first watches; 18 of the 50 leaf
+	// directories are watched, 32 are listed at every save.
+	if _, res := saveRoot(t, watched); res.Created || listed != 320 {
+		t.Fatalf("no-change save under the limit: created %v, listed %d files; want the 320 of the unwatched directories", res.Created, listed)
+	}
+	for _, d := range []string{"d000", "d049"} {
+		if err := os.WriteFile(filepath.Join(ws, "top", d, "f000.txt"), []byte("edited "+d), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, res := saveRoot(t, watched)
+	want, _ := saveRoot(t, cold)
+	if got != want || !res.Created || res.Stats.Modified != 2 {
+		t.Fatalf("watched save under the limit: root %s (created %v, %+v), cold save root %s", got, res.Created, res.Stats, want)
+	}
+}
+
+var limitFiles = flag.Int("engine.limit-files", 5000, "files in the workspace of BenchmarkNoChangeSaveWatchLimit")
+
+// BenchmarkNoChangeSaveWatchLimit times a watched no-change save when the
+// watcher may hold all, half or a tenth of the watches the workspace's
+// directories need (as a low fs.inotify.max_user_watches would allow):
+// each unwatched directory is listed at every save.
+//
+//	go test ./engine -run '^$' -bench NoChangeSaveWatchLimit -engine.limit-files 100000
+func BenchmarkNoChangeSaveWatchLimit(b *testing.B) {
+	m, err := corpus.Generate(context.Background(), filepath.Join(b.TempDir(), "ws"), corpus.Config{Files: *limitFiles, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	probe := openAt(b, m.Root, Options{Watch: true, Profile: "cline"})
+	if _, err := probe.Save(context.Background(), SaveOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := probe.WatchStats()
+	probe.Close()
+	for _, share := range []int{1, 2, 10} {
+		limit := st.Watches / share
+		b.Run(fmt.Sprintf("watches=1/%d", share), func(b *testing.B) {
+			e := openAt(b, m.Root, Options{Watch: true, Profile: "cline", watchMaxWatches: limit})
+			if _, err := e.Save(context.Background(), SaveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := e.Save(context.Background(), SaveOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			got, _ := e.WatchStats()
+			b.ReportMetric(float64(got.Watches), "watches")
+			b.ReportMetric(float64(got.Unwatched), "unwatched")
+		})
 	}
 }

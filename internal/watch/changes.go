@@ -19,6 +19,9 @@ func newPending() pending {
 
 func (p *pending) markDirty(rel string) { p.dirty[rel] = struct{}{} }
 
+// size is the number of distinct paths pending.
+func (p *pending) size() int { return len(p.dirty) + len(p.rescan) }
+
 func (p *pending) markRescan(rel string, why Reason) {
 	p.rescan[rel] = struct{}{}
 	p.reasons |= why

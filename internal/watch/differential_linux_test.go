@@ -201,7 +201,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("seed %d, rounds %d", seed, *diffRounds)
 	root, outside := t.TempDir(), t.TempDir()
 	seedTree(t, root, 20, 5)
-	w, err := Start(context.Background(), root, Options{maxWatches: *diffLimit})
+	w, err := Start(context.Background(), root, Options{MaxWatches: *diffLimit})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 //
 // # Protocol
 //
-// The caller starts a Watcher on the workspace root and, whenever it reads
+// The caller starts a Watcher on the workspace root and, before it reads
 // a captured directory (one the walker does not ignore), calls
 // Watcher.Watch with its root-relative, slash-separated path. Ignored trees
 // (node_modules, build output) are never passed to Watch and cost no
@@ -18,10 +18,10 @@
 //     of each of its entries; a subdirectory it finds there that the cache
 //     does not know is new and is walked recursively.
 //
-// Every directory read that way is passed to Watch again; for a directory
-// already watched that is a map lookup. The first Changes after Start
-// reports All. Paths in Changes may no longer exist: a missing path means
-// "gone", not an error.
+// Every directory read that way is passed to Watch again before it is
+// read; for a directory already watched that is a map lookup. The first
+// Changes after Start reports All. Paths in Changes may no longer exist: a
+// missing path means "gone", not an error.
 //
 // # Guarantee
 //
@@ -29,11 +29,13 @@
 // not below a Rescan path of a Changes result (and All is false), had none
 // of these happen between the previous Changes call and this one: an entry
 // of D created, removed, renamed into or out of D, written, truncated,
-// chmodded, chowned or re-timed; D's own attributes changed. Watch itself
-// marks a directory dirty for the next Changes, because the caller read it
-// before the watch existed and a change in between would otherwise be lost.
-// False "dirty" reports are allowed, missed changes are not: whenever the
-// watcher cannot vouch for something it widens the report, never narrows it:
+// chmodded, chowned or re-timed; D's own attributes changed. Because Watch
+// returns before the caller lists D, a change to D either happened before
+// the listing (which saw it) or after the watch existed (which reports
+// it), so a directory just read needs no dirty report of its own and the
+// Changes after a full walk is empty when nothing changed. False "dirty"
+// reports are allowed, missed changes are not: whenever the watcher cannot
+// vouch for something it widens the report, never narrows it:
 //
 //   - inotify queue overflow or a read error: All, and every watch is
 //     dropped, since lost move events leave their paths in doubt (the

@@ -53,9 +53,7 @@ func (b *inotify) parseLocked(buf []byte) bool {
 // eventLocked applies one event; false means the watcher was reset.
 func (b *inotify) eventLocked(wd int32, mask uint32, name string) bool {
 	if mask&unix.IN_Q_OVERFLOW != 0 {
-		b.mu.st.Overflows++
-		b.resetLocked(ReasonOverflow)
-		return false
+		return b.overflowLocked()
 	}
 	if names, ok := b.mu.rules[wd]; ok && ruleEvent(names, mask, name) {
 		b.mu.p.markAll(ReasonRuleFile)
@@ -66,10 +64,25 @@ func (b *inotify) eventLocked(wd int32, mask uint32, name string) bool {
 		return true // a watch already dropped, or a rule-file watch only
 	}
 	if name == "" {
-		return b.selfEventLocked(n, mask)
+		if !b.selfEventLocked(n, mask) {
+			return false
+		}
+	} else {
+		b.childEventLocked(n, mask, name)
 	}
-	b.childEventLocked(n, mask, name)
+	if m := b.opts.MaxPending; m > 0 && b.mu.p.size() > m {
+		return b.overflowLocked()
+	}
 	return true
+}
+
+// overflowLocked handles a lost event stream: every watch is dropped and
+// the next Changes reports All. It returns false, as eventLocked does
+// after a reset.
+func (b *inotify) overflowLocked() bool {
+	b.mu.st.Overflows++
+	b.resetLocked(ReasonOverflow)
+	return false
 }
 
 // ruleEvent reports whether an event on a rule-file watch touches one of

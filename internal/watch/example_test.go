@@ -9,7 +9,7 @@ import (
 )
 
 // The engine's side of the protocol: ask for Changes before a save, walk
-// what they name, and pass every directory it reads to Watch.
+// what they name, and pass every directory to Watch before reading it.
 func Example() {
 	root, _ := os.MkdirTemp("", "ws")
 	defer os.RemoveAll(root)
@@ -29,9 +29,9 @@ func Example() {
 		return
 	}
 	for _, dir := range c.Dirty {
-		_ = dir // lstat dir and its entries; walk new subdirectories; Watch(dir)
+		_ = dir // Watch(dir); lstat dir and its entries; walk new subdirectories
 	}
 	for _, sub := range c.Rescan {
-		_ = sub // walk sub recursively, cache unused; Watch each directory
+		_ = sub // walk sub recursively, cache unused; Watch each directory first
 	}
 }

@@ -139,12 +139,11 @@ func (b *inotify) watch(rel string) {
 		n.failed = false
 		delete(b.mu.failed, n)
 	}
-	b.mu.p.markDirty(rel)
 }
 
-// addLocked adds the kernel watch of n, honouring the injected limit.
+// addLocked adds the kernel watch of n, honouring Options.MaxWatches.
 func (b *inotify) addLocked(n *dirNode, rel string) error {
-	if m := b.opts.maxWatches; m > 0 && len(b.mu.wds) >= m {
+	if m := b.opts.MaxWatches; m > 0 && len(b.mu.wds) >= m {
 		return unix.ENOSPC
 	}
 	wd, err := unix.InotifyAddWatch(b.mu.fd, filepath.Join(b.root, filepath.FromSlash(rel)), watchMask)

@@ -29,10 +29,18 @@ type Options struct {
 	// excludes file). A change to one of them, or to a missing ancestor
 	// that would bring it into existence, reports All.
 	RuleFiles []string
-
-	// maxWatches, when positive, is an injected per-watcher watch limit
-	// that behaves like the kernel's (ENOSPC beyond it).
-	maxWatches int
+	// MaxPending, when positive, bounds the distinct directories one
+	// interval between Changes calls may hold: an event that would exceed
+	// it is handled as a queue overflow (All, every watch dropped), so a
+	// change that touches a great part of the tree costs one full walk and
+	// no memory per directory. Zero means no bound.
+	MaxPending int
+	// MaxWatches, when positive, caps the kernel watches this watcher
+	// holds, leaving the rest of the user's inotify allowance to other
+	// programs. Beyond it a directory is unwatched exactly as when the
+	// kernel's per-user limit refuses its watch: reported dirty at every
+	// Changes. Zero means only the kernel's limit.
+	MaxWatches int
 	// clock, when set, replaces the wall and monotonic clocks.
 	clock func() (wall time.Time, mono time.Duration)
 }
@@ -85,7 +93,7 @@ type Changes struct {
 type Stats struct {
 	Watches   int // kernel watches held for captured directories
 	Unwatched int // captured directories that could not be watched
-	Overflows int // queue overflows seen
+	Overflows int // queue overflows seen (the kernel's, or MaxPending exceeded)
 	Resets    int // times every watch was dropped (overflow, read error, lost root)
 }
 
@@ -136,11 +144,13 @@ func Start(ctx context.Context, root string, opts Options) (*Watcher, error) {
 }
 
 // Watch tells the watcher that the captured directory rel (root-relative,
-// slash-separated, "" for the root) has been or is being read. From the
-// moment Watch returns, changes in rel are reported; rel itself is in
-// Dirty at the next Changes unless it was already watched. Watch never
-// fails: a directory that cannot be watched is reported dirty at every
-// Changes instead.
+// slash-separated, "" for the root) is about to be read: the caller must
+// call it before it lists rel. From the moment Watch returns, changes in
+// rel are reported, so a change either precedes the listing (which sees
+// it) or raises an event; a directory read this way is not reported dirty
+// at the next Changes unless something changed in it. Watch never fails:
+// a directory that cannot be watched is reported dirty at every Changes
+// instead.
 func (w *Watcher) Watch(rel string) {
 	w.b.watch(cleanRel(rel))
 }

@@ -14,7 +14,7 @@ import (
 
 // startWalked starts a watcher on root and plays the engine's first save:
 // the All of the first Changes, then a full walk that watches every
-// directory, then the Changes that reports them once as dirty.
+// directory before reading it, then the Changes that follows it.
 func startWalked(t testing.TB, root string, opts Options) (*Watcher, *mirror) {
 	t.Helper()
 	w, err := Start(context.Background(), root, opts)
@@ -33,6 +33,67 @@ func startWalked(t testing.TB, root string, opts Options) (*Watcher, *mirror) {
 		t.Fatal(err)
 	}
 	return w, m
+}
+
+// TestFullWalkLeavesNothingDirty: a walk that watches each directory
+// before reading it leaves nothing to re-read, so the save after the first
+// one costs what changed.
+func TestFullWalkLeavesNothingDirty(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 10, 2)
+	w, err := Start(context.Background(), root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	m := &mirror{root: root, w: w, list: map[string]entry{}}
+	if err := m.apply(w.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	if c := w.Changes(); c.All || len(c.Dirty)+len(c.Rescan) > 0 {
+		t.Fatalf("Changes right after the full walk = %+v, want nothing", c)
+	}
+	if err := os.WriteFile(filepath.Join(root, "d3", "e3", "f0"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := w.Changes(); c.All || !slices.Equal(c.Dirty, []string{"d3/e3"}) || len(c.Rescan) > 0 {
+		t.Fatalf("Changes after one write = %+v, want only d3/e3 dirty", c)
+	}
+}
+
+// TestMaxPendingOverflows: changes spread over more directories than
+// MaxPending widen to All, drop every watch, and count as an overflow;
+// fewer stay precise.
+func TestMaxPendingOverflows(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 10, 1)
+	w, m := startWalked(t, root, Options{MaxPending: 4})
+	touch := func(dirs ...string) {
+		for _, d := range dirs {
+			if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(d), "f0"), []byte(d), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	touch("d1/e1", "d2/e2")
+	if c := w.Changes(); c.All || len(c.Dirty) != 2 {
+		t.Fatalf("two dirty directories under MaxPending 4: %+v", c)
+	}
+	touch("d0/e0", "d1/e1", "d2/e2", "d3/e3", "d4/e4")
+	c := w.Changes()
+	if !c.All || c.Reasons&ReasonOverflow == 0 {
+		t.Fatalf("five dirty directories under MaxPending 4: %+v, want All (overflow)", c)
+	}
+	if st := w.Stats(); st.Overflows != 1 || st.Watches != 1 {
+		t.Fatalf("stats after the bound was exceeded: %+v, want 1 overflow and only the root watched", st)
+	}
+	if err := m.apply(c); err != nil { // re-watches every directory
+		t.Fatal(err)
+	}
+	touch("d3/e3")
+	if c := w.Changes(); c.All || !slices.Equal(c.Dirty, []string{"d3/e3"}) {
+		t.Fatalf("after the walk that followed the overflow: %+v, want d3/e3 dirty", c)
+	}
 }
 
 func TestUnchangedTreeReportsNothing(t *testing.T) {
@@ -72,7 +133,7 @@ func TestChangesIncludesWritesBeforeTheCall(t *testing.T) {
 func TestWatchLimitLeavesDirectoriesDirty(t *testing.T) {
 	root := t.TempDir()
 	seedTree(t, root, 20, 2)
-	w, m := startWalked(t, root, Options{maxWatches: 8})
+	w, m := startWalked(t, root, Options{MaxWatches: 8})
 	st := w.Stats()
 	if st.Watches != 8 || st.Unwatched != countDirs(m.list)-8 {
 		t.Fatalf("stats %+v, want 8 watches and %d unwatched", st, countDirs(m.list)-8)

@@ -252,6 +252,20 @@ func (x *Applier) Preview(p *Plan) {
 // sync only what they wrote; beyond this many files one syncfs is cheaper.
 const syncEachLimit = 512
 
+// syncingWriters bounds the files written at once when each is synced: a
+// writer then mostly waits in fdatasync, and many syncs in flight let the
+// file system commit its journal once for several of them, where a bound
+// set by the cores would queue them a few at a time.
+const syncingWriters = 32
+
+// writers is how many files Apply writes at once.
+func (x *Applier) writers() int {
+	if x.syncEach {
+		return syncingWriters
+	}
+	return 2 * runtime.GOMAXPROCS(0)
+}
+
 // Apply carries out the plan: removals, directories, contents in parallel,
 // directory modes. Everything it changed is durable before it returns (and
 // so before the journal is removed): each file synced before its rename and
@@ -273,7 +287,7 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(2 * runtime.GOMAXPROCS(0))
+	g.SetLimit(x.writers())
 	for _, o := range p.writes {
 		if gctx.Err() != nil {
 			break
@@ -301,7 +315,8 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 }
 
 // sync makes the restore's directory changes durable: each changed
-// directory once, or the whole file system for large and resumed restores.
+// directory once, all of them in flight together (as the files were), or
+// the whole file system for large and resumed restores.
 func (x *Applier) sync() error {
 	if !x.syncEach {
 		if err := x.FS.SyncAll(); err != nil {
@@ -314,14 +329,19 @@ func (x *Applier) sync() error {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
+	var g errgroup.Group
+	g.SetLimit(syncingWriters)
 	for _, d := range dirs {
-		// A directory the restore removed (or replaced) is gone: its
-		// parent's sync records that.
-		if err := x.FS.SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) && !osfs.IsNotDir(err) {
-			return fmt.Errorf("sync workspace: %w", err)
-		}
+		g.Go(func() error {
+			// A directory the restore removed (or replaced) is gone: its
+			// parent's sync records that.
+			if err := x.FS.SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) && !osfs.IsNotDir(err) {
+				return fmt.Errorf("sync workspace: %w", err)
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 func (x *Applier) remove(o op) error {

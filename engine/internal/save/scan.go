@@ -66,9 +66,11 @@ type scanner struct {
 	writtenNs int64
 	snap      *Snapshot
 	progress  func(files, hashed uint64)
-	// cached is the whole stat cache, read with one iterator before the walk
-	// (one index lookup per directory costs several times more).
-	cached *index.DirCacheSet
+	// cached is the stat cache: for a full walk all of it, read with one
+	// iterator before the walk (one index lookup per directory costs several
+	// times more); for a scan the watcher narrows, the index itself, since
+	// the scan looks up only the directories it lists or prunes.
+	cached dirCaches
 	carry  *modeCarry // set when the file system has no permission bits
 
 	plan *plan // nil without a Tracker
@@ -104,15 +106,20 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 	if st.CarryModes {
 		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]index.Entry{}}
 	}
-	var err error
-	if s.cached, err = st.DB.LoadDirCaches(); err != nil {
-		return nil, st.storeErr(err)
-	}
 	opts := st.Walk
 	if st.Tracker != nil {
 		s.plan = st.Tracker.begin()
 		s.snap.plan = s.plan
 		opts.Prune = s.prune
+	}
+	if s.plan != nil && !s.plan.trustsNothing() {
+		s.cached = pointCaches{st.DB}
+	} else {
+		set, err := st.DB.LoadDirCaches()
+		if err != nil {
+			return nil, st.storeErr(err)
+		}
+		s.cached = set
 	}
 	root, skipped, err := walker.Walk(ctx, st.Workspace, opts, s.visit)
 	if err != nil {
@@ -126,6 +133,16 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 	return s.snap, nil
 }
 
+// dirCaches is where a scan finds a directory's stat-cache record.
+type dirCaches interface {
+	Get(dir string) (index.DirCache, bool, error)
+}
+
+// pointCaches looks each directory up in the index.
+type pointCaches struct{ db *index.DB }
+
+func (p pointCaches) Get(dir string) (index.DirCache, bool, error) { return p.db.DirCache(dir) }
+
 // visit turns one directory into a tree id. When every entry matches the
 // stat cache the stored tree id is reused without encoding anything.
 func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objects.ID) (objects.ID, error) {
@@ -136,9 +153,6 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	if d.Pruned { // prune checked that the cache holds it
 		s.snap.partial.Store(true)
 		return dc.Tree, nil
-	}
-	if s.plan != nil {
-		s.plan.watch(d.Path)
 	}
 	results, err := s.entryIDs(ctx, d, &dc, sub)
 	if err != nil {
@@ -193,13 +207,19 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 }
 
 // prune reports whether the watcher vouches for dir's whole subtree and
-// the stat cache holds its tree id; any doubt walks it.
+// the stat cache holds its tree id; any doubt walks it. The walker asks
+// before it opens dir, so a directory it will list is watched first: a
+// change either precedes the listing or raises an event, and the next
+// scan need not re-read what this one read. (The root, never asked, is
+// watched from the watcher's start.)
 func (s *scanner) prune(dir string) bool {
-	if !s.plan.quiet(dir) {
-		return false
+	if s.plan.quiet(dir) {
+		if _, cached, err := s.cached.Get(dir); err == nil && cached {
+			return true
+		}
 	}
-	_, cached, err := s.cached.Get(dir)
-	return err == nil && cached
+	s.plan.watch(dir)
+	return false
 }
 
 // flush writes the trees and stat-cache records recorded so far, and the

@@ -52,7 +52,9 @@ func (t *Tracker) begin() *plan {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.gen++
-	if c.All || t.rules.changed(time.Now()) {
+	// The rule files are checked at every scan, All or not, so the next
+	// one compares against this one's stamps.
+	if rules := t.rules.changed(time.Now()); c.All || rules {
 		t.all = t.gen
 	}
 	for _, d := range c.Dirty {
@@ -74,6 +76,9 @@ func (t *Tracker) begin() *plan {
 	}
 	return p
 }
+
+// trustsNothing reports whether the scan must list every directory.
+func (p *plan) trustsNothing() bool { return p.all || p.rescan[""] }
 
 // heat marks dir and its ancestors as holding something to re-read.
 func (p *plan) heat(dir string) {
@@ -101,7 +106,7 @@ func (p *plan) quiet(dir string) bool {
 	return true
 }
 
-// watch tells the watcher that the scan read dir.
+// watch tells the watcher that the scan is about to list dir.
 func (p *plan) watch(dir string) { p.t.w.Watch(dir) }
 
 // Settle drops what the plan of snap covered from the pending changes,
