@@ -41,6 +41,8 @@ type Rewriter struct {
 	// groups maps a group record already copied (its old pack and offset)
 	// to its copy's locator: each group is copied once, for all members.
 	groups map[groupKey]Locator
+	open   *group      // blobs Regroup collected, not yet written
+	placed []Placement // regrouped blobs written since the last Sync
 }
 
 // groupKey names a group record by where it lives.
@@ -78,24 +80,35 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 	if err != nil || (h.id != id && loc.Flags&FlagGroup == 0) {
 		return Locator{}, &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: "record changed while it was copied"}
 	}
-	if r.w == nil {
-		if r.w, err = r.s.newFreshPackWriter(); err != nil {
-			r.err = err
-			return Locator{}, err
-		}
-		r.created = true
-	}
-	off, err := r.w.append(h, raw[recordHeaderLen:])
+	off, pack, err := r.append(h, raw[recordHeaderLen:])
 	if err != nil {
-		r.err = err
 		return Locator{}, err
 	}
-	out := Locator{Pack: r.w.n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
+	out := Locator{Pack: pack, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
 	if loc.Flags&FlagGroup != 0 {
 		if r.groups == nil {
 			r.groups = make(map[groupKey]Locator)
 		}
 		r.groups[key] = out
+	}
+	return out, nil
+}
+
+// append writes one record to the Rewriter's current pack, creating one
+// first when needed, and returns where it went. A pack that reaches
+// Options.PackSize is synced and the next append starts a new one.
+func (r *Rewriter) append(h recordHeader, payload []byte) (off int64, pack uint32, err error) {
+	if r.w == nil {
+		if r.w, err = r.s.newFreshPackWriter(); err != nil {
+			r.err = err
+			return 0, 0, err
+		}
+		r.created = true
+	}
+	pack = r.w.n
+	if off, err = r.w.append(h, payload); err != nil {
+		r.err = err
+		return 0, 0, err
 	}
 	if r.w.size >= r.s.opts.PackSize {
 		err = r.w.sync()
@@ -104,10 +117,10 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 		r.w = nil
 		if err != nil {
 			r.err = err
-			return Locator{}, err
+			return 0, 0, err
 		}
 	}
-	return out, nil
+	return off, pack, nil
 }
 
 // Packs returns the numbers of the packs this Rewriter created so far.
@@ -119,27 +132,34 @@ func (r *Rewriter) Packs() []uint32 {
 	return out
 }
 
-// Sync flushes and fsyncs the current pack and, when a pack was created,
-// the packs directory. Once it returns nil every copied record is durable
-// and its locator may be committed.
-func (r *Rewriter) Sync() error {
+// Sync writes the group Regroup is filling, flushes and fsyncs the
+// current pack and, when a pack was created, the packs directory, and
+// returns the placements of the blobs regrouped since the last Sync. Once
+// it returns nil every copied or regrouped record is durable and its
+// locator may be committed.
+func (r *Rewriter) Sync() ([]Placement, error) {
 	if r.err != nil {
-		return r.err
+		return nil, r.err
+	}
+	if err := r.writeGroup(); err != nil {
+		return nil, err
 	}
 	if r.w != nil {
 		if err := r.w.sync(); err != nil {
 			r.err = err
-			return err
+			return nil, err
 		}
 	}
 	if r.created {
 		if err := r.s.syncDir(); err != nil {
 			r.err = err
-			return err
+			return nil, err
 		}
 		r.created = false
 	}
-	return nil
+	placed := r.placed
+	r.placed = nil
+	return placed, nil
 }
 
 // Close releases the current pack; records not yet synced stay as
@@ -149,6 +169,7 @@ func (r *Rewriter) Close() error {
 		r.s.releaseWriter(r.w)
 		r.w = nil
 	}
+	r.open = nil // never written: nothing references its blobs' new places
 	if r.err == nil {
 		r.err = errors.New("objects: rewriter closed")
 	}

@@ -325,7 +325,7 @@ func putAndSyncFailures(t *testing.T, groups bool) {
 }
 
 // TestRewriterFailuresLoseNothing fails every file-system call of a
-// compaction in turn (copy the live half of every pack, sync, commit,
+// compaction in turn (copy or regroup the live half of every pack, sync, commit,
 // remove the old packs, then cut a dead tail off the newest pack): whatever
 // fails, every committed blob stays readable.
 func TestRewriterFailuresLoseNothing(t *testing.T) {
@@ -356,8 +356,9 @@ func TestRewriterFailuresLoseNothing(t *testing.T) {
 	t.Logf("Rewriter: %d injection points × %d errnos", points, len(faultErrnos))
 }
 
-// compactAll rewrites every other committed blob into fresh packs, drops the
-// rest from the index, removes the old packs and truncates the newest
+// compactAll rewrites every other committed blob into fresh packs (half of
+// them copied, half regrouped into a new group record), drops the rest from
+// the index, removes the old packs and truncates the newest
 // rewritten pack's unused tail (none: a no-op truncate still writes).
 func compactAll(f *faultStore, s *Store) error {
 	old, err := s.Packs()
@@ -374,17 +375,25 @@ func compactAll(f *faultStore, s *Store) error {
 		if i%2 == 0 {
 			continue
 		}
+		keep[id] = data
 		loc, _, _ := f.idx.Locator(id)
+		if i%4 == 1 {
+			if err := rw.Regroup(id, loc); err != nil {
+				return err
+			}
+			continue
+		}
 		nl, err := rw.Copy(id, loc)
 		if err != nil {
 			return err
 		}
 		moved = append(moved, Placement{ID: id, Loc: nl})
-		keep[id] = data
 	}
-	if err := rw.Sync(); err != nil {
+	regrouped, err := rw.Sync()
+	if err != nil {
 		return err
 	}
+	moved = append(moved, regrouped...)
 	fresh := rw.Packs()
 	rw.Close()
 	// Commit: the index now names only the copies.

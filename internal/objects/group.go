@@ -129,23 +129,8 @@ func (b *Batch) flushGroups() (resume func()) {
 // writeGroup compresses and appends one group record and records the
 // placements of its members. A failure is kept for Sync.
 func (b *Batch) writeGroup(g *group) {
-	rawBuf := getScratch(&b.s.groupBufs)
-	raw := g.payload(*rawBuf)
-	defer func() {
-		*rawBuf, g.data = raw, g.data[:0]
-		b.s.groupBufs.Put(rawBuf)
-		b.s.groupBufs.Put(&g.data)
-	}()
-	h := recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
-	scratch := getScratch(&b.s.packBufs)
-	defer b.s.packBufs.Put(scratch)
-	payload, flags, err := b.s.codec.compress(*scratch, raw, false)
+	h, payload, done, err := b.s.sealGroup(g)
 	if err == nil {
-		if flags&FlagCompressed != 0 {
-			*scratch = payload[:0]
-		}
-		h.flags |= flags
-		h.payloadLen = uint32(len(payload))
 		var w *packWriter
 		if w, err = b.acquire(); err == nil {
 			var off int64
@@ -156,6 +141,7 @@ func (b *Batch) writeGroup(g *group) {
 			b.release(w)
 		}
 	}
+	done()
 	if err != nil {
 		b.mu.Lock()
 		if b.mu.err == nil {
@@ -163,6 +149,33 @@ func (b *Batch) writeGroup(g *group) {
 		}
 		b.mu.Unlock()
 	}
+}
+
+// sealGroup encodes g as one group record: its header and its stored
+// payload (one zstd frame, or the decoded payload when that does not pay).
+// done returns the buffers, g's content included, to the Store's pools;
+// the payload is valid until then.
+func (s *Store) sealGroup(g *group) (h recordHeader, payload []byte, done func(), err error) {
+	rawBuf := getScratch(&s.groupBufs)
+	raw := g.payload(*rawBuf)
+	scratch := getScratch(&s.packBufs)
+	done = func() {
+		*rawBuf, g.data = raw, g.data[:0]
+		s.groupBufs.Put(rawBuf)
+		s.groupBufs.Put(&g.data)
+		s.packBufs.Put(scratch)
+	}
+	h = recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
+	payload, flags, err := s.codec.compress(*scratch, raw, false)
+	if err != nil {
+		return h, nil, done, err
+	}
+	if flags&FlagCompressed != 0 {
+		*scratch = payload[:0]
+	}
+	h.flags |= flags
+	h.payloadLen = uint32(len(payload))
+	return h, payload, done, nil
 }
 
 // placeGroup records one Placement per member of g, written at loc.
