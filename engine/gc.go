@@ -50,10 +50,11 @@ func (r *GCResult) Reclaimed() int64 { return r.PackBytesBefore - r.PackBytesAft
 // rest: dead locators, trees and checkpoints go in one index commit, packs
 // mostly dead are rewritten, packs without a live record are removed and
 // dead pack tails (those a crashed save left, too) are cut off. Small
-// blobs are stored together in group records, and a group is kept (and
-// copied, when its pack is rewritten) whole while any of its blobs is
-// live: its dead blobs take space until a later collection finds the
-// whole group dead.
+// blobs are stored together in group records; a group counts by the share
+// of it its live blobs make up, and one whose share is under RewriteBelow
+// has its live blobs regrouped (and recompressed) into new groups when its
+// pack is rewritten, so dead blobs do not outlive a collection that
+// rewrites them.
 //
 // GC is crash-safe at every step: live records are copied into new packs
 // and fsynced before the one synced index batch that switches their

@@ -47,8 +47,8 @@ func TestGCCrashChild(t *testing.T) {
 }
 
 // TestGCCrashSafety kills a GC process before each of a spread of its
-// store-changing steps (every step that is not a record copy, and copies
-// at the start, middle and end), then checks the store verifies, every
+// store-changing steps (every step that is not a record copy or regroup,
+// copies at the start and middle, the first and last regroup), then checks the store verifies, every
 // checkpoint it still lists reads back byte-exact, no survivor of the
 // policy was lost, and a second GC leaves exactly the survivors' records.
 func TestGCCrashSafety(t *testing.T) {
@@ -81,8 +81,17 @@ func TestGCCrashSafety(t *testing.T) {
 
 	ops := gcOps(t, template, h.f.ws)
 	var points []int
+	first, last := -1, -1
 	for i, op := range ops {
-		if op != "copy" || i == 0 || i == len(ops)/2 {
+		if op == "regroup" && first < 0 {
+			first = i
+		}
+		if op == "regroup" {
+			last = i
+		}
+	}
+	for i, op := range ops {
+		if (op != "copy" && op != "regroup") || i == 0 || i == len(ops)/2 || i == first || i == last {
 			points = append(points, i+1)
 		}
 	}
@@ -113,7 +122,7 @@ func gcOps(t *testing.T, template, ws string) []string {
 	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"copy", "sync", "commit", "remove"} {
+	for _, want := range []string{"regroup", "sync", "commit", "remove"} {
 		if !slices.Contains(ops, want) {
 			t.Fatalf("the fixture's collection has no %q step: %v", want, ops)
 		}

@@ -85,7 +85,7 @@ type Options struct {
 	// fault-injection tests set it.
 	indexFS vfs.FS
 	// gcStep, set by crash tests, is called before every step of a
-	// collection that changes the store: each record copy, the fsync of the
+	// collection that changes the store: each record copy or regroup, the fsync of the
 	// copies, the index commit, each pack removal and truncation.
 	gcStep func(op string)
 	// flushEntries and afterFlush, set by tests, become save.Store's
@@ -94,6 +94,9 @@ type Options struct {
 	afterFlush   func()
 	// afterScan, set by tests, becomes save.Store's AfterScan.
 	afterScan func(*save.Snapshot)
+	// ungrouped, set by tests, stores every blob in a record of its own, as
+	// stores written before group records were on (to compare the two).
+	ungrouped bool
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

@@ -85,9 +85,13 @@
 //
 // The members of a group share its Offset and Length, so a caller that
 // sums Locator.Length per blob (live bytes per pack, bytes a task holds
-// alone) must count each record once; Rewriter.Copy copies a group whole
-// the first time one of its members is copied, so dead members of a live
-// group are not reclaimed. Options.Groups is off by default for that.
+// alone) must count each record once. Rewriter.Copy copies a group whole
+// the first time one of its members is copied; Rewriter.Regroup instead
+// reads one member and writes it into a new group with the others
+// regrouped alongside, so a collection keeps only the live members of a
+// mostly dead group (GroupSize, read from the record header, tells how
+// much of a group its live members are). The engine turns Options.Groups
+// on; the zero Options leaves it off.
 //
 // Version 1 packs (written before group records existed) hold no group
 // records; they are read as before, and writers never append to them (a

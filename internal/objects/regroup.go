@@ -62,6 +62,15 @@ func (r *Rewriter) writeGroup() error {
 	return nil
 }
 
+// GroupHeadSize and GroupEntrySize lay out a group's decoded payload
+// (doc.go, "Group records"): its member count, then one table entry per
+// member. A caller weighing a group's live members counts the head and
+// their entries with their content.
+const (
+	GroupHeadSize  = 4
+	GroupEntrySize = groupEntryLen
+)
+
 // GroupSize returns the decoded length of the group record at loc (a
 // member's locator): its table and every member's content, dead members
 // included. It reads only the record's header, so a collection can weigh

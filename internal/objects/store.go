@@ -35,8 +35,9 @@ type Options struct {
 	// smaller stores on real source code at the same save speed. Off, every
 	// blob has a record of its own. A reader reads both kinds whatever the
 	// setting. Callers that account bytes per blob must count a group's
-	// record once (its members share Offset and Length), and Rewriter.Copy
-	// copies a group whole, dead members included.
+	// record once (its members share Offset and Length); Rewriter.Copy
+	// copies a group whole, dead members included, and Rewriter.Regroup
+	// moves live members into new groups.
 	Groups bool
 }
 

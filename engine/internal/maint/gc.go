@@ -30,9 +30,10 @@ type Swept struct {
 // are copied into new packs and fsynced; one synced index batch switches
 // their locators and deletes dead locators, trees, checkpoints and the
 // stat-cache directories that vouch for swept ids; only then are old
-// packs removed and dead tails cut off. A group record is copied whole
-// while any of its members lives, so its dead members stay in the store
-// until a later rewrite finds the whole group dead.
+// packs removed and dead tails cut off. A group record counts by the share
+// of its content its live members make up: a rewritten pack's group whose
+// live share is under threshold has its live members regrouped (and
+// recompressed) into new groups; one above it is copied whole.
 func (s *Store) Collect(ctx context.Context, g *Graph, threshold float64, progress func(Progress)) (*Swept, error) {
 	res := &Swept{}
 	packs, err := s.packUsage(g, threshold)
@@ -91,12 +92,21 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 		byNum[n] = u
 		out = append(out, u)
 	}
-	g.eachLiveRecord(func(loc objects.Locator) {
-		if u := byNum[loc.Pack]; u != nil {
-			u.live += int64(loc.Length)
-			u.end = max(u.end, loc.Offset+int64(loc.Length))
+	g.eachLiveRecord(func(loc objects.Locator, r *record) {
+		u := byNum[loc.Pack]
+		if u == nil || err != nil {
+			return
 		}
+		live := int64(loc.Length)
+		if loc.Flags&objects.FlagGroup != 0 {
+			live, err = s.groupLive(loc, r, threshold)
+		}
+		u.live += live
+		u.end = max(u.end, loc.Offset+int64(loc.Length))
 	})
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
 	for _, u := range out {
 		body := u.size - objects.PackHeaderSize
 		holes := u.end - objects.PackHeaderSize - u.live
@@ -114,6 +124,24 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 	return out, nil
 }
 
+// groupLive weighs the group record holding loc: the share of its stored
+// bytes its live members make up (their content and table entries against
+// the group's decoded length, whose member count counts as live). A group whose live share is under threshold is marked
+// for regrouping, so rewriting its pack keeps only its live members;
+// otherwise it counts whole and is copied whole.
+func (s *Store) groupLive(loc objects.Locator, r *record, threshold float64) (int64, error) {
+	size, err := s.Blobs.GroupSize(loc)
+	if err != nil || size <= 0 {
+		return int64(loc.Length), err
+	}
+	share := float64(objects.GroupHeadSize+r.liveRaw+int64(r.live)*objects.GroupEntrySize) / float64(size)
+	if share >= threshold {
+		return int64(loc.Length), nil
+	}
+	r.regroup = true
+	return max(1, int64(share*float64(loc.Length))), nil
+}
+
 // rewritePacks copies the live records of the packs marked for rewriting
 // into new packs and fsyncs them (step 1 of the crash-safe order). It
 // returns the new locators, not yet committed.
@@ -127,13 +155,14 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 		}
 	}
 	type rec struct {
-		id  objects.ID
-		loc objects.Locator
+		id      objects.ID
+		loc     objects.Locator
+		regroup bool
 	}
 	var recs []rec
 	for id, b := range g.blobs {
 		if b.refs > 0 && b.rec != nil && rewrite[b.loc.Pack] {
-			recs = append(recs, rec{id, b.loc})
+			recs = append(recs, rec{id, b.loc, b.rec.regroup})
 		}
 	}
 	if len(recs) == 0 {
@@ -150,6 +179,16 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 		if err := ctx.Err(); err != nil {
 			return nil, s.abandonCopies(rw, err)
 		}
+		if progress != nil && i%256 == 0 {
+			progress(Progress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
+		}
+		if r.regroup {
+			s.step("regroup")
+			if err := rw.Regroup(r.id, r.loc); err != nil {
+				return nil, s.abandonCopies(rw, s.storeErr(err))
+			}
+			continue
+		}
 		s.step("copy")
 		loc, err := rw.Copy(r.id, r.loc)
 		if err != nil {
@@ -160,13 +199,18 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 			copied[keyOf(loc)] = true
 			res.BytesCopied += int64(loc.Length)
 		}
-		if progress != nil && i%256 == 0 {
-			progress(Progress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
-		}
 	}
 	s.step("sync")
-	if err := rw.Sync(); err != nil {
+	regrouped, err := rw.Sync()
+	if err != nil {
 		return nil, s.abandonCopies(rw, err)
+	}
+	for _, p := range regrouped {
+		moved[p.ID] = p.Loc
+		if !copied[keyOf(p.Loc)] {
+			copied[keyOf(p.Loc)] = true
+			res.BytesCopied += int64(p.Loc.Length)
+		}
 	}
 	return moved, nil
 }
