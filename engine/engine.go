@@ -156,7 +156,8 @@ func (e *Engine) openStore() (created bool, err error) {
 			ExcludeDirs: []string{e.storeDir},
 		},
 		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush, AfterScan: e.opts.afterScan,
-		CarryModes: !fsHasModeBits || e.opts.carryModes,
+		DeferFirstCompression: e.opts.DeferCompression,
+		CarryModes:            !fsHasModeBits || e.opts.carryModes,
 	}
 	if e.opts.Watch && !e.opts.ReadOnly {
 		if err := e.startWatch(); err != nil {

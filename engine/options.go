@@ -39,6 +39,13 @@ type Options struct {
 	LockTimeout time.Duration
 	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
 	CompressionLevel int
+	// DeferCompression makes the first save into an empty store write its
+	// blobs uncompressed (and so several times faster: zstd was over half
+	// its CPU), marking the packs it wrote; GC, or Recompress, then rewrites
+	// them compressed at a higher level (small files in groups), as git
+	// keeps a first add as loose objects until gc packs them. Until then the
+	// store holds the captured bytes as they are. Reads verify either way.
+	DeferCompression bool
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
 	// Error events for the index's background work (a failed flush or compaction)
 	// arrive from the index's own goroutines, so OnEvent must be safe for concurrent use.

@@ -26,6 +26,9 @@ type Batch struct {
 	// fresh: the store held no committed blob when the Batch began, so
 	// dedup checks the ids it synced itself instead of the index.
 	fresh bool
+	// deferred: records are stored uncompressed and their packs marked for
+	// recompression (DeferCompression).
+	deferred bool
 
 	gmu      sync.Mutex   // guards open
 	open     *group       // small blobs waiting to be written as one group record
@@ -39,6 +42,7 @@ type Batch struct {
 		synced  map[ID]struct{} // fresh batches: every id a Sync returned
 		placed  []Placement     // written since the last Sync
 		newPack bool            // a pack was created since the last Sync
+		written []uint32        // packs written to (deferred batches: to mark at Sync)
 		err     error           // a failure that loses written records; Sync reports it
 		closed  bool
 	}
@@ -239,7 +243,7 @@ func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
 		scratch = getScratch(&b.s.packBufs)
 		defer b.s.packBufs.Put(scratch)
 		var err error
-		if payload, h.flags, err = b.s.codec.compress(*scratch, content, true); err != nil {
+		if payload, h.flags, err = b.codec().compress(*scratch, content, true); err != nil {
 			return err
 		}
 		if h.flags&FlagCompressed != 0 {
@@ -295,6 +299,9 @@ func (b *Batch) acquire() (*packWriter, error) {
 	b.mu.Lock()
 	b.mu.live = append(b.mu.live, w)
 	b.mu.newPack = b.mu.newPack || created
+	if b.deferred {
+		b.mu.written = append(b.mu.written, w.n)
+	}
 	b.mu.Unlock()
 	return w, nil
 }
@@ -359,6 +366,16 @@ func (b *Batch) Sync() ([]Placement, error) {
 		if err := w.sync(); err != nil {
 			return nil, err
 		}
+	}
+	b.mu.Lock()
+	written := b.mu.written
+	b.mu.written = nil
+	b.mu.Unlock()
+	if len(written) > 0 {
+		if err := b.s.markDeferred(written); err != nil {
+			return nil, err
+		}
+		newPack = true
 	}
 	if newPack {
 		if err := b.s.syncDir(); err != nil {

@@ -208,9 +208,10 @@ func (s *Store) newFreshPackWriter() (*packWriter, error) {
 // errPackHeld is returned when GC touches a pack a writer holds.
 var errPackHeld = errors.New("objects: pack is being written")
 
-// RemovePack deletes pack n and fsyncs the packs directory. The caller
-// guarantees that its index no longer references the pack. Removing a pack
-// that does not exist succeeds; removing one a writer holds fails.
+// RemovePack deletes pack n, and its deferred mark, and fsyncs the packs
+// directory. The caller guarantees that its index no longer references the
+// pack. Removing a pack that does not exist succeeds; removing one a
+// writer holds fails.
 func (s *Store) RemovePack(n uint32) error {
 	s.mu.Lock()
 	if st := s.mu.packs[n]; st != nil && st.held {
@@ -226,6 +227,9 @@ func (s *Store) RemovePack(n uint32) error {
 		}
 	}
 	s.mu.Unlock()
+	if err := s.removeDeferredMark(n); err != nil {
+		return err
+	}
 	if err := s.opts.fs.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("objects: remove pack: %w", err)
 	}

@@ -129,7 +129,7 @@ func (b *Batch) flushGroups() (resume func()) {
 // writeGroup compresses and appends one group record and records the
 // placements of its members. A failure is kept for Sync.
 func (b *Batch) writeGroup(g *group) {
-	h, payload, done, err := b.s.sealGroup(g)
+	h, payload, done, err := b.s.sealGroup(g, b.codec())
 	if err == nil {
 		var w *packWriter
 		if w, err = b.acquire(); err == nil {
@@ -152,10 +152,10 @@ func (b *Batch) writeGroup(g *group) {
 }
 
 // sealGroup encodes g as one group record: its header and its stored
-// payload (one zstd frame, or the decoded payload when that does not pay).
-// done returns the buffers, g's content included, to the Store's pools;
-// the payload is valid until then.
-func (s *Store) sealGroup(g *group) (h recordHeader, payload []byte, done func(), err error) {
+// payload (one zstd frame of codec c, or the decoded payload when that
+// does not pay or c is nil). done returns the buffers, g's content
+// included, to the Store's pools; the payload is valid until then.
+func (s *Store) sealGroup(g *group, c *codec) (h recordHeader, payload []byte, done func(), err error) {
 	rawBuf := getScratch(&s.groupBufs)
 	raw := g.payload(*rawBuf)
 	scratch := getScratch(&s.packBufs)
@@ -166,7 +166,7 @@ func (s *Store) sealGroup(g *group) (h recordHeader, payload []byte, done func()
 		s.packBufs.Put(scratch)
 	}
 	h = recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
-	payload, flags, err := s.codec.compress(*scratch, raw, false)
+	payload, flags, err := c.compress(*scratch, raw, false)
 	if err != nil {
 		return h, nil, done, err
 	}

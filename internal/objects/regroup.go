@@ -43,7 +43,7 @@ func (r *Rewriter) writeGroup() error {
 		return nil
 	}
 	r.open = nil
-	h, payload, done, err := r.s.sealGroup(g)
+	h, payload, done, err := r.s.sealGroup(g, r.s.recodec)
 	defer done()
 	if err != nil {
 		r.err = err
@@ -69,6 +69,8 @@ func (r *Rewriter) writeGroup() error {
 const (
 	GroupHeadSize  = 4
 	GroupEntrySize = groupEntryLen
+	// GroupBlobMax is the largest blob Regroup takes.
+	GroupBlobMax = groupBlobMax
 )
 
 // GroupSize returns the decoded length of the group record at loc (a

@@ -76,6 +76,9 @@ type packUse struct {
 	live   int64 // bytes of live records
 	end    int64 // end of the last live record
 	action packAction
+	// deferred: a save stored the pack's records uncompressed; rewriting
+	// it compresses every live record.
+	deferred bool
 }
 
 // packUsage measures every pack on disk against the live records of g
@@ -85,10 +88,14 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 	if err != nil {
 		return nil, err
 	}
+	deferred, err := s.Blobs.DeferredPacks()
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
 	byNum := make(map[uint32]*packUse, len(nums))
 	out := make([]*packUse, 0, len(nums))
 	for _, n := range nums {
-		u := &packUse{n: n, size: sizes[n], end: objects.PackHeaderSize}
+		u := &packUse{n: n, size: sizes[n], end: objects.PackHeaderSize, deferred: slices.Contains(deferred, n)}
 		byNum[n] = u
 		out = append(out, u)
 	}
@@ -113,6 +120,8 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 		switch {
 		case u.live == 0:
 			u.action = packRemove
+		case u.deferred:
+			u.action = packRewrite
 		case holes == 0 && u.end < u.size:
 			u.action = packTruncate
 		case body > 0 && float64(u.live)/float64(body) < threshold:
@@ -142,33 +151,59 @@ func (s *Store) groupLive(loc objects.Locator, r *record, threshold float64) (in
 	return max(1, int64(share*float64(loc.Length))), nil
 }
 
+// rewriteRec is one live blob of a pack being rewritten, and how it moves.
+type rewriteRec struct {
+	id  objects.ID
+	loc objects.Locator
+	how rewriteMode
+}
+
+// rewriteMode is how a rewrite moves one live blob.
+type rewriteMode int
+
+const (
+	viaCopy       rewriteMode = iota // its record, unchanged (a group whole, once)
+	viaRegroup                       // into a new group, recompressed
+	viaRecompress                    // into a record of its own, recompressed
+)
+
+// rewriteHow chooses how blob b moves when its pack is rewritten: the
+// members of a mostly dead group are regrouped; every blob of a deferred
+// pack is compressed (small ones into groups); other records are copied.
+func rewriteHow(b *blobNode, deferred bool) rewriteMode {
+	switch {
+	case b.rec.regroup:
+		return viaRegroup
+	case !deferred || b.loc.Flags&objects.FlagChunked != 0:
+		return viaCopy
+	case b.loc.Flags&objects.FlagGroup != 0 || b.loc.Size <= objects.GroupBlobMax:
+		return viaRegroup
+	}
+	return viaRecompress
+}
+
 // rewritePacks copies the live records of the packs marked for rewriting
 // into new packs and fsyncs them (step 1 of the crash-safe order). It
 // returns the new locators, not yet committed.
 func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 	progress func(Progress), res *Swept) (map[objects.ID]objects.Locator, error) {
-	rewrite := map[uint32]bool{}
+	rewrite := map[uint32]*packUse{}
 	for _, u := range packs {
 		if u.action == packRewrite {
-			rewrite[u.n] = true
+			rewrite[u.n] = u
 			res.PacksRewritten++
 		}
 	}
-	type rec struct {
-		id      objects.ID
-		loc     objects.Locator
-		regroup bool
-	}
-	var recs []rec
+	var recs []rewriteRec
 	for id, b := range g.blobs {
-		if b.refs > 0 && b.rec != nil && rewrite[b.loc.Pack] {
-			recs = append(recs, rec{id, b.loc, b.rec.regroup})
+		if u := rewrite[b.loc.Pack]; b.refs > 0 && b.rec != nil && u != nil {
+			recs = append(recs, rewriteRec{id, b.loc, rewriteHow(b, u.deferred)})
 		}
 	}
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(recs, func(a, b rec) int {
+	slices.SortFunc(recs, func(a, b rewriteRec) int {
 		return cmp.Or(cmp.Compare(a.loc.Pack, b.loc.Pack), cmp.Compare(a.loc.Offset, b.loc.Offset), cmp.Compare(a.loc.Member, b.loc.Member))
 	})
 	rw := s.Blobs.NewRewriter()
@@ -182,7 +217,7 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 		if progress != nil && i%256 == 0 {
 			progress(Progress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
 		}
-		if r.regroup {
+		if r.how == viaRegroup {
 			s.step("regroup")
 			if err := rw.Regroup(r.id, r.loc); err != nil {
 				return nil, s.abandonCopies(rw, s.storeErr(err))
@@ -190,7 +225,11 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 			continue
 		}
 		s.step("copy")
-		loc, err := rw.Copy(r.id, r.loc)
+		copyRecord := rw.Copy
+		if r.how == viaRecompress {
+			copyRecord = rw.Recompress
+		}
+		loc, err := copyRecord(r.id, r.loc)
 		if err != nil {
 			return nil, s.abandonCopies(rw, s.storeErr(err))
 		}
