@@ -43,6 +43,13 @@ type Rewriter struct {
 	groups map[groupKey]Locator
 	open   *group      // blobs Regroup collected, not yet written
 	placed []Placement // regrouped blobs written since the last Sync
+	// last is the group Regroup read last, verified: a collection regroups
+	// a group's members one after another, and the packs it reads are never
+	// written while it runs, so each group is read and hashed once.
+	last struct {
+		loc     Locator // Member and Size aside, the group's locator
+		payload []byte
+	}
 }
 
 // groupKey names a group record by where it lives.

@@ -17,7 +17,7 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 	if loc.Flags&FlagChunked != 0 || loc.Size > groupBlobMax {
 		return fmt.Errorf("objects: regroup %s: only blobs of at most %d bytes that are not chunk lists join groups", id.Short(), groupBlobMax)
 	}
-	_, content, err := r.s.readRecord(loc, id)
+	content, err := r.readBlob(id, loc)
 	if err != nil {
 		return err
 	}
@@ -33,6 +33,29 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 		return r.writeGroup()
 	}
 	return nil
+}
+
+// readBlob returns the verified content of blob id at loc, reading a group
+// once for all the members regrouped one after another.
+func (r *Rewriter) readBlob(id ID, loc Locator) ([]byte, error) {
+	if loc.Flags&FlagGroup == 0 {
+		_, content, err := r.s.readRecord(loc, id)
+		return content, err
+	}
+	corrupt := func(reason string) error {
+		return &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: reason}
+	}
+	whole := loc
+	whole.Member, whole.Size = 0, 0
+	if r.last.payload == nil || r.last.loc != whole {
+		p, err := r.s.readGroup(loc, corrupt)
+		if err != nil {
+			return nil, err
+		}
+		r.last.loc, r.last.payload = whole, p
+	}
+	_, content, err := memberOf(r.last.payload, loc, id, corrupt)
+	return content, err
 }
 
 // writeGroup writes the group Regroup is filling, if any, and records its
