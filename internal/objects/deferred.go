@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Deferred compression (doc.go, "Deferred packs"): a first save stores its
@@ -68,16 +66,12 @@ func (s *Store) DeferredPacks() ([]uint32, error) {
 	}
 	var out []uint32
 	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), deferredExt)
-		if !ok || len(name) != 8 {
+		n, ok := packNumber(e.Name(), deferredExt)
+		if !ok {
 			continue
 		}
-		n, err := strconv.ParseUint(name, 16, 32)
-		if err != nil || name != fmt.Sprintf("%08x", n) {
-			continue
-		}
-		if _, err := os.Stat(s.PackPath(uint32(n))); err == nil {
-			out = append(out, uint32(n))
+		if _, err := os.Stat(s.PackPath(n)); err == nil {
+			out = append(out, n)
 		}
 	}
 	slices.Sort(out)

@@ -37,6 +37,20 @@ type group struct {
 	data  []byte
 }
 
+// addMember appends a blob to the group *open, starting one when it is
+// nil, and returns the group.
+func (s *Store) addMember(open **group, id ID, content []byte) *group {
+	g := *open
+	if g == nil {
+		g = &group{data: (*getScratch(&s.groupBufs))[:0]}
+		*open = g
+	}
+	g.ids = append(g.ids, id)
+	g.sizes = append(g.sizes, uint32(len(content)))
+	g.data = append(g.data, content...)
+	return g
+}
+
 // full reports whether the group should be written now.
 func (g *group) full() bool { return len(g.data) >= groupTarget || len(g.ids) >= maxGroupMembers }
 
@@ -92,14 +106,7 @@ func groupMember(p []byte, i uint32) (ID, []byte, error) {
 // reported by Sync.
 func (b *Batch) addToGroup(id ID, content []byte) {
 	b.gmu.Lock()
-	g := b.open
-	if g == nil {
-		g = &group{data: (*getScratch(&b.s.groupBufs))[:0]}
-		b.open = g
-	}
-	g.ids = append(g.ids, id)
-	g.sizes = append(g.sizes, uint32(len(content)))
-	g.data = append(g.data, content...)
+	g := b.s.addMember(&b.open, id, content)
 	if !g.full() {
 		b.gmu.Unlock()
 		return

@@ -21,15 +21,7 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 	if err != nil {
 		return err
 	}
-	g := r.open
-	if g == nil {
-		g = &group{data: (*getScratch(&r.s.groupBufs))[:0]}
-		r.open = g
-	}
-	g.ids = append(g.ids, id)
-	g.sizes = append(g.sizes, uint32(len(content)))
-	g.data = append(g.data, content...)
-	if g.full() {
+	if r.s.addMember(&r.open, id, content).full() {
 		return r.writeGroup()
 	}
 	return nil

@@ -194,18 +194,26 @@ func (s *Store) Packs() ([]uint32, error) {
 	}
 	var packs []uint32
 	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), packExt)
-		if !ok || len(name) != 8 || !e.Type().IsRegular() {
-			continue
+		if n, ok := packNumber(e.Name(), packExt); ok && e.Type().IsRegular() {
+			packs = append(packs, n)
 		}
-		n, err := strconv.ParseUint(name, 16, 32)
-		if err != nil || name != fmt.Sprintf("%08x", n) {
-			continue
-		}
-		packs = append(packs, uint32(n))
 	}
 	slices.Sort(packs)
 	return packs, nil
+}
+
+// packNumber parses a file name of the packs directory: NNNNNNNN then ext,
+// NNNNNNNN being 8 lowercase hex digits.
+func packNumber(name, ext string) (uint32, bool) {
+	hex, ok := strings.CutSuffix(name, ext)
+	if !ok || len(hex) != 8 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(hex, 16, 32)
+	if err != nil || hex != fmt.Sprintf("%08x", n) {
+		return 0, false
+	}
+	return uint32(n), true
 }
 
 // packHandle is a pack file open for reading, shared by concurrent readers.
