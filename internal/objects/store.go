@@ -95,6 +95,7 @@ type Store struct {
 	recodec *codec
 
 	headBufs  sync.Pool // *[]byte of headBufLen bytes (or ChunkThreshold+1 when smaller)
+	midBufs   sync.Pool // *[]byte of midBufLen bytes (or ChunkThreshold+1 when smaller)
 	smallBufs sync.Pool // *[]byte of ChunkThreshold+1 bytes
 	packBufs  sync.Pool // *[]byte scratch for compressed payloads
 	groupBufs sync.Pool // *[]byte for group contents and payloads
