@@ -42,7 +42,12 @@ type group struct {
 func (s *Store) addMember(open **group, id ID, content []byte) *group {
 	g := *open
 	if g == nil {
-		g = &group{data: (*getScratch(&s.groupBufs))[:0]}
+		data := (*getScratch(&s.groupBufs))[:0]
+		if cap(data) < groupTarget+groupBlobMax {
+			// Room for the fullest group at once: no growth, no garbage.
+			data = make([]byte, 0, groupTarget+groupBlobMax)
+		}
+		g = &group{data: data}
 		*open = g
 	}
 	g.ids = append(g.ids, id)
