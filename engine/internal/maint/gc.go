@@ -134,10 +134,11 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 }
 
 // groupLive weighs the group record holding loc: the share of its stored
-// bytes its live members make up (their content and table entries against
-// the group's decoded length, whose member count counts as live). A group whose live share is under threshold is marked
-// for regrouping, so rewriting its pack keeps only its live members;
-// otherwise it counts whole and is copied whole.
+// bytes its live members make up (their content and table entries, and
+// the member count, against the group's decoded length). A group whose
+// live share is under threshold is marked for regrouping, so rewriting its
+// pack keeps only its live members; otherwise it counts whole and is
+// copied whole.
 func (s *Store) groupLive(loc objects.Locator, r *record, threshold float64) (int64, error) {
 	size, err := s.Blobs.GroupSize(loc)
 	if err != nil || size <= 0 {
