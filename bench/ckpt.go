@@ -105,6 +105,7 @@ type ckptLib struct {
 	sp              *spawner
 	self, ws, store string
 	profileDir      string // when set, the worker writes a CPU profile per operation here
+	deferred        bool   // open the engine with DeferCompression
 	env             []string
 	seq             int
 }
@@ -119,6 +120,9 @@ func (l *ckptLib) run(ctx context.Context, op string, args ...string) (step, err
 	full := append([]string{"worker", "-op", op, "-ws", l.ws, "-store", l.store}, args...)
 	if l.profileDir != "" {
 		full = append(full, "-cpuprofile", fmt.Sprintf("%s/%02d-%s.pprof", l.profileDir, l.seq, op))
+	}
+	if l.deferred {
+		full = append(full, "-defer-compression")
 	}
 	r, err := l.sp.run(ctx, l.ws, l.env, l.self, full...)
 	s := step{RSSKiB: r.RSSKiB, Procs: 1}

@@ -125,6 +125,7 @@ func mainErr(ctx context.Context) error {
 	flag.StringVar(&o.corpus, "corpus", "", "benchmark on a copy of this directory instead of a generated corpus; \"gomodcache\" fetches the pinned modules of bench/realmods.txt")
 	flag.BoolVar(&o.inPlace, "corpus-in-place", false, "with -corpus DIR: measure DIR itself, read-only operations only (first and no-change saves)")
 	flag.BoolVar(&o.gc, "gc", true, "also measure the shadow repository after git gc (last repetition)")
+	flag.BoolVar(&o.deferCompression, "defer-compression", false, "ckpt-lib: first save with engine.Options.DeferCompression; its store is recompressed after the last repetition")
 	jsonOut := flag.String("json", "", "write the results as JSON to this file")
 	chartOut := flag.String("chart", "", "write an SVG chart of the ratios to this file")
 	fromJSON := flag.String("from-json", "", "render the table and chart of a saved results file instead of running")

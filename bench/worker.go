@@ -29,7 +29,7 @@ type workerResult struct {
 // workerResult as JSON on stdout.
 func runWorker(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	op := fs.String("op", "", "save, restore or diff")
+	op := fs.String("op", "", "save, restore, diff or recompress")
 	ws := fs.String("ws", "", "workspace")
 	store := fs.String("store", "", "store directory")
 	msg := fs.String("msg", "", "save: checkpoint message")
@@ -37,6 +37,7 @@ func runWorker(ctx context.Context, args []string) error {
 	to := fs.String("to", "", "diff: new side")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the operation to this file")
 	heapprofile := fs.String("heapprofile", "", "write a heap profile taken near the operation's peak heap to this file")
+	deferred := fs.Bool("defer-compression", false, "open the engine with DeferCompression (a first save stores raw; op recompress compresses)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func runWorker(ctx context.Context, args []string) error {
 		defer stop()
 	}
 	start := time.Now()
-	e, err := engine.Open(ctx, *ws, engine.Options{StoreDir: *store, Profile: "cline"})
+	e, err := engine.Open(ctx, *ws, engine.Options{StoreDir: *store, Profile: "cline", DeferCompression: *deferred})
 	if err != nil {
 		return err
 	}
@@ -86,6 +87,9 @@ func workerOp(ctx context.Context, e *engine.Engine, op, msg, from, to string) (
 			return workerResult{}, err
 		}
 		return workerResult{Written: len(r.Written), Deleted: len(r.Deleted)}, nil
+	case "recompress":
+		_, err := e.Recompress(ctx)
+		return workerResult{}, err
 	case "diff":
 		d, err := e.Diff(ctx, from, to, engine.DiffOptions{})
 		if err != nil {

@@ -138,13 +138,11 @@ func (e *Engine) openStore() (created bool, err error) {
 	if created, err = e.checkIdentity(len(packs)); err != nil {
 		return false, err
 	}
-	// Small blobs are stored one record each, not in solid group records:
-	// groups make a first save of real source 13-20% smaller at the same
-	// speed, but gc can only drop a group once every member is dead, and in
-	// an agent's history (each group mixes versions of many files) that
-	// rarely happens, so gc would stop bounding the store. They stay off
-	// until gc can repack the live members of a mostly dead group.
-	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel})
+	// Small blobs are stored in solid group records: a first save of real
+	// source is 13-20% smaller at the same speed, and gc regroups the live
+	// members of a mostly dead group, so it bounds the store as it does
+	// with a record per blob.
+	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: !e.opts.ungrouped})
 	if err != nil {
 		return false, storeError(err, e.storeDir)
 	}
@@ -158,7 +156,8 @@ func (e *Engine) openStore() (created bool, err error) {
 			ExcludeDirs: []string{e.storeDir},
 		},
 		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush, AfterScan: e.opts.afterScan,
-		CarryModes: !fsHasModeBits || e.opts.carryModes,
+		DeferFirstCompression: e.opts.DeferCompression,
+		CarryModes:            !fsHasModeBits || e.opts.carryModes,
 	}
 	if e.opts.Watch && !e.opts.ReadOnly {
 		if err := e.startWatch(); err != nil {

@@ -50,10 +50,11 @@ func (r *GCResult) Reclaimed() int64 { return r.PackBytesBefore - r.PackBytesAft
 // rest: dead locators, trees and checkpoints go in one index commit, packs
 // mostly dead are rewritten, packs without a live record are removed and
 // dead pack tails (those a crashed save left, too) are cut off. Small
-// blobs are stored together in group records, and a group is kept (and
-// copied, when its pack is rewritten) whole while any of its blobs is
-// live: its dead blobs take space until a later collection finds the
-// whole group dead.
+// blobs are stored together in group records; a group counts by the share
+// of it its live blobs make up, and one whose share is under RewriteBelow
+// has its live blobs regrouped (and recompressed) into new groups when its
+// pack is rewritten, so dead blobs do not outlive a collection that
+// rewrites them.
 //
 // GC is crash-safe at every step: live records are copied into new packs
 // and fsynced before the one synced index batch that switches their
@@ -161,4 +162,26 @@ func (e *Engine) autoGC(ctx context.Context) error {
 	defer b.Close()
 	b.SetConfig(configAutoAfter, strconv.FormatInt(res.PackBytesAfter, 10))
 	return b.Commit()
+}
+
+// Recompress compresses what a first save with Options.DeferCompression
+// stored uncompressed: a collection that drops no checkpoint (the zero
+// RetentionPolicy) and rewrites every deferred pack, small files into
+// groups, at a higher zstd level than a save's. It is crash-safe like GC
+// and reports what it did; with no deferred pack it returns a nil result
+// at once, without loading the store's graph. A resident process can run
+// it when idle; GC does the same work whenever it runs.
+func (e *Engine) Recompress(ctx context.Context) (*GCResult, error) {
+	start := time.Now()
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return nil, e.report(err, start)
+	}
+	defer unlock()
+	deferred, err := e.blobs.DeferredPacks()
+	if err != nil || len(deferred) == 0 {
+		return nil, e.report(storeError(err, e.storeDir), start)
+	}
+	res, err := e.gcLocked(ctx, GCOptions{Policy: &RetentionPolicy{}})
+	return res, e.report(err, start)
 }

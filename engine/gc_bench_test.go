@@ -20,12 +20,23 @@ const (
 	benchCheckpoints = 1000
 )
 
-// buildBenchStore writes the benchmark's history straight through the
-// index and blob store (a save per checkpoint would walk the 10k files a
-// thousand times) and returns the store directory and workspace.
+// historyShape sizes a generated history: checkpoints checkpoints of a
+// tree of dirs × files files, each checkpoint rewriting one file.
+type historyShape struct{ dirs, files, checkpoints int }
+
+// buildBenchStore writes the benchmark's history (see buildHistoryStore).
 func buildBenchStore(b *testing.B) (store, ws string) {
+	return buildHistoryStore(b, Options{}, historyShape{benchDirs, benchFiles, benchCheckpoints})
+}
+
+// buildHistoryStore writes a history of the given shape straight through
+// the index and blob store of an Engine opened with opts (a save per
+// checkpoint would walk the whole tree each time) and returns the store
+// directory and workspace.
+func buildHistoryStore(b testing.TB, opts Options, shape historyShape) (store, ws string) {
 	ws, store = b.TempDir(), filepath.Join(b.TempDir(), "store")
-	e, err := Open(context.Background(), ws, Options{StoreDir: store})
+	opts.StoreDir = store
+	e, err := Open(context.Background(), ws, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,14 +51,14 @@ func buildBenchStore(b *testing.B) (store, ws string) {
 		}
 		return index.Entry{Name: fmt.Sprintf("f%03d", i), Kind: index.KindFile, Mode: 0o644, Size: int64(len(c)), ID: id}
 	}
-	dirs := make([]index.Tree, benchDirs)
+	dirs := make([]index.Tree, shape.dirs)
 	for d := range dirs {
-		for i := range benchFiles {
+		for i := range shape.files {
 			dirs[d].Entries = append(dirs[d].Entries, file(d, i, 0))
 		}
 	}
 	batch := e.db.NewBatch()
-	root := index.Tree{Entries: make([]index.Entry, benchDirs)}
+	root := index.Tree{Entries: make([]index.Entry, shape.dirs)}
 	putDir := func(d int) {
 		id, err := batch.PutTree(dirs[d])
 		if err != nil {
@@ -59,10 +70,10 @@ func buildBenchStore(b *testing.B) (store, ws string) {
 		putDir(d)
 	}
 	var parent objects.ID
-	start := time.Now().Add(-benchCheckpoints * time.Minute)
-	for k := range benchCheckpoints {
+	start := time.Now().Add(-time.Duration(shape.checkpoints) * time.Minute)
+	for k := range shape.checkpoints {
 		if k > 0 {
-			d, i := k%benchDirs, (k/benchDirs)%benchFiles
+			d, i := k%shape.dirs, (k/shape.dirs)%shape.files
 			dirs[d].Entries[i] = file(d, i, k)
 			putDir(d)
 		}
@@ -76,7 +87,7 @@ func buildBenchStore(b *testing.B) (store, ws string) {
 			b.Fatal(err)
 		}
 	}
-	batch.SetTaskHead(DefaultTask, index.TaskHead{Head: parent, LastSeq: benchCheckpoints})
+	batch.SetTaskHead(DefaultTask, index.TaskHead{Head: parent, LastSeq: uint64(shape.checkpoints)})
 	placements, err := blobs.Sync()
 	if err != nil {
 		b.Fatal(err)

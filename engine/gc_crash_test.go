@@ -47,19 +47,35 @@ func TestGCCrashChild(t *testing.T) {
 }
 
 // TestGCCrashSafety kills a GC process before each of a spread of its
-// store-changing steps (every step that is not a record copy, and copies
-// at the start, middle and end), then checks the store verifies, every
-// checkpoint it still lists reads back byte-exact, no survivor of the
-// policy was lost, and a second GC leaves exactly the survivors' records.
+// store-changing steps (every step that is not a record copy or regroup,
+// copies at the start and middle, the first and last regroup), then checks
+// the store verifies, every checkpoint it still lists reads back
+// byte-exact, no survivor of the policy was lost, and a second GC leaves
+// exactly the survivors' records. It runs on a store whose first save
+// compressed as it wrote, and on one whose first save deferred compression
+// (Options.DeferCompression), which the GC then also recompresses.
 func TestGCCrashSafety(t *testing.T) {
 	t.Parallel()
+	for _, deferred := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deferred=%v", deferred), func(t *testing.T) {
+			t.Parallel()
+			gcCrashSafety(t, deferred)
+		})
+	}
+}
+
+func gcCrashSafety(t *testing.T, deferred bool) {
 	h := newHistory(t, 9, 24)
+	h.f.open(Options{Now: h.now, DeferCompression: deferred})
 	for i := range 24 {
 		h.step([]string{"a", "b"}[i%2])
 	}
 	h.f.e.Close()
 	h.f.e = nil
 	template := h.f.store
+	if marks, _ := filepath.Glob(filepath.Join(template, "packs", "*.raw")); (len(marks) > 0) != deferred {
+		t.Fatalf("deferred=%v, yet the store's deferred packs are %v", deferred, marks)
+	}
 	survivors := map[ID]bool{}
 	for _, task := range []string{"a", "b"} {
 		var own []record
@@ -81,11 +97,21 @@ func TestGCCrashSafety(t *testing.T) {
 
 	ops := gcOps(t, template, h.f.ws)
 	var points []int
+	first, last := -1, -1
 	for i, op := range ops {
-		if op != "copy" || i == 0 || i == len(ops)/2 {
+		if op == "regroup" && first < 0 {
+			first = i
+		}
+		if op == "regroup" {
+			last = i
+		}
+	}
+	for i, op := range ops {
+		if (op != "copy" && op != "regroup") || i == 0 || i == len(ops)/2 || i == first || i == last {
 			points = append(points, i+1)
 		}
 	}
+	t.Logf("%d crash points of %d steps", len(points), len(ops))
 	for _, n := range points {
 		store := filepath.Join(t.TempDir(), "store")
 		copyDir(t, template, store)
@@ -113,7 +139,7 @@ func gcOps(t *testing.T, template, ws string) []string {
 	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"copy", "sync", "commit", "remove"} {
+	for _, want := range []string{"regroup", "sync", "commit", "remove"} {
 		if !slices.Contains(ops, want) {
 			t.Fatalf("the fixture's collection has no %q step: %v", want, ops)
 		}

@@ -120,6 +120,9 @@ func packFiles(t *testing.T, store string) []int64 {
 	}
 	var sizes []int64
 	for _, e := range ents {
+		if filepath.Ext(e.Name()) != ".pack" {
+			continue // a deferred pack's mark
+		}
 		fi, err := e.Info()
 		if err != nil {
 			t.Fatal(err)

@@ -39,6 +39,13 @@ type Options struct {
 	LockTimeout time.Duration
 	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
 	CompressionLevel int
+	// DeferCompression makes the first save into an empty store write its
+	// blobs uncompressed (and so several times faster: zstd was over half
+	// its CPU), marking the packs it wrote; GC, or Recompress, then rewrites
+	// them compressed at a higher level (small files in groups), as git
+	// keeps a first add as loose objects until gc packs them. Until then the
+	// store holds the captured bytes as they are. Reads verify either way.
+	DeferCompression bool
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
 	// Error events for the index's background work (a failed flush or compaction)
 	// arrive from the index's own goroutines, so OnEvent must be safe for concurrent use.
@@ -85,7 +92,7 @@ type Options struct {
 	// fault-injection tests set it.
 	indexFS vfs.FS
 	// gcStep, set by crash tests, is called before every step of a
-	// collection that changes the store: each record copy, the fsync of the
+	// collection that changes the store: each record copy or regroup, the fsync of the
 	// copies, the index commit, each pack removal and truncation.
 	gcStep func(op string)
 	// flushEntries and afterFlush, set by tests, become save.Store's
@@ -98,6 +105,9 @@ type Options struct {
 	// watchMaxWatches, set by tests, caps the watcher's kernel watches as a
 	// lower fs.inotify.max_user_watches would.
 	watchMaxPending, watchMaxWatches int
+	// ungrouped, set by tests, stores every blob in a record of its own, as
+	// stores written before group records were on (to compare the two).
+	ungrouped bool
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

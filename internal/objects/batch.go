@@ -26,6 +26,9 @@ type Batch struct {
 	// fresh: the store held no committed blob when the Batch began, so
 	// dedup checks the ids it synced itself instead of the index.
 	fresh bool
+	// deferred: records are stored uncompressed and their packs marked for
+	// recompression (DeferCompression).
+	deferred bool
 
 	gmu      sync.Mutex   // guards open
 	open     *group       // small blobs waiting to be written as one group record
@@ -39,6 +42,7 @@ type Batch struct {
 		synced  map[ID]struct{} // fresh batches: every id a Sync returned
 		placed  []Placement     // written since the last Sync
 		newPack bool            // a pack was created since the last Sync
+		written []uint32        // packs written to (deferred batches: to mark at Sync)
 		err     error           // a failure that loses written records; Sync reports it
 		closed  bool
 	}
@@ -92,38 +96,43 @@ func (b *Batch) committed(id ID) (bool, error) {
 // id (BLAKE3 of the whole content) maps to a FlagChunked record listing
 // them.
 //
-// Content is read into a small buffer first and into one of
-// ChunkThreshold bytes only when it is longer, so the many small files of
-// a save hold little memory each.
+// Content is read into a small buffer first and into larger ones only
+// when it is longer (64 KiB, 1 MiB, then ChunkThreshold bytes), so the
+// many files of a save stored at once hold little memory each.
 func (b *Batch) Put(r io.Reader) (ID, int64, error) {
 	limit := int(b.s.opts.ChunkThreshold)
-	hb := getBuf(&b.s.headBufs, min(headBufLen, limit+1))
-	defer b.s.headBufs.Put(hb)
-	n, err := io.ReadFull(r, *hb)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		id, err := b.putPlain((*hb)[:n])
-		return id, int64(n), err
+	pools := [...]*sync.Pool{&b.s.headBufs, &b.s.midBufs, &b.s.smallBufs}
+	sizes := [...]int{min(headBufLen, limit+1), min(midBufLen, limit+1), limit + 1}
+	var read []byte // what was read so far, in the previous buffer
+	for i, size := range sizes {
+		if i > 0 && size == sizes[i-1] {
+			continue
+		}
+		buf := getBuf(pools[i], size)
+		defer pools[i].Put(buf)
+		n := copy(*buf, read)
+		m, err := io.ReadFull(r, (*buf)[n:])
+		n += m
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			id, err := b.putPlain((*buf)[:n])
+			return id, int64(n), err
+		}
+		if err != nil {
+			return ID{}, 0, fmt.Errorf("objects: put: %w", err)
+		}
+		read = (*buf)[:n]
 	}
-	if err != nil {
-		return ID{}, 0, fmt.Errorf("objects: put: %w", err)
-	}
-	sb := getBuf(&b.s.smallBufs, limit+1)
-	defer b.s.smallBufs.Put(sb)
-	copy(*sb, *hb)
-	m, err := io.ReadFull(r, (*sb)[n:])
-	n += m
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		id, err := b.putPlain((*sb)[:n])
-		return id, int64(n), err
-	}
-	if err != nil {
-		return ID{}, 0, fmt.Errorf("objects: put: %w", err)
-	}
-	return b.putChunked(io.MultiReader(bytes.NewReader((*sb)[:n]), r))
+	return b.putChunked(io.MultiReader(bytes.NewReader(read), r))
 }
 
 // headBufLen is the first read of a Put: most files of a workspace fit.
-const headBufLen = 64 << 10
+// midBufLen is the second: most of the others fit, so few Puts at a time
+// hold a buffer of ChunkThreshold bytes (the largest share of a first
+// save's live heap on the module corpus before, bench/README.md).
+const (
+	headBufLen = 64 << 10
+	midBufLen  = 1 << 20
+)
 
 // PutBytes stores data (see Put) and returns its id.
 func (b *Batch) PutBytes(data []byte) (ID, error) {
@@ -239,7 +248,7 @@ func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
 		scratch = getScratch(&b.s.packBufs)
 		defer b.s.packBufs.Put(scratch)
 		var err error
-		if payload, h.flags, err = b.s.codec.compress(*scratch, content, true); err != nil {
+		if payload, h.flags, err = b.codec().compress(*scratch, content, true); err != nil {
 			return err
 		}
 		if h.flags&FlagCompressed != 0 {
@@ -295,6 +304,9 @@ func (b *Batch) acquire() (*packWriter, error) {
 	b.mu.Lock()
 	b.mu.live = append(b.mu.live, w)
 	b.mu.newPack = b.mu.newPack || created
+	if b.deferred {
+		b.mu.written = append(b.mu.written, w.n)
+	}
 	b.mu.Unlock()
 	return w, nil
 }
@@ -359,6 +371,16 @@ func (b *Batch) Sync() ([]Placement, error) {
 		if err := w.sync(); err != nil {
 			return nil, err
 		}
+	}
+	b.mu.Lock()
+	written := b.mu.written
+	b.mu.written = nil
+	b.mu.Unlock()
+	if len(written) > 0 {
+		if err := b.s.markDeferred(written); err != nil {
+			return nil, err
+		}
+		newPack = true
 	}
 	if newPack {
 		if err := b.s.syncDir(); err != nil {

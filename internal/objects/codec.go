@@ -45,11 +45,11 @@ func newCodec(level int) (*codec, error) {
 
 // compress appends the stored form of src to dst[:0] and returns it with
 // its flags: a zstd frame when that saves enough, else src itself (not
-// copied). With probe set, a large src whose first probeLen bytes do not
+// copied). A nil codec stores everything as it is. With probe set, a large src whose first probeLen bytes do not
 // compress is not tried further; a group (many blobs, one of which may be
 // random) is compressed without the probe.
 func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
-	if len(src) < 64 {
+	if c == nil || len(src) < 64 {
 		return src, 0, nil
 	}
 	e := <-c.enc

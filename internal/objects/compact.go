@@ -41,6 +41,15 @@ type Rewriter struct {
 	// groups maps a group record already copied (its old pack and offset)
 	// to its copy's locator: each group is copied once, for all members.
 	groups map[groupKey]Locator
+	open   *group      // blobs Regroup collected, not yet written
+	placed []Placement // regrouped blobs written since the last Sync
+	// last is the group Regroup read last, verified: a collection regroups
+	// a group's members one after another, and the packs it reads are never
+	// written while it runs, so each group is read and hashed once.
+	last struct {
+		loc     Locator // Member and Size aside, the group's locator
+		payload []byte
+	}
 }
 
 // groupKey names a group record by where it lives.
@@ -78,24 +87,35 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 	if err != nil || (h.id != id && loc.Flags&FlagGroup == 0) {
 		return Locator{}, &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: "record changed while it was copied"}
 	}
-	if r.w == nil {
-		if r.w, err = r.s.newFreshPackWriter(); err != nil {
-			r.err = err
-			return Locator{}, err
-		}
-		r.created = true
-	}
-	off, err := r.w.append(h, raw[recordHeaderLen:])
+	off, pack, err := r.append(h, raw[recordHeaderLen:])
 	if err != nil {
-		r.err = err
 		return Locator{}, err
 	}
-	out := Locator{Pack: r.w.n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
+	out := Locator{Pack: pack, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
 	if loc.Flags&FlagGroup != 0 {
 		if r.groups == nil {
 			r.groups = make(map[groupKey]Locator)
 		}
 		r.groups[key] = out
+	}
+	return out, nil
+}
+
+// append writes one record to the Rewriter's current pack, creating one
+// first when needed, and returns where it went. A pack that reaches
+// Options.PackSize is synced and the next append starts a new one.
+func (r *Rewriter) append(h recordHeader, payload []byte) (off int64, pack uint32, err error) {
+	if r.w == nil {
+		if r.w, err = r.s.newFreshPackWriter(); err != nil {
+			r.err = err
+			return 0, 0, err
+		}
+		r.created = true
+	}
+	pack = r.w.n
+	if off, err = r.w.append(h, payload); err != nil {
+		r.err = err
+		return 0, 0, err
 	}
 	if r.w.size >= r.s.opts.PackSize {
 		err = r.w.sync()
@@ -104,10 +124,10 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 		r.w = nil
 		if err != nil {
 			r.err = err
-			return Locator{}, err
+			return 0, 0, err
 		}
 	}
-	return out, nil
+	return off, pack, nil
 }
 
 // Packs returns the numbers of the packs this Rewriter created so far.
@@ -119,27 +139,34 @@ func (r *Rewriter) Packs() []uint32 {
 	return out
 }
 
-// Sync flushes and fsyncs the current pack and, when a pack was created,
-// the packs directory. Once it returns nil every copied record is durable
-// and its locator may be committed.
-func (r *Rewriter) Sync() error {
+// Sync writes the group Regroup is filling, flushes and fsyncs the
+// current pack and, when a pack was created, the packs directory, and
+// returns the placements of the blobs regrouped since the last Sync. Once
+// it returns nil every copied or regrouped record is durable and its
+// locator may be committed.
+func (r *Rewriter) Sync() ([]Placement, error) {
 	if r.err != nil {
-		return r.err
+		return nil, r.err
+	}
+	if err := r.writeGroup(); err != nil {
+		return nil, err
 	}
 	if r.w != nil {
 		if err := r.w.sync(); err != nil {
 			r.err = err
-			return err
+			return nil, err
 		}
 	}
 	if r.created {
 		if err := r.s.syncDir(); err != nil {
 			r.err = err
-			return err
+			return nil, err
 		}
 		r.created = false
 	}
-	return nil
+	placed := r.placed
+	r.placed = nil
+	return placed, nil
 }
 
 // Close releases the current pack; records not yet synced stay as
@@ -149,6 +176,7 @@ func (r *Rewriter) Close() error {
 		r.s.releaseWriter(r.w)
 		r.w = nil
 	}
+	r.open = nil // never written: nothing references its blobs' new places
 	if r.err == nil {
 		r.err = errors.New("objects: rewriter closed")
 	}
@@ -187,9 +215,10 @@ func (s *Store) newFreshPackWriter() (*packWriter, error) {
 // errPackHeld is returned when GC touches a pack a writer holds.
 var errPackHeld = errors.New("objects: pack is being written")
 
-// RemovePack deletes pack n and fsyncs the packs directory. The caller
-// guarantees that its index no longer references the pack. Removing a pack
-// that does not exist succeeds; removing one a writer holds fails.
+// RemovePack deletes pack n, and its deferred mark, and fsyncs the packs
+// directory. The caller guarantees that its index no longer references the
+// pack. Removing a pack that does not exist succeeds; removing one a
+// writer holds fails.
 func (s *Store) RemovePack(n uint32) error {
 	s.mu.Lock()
 	if st := s.mu.packs[n]; st != nil && st.held {
@@ -205,6 +234,9 @@ func (s *Store) RemovePack(n uint32) error {
 		}
 	}
 	s.mu.Unlock()
+	if err := s.removeDeferredMark(n); err != nil {
+		return err
+	}
 	if err := s.opts.fs.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("objects: remove pack: %w", err)
 	}

@@ -36,7 +36,7 @@ func TestRewriterMovesLiveRecords(t *testing.T) {
 		}
 		moved = append(moved, Placement{ids[i], nl})
 	}
-	if err := rw.Sync(); err != nil {
+	if _, err := rw.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	if got := rw.Packs(); len(got) != 1 || got[0] == old {
@@ -110,7 +110,7 @@ func TestRewriterRollsOverAtPackSize(t *testing.T) {
 		}
 		idx.set(id, nl)
 	}
-	if err := rw.Sync(); err != nil {
+	if _, err := rw.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(rw.Packs()); n < 3 {

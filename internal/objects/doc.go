@@ -20,6 +20,7 @@
 //
 //	DIR/packs/            mode 0700
 //	DIR/packs/NNNNNNNN.pack  mode 0600; NNNNNNNN is the pack number, 8 lowercase hex digits
+//	DIR/packs/NNNNNNNN.raw   empty, mode 0600: pack NNNNNNNN awaits compression (see Deferred packs)
 //
 // A batch appends to the newest pack still under Options.PackSize that no
 // other writer holds, so many small saves share one pack; a writer starts a
@@ -85,13 +86,30 @@
 //
 // The members of a group share its Offset and Length, so a caller that
 // sums Locator.Length per blob (live bytes per pack, bytes a task holds
-// alone) must count each record once; Rewriter.Copy copies a group whole
-// the first time one of its members is copied, so dead members of a live
-// group are not reclaimed. Options.Groups is off by default for that.
+// alone) must count each record once. Rewriter.Copy copies a group whole
+// the first time one of its members is copied; Rewriter.Regroup instead
+// reads one member and writes it into a new group with the others
+// regrouped alongside, so a collection keeps only the live members of a
+// mostly dead group (GroupSize, read from the record header, tells how
+// much of a group its live members are). The engine turns Options.Groups
+// on; the zero Options leaves it off.
 //
 // Version 1 packs (written before group records existed) hold no group
 // records; they are read as before, and writers never append to them (a
 // new pack is started instead), so a pack's version says what it may hold.
+//
+// # Deferred packs
+//
+// A Batch with DeferCompression stores every record uncompressed (flags
+// without bit 0) and, before its Sync returns placements, creates an empty
+// marker DIR/packs/NNNNNNNN.raw (mode 0600) beside each pack it wrote and
+// fsyncs the directory: a committed locator never points into an unmarked
+// deferred pack. A marked pack is an ordinary pack of this format (other
+// batches may append compressed records to it); the marker only asks a
+// collection to rewrite it, regrouping small blobs (Rewriter.Regroup) and
+// recompressing large ones (Rewriter.Recompress) at
+// Options.RecompressLevel. RemovePack removes the marker before the pack;
+// a marker whose pack is gone is ignored.
 //
 // # Locator encoding
 //

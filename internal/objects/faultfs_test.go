@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -128,6 +129,10 @@ type faultStore struct {
 	idx   *mapIndex
 	blobs map[ID][]byte
 	opts  Options
+	// deferred: saves store raw and mark their packs (DeferCompression);
+	// marked lists the packs a deferred save committed blobs to.
+	deferred bool
+	marked   map[uint32]bool
 }
 
 func newFaultStore(t *testing.T) *faultStore {
@@ -148,6 +153,9 @@ func (f *faultStore) open(fsys packFS) (*Store, error) {
 func (f *faultStore) put(s *Store, blobs ...[]byte) error {
 	b := s.NewBatch()
 	defer b.Close()
+	if f.deferred {
+		b.DeferCompression()
+	}
 	for _, data := range blobs {
 		if _, err := b.PutBytes(data); err != nil {
 			return err
@@ -163,6 +171,14 @@ func (f *faultStore) put(s *Store, blobs ...[]byte) error {
 
 func (f *faultStore) commit(ps []Placement, blobs [][]byte) {
 	f.idx.commit(ps)
+	for _, p := range ps {
+		if f.deferred && f.marked == nil {
+			f.marked = map[uint32]bool{}
+		}
+		if f.deferred {
+			f.marked[p.Loc.Pack] = true
+		}
+	}
 	for _, data := range blobs {
 		f.blobs[Sum(data)] = data
 	}
@@ -191,6 +207,15 @@ func (f *faultStore) check(when string) {
 		got, err := s.Get(id)
 		if err != nil || string(got) != string(want) {
 			f.t.Fatalf("%s: committed blob %s: %d bytes, %v", when, id.Short(), len(got), err)
+		}
+	}
+	deferred, err := s.DeferredPacks()
+	if err != nil {
+		f.t.Fatalf("%s: %v", when, err)
+	}
+	for n := range f.marked {
+		if !slices.Contains(deferred, n) {
+			f.t.Fatalf("%s: a deferred save committed blobs to pack %d, which is not marked (%v)", when, n, deferred)
 		}
 	}
 	after := textBytes(uint64(len(f.blobs))+1000, 3000)
@@ -301,15 +326,17 @@ func seededFaultStore(t *testing.T) *faultStore {
 // with an error naming the cause, within a bounded time, and leave packs
 // that scan cleanly with every blob synced before it readable.
 func TestPutAndSyncFailuresLoseNothing(t *testing.T) {
-	for _, groups := range []bool{false, true} {
-		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) { putAndSyncFailures(t, groups) })
+	for _, tc := range []struct{ groups, deferred bool }{{false, false}, {true, false}, {true, true}} {
+		t.Run(fmt.Sprintf("groups=%v,deferred=%v", tc.groups, tc.deferred), func(t *testing.T) {
+			putAndSyncFailures(t, tc.groups, tc.deferred)
+		})
 	}
 }
 
-func putAndSyncFailures(t *testing.T, groups bool) {
+func putAndSyncFailures(t *testing.T, groups, deferred bool) {
 	seeded := func(t *testing.T) *faultStore {
 		f := seededFaultStore(t)
-		f.opts.Groups = groups
+		f.opts.Groups, f.deferred = groups, deferred
 		return f
 	}
 	points := sweepFaults(t, seeded, func(f *faultStore, s *Store) error {
@@ -325,7 +352,7 @@ func putAndSyncFailures(t *testing.T, groups bool) {
 }
 
 // TestRewriterFailuresLoseNothing fails every file-system call of a
-// compaction in turn (copy the live half of every pack, sync, commit,
+// compaction in turn (copy or regroup the live half of every pack, sync, commit,
 // remove the old packs, then cut a dead tail off the newest pack): whatever
 // fails, every committed blob stays readable.
 func TestRewriterFailuresLoseNothing(t *testing.T) {
@@ -356,8 +383,9 @@ func TestRewriterFailuresLoseNothing(t *testing.T) {
 	t.Logf("Rewriter: %d injection points × %d errnos", points, len(faultErrnos))
 }
 
-// compactAll rewrites every other committed blob into fresh packs, drops the
-// rest from the index, removes the old packs and truncates the newest
+// compactAll rewrites every other committed blob into fresh packs (a
+// quarter of them copied, a quarter recompressed, half regrouped into new
+// group records), drops the rest from the index, removes the old packs and truncates the newest
 // rewritten pack's unused tail (none: a no-op truncate still writes).
 func compactAll(f *faultStore, s *Store) error {
 	old, err := s.Packs()
@@ -374,17 +402,29 @@ func compactAll(f *faultStore, s *Store) error {
 		if i%2 == 0 {
 			continue
 		}
+		keep[id] = data
 		loc, _, _ := f.idx.Locator(id)
-		nl, err := rw.Copy(id, loc)
+		if i%4 == 1 {
+			if err := rw.Regroup(id, loc); err != nil {
+				return err
+			}
+			continue
+		}
+		copyOrRecompress := rw.Copy
+		if i%4 == 3 {
+			copyOrRecompress = rw.Recompress
+		}
+		nl, err := copyOrRecompress(id, loc)
 		if err != nil {
 			return err
 		}
 		moved = append(moved, Placement{ID: id, Loc: nl})
-		keep[id] = data
 	}
-	if err := rw.Sync(); err != nil {
+	regrouped, err := rw.Sync()
+	if err != nil {
 		return err
 	}
+	moved = append(moved, regrouped...)
 	fresh := rw.Packs()
 	rw.Close()
 	// Commit: the index now names only the copies.

@@ -37,6 +37,25 @@ type group struct {
 	data  []byte
 }
 
+// addMember appends a blob to the group *open, starting one when it is
+// nil, and returns the group.
+func (s *Store) addMember(open **group, id ID, content []byte) *group {
+	g := *open
+	if g == nil {
+		data := (*getScratch(&s.groupBufs))[:0]
+		if cap(data) < groupTarget+groupBlobMax {
+			// Room for the fullest group at once: no growth, no garbage.
+			data = make([]byte, 0, groupTarget+groupBlobMax)
+		}
+		g = &group{data: data}
+		*open = g
+	}
+	g.ids = append(g.ids, id)
+	g.sizes = append(g.sizes, uint32(len(content)))
+	g.data = append(g.data, content...)
+	return g
+}
+
 // full reports whether the group should be written now.
 func (g *group) full() bool { return len(g.data) >= groupTarget || len(g.ids) >= maxGroupMembers }
 
@@ -92,14 +111,7 @@ func groupMember(p []byte, i uint32) (ID, []byte, error) {
 // reported by Sync.
 func (b *Batch) addToGroup(id ID, content []byte) {
 	b.gmu.Lock()
-	g := b.open
-	if g == nil {
-		g = &group{data: (*getScratch(&b.s.groupBufs))[:0]}
-		b.open = g
-	}
-	g.ids = append(g.ids, id)
-	g.sizes = append(g.sizes, uint32(len(content)))
-	g.data = append(g.data, content...)
+	g := b.s.addMember(&b.open, id, content)
 	if !g.full() {
 		b.gmu.Unlock()
 		return
@@ -129,23 +141,8 @@ func (b *Batch) flushGroups() (resume func()) {
 // writeGroup compresses and appends one group record and records the
 // placements of its members. A failure is kept for Sync.
 func (b *Batch) writeGroup(g *group) {
-	rawBuf := getScratch(&b.s.groupBufs)
-	raw := g.payload(*rawBuf)
-	defer func() {
-		*rawBuf, g.data = raw, g.data[:0]
-		b.s.groupBufs.Put(rawBuf)
-		b.s.groupBufs.Put(&g.data)
-	}()
-	h := recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
-	scratch := getScratch(&b.s.packBufs)
-	defer b.s.packBufs.Put(scratch)
-	payload, flags, err := b.s.codec.compress(*scratch, raw, false)
+	h, payload, done, err := b.s.sealGroup(g, b.codec())
 	if err == nil {
-		if flags&FlagCompressed != 0 {
-			*scratch = payload[:0]
-		}
-		h.flags |= flags
-		h.payloadLen = uint32(len(payload))
 		var w *packWriter
 		if w, err = b.acquire(); err == nil {
 			var off int64
@@ -156,6 +153,7 @@ func (b *Batch) writeGroup(g *group) {
 			b.release(w)
 		}
 	}
+	done()
 	if err != nil {
 		b.mu.Lock()
 		if b.mu.err == nil {
@@ -163,6 +161,33 @@ func (b *Batch) writeGroup(g *group) {
 		}
 		b.mu.Unlock()
 	}
+}
+
+// sealGroup encodes g as one group record: its header and its stored
+// payload (one zstd frame of codec c, or the decoded payload when that
+// does not pay or c is nil). done returns the buffers, g's content
+// included, to the Store's pools; the payload is valid until then.
+func (s *Store) sealGroup(g *group, c *codec) (h recordHeader, payload []byte, done func(), err error) {
+	rawBuf := getScratch(&s.groupBufs)
+	raw := g.payload(*rawBuf)
+	scratch := getScratch(&s.packBufs)
+	done = func() {
+		*rawBuf, g.data = raw, g.data[:0]
+		s.groupBufs.Put(rawBuf)
+		s.groupBufs.Put(&g.data)
+		s.packBufs.Put(scratch)
+	}
+	h = recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
+	payload, flags, err := c.compress(*scratch, raw, false)
+	if err != nil {
+		return h, nil, done, err
+	}
+	if flags&FlagCompressed != 0 {
+		*scratch = payload[:0]
+	}
+	h.flags |= flags
+	h.payloadLen = uint32(len(payload))
+	return h, payload, done, nil
 }
 
 // placeGroup records one Placement per member of g, written at loc.

@@ -187,7 +187,7 @@ func TestRewriterCopiesAGroupOnce(t *testing.T) {
 		}
 		idx.set(id, nl)
 	}
-	if err := rw.Sync(); err != nil {
+	if _, err := rw.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range before {

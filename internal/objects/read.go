@@ -155,27 +155,42 @@ func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
 // decoded payload, verified against the group's id, is cached for the
 // members read next (see groupCache).
 func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
+	p, err := s.readGroup(loc, corrupt)
+	if err != nil {
+		return recordHeader{}, nil, err
+	}
+	return memberOf(p, loc, want, corrupt)
+}
+
+// readGroup returns the verified, decoded payload of the group record at
+// loc, through the Store's groupCache.
+func (s *Store) readGroup(loc Locator, corrupt func(string) error) ([]byte, error) {
 	h, stored, err := s.loadRecord(loc, corrupt)
 	if err != nil {
-		return h, nil, err
+		return nil, err
 	}
-	p := s.groups.get(loc.Pack, loc.Offset, stored)
-	if p == nil {
-		payload := stored
-		switch {
-		case h.size > maxGroupSize:
-			return h, nil, corrupt(fmt.Sprintf("group size %d out of range", h.size))
-		case h.flags&FlagCompressed != 0:
-			if payload, err = s.codec.decompress(payload, h.size); err != nil {
-				return h, nil, corrupt(err.Error())
-			}
-		}
-		if Sum(payload) != h.id {
-			return h, nil, corrupt("group does not match its id")
-		}
-		s.groups.put(loc.Pack, loc.Offset, stored, payload)
-		p = payload
+	if p := s.groups.get(loc.Pack, loc.Offset, stored); p != nil {
+		return p, nil
 	}
+	payload := stored
+	switch {
+	case h.size > maxGroupSize:
+		return nil, corrupt(fmt.Sprintf("group size %d out of range", h.size))
+	case h.flags&FlagCompressed != 0:
+		if payload, err = s.codec.decompress(payload, h.size); err != nil {
+			return nil, corrupt(err.Error())
+		}
+	}
+	if Sum(payload) != h.id {
+		return nil, corrupt("group does not match its id")
+	}
+	s.groups.put(loc.Pack, loc.Offset, stored, payload)
+	return payload, nil
+}
+
+// memberOf returns member loc.Member of the verified group payload p, its
+// content checked against its table id (and want, when not zero).
+func memberOf(p []byte, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
 	id, content, err := groupMember(p, loc.Member)
 	switch {
 	case err != nil:

@@ -27,6 +27,12 @@ type Options struct {
 	// Writers bounds the pack files one Batch writes at once (default
 	// runtime.GOMAXPROCS(0)).
 	Writers int
+	// RecompressLevel is the zstd level (as Level) a Rewriter compresses
+	// regrouped and recompressed blobs with: collections and the
+	// recompression of deferred packs run in the background of a save, so
+	// they can afford more than the save's level. 0 means 3
+	// (SpeedBetterCompression).
+	RecompressLevel int
 
 	// fs is the file system under pack writes; nil means the real one.
 	// Tests set it to inject failures.
@@ -35,8 +41,9 @@ type Options struct {
 	// smaller stores on real source code at the same save speed. Off, every
 	// blob has a record of its own. A reader reads both kinds whatever the
 	// setting. Callers that account bytes per blob must count a group's
-	// record once (its members share Offset and Length), and Rewriter.Copy
-	// copies a group whole, dead members included.
+	// record once (its members share Offset and Length); Rewriter.Copy
+	// copies a group whole, dead members included, and Rewriter.Regroup
+	// moves live members into new groups.
 	Groups bool
 }
 
@@ -46,6 +53,10 @@ const (
 	packsDir              = "packs"
 	packExt               = ".pack"
 	maxOpenPacks          = 128
+	// defaultRecompressLevel: on the pinned module corpus, groups at
+	// SpeedBetterCompression store 15% less than at SpeedFastest
+	// (bench/README.md).
+	defaultRecompressLevel = 3
 )
 
 func (o Options) withDefaults() (Options, error) {
@@ -60,6 +71,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Writers <= 0 {
 		o.Writers = runtime.GOMAXPROCS(0)
+	}
+	if o.RecompressLevel <= 0 {
+		o.RecompressLevel = defaultRecompressLevel
 	}
 	if o.fs == nil {
 		o.fs = osFS{}
@@ -76,8 +90,12 @@ type Store struct {
 	idx   LocatorIndex
 	opts  Options
 	codec *codec
+	// recodec compresses what a Rewriter regroups or recompresses, at
+	// Options.RecompressLevel.
+	recodec *codec
 
 	headBufs  sync.Pool // *[]byte of headBufLen bytes (or ChunkThreshold+1 when smaller)
+	midBufs   sync.Pool // *[]byte of midBufLen bytes (or ChunkThreshold+1 when smaller)
 	smallBufs sync.Pool // *[]byte of ChunkThreshold+1 bytes
 	packBufs  sync.Pool // *[]byte scratch for compressed payloads
 	groupBufs sync.Pool // *[]byte for group contents and payloads
@@ -117,7 +135,11 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: filepath.Join(dir, packsDir), idx: idx, opts: opts, codec: c,
+	rc, err := newCodec(opts.RecompressLevel)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: filepath.Join(dir, packsDir), idx: idx, opts: opts, codec: c, recodec: rc,
 		chunkBufs: make(chan *[]byte, max(1, runtime.GOMAXPROCS(0)/4))}
 	for range cap(s.chunkBufs) {
 		s.chunkBufs <- nil
@@ -173,18 +195,26 @@ func (s *Store) Packs() ([]uint32, error) {
 	}
 	var packs []uint32
 	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), packExt)
-		if !ok || len(name) != 8 || !e.Type().IsRegular() {
-			continue
+		if n, ok := packNumber(e.Name(), packExt); ok && e.Type().IsRegular() {
+			packs = append(packs, n)
 		}
-		n, err := strconv.ParseUint(name, 16, 32)
-		if err != nil || name != fmt.Sprintf("%08x", n) {
-			continue
-		}
-		packs = append(packs, uint32(n))
 	}
 	slices.Sort(packs)
 	return packs, nil
+}
+
+// packNumber parses a file name of the packs directory: NNNNNNNN then ext,
+// NNNNNNNN being 8 lowercase hex digits.
+func packNumber(name, ext string) (uint32, bool) {
+	hex, ok := strings.CutSuffix(name, ext)
+	if !ok || len(hex) != 8 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(hex, 16, 32)
+	if err != nil || hex != fmt.Sprintf("%08x", n) {
+		return 0, false
+	}
+	return uint32(n), true
 }
 
 // packHandle is a pack file open for reading, shared by concurrent readers.

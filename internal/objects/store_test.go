@@ -10,7 +10,8 @@ import (
 
 func TestRoundTripSizes(t *testing.T) {
 	const thr = 4 << 20
-	sizes := []int{0, 1, 63, 64, 65, 4095, chunkMin - 1, chunkMin, chunkMin + 1, thr - 1, thr, thr + 1,
+	sizes := []int{0, 1, 63, 64, 65, 4095, headBufLen - 1, headBufLen, headBufLen + 1, midBufLen - 1, midBufLen, midBufLen + 1,
+		chunkMin - 1, chunkMin, chunkMin + 1, thr - 1, thr, thr + 1,
 		thr + chunkMin - 1, thr + chunkMin + 1, chunkMax - 1, chunkMax, chunkMax + 1, 2*chunkMax - 1, 2*chunkMax + 1}
 	s, idx := testStore(t, Options{ChunkThreshold: thr})
 	for _, n := range sizes {

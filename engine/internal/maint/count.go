@@ -16,6 +16,11 @@ type record struct {
 	length int64 // bytes in the pack, header included
 	live   int32 // blobs of the record still referenced
 	owner  int32 // as blobNode.owner, over the record's live blobs
+	// liveRaw is the content bytes of the live members of a group record.
+	liveRaw int64
+	// regroup: a collection rewriting the record's pack moves its live
+	// members into new groups instead of copying the mostly dead group.
+	regroup bool
 }
 
 // hold links blob n to its record and counts it as live there.
@@ -27,6 +32,9 @@ func (g *Graph) hold(n *blobNode) {
 		g.records[k] = r
 	}
 	r.live++
+	if n.loc.Flags&objects.FlagGroup != 0 {
+		r.liveRaw += n.loc.Size
+	}
 	n.rec = r
 }
 
@@ -72,6 +80,9 @@ func (g *Graph) decBlob(id objects.ID) int64 {
 	}
 	var freed int64
 	if n.rec != nil {
+		if n.loc.Flags&objects.FlagGroup != 0 {
+			n.rec.liveRaw -= n.loc.Size
+		}
 		if n.rec.live--; n.rec.live == 0 {
 			freed = n.rec.length
 		}
@@ -95,14 +106,14 @@ func (g *Graph) liveBytes() int64 {
 
 // eachLiveRecord calls fn once per record that holds a referenced blob,
 // with the locator of one of its blobs.
-func (g *Graph) eachLiveRecord(fn func(loc objects.Locator)) {
+func (g *Graph) eachLiveRecord(fn func(loc objects.Locator, r *record)) {
 	seen := make(map[recordKey]bool, len(g.records))
 	for _, n := range g.blobs {
 		if n.rec == nil || n.refs <= 0 || seen[keyOf(n.loc)] {
 			continue
 		}
 		seen[keyOf(n.loc)] = true
-		fn(n.loc)
+		fn(n.loc, n.rec)
 	}
 }
 

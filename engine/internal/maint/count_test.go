@@ -107,34 +107,52 @@ func TestGroupRecordCountsOnce(t *testing.T) {
 	}
 }
 
-// TestCollectKeepsLiveGroupWhole drops the checkpoint that alone held
-// blob b: its locator goes, but the group record stays whole, so the
-// pack is neither rewritten nor cut, and the live members still verify.
-func TestCollectKeepsLiveGroupWhole(t *testing.T) {
-	s, ids, _ := groupStore(t)
-	g, err := s.Load(context.Background(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := g.ApplyRetention(Policy{KeepLast: 1}, time.Now()); len(d) != 1 || d[0].Task != "x" || d[0].Seq != 1 {
-		t.Fatalf("dropped %+v, want x@1", d)
-	}
-	before, err := s.PackBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Collect(context.Background(), g, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.BlobsDeleted != 1 || res.PacksRewritten != 0 || res.PacksTruncated != 0 || res.PackBytesAfter != before {
-		t.Fatalf("collect = %+v, want b's locator deleted and the pack (%d bytes) untouched", res, before)
-	}
-	if _, found, _ := s.DB.Locator(ids[1]); found {
-		t.Fatal("dead member b keeps its locator")
-	}
-	rep, err := s.Verify(context.Background(), false, nil)
-	if err != nil || len(rep.Problems) != 0 || rep.Blobs != 2 {
-		t.Fatalf("verify = %+v, %v", rep, err)
+// TestCollectRegroupsOnlyMostlyDeadGroups drops the checkpoint that alone
+// held blob b, leaving a and c live, some two thirds of the group. Below
+// that threshold the group record stays whole and its pack untouched; at
+// threshold 1 the live members move into a new, smaller group and the old
+// pack goes. Either way b's locator goes and the live members verify.
+func TestCollectRegroupsOnlyMostlyDeadGroups(t *testing.T) {
+	for _, tc := range []struct {
+		threshold float64
+		regroup   bool
+	}{{0.5, false}, {1, true}} {
+		s, ids, _ := groupStore(t)
+		g, err := s.Load(context.Background(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := g.ApplyRetention(Policy{KeepLast: 1}, time.Now()); len(d) != 1 || d[0].Task != "x" || d[0].Seq != 1 {
+			t.Fatalf("dropped %+v, want x@1", d)
+		}
+		before, err := s.PackBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Collect(context.Background(), g, tc.threshold, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case res.BlobsDeleted != 1 || res.PacksTruncated != 0:
+			t.Fatalf("threshold %v: collect = %+v, want b's locator deleted", tc.threshold, res)
+		case !tc.regroup && (res.PacksRewritten != 0 || res.PackBytesAfter != before):
+			t.Fatalf("threshold %v: collect = %+v, want the pack (%d bytes) untouched", tc.threshold, res, before)
+		case tc.regroup && (res.PacksRewritten != 1 || res.PackBytesAfter >= before):
+			t.Fatalf("threshold %v: collect = %+v, want a smaller group than %d bytes", tc.threshold, res, before)
+		}
+		if _, found, _ := s.DB.Locator(ids[1]); found {
+			t.Fatal("dead member b keeps its locator")
+		}
+		for _, id := range []objects.ID{ids[0], ids[2]} {
+			loc, _, _ := s.DB.Locator(id)
+			if loc.Flags&objects.FlagGroup == 0 {
+				t.Fatalf("threshold %v: live blob moved out of a group: %+v", tc.threshold, loc)
+			}
+		}
+		rep, err := s.Verify(context.Background(), false, nil)
+		if err != nil || len(rep.Problems) != 0 || rep.Blobs != 2 {
+			t.Fatalf("threshold %v: verify = %+v, %v", tc.threshold, rep, err)
+		}
 	}
 }

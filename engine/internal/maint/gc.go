@@ -30,9 +30,10 @@ type Swept struct {
 // are copied into new packs and fsynced; one synced index batch switches
 // their locators and deletes dead locators, trees, checkpoints and the
 // stat-cache directories that vouch for swept ids; only then are old
-// packs removed and dead tails cut off. A group record is copied whole
-// while any of its members lives, so its dead members stay in the store
-// until a later rewrite finds the whole group dead.
+// packs removed and dead tails cut off. A group record counts by the share
+// of its content its live members make up: a rewritten pack's group whose
+// live share is under threshold has its live members regrouped (and
+// recompressed) into new groups; one above it is copied whole.
 func (s *Store) Collect(ctx context.Context, g *Graph, threshold float64, progress func(Progress)) (*Swept, error) {
 	res := &Swept{}
 	packs, err := s.packUsage(g, threshold)
@@ -75,6 +76,9 @@ type packUse struct {
 	live   int64 // bytes of live records
 	end    int64 // end of the last live record
 	action packAction
+	// deferred: a save stored the pack's records uncompressed; rewriting
+	// it compresses every live record.
+	deferred bool
 }
 
 // packUsage measures every pack on disk against the live records of g
@@ -84,25 +88,40 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 	if err != nil {
 		return nil, err
 	}
+	deferred, err := s.Blobs.DeferredPacks()
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
 	byNum := make(map[uint32]*packUse, len(nums))
 	out := make([]*packUse, 0, len(nums))
 	for _, n := range nums {
-		u := &packUse{n: n, size: sizes[n], end: objects.PackHeaderSize}
+		u := &packUse{n: n, size: sizes[n], end: objects.PackHeaderSize, deferred: slices.Contains(deferred, n)}
 		byNum[n] = u
 		out = append(out, u)
 	}
-	g.eachLiveRecord(func(loc objects.Locator) {
-		if u := byNum[loc.Pack]; u != nil {
-			u.live += int64(loc.Length)
-			u.end = max(u.end, loc.Offset+int64(loc.Length))
+	g.eachLiveRecord(func(loc objects.Locator, r *record) {
+		u := byNum[loc.Pack]
+		if u == nil || err != nil {
+			return
 		}
+		live := int64(loc.Length)
+		if loc.Flags&objects.FlagGroup != 0 {
+			live, err = s.groupLive(loc, r, threshold)
+		}
+		u.live += live
+		u.end = max(u.end, loc.Offset+int64(loc.Length))
 	})
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
 	for _, u := range out {
 		body := u.size - objects.PackHeaderSize
 		holes := u.end - objects.PackHeaderSize - u.live
 		switch {
 		case u.live == 0:
 			u.action = packRemove
+		case u.deferred:
+			u.action = packRewrite
 		case holes == 0 && u.end < u.size:
 			u.action = packTruncate
 		case body > 0 && float64(u.live)/float64(body) < threshold:
@@ -114,32 +133,78 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 	return out, nil
 }
 
+// groupLive weighs the group record holding loc: the share of its stored
+// bytes its live members make up (their content and table entries, and
+// the member count, against the group's decoded length). A group whose
+// live share is under threshold is marked for regrouping, so rewriting its
+// pack keeps only its live members; otherwise it counts whole and is
+// copied whole.
+func (s *Store) groupLive(loc objects.Locator, r *record, threshold float64) (int64, error) {
+	size, err := s.Blobs.GroupSize(loc)
+	if err != nil || size <= 0 {
+		return int64(loc.Length), err
+	}
+	share := float64(objects.GroupHeadSize+r.liveRaw+int64(r.live)*objects.GroupEntrySize) / float64(size)
+	if share >= threshold {
+		return int64(loc.Length), nil
+	}
+	r.regroup = true
+	return max(1, int64(share*float64(loc.Length))), nil
+}
+
+// rewriteRec is one live blob of a pack being rewritten, and how it moves.
+type rewriteRec struct {
+	id  objects.ID
+	loc objects.Locator
+	how rewriteMode
+}
+
+// rewriteMode is how a rewrite moves one live blob.
+type rewriteMode int
+
+const (
+	viaCopy       rewriteMode = iota // its record, unchanged (a group whole, once)
+	viaRegroup                       // into a new group, recompressed
+	viaRecompress                    // into a record of its own, recompressed
+)
+
+// rewriteHow chooses how blob b moves when its pack is rewritten: the
+// members of a mostly dead group are regrouped; every blob of a deferred
+// pack is compressed (small ones into groups); other records are copied.
+func rewriteHow(b *blobNode, deferred bool) rewriteMode {
+	switch {
+	case b.rec.regroup:
+		return viaRegroup
+	case !deferred || b.loc.Flags&objects.FlagChunked != 0:
+		return viaCopy
+	case b.loc.Flags&objects.FlagGroup != 0 || b.loc.Size <= objects.GroupBlobMax:
+		return viaRegroup
+	}
+	return viaRecompress
+}
+
 // rewritePacks copies the live records of the packs marked for rewriting
 // into new packs and fsyncs them (step 1 of the crash-safe order). It
 // returns the new locators, not yet committed.
 func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 	progress func(Progress), res *Swept) (map[objects.ID]objects.Locator, error) {
-	rewrite := map[uint32]bool{}
+	rewrite := map[uint32]*packUse{}
 	for _, u := range packs {
 		if u.action == packRewrite {
-			rewrite[u.n] = true
+			rewrite[u.n] = u
 			res.PacksRewritten++
 		}
 	}
-	type rec struct {
-		id  objects.ID
-		loc objects.Locator
-	}
-	var recs []rec
+	var recs []rewriteRec
 	for id, b := range g.blobs {
-		if b.refs > 0 && b.rec != nil && rewrite[b.loc.Pack] {
-			recs = append(recs, rec{id, b.loc})
+		if u := rewrite[b.loc.Pack]; b.refs > 0 && b.rec != nil && u != nil {
+			recs = append(recs, rewriteRec{id, b.loc, rewriteHow(b, u.deferred)})
 		}
 	}
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(recs, func(a, b rec) int {
+	slices.SortFunc(recs, func(a, b rewriteRec) int {
 		return cmp.Or(cmp.Compare(a.loc.Pack, b.loc.Pack), cmp.Compare(a.loc.Offset, b.loc.Offset), cmp.Compare(a.loc.Member, b.loc.Member))
 	})
 	rw := s.Blobs.NewRewriter()
@@ -150,8 +215,22 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 		if err := ctx.Err(); err != nil {
 			return nil, s.abandonCopies(rw, err)
 		}
+		if progress != nil && i%256 == 0 {
+			progress(Progress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
+		}
+		if r.how == viaRegroup {
+			s.step("regroup")
+			if err := rw.Regroup(r.id, r.loc); err != nil {
+				return nil, s.abandonCopies(rw, s.storeErr(err))
+			}
+			continue
+		}
 		s.step("copy")
-		loc, err := rw.Copy(r.id, r.loc)
+		copyRecord := rw.Copy
+		if r.how == viaRecompress {
+			copyRecord = rw.Recompress
+		}
+		loc, err := copyRecord(r.id, r.loc)
 		if err != nil {
 			return nil, s.abandonCopies(rw, s.storeErr(err))
 		}
@@ -160,13 +239,18 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 			copied[keyOf(loc)] = true
 			res.BytesCopied += int64(loc.Length)
 		}
-		if progress != nil && i%256 == 0 {
-			progress(Progress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
-		}
 	}
 	s.step("sync")
-	if err := rw.Sync(); err != nil {
+	regrouped, err := rw.Sync()
+	if err != nil {
 		return nil, s.abandonCopies(rw, err)
+	}
+	for _, p := range regrouped {
+		moved[p.ID] = p.Loc
+		if !copied[keyOf(p.Loc)] {
+			copied[keyOf(p.Loc)] = true
+			res.BytesCopied += int64(p.Loc.Length)
+		}
 	}
 	return moved, nil
 }

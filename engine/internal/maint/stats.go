@@ -55,7 +55,7 @@ func (s *Store) Sizes(ctx context.Context) (*Sizes, error) {
 			st.UniqueBytes += b.loc.Size
 		}
 	}
-	g.eachLiveRecord(func(loc objects.Locator) {
+	g.eachLiveRecord(func(loc objects.Locator, _ *record) {
 		if loc.Flags&objects.FlagChunked == 0 {
 			st.StoredBytes += int64(loc.Length) - objects.RecordHeaderSize
 		}
@@ -101,7 +101,7 @@ func (s *Store) diskUsage(g *Graph, st *Sizes) error {
 		return err
 	}
 	live := map[uint32]int64{}
-	g.eachLiveRecord(func(loc objects.Locator) { live[loc.Pack] += int64(loc.Length) })
+	g.eachLiveRecord(func(loc objects.Locator, _ *record) { live[loc.Pack] += int64(loc.Length) })
 	sizes, nums, err := s.PackSizes()
 	if err != nil {
 		return err

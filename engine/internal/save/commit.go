@@ -10,14 +10,19 @@ import (
 )
 
 // NewBatch starts the blob batch of a save: a fresh one (no index lookup
-// per blob) when the store holds no blob yet.
+// per blob, and compression deferred with DeferFirstCompression) when the
+// store holds no blob yet.
 func (st *Store) NewBatch() (*objects.Batch, error) {
 	has, err := st.DB.HasLocators()
 	if err != nil {
 		return nil, st.storeErr(err)
 	}
 	if !has {
-		return st.Blobs.NewFreshBatch(), nil
+		b := st.Blobs.NewFreshBatch()
+		if st.DeferFirstCompression {
+			b.DeferCompression()
+		}
+		return b, nil
 	}
 	return st.Blobs.NewBatch(), nil
 }

@@ -32,6 +32,11 @@ type Store struct {
 	// Tracker, when set, lets a scan skip the directories its watcher
 	// vouches for; nil walks everything.
 	Tracker *Tracker
+	// DeferFirstCompression: the first save into an empty store writes its
+	// blobs uncompressed and marks its packs for a later collection to
+	// compress (objects.Batch.DeferCompression); later saves compress as
+	// they write, at the store's level.
+	DeferFirstCompression bool
 }
 
 func (st *Store) flushSize() int {

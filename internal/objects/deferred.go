@@ -1,0 +1,121 @@
+package objects
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Deferred compression (doc.go, "Deferred packs"): a first save stores its
+// blobs uncompressed, which leaves it bound by reading and hashing rather
+// than by zstd, and marks the packs it wrote; a later collection rewrites
+// them compressed at Options.RecompressLevel, as git keeps a first add as
+// loose objects until gc packs them.
+
+// deferredExt names the marker of a deferred pack: NNNNNNNN.raw beside
+// NNNNNNNN.pack.
+const deferredExt = ".raw"
+
+// DeferCompression makes the Batch store every record uncompressed and mark
+// each pack it writes as deferred (Store.DeferredPacks) before Sync
+// returns, so that its placements are never committed without the mark.
+// Call it before the first Put.
+func (b *Batch) DeferCompression() { b.deferred = true }
+
+// codec returns what the Batch compresses with: nil (store as is) when
+// compression is deferred.
+func (b *Batch) codec() *codec {
+	if b.deferred {
+		return nil
+	}
+	return b.s.codec
+}
+
+func (s *Store) deferredPath(n uint32) string {
+	return filepath.Join(s.dir, fmt.Sprintf("%08x%s", n, deferredExt))
+}
+
+// markDeferred creates the markers of packs ns (existing ones are kept).
+// The caller fsyncs the packs directory.
+func (s *Store) markDeferred(ns []uint32) error {
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(ns))) {
+		f, err := s.opts.fs.Create(s.deferredPath(n), 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("objects: mark pack %s deferred: %w", s.PackPath(n), err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("objects: mark pack %s deferred: %w", s.PackPath(n), err)
+		}
+	}
+	return nil
+}
+
+// DeferredPacks returns the packs marked deferred that exist: packs a
+// Batch with DeferCompression wrote, whose records a collection should
+// rewrite compressed. RemovePack removes a pack's mark with it.
+func (s *Store) DeferredPacks() ([]uint32, error) {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("objects: list packs: %w", err)
+	}
+	var out []uint32
+	for _, e := range ents {
+		n, ok := packNumber(e.Name(), deferredExt)
+		if !ok {
+			continue
+		}
+		if _, err := os.Stat(s.PackPath(n)); err == nil {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// removeDeferredMark removes pack n's mark, if any.
+func (s *Store) removeDeferredMark(n uint32) error {
+	if err := s.opts.fs.Remove(s.deferredPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("objects: remove mark of pack %s: %w", s.PackPath(n), err)
+	}
+	return nil
+}
+
+// Recompress reads plain blob id at loc, verified, and appends it as a new
+// record compressed at Options.RecompressLevel (or raw when that does not
+// pay), returning its locator. It is Copy for blobs too large to regroup
+// whose record should shrink: those of a deferred pack. A chunk list or
+// group member is refused; damage is a *CorruptError and writes nothing.
+func (r *Rewriter) Recompress(id ID, loc Locator) (Locator, error) {
+	if r.err != nil {
+		return Locator{}, r.err
+	}
+	if loc.Flags&(FlagChunked|FlagGroup) != 0 {
+		return Locator{}, fmt.Errorf("objects: recompress %s: not a plain record", id.Short())
+	}
+	_, content, err := r.s.readRecord(loc, id)
+	if err != nil {
+		return Locator{}, err
+	}
+	scratch := getScratch(&r.s.packBufs)
+	defer r.s.packBufs.Put(scratch)
+	payload, flags, err := r.s.recodec.compress(*scratch, content, true)
+	if err != nil {
+		r.err = err
+		return Locator{}, err
+	}
+	if flags&FlagCompressed != 0 {
+		*scratch = payload[:0]
+	}
+	h := recordHeader{flags: flags, id: id, size: loc.Size, payloadLen: uint32(len(payload))}
+	off, pack, err := r.append(h, payload)
+	if err != nil {
+		return Locator{}, err
+	}
+	return Locator{Pack: pack, Offset: off, Length: uint32(h.recordLen()), Flags: flags, Size: loc.Size}, nil
+}

@@ -1,0 +1,104 @@
+package objects
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestDeferredBatchStoresRawAndMarksItsPacks saves compressible text with
+// DeferCompression: every record is stored uncompressed, every pack the
+// save wrote is marked before Sync returns, the blobs read back verified,
+// and a Rewriter that regroups the small blobs and recompresses the large
+// one shrinks them; removing the old packs removes their marks.
+func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true, PackSize: 256 << 10})
+	var blobs [][]byte
+	for i := range 200 {
+		blobs = append(blobs, textBytes(uint64(i), 2000+i*13))
+	}
+	blobs = append(blobs, textBytes(999, 2<<20)) // plain, above the group limit
+	b := s.NewBatch()
+	b.DeferCompression()
+	for _, data := range blobs {
+		if _, err := b.PutBytes(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	placed, err := b.Sync()
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.commit(placed)
+	written := map[uint32]bool{}
+	var rawBytes int64
+	for _, p := range placed {
+		if p.Loc.Flags&FlagCompressed != 0 {
+			t.Fatalf("deferred save compressed a record: %+v", p.Loc)
+		}
+		if !written[p.Loc.Pack] || p.Loc.Flags&FlagGroup == 0 {
+			rawBytes += int64(p.Loc.Length)
+		}
+		written[p.Loc.Pack] = true
+	}
+	marked, err := s.DeferredPacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range written {
+		if !slices.Contains(marked, n) {
+			t.Fatalf("pack %d written by the deferred save is not marked (%v)", n, marked)
+		}
+	}
+	for _, data := range blobs {
+		mustGet(t, s, Sum(data), data)
+	}
+
+	rw := s.NewRewriter()
+	defer rw.Close()
+	var moved []Placement
+	for _, data := range blobs {
+		id := Sum(data)
+		loc, _, _ := idx.Locator(id)
+		if loc.Flags&FlagGroup != 0 {
+			if err := rw.Regroup(id, loc); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		nl, err := rw.Recompress(id, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nl.Flags&FlagCompressed == 0 || nl.Length >= loc.Length {
+			t.Fatalf("recompressed %+v into %+v", loc, nl)
+		}
+		moved = append(moved, Placement{id, nl})
+	}
+	regrouped, err := rw.Sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved = append(moved, regrouped...)
+	rw.Close()
+	idx.commit(moved)
+	for _, n := range marked {
+		if err := s.RemovePack(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, err := s.DeferredPacks(); err != nil || len(left) != 0 {
+		t.Fatalf("marks left after the packs went: %v, %v", left, err)
+	}
+	packs, _ := s.Packs()
+	var after int64
+	for _, n := range packs {
+		after += s.mu.packs[n].size
+	}
+	if after*2 > rawBytes {
+		t.Fatalf("recompressed store holds %d bytes, the raw records %d", after, rawBytes)
+	}
+	for _, data := range blobs {
+		mustGet(t, s, Sum(data), data)
+	}
+}

@@ -1,0 +1,119 @@
+package objects
+
+import "fmt"
+
+// Regroup reads blob id at loc, verified, and adds its content to a new
+// group record the Rewriter is filling, so that garbage collection keeps
+// only the live members of a mostly dead group (or gathers small plain
+// records into groups) and recompresses them with the store's codec. The
+// group is written once it is full, or at Sync, which returns the blob's
+// new placement; until then the blob's locator is the old one. Only a
+// blob of at most 1 MiB that is not a chunk list can be regrouped; damage
+// is a *CorruptError and adds nothing.
+func (r *Rewriter) Regroup(id ID, loc Locator) error {
+	if r.err != nil {
+		return r.err
+	}
+	if loc.Flags&FlagChunked != 0 || loc.Size > groupBlobMax {
+		return fmt.Errorf("objects: regroup %s: only blobs of at most %d bytes that are not chunk lists join groups", id.Short(), groupBlobMax)
+	}
+	content, err := r.readBlob(id, loc)
+	if err != nil {
+		return err
+	}
+	if r.s.addMember(&r.open, id, content).full() {
+		return r.writeGroup()
+	}
+	return nil
+}
+
+// readBlob returns the verified content of blob id at loc, reading a group
+// once for all the members regrouped one after another.
+func (r *Rewriter) readBlob(id ID, loc Locator) ([]byte, error) {
+	if loc.Flags&FlagGroup == 0 {
+		_, content, err := r.s.readRecord(loc, id)
+		return content, err
+	}
+	corrupt := func(reason string) error {
+		return &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: reason}
+	}
+	whole := loc
+	whole.Member, whole.Size = 0, 0
+	if r.last.payload == nil || r.last.loc != whole {
+		p, err := r.s.readGroup(loc, corrupt)
+		if err != nil {
+			return nil, err
+		}
+		r.last.loc, r.last.payload = whole, p
+	}
+	_, content, err := memberOf(r.last.payload, loc, id, corrupt)
+	return content, err
+}
+
+// writeGroup writes the group Regroup is filling, if any, and records its
+// members' placements for Sync.
+func (r *Rewriter) writeGroup() error {
+	g := r.open
+	if g == nil {
+		return nil
+	}
+	r.open = nil
+	h, payload, done, err := r.s.sealGroup(g, r.s.recodec)
+	defer done()
+	if err != nil {
+		r.err = err
+		return err
+	}
+	off, pack, err := r.append(h, payload)
+	if err != nil {
+		return err
+	}
+	loc := Locator{Pack: pack, Offset: off, Length: uint32(h.recordLen()), Flags: h.flags}
+	for i, id := range g.ids {
+		l := loc
+		l.Size, l.Member = int64(g.sizes[i]), uint32(i)
+		r.placed = append(r.placed, Placement{ID: id, Loc: l})
+	}
+	return nil
+}
+
+// GroupHeadSize and GroupEntrySize lay out a group's decoded payload
+// (doc.go, "Group records"): its member count, then one table entry per
+// member. A caller weighing a group's live members counts the head and
+// their entries with their content.
+const (
+	GroupHeadSize  = 4
+	GroupEntrySize = groupEntryLen
+	// GroupBlobMax is the largest blob Regroup takes.
+	GroupBlobMax = groupBlobMax
+)
+
+// GroupSize returns the decoded length of the group record at loc (a
+// member's locator): its table and every member's content, dead members
+// included. It reads only the record's header, so a collection can weigh
+// a group's live members against it cheaply; the header check guards the
+// value, and damage is a *CorruptError.
+func (s *Store) GroupSize(loc Locator) (int64, error) {
+	if loc.Flags&FlagGroup == 0 {
+		return 0, fmt.Errorf("objects: locator %d/%d is not a group member", loc.Pack, loc.Offset)
+	}
+	corrupt := func(reason string) error {
+		return &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, Reason: reason}
+	}
+	hl := loc
+	hl.Length = recordHeaderLen
+	raw, err := s.rawRecord(hl)
+	if err != nil {
+		return 0, err
+	}
+	h, err := parseRecordHeader(raw)
+	switch {
+	case err != nil:
+		return 0, corrupt(err.Error())
+	case h.recordLen() != int64(loc.Length) || h.flags != loc.Flags:
+		return 0, corrupt("record does not match its locator")
+	case h.size > maxGroupSize:
+		return 0, corrupt(fmt.Sprintf("group size %d out of range", h.size))
+	}
+	return h.size, nil
+}

@@ -1,0 +1,110 @@
+package objects
+
+import (
+	"os"
+	"testing"
+)
+
+// TestRegroupKeepsOnlyLiveMembers regroups a third of the members of
+// several groups (and some plain records) into fresh groups: the new
+// records hold only those blobs, each reads back verified from its new
+// place after the old packs are gone, and GroupSize reports each group's
+// decoded length.
+func TestRegroupKeepsOnlyLiveMembers(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	blobs := groupBlobs()
+	ids, placed := save(t, s, idx, blobs...)
+	before, _ := s.Packs()
+	var oldBytes int64
+	seen := map[groupKey]bool{}
+	for _, p := range placed {
+		k := groupKey{p.Loc.Pack, p.Loc.Offset}
+		if !seen[k] {
+			seen[k] = true
+			oldBytes += int64(p.Loc.Length)
+		}
+		size, err := s.GroupSize(p.Loc)
+		if err != nil || size <= p.Loc.Size || size > maxGroupSize {
+			t.Fatalf("GroupSize of member %d: %d, %v", p.Loc.Member, size, err)
+		}
+	}
+	rw := s.NewRewriter()
+	defer rw.Close()
+	live := map[ID][]byte{}
+	for i, id := range ids {
+		if i%3 != 0 {
+			continue
+		}
+		loc, _, _ := idx.Locator(id)
+		if err := rw.Regroup(id, loc); err != nil {
+			t.Fatal(err)
+		}
+		live[id] = blobs[i]
+	}
+	moved, err := rw.Sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moved) != len(live) {
+		t.Fatalf("Sync placed %d blobs, regrouped %d", len(moved), len(live))
+	}
+	var newBytes int64
+	seen = map[groupKey]bool{}
+	for _, p := range moved {
+		if _, ok := live[p.ID]; !ok {
+			t.Fatalf("placement of a blob not regrouped: %s", p.ID.Short())
+		}
+		k := groupKey{p.Loc.Pack, p.Loc.Offset}
+		if !seen[k] {
+			seen[k] = true
+			newBytes += int64(p.Loc.Length)
+		}
+	}
+	if newBytes*2 > oldBytes {
+		t.Fatalf("a third of the blobs regrouped take %d bytes of %d", newBytes, oldBytes)
+	}
+	rw.Close()
+	idx.mu.Lock()
+	idx.locs = map[ID]Locator{}
+	idx.mu.Unlock()
+	idx.commit(moved)
+	for _, n := range before {
+		if err := s.RemovePack(n); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(s.PackPath(n)); !os.IsNotExist(err) {
+			t.Fatalf("old pack %d still there", n)
+		}
+	}
+	for id, data := range live {
+		mustGet(t, s, id, data)
+	}
+}
+
+// TestRegroupRefusesWhatCannotJoinAGroup checks that damage, a chunk list
+// and a blob above the group limit are refused and place nothing.
+func TestRegroupRefusesWhatCannotJoinAGroup(t *testing.T) {
+	s, idx := testStore(t, Options{ChunkThreshold: 1 << 20})
+	small := textBytes(1, 4000)
+	big := textBytes(2, 3<<20) // chunked
+	ids, _ := save(t, s, idx, small, big)
+	rw := s.NewRewriter()
+	defer rw.Close()
+	list, _, _ := idx.Locator(ids[1])
+	if err := rw.Regroup(ids[1], list); err == nil {
+		t.Fatal("regrouped a chunk list")
+	}
+	bad, _, _ := idx.Locator(ids[0])
+	f, err := os.OpenFile(s.PackPath(bad.Pack), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff, 0xfe}, bad.Offset+int64(bad.Length)-2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	mustCorrupt(t, rw.Regroup(ids[0], bad))
+	if _, err := s.GroupSize(bad); err == nil {
+		t.Fatal("GroupSize of a plain record")
+	}
+}
