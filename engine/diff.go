@@ -179,15 +179,14 @@ func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
 type storeLoader struct{ e *Engine }
 
 func (s storeLoader) LoadBlob(_ string, id objects.ID) ([]byte, error) {
-	b, err := s.e.blobs.Get(id)
-	return b, storeError(err, s.e.storeDir)
+	return s.e.getBlob(context.Background(), id)
 }
 
 // LoadBlobPrefix reads only the first n bytes, for the binary test of large blobs.
 func (s storeLoader) LoadBlobPrefix(_ string, id objects.ID, n int) ([]byte, error) {
-	rc, _, err := s.e.blobs.Open(id)
+	rc, _, err := s.e.openBlob(context.Background(), id)
 	if err != nil {
-		return nil, storeError(err, s.e.storeDir)
+		return nil, err
 	}
 	defer rc.Close()
 	return readPrefix(rc, n)

@@ -37,6 +37,14 @@ type Engine struct {
 	pending *Journal
 	// completed is the interrupted restore this Open completed, nil when none.
 	completed *RestoreResult
+
+	// remoteMu guards the backends of the store's remotes in use.
+	remoteMu struct {
+		sync.Mutex
+		backends map[string]Backend // by remote name
+		opened   []Backend          // those Options.OpenRemote opened, closed by Close
+		progress func(SyncProgress) // a Clone's progress, for the fetches of its restore
+	}
 }
 
 // Open opens (creating on first use) the store of workspace and locks it.
@@ -231,6 +239,7 @@ func probeWritable(dirs ...string) error {
 // Close releases the store. It is safe to call more than once.
 func (e *Engine) Close() error {
 	var errs []error
+	errs = append(errs, e.closeRemotes())
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
 		e.save.Tracker = nil

@@ -1,0 +1,244 @@
+package remotesync
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/remote"
+)
+
+// Ranged reads: records of one data object closer than fetchGap are read
+// by one request, up to fetchSpan bytes; fetches run fetchers at a time.
+const (
+	fetchGap  = 256 << 10
+	fetchSpan = 16 << 20
+	fetchers  = 8
+)
+
+// FetchResult says what a fetch brought in.
+type FetchResult struct {
+	Blobs    int   // blobs stored locally
+	Bytes    int64 // bytes read from the remote
+	Requests int   // ranged reads made
+}
+
+// Fetch copies blobs ids from the remote into the store: each record read
+// by coalesced ranged reads, verified against its id (a chunked file's
+// chunks and whole content too), stored, and its locator committed. A blob
+// the store has already is skipped; one the record does not place on the
+// remote is an error wrapping objects.ErrNotFound; one that does not verify
+// is a *CorruptError and nothing of it is stored.
+func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, error) {
+	var res FetchResult
+	wants, err := s.wanted(ids)
+	if err != nil || len(wants) == 0 {
+		return res, err
+	}
+	put := s.Blobs.NewBatch()
+	defer put.Close()
+	var mu sync.Mutex
+	lists := map[objects.ID][]byte{} // chunk lists of chunked blobs, by file id
+	err = s.fetchRecords(ctx, wants, &res, func(w want, data []byte) error {
+		if w.loc.Flags&objects.FlagChunked != 0 {
+			mu.Lock()
+			lists[w.id] = data
+			mu.Unlock()
+			return nil
+		}
+		_, err := put.PutBytes(data)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	for id, list := range lists {
+		if err := s.fetchChunked(ctx, put, id, list, &res); err != nil {
+			return res, err
+		}
+	}
+	placed, err := put.Sync()
+	if err != nil {
+		return res, err
+	}
+	b := s.DB.NewBatch()
+	defer b.Close()
+	for _, p := range placed {
+		b.PutLocator(p.ID, p.Loc)
+	}
+	res.Blobs = len(wants)
+	return res, b.Commit()
+}
+
+// want is one blob to fetch and where the remote keeps it.
+type want struct {
+	id  objects.ID
+	loc Loc
+}
+
+// wanted returns the blobs of ids the store lacks, with their remote
+// locators.
+func (s *Syncer) wanted(ids []objects.ID) ([]want, error) {
+	var wants []want
+	seen := map[objects.ID]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if _, found, err := s.DB.Locator(id); err != nil || found {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		l, ok, err := s.recordedLoc(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("blob %s is neither in the store nor on remote %q: %w", id.Short(), s.Name, objects.ErrNotFound)
+		}
+		wants = append(wants, want{id, l})
+	}
+	return wants, nil
+}
+
+// fetchChunked fetches the chunks of file id the store lacks, joins them
+// with those it has, checks the whole content against id and stores it.
+func (s *Syncer) fetchChunked(ctx context.Context, put *objects.Batch, id objects.ID, list []byte, res *FetchResult) error {
+	l, _, err := s.recordedLoc(id)
+	if err != nil {
+		return err
+	}
+	chunks, err := objects.ChunkIDs(list, l.Size)
+	if err != nil {
+		return &CorruptError{Key: dataKey(l.Object), Reason: "chunk list of blob " + id.Short(), Err: err}
+	}
+	wants, err := s.wanted(chunks)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	got := map[objects.ID][]byte{}
+	err = s.fetchRecords(ctx, wants, res, func(w want, data []byte) error {
+		mu.Lock()
+		got[w.id] = data
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	content := make([]byte, 0, l.Size)
+	for _, c := range chunks {
+		data, ok := got[c]
+		if !ok {
+			if data, err = s.Blobs.Get(c); err != nil {
+				return err
+			}
+		}
+		content = append(content, data...)
+	}
+	if objects.Sum(content) != id {
+		return &CorruptError{Key: dataKey(l.Object), Reason: "chunks of blob " + id.Short() + " do not join to its content"}
+	}
+	_, err = put.PutBytes(content)
+	return err
+}
+
+// span is one ranged read: the records of wants, all in one data object.
+type span struct {
+	object     objects.ID
+	start, end int64
+	wants      []want
+}
+
+// spans groups wants into coalesced ranged reads.
+func spans(wants []want) []span {
+	slices.SortFunc(wants, func(a, b want) int {
+		return cmp.Or(bytes.Compare(a.loc.Object[:], b.loc.Object[:]), cmp.Compare(a.loc.Offset, b.loc.Offset))
+	})
+	var out []span
+	for _, w := range wants {
+		end := w.loc.Offset + int64(w.loc.Length)
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if last.object == w.loc.Object && w.loc.Offset <= last.end+fetchGap && max(end, last.end)-last.start <= fetchSpan {
+				last.end = max(last.end, end)
+				last.wants = append(last.wants, w)
+				continue
+			}
+		}
+		out = append(out, span{object: w.loc.Object, start: w.loc.Offset, end: end, wants: []want{w}})
+	}
+	return out
+}
+
+// fetchRecords reads the records of wants by coalesced ranged reads and
+// calls fn (from several goroutines) with each one's verified content.
+func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResult, fn func(want, []byte) error) error {
+	all := spans(wants)
+	var total, done int64
+	for _, sp := range all {
+		total += sp.end - sp.start
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fetchers)
+	for _, sp := range all {
+		g.Go(func() error {
+			buf, err := s.readRange(gctx, sp)
+			if err != nil {
+				return err
+			}
+			for _, w := range sp.wants {
+				rec := buf[w.loc.Offset-sp.start : w.loc.Offset-sp.start+int64(w.loc.Length)]
+				data, err := s.Blobs.DecodeRecord(rec, w.loc.objectsLocator(), w.id)
+				if err != nil {
+					return &CorruptError{Key: dataKey(sp.object), Reason: fmt.Sprintf("record of blob %s at %d", w.id.Short(), w.loc.Offset), Err: err}
+				}
+				if err := fn(w, data); err != nil {
+					return err
+				}
+			}
+			s.progress("fetch", atomic.AddInt64(&done, int64(len(buf))), total)
+			return nil
+		})
+	}
+	err := g.Wait()
+	res.Requests += len(all)
+	res.Bytes += atomic.LoadInt64(&done)
+	return err
+}
+
+// readRange reads the bytes of sp from its data object.
+func (s *Syncer) readRange(ctx context.Context, sp span) ([]byte, error) {
+	key := dataKey(sp.object)
+	atomic.AddInt64(&s.counters.Gets, 1)
+	rc, err := s.Backend.GetRange(ctx, key, sp.start, sp.end-sp.start)
+	if errors.Is(err, remote.ErrNotFound) {
+		return nil, &CorruptError{Key: key, Reason: "data object a segment names is missing", Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	defer rc.Close()
+	buf := make([]byte, sp.end-sp.start)
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, &CorruptError{Key: key, Reason: "data object shorter than its records", Err: err}
+		}
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	atomic.AddInt64(&s.counters.BytesDown, int64(len(buf)))
+	return buf, nil
+}

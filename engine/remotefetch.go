@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ckpt/ckpt/engine/internal/maint"
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+// FetchedBlobs counts what a restore fetched from remotes: blobs a pull
+// had left there.
+type FetchedBlobs struct {
+	Blobs    int
+	Bytes    int64
+	Requests int64
+}
+
+// useBackend makes b the backend of remote name for fetches.
+func (e *Engine) useBackend(name string, b Backend) {
+	e.remoteMu.Lock()
+	defer e.remoteMu.Unlock()
+	e.useBackendLocked(name, b)
+}
+
+// backend returns the backend of remote name: the one a Push, Pull or
+// Clone handed over, or one Options.OpenRemote opens.
+func (e *Engine) backend(ctx context.Context, name string) (Backend, error) {
+	e.remoteMu.Lock()
+	b := e.remoteMu.backends[name]
+	e.remoteMu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	if e.opts.OpenRemote == nil {
+		return nil, fmt.Errorf("blobs are on remote %q, which this engine cannot open: %w", name, objects.ErrNotFound)
+	}
+	url, err := e.remoteURL(name)
+	if err != nil {
+		return nil, err
+	}
+	if b, err = e.opts.OpenRemote(ctx, url); err != nil {
+		return nil, fmt.Errorf("open remote %q: %w", name, err)
+	}
+	e.remoteMu.Lock()
+	defer e.remoteMu.Unlock()
+	if old := e.remoteMu.backends[name]; old != nil {
+		return old, b.Close()
+	}
+	e.useBackendLocked(name, b)
+	e.remoteMu.opened = append(e.remoteMu.opened, b)
+	return b, nil
+}
+
+// useBackendLocked is useBackend with remoteMu held.
+func (e *Engine) useBackendLocked(name string, b Backend) {
+	if e.remoteMu.backends == nil {
+		e.remoteMu.backends = map[string]Backend{}
+	}
+	e.remoteMu.backends[name] = b
+}
+
+// closeRemotes closes the backends Options.OpenRemote opened.
+func (e *Engine) closeRemotes() error {
+	e.remoteMu.Lock()
+	defer e.remoteMu.Unlock()
+	var errs []error
+	for _, b := range e.remoteMu.opened {
+		errs = append(errs, b.Close())
+	}
+	e.remoteMu.opened, e.remoteMu.backends = nil, nil
+	return errors.Join(errs...)
+}
+
+// remoteNames lists the store's remotes.
+func (e *Engine) remoteNames() ([]string, error) {
+	var names []string
+	err := e.db.EachConfig("remote/", func(key, _ string) error {
+		names = append(names, strings.TrimPrefix(key, "remote/"))
+		return nil
+	})
+	return names, storeError(err, e.storeDir)
+}
+
+// fetchBlobs copies into the store those of ids that it lacks and a remote
+// holds. Ids no remote holds are left for the reader to report.
+func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID) (FetchedBlobs, error) {
+	var got FetchedBlobs
+	names, err := e.remoteNames()
+	if err != nil || len(names) == 0 {
+		return got, err
+	}
+	for _, name := range names {
+		s := e.syncer(name, nil, nil)
+		var mine []objects.ID
+		for _, id := range ids {
+			if _, found, err := e.db.Locator(id); err != nil || found {
+				if err != nil {
+					return got, storeError(err, e.storeDir)
+				}
+				continue
+			}
+			if has, err := s.Has(id); err != nil {
+				return got, storeError(err, e.storeDir)
+			} else if has {
+				mine = append(mine, id)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		if s.Backend, err = e.backend(ctx, name); err != nil {
+			return got, err
+		}
+		e.remoteMu.Lock()
+		if p := e.remoteMu.progress; p != nil {
+			s.Progress = func(sp remotesync.Progress) { p(SyncProgress(sp)) }
+		}
+		e.remoteMu.Unlock()
+		r, err := s.Fetch(ctx, mine)
+		got.Blobs += r.Blobs
+		got.Bytes += r.Bytes
+		got.Requests += int64(r.Requests)
+		if err != nil {
+			return got, storeError(remoteError(fmt.Errorf("fetch from %s: %w", name, err), name), e.storeDir)
+		}
+	}
+	return got, nil
+}
+
+// fetchTree fetches every blob of tree root (and the state blob, if not
+// zero) that the store lacks and a remote holds. A store without remotes
+// pays one index read.
+func (e *Engine) fetchTree(ctx context.Context, root, state objects.ID) (FetchedBlobs, error) {
+	if names, err := e.remoteNames(); err != nil || len(names) == 0 {
+		return FetchedBlobs{}, err
+	}
+	var missing []objects.ID
+	add := func(id objects.ID) error {
+		_, found, err := e.db.Locator(id)
+		if err == nil && !found {
+			missing = append(missing, id)
+		}
+		return err
+	}
+	if !state.IsZero() {
+		if err := add(state); err != nil {
+			return FetchedBlobs{}, storeError(err, e.storeDir)
+		}
+	}
+	seen := map[objects.ID]bool{}
+	stack := []objects.ID{root}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		t, err := e.db.Tree(id)
+		if err != nil {
+			return FetchedBlobs{}, storeError(err, e.storeDir)
+		}
+		for _, ent := range t.Entries {
+			if ent.Kind == index.KindDir {
+				stack = append(stack, ent.ID)
+			} else if err := add(ent.ID); err != nil {
+				return FetchedBlobs{}, storeError(err, e.storeDir)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return FetchedBlobs{}, nil
+	}
+	return e.fetchBlobs(ctx, missing)
+}
+
+// openBlob opens blob id, fetching it first from a remote that holds it
+// when the store lacks it.
+func (e *Engine) openBlob(ctx context.Context, id objects.ID) (io.ReadCloser, int64, error) {
+	rc, n, err := e.blobs.Open(id)
+	if errors.Is(err, objects.ErrNotFound) {
+		if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}); ferr != nil {
+			return nil, 0, ferr
+		}
+		rc, n, err = e.blobs.Open(id)
+	}
+	return rc, n, storeError(err, e.storeDir)
+}
+
+// getBlob is openBlob for a whole blob in memory.
+func (e *Engine) getBlob(ctx context.Context, id objects.ID) ([]byte, error) {
+	b, err := e.blobs.Get(id)
+	if errors.Is(err, objects.ErrNotFound) {
+		if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}); ferr != nil {
+			return nil, ferr
+		}
+		b, err = e.blobs.Get(id)
+	}
+	return b, storeError(err, e.storeDir)
+}
+
+// remoteOnly counts the blobs the store knows only by remote name's record.
+func (e *Engine) remoteOnly(ctx context.Context, name string) (int, error) {
+	n := 0
+	prefix := "sync/" + name + "/b/"
+	err := e.db.EachConfig(prefix, func(key, _ string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		raw := strings.TrimPrefix(key, prefix)
+		if len(raw) != objects.IDSize {
+			return nil
+		}
+		_, found, err := e.db.Locator(objects.ID([]byte(raw)))
+		if err == nil && !found {
+			n++
+		}
+		return err
+	})
+	return n, storeError(err, e.storeDir)
+}
+
+// onRemote reports whether some remote holds blob id, so that its absence
+// from the store is not damage.
+func (e *Engine) onRemote(id objects.ID) bool {
+	names, err := e.remoteNames()
+	if err != nil {
+		return false
+	}
+	for _, name := range names {
+		if has, err := e.syncer(name, nil, nil).Has(id); err == nil && has {
+			return true
+		}
+	}
+	return false
+}
+
+// leftOnRemote reports whether p is a blob missing from the store that a
+// pull left on a remote: not damage, as a fetch brings it when needed.
+func (e *Engine) leftOnRemote(p maint.Problem) bool {
+	return strings.HasSuffix(p.Message, " missing") && p.Kind != "tree" && p.Kind != "checkpoint" && e.onRemote(p.Object)
+}
