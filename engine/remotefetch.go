@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,8 +89,9 @@ func (e *Engine) remoteNames() ([]string, error) {
 }
 
 // fetchBlobs copies into the store those of ids that it lacks and a remote
-// holds. Ids no remote holds are left for the reader to report.
-func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID) (FetchedBlobs, error) {
+// holds; with into set, it hands their contents to into instead (a
+// read-only Engine). Ids no remote holds are left for the reader to report.
+func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(objects.ID, []byte) error) (FetchedBlobs, error) {
 	var got FetchedBlobs
 	names, err := e.remoteNames()
 	if err != nil || len(names) == 0 {
@@ -122,7 +124,12 @@ func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID) (FetchedBlobs
 			s.Progress = func(sp remotesync.Progress) { p(SyncProgress(sp)) }
 		}
 		e.remoteMu.Unlock()
-		r, err := s.Fetch(ctx, mine)
+		var r remotesync.FetchResult
+		if into != nil {
+			r, err = s.FetchInto(ctx, mine, into)
+		} else {
+			r, err = s.Fetch(ctx, mine)
+		}
 		got.Blobs += r.Blobs
 		got.Bytes += r.Bytes
 		got.Requests += int64(r.Requests)
@@ -177,15 +184,22 @@ func (e *Engine) fetchTree(ctx context.Context, root, state objects.ID) (Fetched
 	if len(missing) == 0 {
 		return FetchedBlobs{}, nil
 	}
-	return e.fetchBlobs(ctx, missing)
+	return e.fetchBlobs(ctx, missing, nil)
 }
 
 // openBlob opens blob id, fetching it first from a remote that holds it
 // when the store lacks it.
 func (e *Engine) openBlob(ctx context.Context, id objects.ID) (io.ReadCloser, int64, error) {
 	rc, n, err := e.blobs.Open(id)
+	if errors.Is(err, objects.ErrNotFound) && e.opts.ReadOnly {
+		b, ferr := e.getBlob(ctx, id)
+		if ferr != nil {
+			return nil, 0, ferr
+		}
+		return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+	}
 	if errors.Is(err, objects.ErrNotFound) {
-		if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}); ferr != nil {
+		if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}, nil); ferr != nil {
 			return nil, 0, ferr
 		}
 		rc, n, err = e.blobs.Open(id)
@@ -193,15 +207,25 @@ func (e *Engine) openBlob(ctx context.Context, id objects.ID) (io.ReadCloser, in
 	return rc, n, storeError(err, e.storeDir)
 }
 
-// getBlob is openBlob for a whole blob in memory.
+// getBlob is openBlob for a whole blob in memory. A read-only Engine
+// fetches into memory and stores nothing.
 func (e *Engine) getBlob(ctx context.Context, id objects.ID) ([]byte, error) {
 	b, err := e.blobs.Get(id)
-	if errors.Is(err, objects.ErrNotFound) {
-		if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}); ferr != nil {
-			return nil, ferr
-		}
-		b, err = e.blobs.Get(id)
+	if !errors.Is(err, objects.ErrNotFound) {
+		return b, storeError(err, e.storeDir)
 	}
+	var into func(objects.ID, []byte) error
+	got := false
+	if e.opts.ReadOnly {
+		into = func(_ objects.ID, content []byte) error { b, got = content, true; return nil }
+	}
+	if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}, into); ferr != nil {
+		return nil, ferr
+	}
+	if got {
+		return b, nil
+	}
+	b, err = e.blobs.Get(id)
 	return b, storeError(err, e.storeDir)
 }
 

@@ -39,32 +39,14 @@ type FetchResult struct {
 // remote is an error wrapping objects.ErrNotFound; one that does not verify
 // is a *CorruptError and nothing of it is stored.
 func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, error) {
-	var res FetchResult
-	wants, err := s.wanted(ids)
-	if err != nil || len(wants) == 0 {
-		return res, err
-	}
 	put := s.Blobs.NewBatch()
 	defer put.Close()
-	var mu sync.Mutex
-	lists := map[objects.ID][]byte{} // chunk lists of chunked blobs, by file id
-	err = s.fetchRecords(ctx, wants, &res, func(w want, data []byte) error {
-		if w.loc.Flags&objects.FlagChunked != 0 {
-			mu.Lock()
-			lists[w.id] = data
-			mu.Unlock()
-			return nil
-		}
-		_, err := put.PutBytes(data)
+	res, err := s.FetchInto(ctx, ids, func(_ objects.ID, content []byte) error {
+		_, err := put.PutBytes(content)
 		return err
 	})
-	if err != nil {
+	if err != nil || res.Blobs == 0 {
 		return res, err
-	}
-	for id, list := range lists {
-		if err := s.fetchChunked(ctx, put, id, list, &res); err != nil {
-			return res, err
-		}
 	}
 	placed, err := put.Sync()
 	if err != nil {
@@ -75,8 +57,42 @@ func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, erro
 	for _, p := range placed {
 		b.PutLocator(p.ID, p.Loc)
 	}
-	res.Blobs = len(wants)
 	return res, b.Commit()
+}
+
+// FetchInto is Fetch handing each blob's verified content to keep (called
+// from several goroutines) instead of storing it.
+func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id objects.ID, content []byte) error) (FetchResult, error) {
+	var res FetchResult
+	wants, err := s.wanted(ids)
+	if err != nil || len(wants) == 0 {
+		return res, err
+	}
+	var mu sync.Mutex
+	lists := map[objects.ID][]byte{} // chunk lists of chunked blobs, by file id
+	err = s.fetchRecords(ctx, wants, &res, func(w want, data []byte) error {
+		if w.loc.Flags&objects.FlagChunked != 0 {
+			mu.Lock()
+			lists[w.id] = data
+			mu.Unlock()
+			return nil
+		}
+		return keep(w.id, data)
+	})
+	if err != nil {
+		return res, err
+	}
+	for id, list := range lists {
+		content, err := s.fetchChunked(ctx, id, list, &res)
+		if err != nil {
+			return res, err
+		}
+		if err := keep(id, content); err != nil {
+			return res, err
+		}
+	}
+	res.Blobs = len(wants)
+	return res, nil
 }
 
 // want is one blob to fetch and where the remote keeps it.
@@ -114,19 +130,19 @@ func (s *Syncer) wanted(ids []objects.ID) ([]want, error) {
 }
 
 // fetchChunked fetches the chunks of file id the store lacks, joins them
-// with those it has, checks the whole content against id and stores it.
-func (s *Syncer) fetchChunked(ctx context.Context, put *objects.Batch, id objects.ID, list []byte, res *FetchResult) error {
+// with those it has and returns the whole content, checked against id.
+func (s *Syncer) fetchChunked(ctx context.Context, id objects.ID, list []byte, res *FetchResult) ([]byte, error) {
 	l, _, err := s.recordedLoc(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	chunks, err := objects.ChunkIDs(list, l.Size)
 	if err != nil {
-		return &CorruptError{Key: dataKey(l.Object), Reason: "chunk list of blob " + id.Short(), Err: err}
+		return nil, &CorruptError{Key: dataKey(l.Object), Reason: "chunk list of blob " + id.Short(), Err: err}
 	}
 	wants, err := s.wanted(chunks)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var mu sync.Mutex
 	got := map[objects.ID][]byte{}
@@ -137,23 +153,22 @@ func (s *Syncer) fetchChunked(ctx context.Context, put *objects.Batch, id object
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	content := make([]byte, 0, l.Size)
 	for _, c := range chunks {
 		data, ok := got[c]
 		if !ok {
 			if data, err = s.Blobs.Get(c); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		content = append(content, data...)
 	}
 	if objects.Sum(content) != id {
-		return &CorruptError{Key: dataKey(l.Object), Reason: "chunks of blob " + id.Short() + " do not join to its content"}
+		return nil, &CorruptError{Key: dataKey(l.Object), Reason: "chunks of blob " + id.Short() + " do not join to its content"}
 	}
-	_, err = put.PutBytes(content)
-	return err
+	return content, nil
 }
 
 // span is one ranged read: the records of wants, all in one data object.
