@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// damageRemote flips a byte in the middle of every object of a file://
+// remote directory under sub (data, meta or heads).
+func damageRemote(t *testing.T, dir, sub string) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(dir, sub))
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("remote %s/%s: %v", dir, sub, err)
+	}
+	for _, ent := range ents {
+		p := filepath.Join(dir, sub, ent.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0x20
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
+	src := newEnv(t)
+	src.write("a.txt", "alpha\n")
+	src.write("sub/b.bin", "\x00\x01binary")
+	src.ok("save", "-m", "one")
+	dir := t.TempDir()
+	url := "file://" + filepath.ToSlash(dir)
+	src.ok("remote", "add", "origin", url)
+	if got := decode[remotesJSON](t, src.ok("remote", "list", "--json")); len(got.Remotes) != 1 || got.Remotes[0].URL != url {
+		t.Fatalf("remote list: %+v", got)
+	}
+	push := decode[pushJSON](t, src.ok("push", "--json"))
+	if push.Checkpoints != 1 || push.Traffic.ObjectsUp != 1 || push.Traffic.SegmentsUp != 1 {
+		t.Fatalf("push: %+v", push)
+	}
+	if again := decode[pushJSON](t, src.ok("push", "--json")); !again.UpToDate || again.Traffic.Puts != 0 {
+		t.Fatalf("second push: %+v", again)
+	}
+
+	dst := newEnv(t)
+	dst.ws = filepath.Join(dst.ws, "new") // clone creates it
+	clone := decode[cloneJSON](t, dst.ok("clone", url, "--json"))
+	if clone.Head != push.Head || clone.Written != 2 {
+		t.Fatalf("clone: %+v, push head %s", clone, push.Head)
+	}
+	for _, f := range []string{"a.txt", "sub/b.bin"} {
+		want, _ := os.ReadFile(filepath.Join(src.ws, f))
+		got, err := os.ReadFile(filepath.Join(dst.ws, f))
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s: %q, %v; want %q", f, got, err, want)
+		}
+	}
+
+	// The source saves again; the clone pulls, and cat fetches the new blob.
+	src.write("a.txt", "alpha two\n")
+	src.ok("save", "-m", "two")
+	src.ok("push")
+	pull := decode[pullJSON](t, dst.ok("pull", "--json"))
+	if pull.Checkpoints != 1 || !pull.Moved {
+		t.Fatalf("pull: %+v", pull)
+	}
+	if got := dst.ok("cat", "HEAD", "a.txt"); got != "alpha two\n" {
+		t.Fatalf("cat after pull = %q", got)
+	}
+}
+
+func TestCLISyncExitCodes(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "alpha\n")
+	e.ok("save")
+	if r := e.run("", "push"); r.code != exitUsage || !strings.Contains(r.stderr, "remote add") {
+		t.Fatalf("push without a remote: exit %d %s", r.code, r.stderr)
+	}
+	dir := t.TempDir()
+	url := "file://" + filepath.ToSlash(dir)
+	e.ok("remote", "add", "origin", url)
+	if r := e.run("", "remote", "add", "origin", url); r.code != exitUsage {
+		t.Fatalf("adding a name twice: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.run("", "push", "nosuch"); r.code != exitUsage {
+		t.Fatalf("push to an unknown remote: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.run("", "push", "--task", "nosuch"); r.code != exitUsage {
+		t.Fatalf("push of an unknown task: exit %d %s", r.code, r.stderr)
+	}
+	e.ok("push")
+	for _, sub := range []string{"data", "meta"} {
+		t.Run(sub, func(t *testing.T) {
+			damaged := t.TempDir()
+			if err := os.CopyFS(damaged, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+			damageRemote(t, damaged, sub)
+			c := newEnv(t)
+			r := c.run("", "clone", "file://"+filepath.ToSlash(damaged))
+			if r.code != exitCorrupted {
+				t.Fatalf("clone of a remote with damaged %s: exit %d %s", sub, r.code, r.stderr)
+			}
+		})
+	}
+}
