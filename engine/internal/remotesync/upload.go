@@ -208,22 +208,25 @@ func (s *Syncer) placeBlobs(ctx context.Context, ids []objects.ID) ([]blobLoc, e
 func (s *Syncer) missingObjects(ctx context.Context, recorded map[objects.ID]Loc) (map[objects.ID]bool, error) {
 	objs := map[objects.ID]bool{}
 	for _, l := range recorded {
-		objs[l.Object] = false
+		objs[l.Object] = true
 	}
+	missing := map[objects.ID]bool{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for o := range objs {
 		g.Go(func() error {
 			there, err := s.exists(gctx, dataKey(o))
-			mu.Lock()
-			objs[o] = !there
-			mu.Unlock()
+			if err == nil && !there {
+				mu.Lock()
+				missing[o] = true
+				mu.Unlock()
+			}
 			return err
 		})
 	}
 	err := g.Wait()
-	return objs, err
+	return missing, err
 }
 
 // record is one stored record to upload and the blobs it holds (several
