@@ -39,3 +39,36 @@ func ChunkIDs(list []byte, size int64) ([]ID, error) {
 	}
 	return ids, nil
 }
+
+// PutRecord stores rec, one whole record obtained outside the store (see
+// DecodeRecord), in a pack as it is, without decoding and re-encoding its
+// payload: it is verified exactly as DecodeRecord verifies it, then
+// appended, and its Placement (want at the new place, with loc's flags,
+// size and member) is returned by the next Sync like any other. A chunked
+// record's chunks are records of their own, stored by their own PutRecord.
+// A blob already committed is not written again.
+func (b *Batch) PutRecord(rec []byte, loc Locator, want ID) error {
+	if _, err := b.s.DecodeRecord(rec, loc, want); err != nil {
+		return err
+	}
+	if found, err := b.committed(want); err != nil || found {
+		return err
+	}
+	h, err := parseRecordHeader(rec)
+	if err != nil {
+		return &CorruptError{ID: want, Reason: err.Error()}
+	}
+	w, err := b.acquire()
+	if err != nil {
+		return err
+	}
+	off, err := w.append(h, rec[recordHeaderLen:])
+	if err == nil {
+		placed := Locator{Pack: w.n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
+		b.mu.Lock()
+		b.mu.placed = append(b.mu.placed, Placement{ID: want, Loc: placed})
+		b.mu.Unlock()
+	}
+	b.release(w)
+	return err
+}

@@ -33,20 +33,48 @@ type FetchResult struct {
 }
 
 // Fetch copies blobs ids from the remote into the store: each record read
-// by coalesced ranged reads, verified against its id (a chunked file's
-// chunks and whole content too), stored, and its locator committed. A blob
-// the store has already is skipped; one the record does not place on the
-// remote is an error wrapping objects.ErrNotFound; one that does not verify
-// is a *CorruptError and nothing of it is stored.
+// by coalesced ranged reads, verified against its id and stored as it is
+// (no recompression), a chunked file's chunks with it, and their locators
+// committed at once. A blob the store has already is skipped; one the
+// record does not place on the remote is an error wrapping
+// objects.ErrNotFound; one that does not verify is a *CorruptError and
+// nothing of the fetch is committed.
 func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, error) {
+	var res FetchResult
+	wants, err := s.wanted(ids)
+	if err != nil || len(wants) == 0 {
+		return res, err
+	}
 	put := s.Blobs.NewBatch()
 	defer put.Close()
-	res, err := s.FetchInto(ctx, ids, func(_ objects.ID, content []byte) error {
-		_, err := put.PutBytes(content)
-		return err
+	store := func(w want, rec []byte) error {
+		return recordErr(w, put.PutRecord(rec, w.loc.objectsLocator(), w.id))
+	}
+	var mu sync.Mutex
+	var chunks []objects.ID
+	err = s.fetchRecords(ctx, wants, &res, func(w want, rec []byte) error {
+		if w.loc.Flags&objects.FlagChunked != 0 {
+			ids, err := s.chunkIDs(w, rec)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			chunks = append(chunks, ids...)
+			mu.Unlock()
+		}
+		return store(w, rec)
 	})
-	if err != nil || res.Blobs == 0 {
+	if err != nil {
 		return res, err
+	}
+	if len(chunks) > 0 {
+		more, err := s.wanted(chunks)
+		if err != nil {
+			return res, err
+		}
+		if err := s.fetchRecords(ctx, more, &res, store); err != nil {
+			return res, err
+		}
 	}
 	placed, err := put.Sync()
 	if err != nil {
@@ -57,11 +85,37 @@ func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, erro
 	for _, p := range placed {
 		b.PutLocator(p.ID, p.Loc)
 	}
+	res.Blobs = len(wants)
 	return res, b.Commit()
 }
 
+// recordErr names the remote object of a record that failed to verify.
+func recordErr(w want, err error) error {
+	if errors.Is(err, objects.ErrCorrupt) {
+		return &CorruptError{Key: dataKey(w.loc.Object), Reason: fmt.Sprintf("record of blob %s at %d", w.id.Short(), w.loc.Offset), Err: err}
+	}
+	return err
+}
+
+// decode verifies and decodes the record of w.
+func (s *Syncer) decode(w want, rec []byte) ([]byte, error) {
+	data, err := s.Blobs.DecodeRecord(rec, w.loc.objectsLocator(), w.id)
+	return data, recordErr(w, err)
+}
+
+// chunkIDs returns the chunks the chunked record of w lists.
+func (s *Syncer) chunkIDs(w want, rec []byte) ([]objects.ID, error) {
+	list, err := s.decode(w, rec)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := objects.ChunkIDs(list, w.loc.Size)
+	return ids, recordErr(w, err)
+}
+
 // FetchInto is Fetch handing each blob's verified content to keep (called
-// from several goroutines) instead of storing it.
+// from several goroutines) instead of storing it: a chunked file's chunks
+// are fetched and joined, and the whole checked against its id.
 func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id objects.ID, content []byte) error) (FetchResult, error) {
 	var res FetchResult
 	wants, err := s.wanted(ids)
@@ -69,25 +123,30 @@ func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id o
 		return res, err
 	}
 	var mu sync.Mutex
-	lists := map[objects.ID][]byte{} // chunk lists of chunked blobs, by file id
-	err = s.fetchRecords(ctx, wants, &res, func(w want, data []byte) error {
+	lists := map[want][]objects.ID{} // chunked blobs and their chunks
+	err = s.fetchRecords(ctx, wants, &res, func(w want, rec []byte) error {
 		if w.loc.Flags&objects.FlagChunked != 0 {
+			ids, err := s.chunkIDs(w, rec)
 			mu.Lock()
-			lists[w.id] = data
+			lists[w] = ids
 			mu.Unlock()
-			return nil
+			return err
+		}
+		data, err := s.decode(w, rec)
+		if err != nil {
+			return err
 		}
 		return keep(w.id, data)
 	})
 	if err != nil {
 		return res, err
 	}
-	for id, list := range lists {
-		content, err := s.fetchChunked(ctx, id, list, &res)
+	for w, chunks := range lists {
+		content, err := s.joinChunks(ctx, w, chunks, &res)
 		if err != nil {
 			return res, err
 		}
-		if err := keep(id, content); err != nil {
+		if err := keep(w.id, content); err != nil {
 			return res, err
 		}
 	}
@@ -129,33 +188,26 @@ func (s *Syncer) wanted(ids []objects.ID) ([]want, error) {
 	return wants, nil
 }
 
-// fetchChunked fetches the chunks of file id the store lacks, joins them
-// with those it has and returns the whole content, checked against id.
-func (s *Syncer) fetchChunked(ctx context.Context, id objects.ID, list []byte, res *FetchResult) ([]byte, error) {
-	l, _, err := s.recordedLoc(id)
-	if err != nil {
-		return nil, err
-	}
-	chunks, err := objects.ChunkIDs(list, l.Size)
-	if err != nil {
-		return nil, &CorruptError{Key: dataKey(l.Object), Reason: "chunk list of blob " + id.Short(), Err: err}
-	}
+// joinChunks fetches the chunks of w the store lacks, joins them with
+// those it has and returns the whole content, checked against w's id.
+func (s *Syncer) joinChunks(ctx context.Context, w want, chunks []objects.ID, res *FetchResult) ([]byte, error) {
 	wants, err := s.wanted(chunks)
 	if err != nil {
 		return nil, err
 	}
 	var mu sync.Mutex
 	got := map[objects.ID][]byte{}
-	err = s.fetchRecords(ctx, wants, res, func(w want, data []byte) error {
+	err = s.fetchRecords(ctx, wants, res, func(c want, rec []byte) error {
+		data, err := s.decode(c, rec)
 		mu.Lock()
-		got[w.id] = data
+		got[c.id] = data
 		mu.Unlock()
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	content := make([]byte, 0, l.Size)
+	content := make([]byte, 0, w.loc.Size)
 	for _, c := range chunks {
 		data, ok := got[c]
 		if !ok {
@@ -165,8 +217,8 @@ func (s *Syncer) fetchChunked(ctx context.Context, id objects.ID, list []byte, r
 		}
 		content = append(content, data...)
 	}
-	if objects.Sum(content) != id {
-		return nil, &CorruptError{Key: dataKey(l.Object), Reason: "chunks of blob " + id.Short() + " do not join to its content"}
+	if objects.Sum(content) != w.id {
+		return nil, &CorruptError{Key: dataKey(w.loc.Object), Reason: "chunks of blob " + w.id.Short() + " do not join to its content"}
 	}
 	return content, nil
 }
@@ -200,7 +252,8 @@ func spans(wants []want) []span {
 }
 
 // fetchRecords reads the records of wants by coalesced ranged reads and
-// calls fn (from several goroutines) with each one's verified content.
+// calls fn (from several goroutines) with each one's bytes, not yet
+// verified.
 func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResult, fn func(want, []byte) error) error {
 	all := spans(wants)
 	var total, done int64
@@ -216,12 +269,7 @@ func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResul
 				return err
 			}
 			for _, w := range sp.wants {
-				rec := buf[w.loc.Offset-sp.start : w.loc.Offset-sp.start+int64(w.loc.Length)]
-				data, err := s.Blobs.DecodeRecord(rec, w.loc.objectsLocator(), w.id)
-				if err != nil {
-					return &CorruptError{Key: dataKey(sp.object), Reason: fmt.Sprintf("record of blob %s at %d", w.id.Short(), w.loc.Offset), Err: err}
-				}
-				if err := fn(w, data); err != nil {
+				if err := fn(w, buf[w.loc.Offset-sp.start:w.loc.Offset-sp.start+int64(w.loc.Length)]); err != nil {
 					return err
 				}
 			}
