@@ -180,34 +180,26 @@ func (a *app) pushCommand() *cobra.Command {
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				r, b, err := a.remoteBackend(cmd.Context(), e, args)
-				if err != nil {
-					return err
-				}
-				defer b.Close()
-				res, err := e.Push(cmd.Context(), b, engine.PushOptions{Remote: r.Name, Task: a.task, Progress: a.syncProgress("push")})
+				view, res, err := runPush(cmd.Context(), e, args, a.task, a.syncProgress("push"))
 				if err != nil {
 					return err
 				}
 				a.progress.clear()
-				view := pushJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints,
-					UpToDate: res.UpToDate, Behind: res.Behind, Forked: res.Forked, Traffic: trafficView(res.Traffic),
-					DurationMs: res.Duration.Milliseconds()}
 				if a.json {
 					a.printJSON(view)
 					return nil
 				}
 				switch {
 				case res.Forked != "":
-					fmt.Fprintf(a.stderr, "ckpt: task %s on %s moved on elsewhere; this store's history was pushed as task %s\n", a.task, r.Name, res.Forked)
+					fmt.Fprintf(a.stderr, "ckpt: task %s on %s moved on elsewhere; this store's history was pushed as task %s\n", a.task, view.Remote, res.Forked)
 				case res.UpToDate:
-					a.say("%s is up to date with task %s", r.Name, res.Task)
+					a.say("%s is up to date with task %s", view.Remote, res.Task)
 					return nil
 				case res.Behind:
-					a.say("%s has saved further on task %s; nothing to push (`ckpt pull` brings it)", r.Name, res.Task)
+					a.say("%s has saved further on task %s; nothing to push (`ckpt pull` brings it)", view.Remote, res.Task)
 					return nil
 				}
-				a.say("pushed task %s to %s: %d checkpoints, %s in %d requests", res.Task, r.Name, res.Checkpoints,
+				a.say("pushed task %s to %s: %d checkpoints, %s in %d requests", res.Task, view.Remote, res.Checkpoints,
 					humanBytes(res.Traffic.BytesUp), res.Traffic.Puts+res.Traffic.Gets+res.Traffic.Stats)
 				return nil
 			})
@@ -215,8 +207,25 @@ func (a *app) pushCommand() *cobra.Command {
 	}
 }
 
+// runPush pushes task to the remote args name (or the default remote);
+// the CLI and the push method share it.
+func runPush(ctx context.Context, e *engine.Engine, args []string, task string, progress func(engine.SyncProgress)) (pushJSON, *engine.PushResult, error) {
+	r, b, err := remoteBackend(ctx, e, args)
+	if err != nil {
+		return pushJSON{}, nil, err
+	}
+	defer b.Close()
+	res, err := e.Push(ctx, b, engine.PushOptions{Remote: r.Name, Task: task, Progress: progress})
+	if err != nil {
+		return pushJSON{}, nil, err
+	}
+	return pushJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints,
+		UpToDate: res.UpToDate, Behind: res.Behind, Forked: res.Forked, Traffic: trafficView(res.Traffic),
+		DurationMs: res.Duration.Milliseconds()}, res, nil
+}
+
 // remoteBackend picks the remote args name and opens its backend.
-func (a *app) remoteBackend(ctx context.Context, e *engine.Engine, args []string) (engine.RemoteInfo, engine.Backend, error) {
+func remoteBackend(ctx context.Context, e *engine.Engine, args []string) (engine.RemoteInfo, engine.Backend, error) {
 	r, err := pickRemote(ctx, e, args)
 	if err != nil {
 		return r, nil, err
@@ -244,30 +253,58 @@ func (a *app) pullCommand() *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				r, b, err := a.remoteBackend(cmd.Context(), e, args)
-				if err != nil {
-					return err
-				}
-				defer b.Close()
-				res, err := e.Pull(cmd.Context(), b, engine.PullOptions{Remote: r.Name, Task: a.task, Progress: a.syncProgress("pull")})
-				if errors.Is(err, engine.ErrDiverged) {
-					return fmt.Errorf("%w (push keeps this store's history as a new task; `ckpt drop %s` then pull takes the remote's)", err, a.task)
-				}
+				view, err := runPull(cmd.Context(), e, args, a.task, a.syncProgress("pull"))
 				if err != nil {
 					return err
 				}
 				a.progress.clear()
-				if a.json {
-					a.printJSON(pullJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints,
-						Trees: res.Trees, Blobs: res.Blobs, Moved: res.Moved, Traffic: trafficView(res.Traffic),
-						DurationMs: res.Duration.Milliseconds()})
-					return nil
-				}
-				a.say("pulled task %s from %s: %d checkpoints; head %s", res.Task, r.Name, res.Checkpoints, res.Head.Short())
+				a.printOrSay(view, "pulled task %s from %s: %d checkpoints; head %s", view.Task, view.Remote, view.Checkpoints, view.Head[:12])
 				return nil
 			})
 		},
 	}
+}
+
+// runPull pulls task from the remote args name (or the default remote);
+// the CLI and the pull method share it.
+func runPull(ctx context.Context, e *engine.Engine, args []string, task string, progress func(engine.SyncProgress)) (pullJSON, error) {
+	r, b, err := remoteBackend(ctx, e, args)
+	if err != nil {
+		return pullJSON{}, err
+	}
+	defer b.Close()
+	res, err := e.Pull(ctx, b, engine.PullOptions{Remote: r.Name, Task: task, Progress: progress})
+	if errors.Is(err, engine.ErrDiverged) {
+		return pullJSON{}, fmt.Errorf("%w (push keeps this store's history as a new task; `ckpt drop %s` then pull takes the remote's)", err, task)
+	}
+	if err != nil {
+		return pullJSON{}, err
+	}
+	return pullJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints,
+		Trees: res.Trees, Blobs: res.Blobs, Moved: res.Moved, Traffic: trafficView(res.Traffic),
+		DurationMs: res.Duration.Milliseconds()}, nil
+}
+
+// syncParams are the params of the push and pull methods.
+type syncParams struct {
+	Remote string `json:"remote,omitempty" jsonschema:"the remote's name (default: origin, or the only remote)"`
+	Task   string `json:"task,omitempty" jsonschema:"the task (default: the session's)"`
+}
+
+func (p syncParams) args() []string {
+	if p.Remote == "" {
+		return nil
+	}
+	return []string{p.Remote}
+}
+
+func (h *host) push(ctx context.Context, p syncParams) (pushJSON, error) {
+	view, _, err := runPush(ctx, h.e, p.args(), h.task(p.Task), nil)
+	return view, err
+}
+
+func (h *host) pull(ctx context.Context, p syncParams) (pullJSON, error) {
+	return runPull(ctx, h.e, p.args(), h.task(p.Task), nil)
 }
 
 type cloneJSON struct {

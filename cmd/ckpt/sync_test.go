@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/engine"
 )
 
 // damageRemote flips a byte in the middle of every object of a file://
@@ -107,5 +110,36 @@ func TestCLISyncExitCodes(t *testing.T) {
 				t.Fatalf("clone of a remote with damaged %s: exit %d %s", sub, r.code, r.stderr)
 			}
 		})
+	}
+}
+
+func TestHostPushAndPullMethods(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	h := newHost(&app{task: engine.DefaultTask}, e, nil)
+	if _, err := e.Save(ctx, engine.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.push(ctx, syncParams{}); exitCodeOf(err) != exitUsage {
+		t.Fatalf("push without a remote: %v", err)
+	}
+	if err := e.AddRemote(ctx, "backup", "file://"+filepath.ToSlash(t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	push, err := h.push(ctx, syncParams{})
+	if err != nil || push.Remote != "backup" || push.Checkpoints != 1 {
+		t.Fatalf("push: %+v, %v", push, err)
+	}
+	pull, err := h.pull(ctx, syncParams{Remote: "backup"})
+	if err != nil || pull.Checkpoints != 0 || pull.Moved || pull.Head != push.Head {
+		t.Fatalf("pull of what was pushed: %+v, %v", pull, err)
 	}
 }
