@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
 )
 
 // PullOptions select what Pull imports.
@@ -48,26 +50,17 @@ func (e *Engine) Pull(ctx context.Context, b Backend, opts PullOptions) (*PullRe
 }
 
 func (e *Engine) pull(ctx context.Context, b Backend, opts PullOptions) (*PullResult, error) {
-	task, err := taskName(opts.Task)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := e.remoteURL(opts.Remote); err != nil {
-		return nil, err
-	}
-	unlock, err := e.lockForWrite()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	e.useBackend(opts.Remote, b)
-	s := e.syncer(opts.Remote, b, opts.Progress)
-	r, err := s.Pull(ctx, task)
-	if err != nil {
-		return nil, storeError(fmt.Errorf("pull %q from %s: %w", task, opts.Remote, err), e.storeDir)
-	}
-	return &PullResult{Task: task, Head: ID(r.Head), Checkpoints: r.Checkpoints, Trees: r.Trees, Blobs: r.Blobs,
-		Moved: r.Moved, Traffic: SyncTraffic(s.Counters())}, nil
+	var res *PullResult
+	err := e.withSyncer(b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
+		r, err := s.Pull(ctx, task)
+		if err != nil {
+			return storeError(fmt.Errorf("pull %q from %s: %w", task, opts.Remote, err), e.storeDir)
+		}
+		res = &PullResult{Task: task, Head: ID(r.Head), Checkpoints: r.Checkpoints, Trees: r.Trees, Blobs: r.Blobs,
+			Moved: r.Moved, Traffic: SyncTraffic(s.Counters())}
+		return nil
+	})
+	return res, err
 }
 
 // CloneOptions select what Clone brings into a new store.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
 )
 
 // SyncProgress reports how far a push, pull or fetch got in its current
@@ -71,25 +73,34 @@ func (e *Engine) Push(ctx context.Context, b Backend, opts PushOptions) (*PushRe
 }
 
 func (e *Engine) push(ctx context.Context, b Backend, opts PushOptions) (*PushResult, error) {
-	task, err := taskName(opts.Task)
+	var res *PushResult
+	err := e.withSyncer(b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
+		r, err := s.Push(ctx, task)
+		if err != nil {
+			return storeError(fmt.Errorf("push %q to %s: %w", task, opts.Remote, err), e.storeDir)
+		}
+		res = &PushResult{Task: r.Task, Head: ID(r.Head), Checkpoints: r.Checkpoints, UpToDate: r.UpToDate,
+			Behind: r.Behind, Forked: r.Forked, Traffic: SyncTraffic(s.Counters())}
+		return nil
+	})
+	return res, err
+}
+
+// withSyncer runs fn with the mechanics of remote name over b and the task
+// opts name, holding the Engine's write lock.
+func (e *Engine) withSyncer(b Backend, name, task string, progress func(SyncProgress), fn func(*remotesync.Syncer, string) error) error {
+	task, err := taskName(task)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := e.remoteURL(opts.Remote); err != nil {
-		return nil, err
+	if _, err := e.remoteURL(name); err != nil {
+		return err
 	}
 	unlock, err := e.lockForWrite()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
-	e.useBackend(opts.Remote, b)
-	s := e.syncer(opts.Remote, b, opts.Progress)
-	r, err := s.Push(ctx, task)
-	res := &PushResult{Task: r.Task, Head: ID(r.Head), Checkpoints: r.Checkpoints, UpToDate: r.UpToDate,
-		Behind: r.Behind, Forked: r.Forked, Traffic: SyncTraffic(s.Counters())}
-	if err != nil {
-		return nil, storeError(fmt.Errorf("push %q to %s: %w", task, opts.Remote, err), e.storeDir)
-	}
-	return res, nil
+	e.useBackend(name, b)
+	return fn(e.syncer(name, b, progress), task)
 }

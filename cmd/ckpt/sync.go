@@ -157,16 +157,21 @@ type trafficJSON struct {
 
 func trafficView(t engine.SyncTraffic) trafficJSON { return trafficJSON(t) }
 
+// syncJSON are the fields push and pull reports share.
+type syncJSON struct {
+	Remote      string `json:"remote"`
+	Task        string `json:"task"`
+	Head        string `json:"head"`
+	Checkpoints int    `json:"checkpoints"`
+}
+
 type pushJSON struct {
-	Remote      string      `json:"remote"`
-	Task        string      `json:"task"`
-	Head        string      `json:"head"`
-	Checkpoints int         `json:"checkpoints"`
-	UpToDate    bool        `json:"up_to_date"`
-	Behind      bool        `json:"behind"`
-	Forked      string      `json:"forked,omitempty"`
-	Traffic     trafficJSON `json:"traffic"`
-	DurationMs  int64       `json:"duration_ms"`
+	syncJSON
+	UpToDate   bool        `json:"up_to_date"`
+	Behind     bool        `json:"behind"`
+	Forked     string      `json:"forked,omitempty"`
+	Traffic    trafficJSON `json:"traffic"`
+	DurationMs int64       `json:"duration_ms"`
 }
 
 func (a *app) pushCommand() *cobra.Command {
@@ -219,7 +224,7 @@ func runPush(ctx context.Context, e *engine.Engine, args []string, task string, 
 	if err != nil {
 		return pushJSON{}, nil, err
 	}
-	return pushJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints,
+	return pushJSON{syncJSON: syncJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints},
 		UpToDate: res.UpToDate, Behind: res.Behind, Forked: res.Forked, Traffic: trafficView(res.Traffic),
 		DurationMs: res.Duration.Milliseconds()}, res, nil
 }
@@ -235,15 +240,12 @@ func remoteBackend(ctx context.Context, e *engine.Engine, args []string) (engine
 }
 
 type pullJSON struct {
-	Remote      string      `json:"remote"`
-	Task        string      `json:"task"`
-	Head        string      `json:"head"`
-	Checkpoints int         `json:"checkpoints"`
-	Trees       int         `json:"trees"`
-	Blobs       int         `json:"blobs"`
-	Moved       bool        `json:"moved"`
-	Traffic     trafficJSON `json:"traffic"`
-	DurationMs  int64       `json:"duration_ms"`
+	syncJSON
+	Trees      int         `json:"trees"`
+	Blobs      int         `json:"blobs"`
+	Moved      bool        `json:"moved"`
+	Traffic    trafficJSON `json:"traffic"`
+	DurationMs int64       `json:"duration_ms"`
 }
 
 func (a *app) pullCommand() *cobra.Command {
@@ -280,7 +282,7 @@ func runPull(ctx context.Context, e *engine.Engine, args []string, task string, 
 	if err != nil {
 		return pullJSON{}, err
 	}
-	return pullJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints,
+	return pullJSON{syncJSON: syncJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints},
 		Trees: res.Trees, Blobs: res.Blobs, Moved: res.Moved, Traffic: trafficView(res.Traffic),
 		DurationMs: res.Duration.Milliseconds()}, nil
 }
