@@ -44,6 +44,7 @@ type Engine struct {
 		backends map[string]Backend // by remote name
 		opened   []Backend          // those Options.OpenRemote opened, closed by Close
 		progress func(SyncProgress) // a Clone's progress, for the fetches of its restore
+		auto     *autoPusher        // the automatic push, nil when off
 	}
 }
 
@@ -239,6 +240,7 @@ func probeWritable(dirs ...string) error {
 // Close releases the store. It is safe to call more than once.
 func (e *Engine) Close() error {
 	var errs []error
+	e.stopAutoPush()
 	errs = append(errs, e.closeRemotes())
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
