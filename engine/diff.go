@@ -125,6 +125,13 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	for i, c := range res.raw {
 		res.Changes[i] = publicChange(c)
 	}
+	if !e.opts.ReadOnly {
+		// Blobs a pull left on a remote come in one coalesced fetch, not
+		// one request each as the changes are read.
+		if _, err := e.fetchBlobs(ctx, changedBlobs(res.raw), nil); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/remote"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -376,5 +377,57 @@ func damage(t *testing.T, b Backend, prefix string) {
 	data[len(data)/2] ^= 0x40
 	if _, err := b.Put(ctx, key, bytes.NewReader(data), int64(len(data)), remote.Condition{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPushAfterLocalGCDroppedTheRemoteTipIsNoFork(t *testing.T) {
+	b, url := remoteCases()[0].open(t)
+	f := newFixture(t, syncTree())
+	f.save("one")
+	f.write("src/a.go", "package a // two\n")
+	f.save("two")
+	pushAll(t, f, b, url)
+	f.write("src/a.go", "package a // three\n")
+	f.save("three")
+	ctx := context.Background()
+	if _, err := f.e.GC(ctx, GCOptions{Policy: &RetentionPolicy{KeepLast: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	res := pushAll(t, f, b, url)
+	if res.Forked != "" || res.Checkpoints != 1 {
+		t.Fatalf("push after gc: %+v", res)
+	}
+	g, _, err := cloneInto(t, b, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameTree(t, f.read(), g.read())
+}
+
+func TestDiffAfterPullFetchesTheChangedBlobs(t *testing.T) {
+	b, url := remoteCases()[0].open(t)
+	f := newFixture(t, syncTree())
+	f.save("one")
+	f.write("src/a.go", "package a // two\n")
+	f.save("two")
+	pushAll(t, f, b, url)
+	g := newFixture(t, testtree.Dir{})
+	ctx := context.Background()
+	if err := g.e.AddRemote(ctx, "origin", url); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.e.Pull(ctx, b, PullOptions{Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := g.e.Diff(ctx, "@1", "@2", DiffOptions{})
+	if err != nil || len(d.Changes) != 1 {
+		t.Fatalf("diff after pull: %+v, %v", d, err)
+	}
+	after, err := d.Content(d.Changes[0], true)
+	if err != nil || string(after) != "package a // two\n" {
+		t.Fatalf("after = %q, %v", after, err)
+	}
+	if _, found, _ := g.e.db.Locator(objects.ID(d.Changes[0].Before.ID)); !found {
+		t.Fatal("the diff's blobs were not fetched into the store")
 	}
 }

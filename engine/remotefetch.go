@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/engine/internal/maint"
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
+	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/objects"
 )
@@ -269,4 +270,17 @@ func (e *Engine) onRemote(id objects.ID) bool {
 // pull left on a remote: not damage, as a fetch brings it when needed.
 func (e *Engine) leftOnRemote(p maint.Problem) bool {
 	return strings.HasSuffix(p.Message, " missing") && p.Kind != "tree" && p.Kind != "checkpoint" && e.onRemote(p.Object)
+}
+
+// changedBlobs lists the blobs of the stored sides of changes.
+func changedBlobs(changes []diffview.Change) []objects.ID {
+	var ids []objects.ID
+	for _, c := range changes {
+		for _, side := range []*diffview.Side{c.Before, c.After} {
+			if side != nil && side.Kind != index.KindDir {
+				ids = append(ids, side.ID)
+			}
+		}
+	}
+	return ids
 }

@@ -317,6 +317,7 @@ type cloneJSON struct {
 	Workspace   string      `json:"workspace"`
 	Checkpoints int         `json:"checkpoints"`
 	Written     int         `json:"written"`
+	Conflicts   int         `json:"conflicts"`
 	Fetched     int         `json:"fetched"`
 	Traffic     trafficJSON `json:"traffic"`
 	DurationMs  int64       `json:"duration_ms"`
@@ -344,9 +345,18 @@ func (a *app) cloneCommand() *cobra.Command {
 					return err
 				}
 				a.progress.clear()
+				if len(res.Restore.Conflicts) > 0 {
+					a.exitCode = exitConflicts
+					if !a.json {
+						for _, c := range res.Restore.Conflicts {
+							fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
+						}
+					}
+				}
 				view := cloneJSON{Remote: name, URL: args[0], Task: res.Pull.Task, Head: res.Pull.Head.String(),
 					Workspace: e.Workspace(), Checkpoints: res.Pull.Checkpoints, Written: len(res.Restore.Written),
-					Fetched: res.Restore.Fetched.Blobs, Traffic: trafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()}
+					Conflicts: len(res.Restore.Conflicts),
+					Fetched:   res.Restore.Fetched.Blobs, Traffic: trafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()}
 				if a.json {
 					a.printJSON(view)
 					return nil

@@ -88,9 +88,15 @@ func (s *Syncer) loadTask(task string) (localTask, error) {
 
 // holds reports whether the store's task holds every checkpoint of the
 // remote head h: the checkpoint at h's tip sequence number is h's tip.
-func (s *Syncer) holds(task string, h Head) (bool, error) {
+func (s *Syncer) holds(task string, h Head, lt localTask) (bool, error) {
 	id, ok, err := s.DB.CheckpointAt(task, h.TipSeq)
-	return ok && id == h.tipID(), err
+	if err != nil || (ok && id == h.tipID()) {
+		return ok, err
+	}
+	// A tip the record knows was pushed or pulled by this store, so its
+	// task descends from it even if a local gc dropped it since.
+	_, known, err := s.recordedSegment(h.tipID())
+	return known && lt.tipSeq >= h.TipSeq, err
 }
 
 // remoteHolds reports whether the remote task of head h holds checkpoint id.
@@ -131,7 +137,7 @@ func (s *Syncer) pushOnce(ctx context.Context, task string, mayFork bool) (PushR
 		return res, err
 	}
 	if found {
-		ok, err := s.holds(task, h)
+		ok, err := s.holds(task, h, lt)
 		if err != nil {
 			return res, err
 		}

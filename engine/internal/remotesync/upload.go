@@ -3,6 +3,7 @@ package remotesync
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -43,6 +44,9 @@ func (s *Syncer) pushCheckpoints(ctx context.Context, ids []objects.ID, lt local
 		// their blobs' locators: the new segment need not repeat them.
 		if !cp.Parent.IsZero() && !isNew[cp.Parent] {
 			parent, err := s.DB.Checkpoint(cp.Parent)
+			if errors.Is(err, index.ErrNotFound) {
+				continue // dropped here by gc: the segment repeats what it shared
+			}
 			if err != nil {
 				return "", err
 			}
