@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -369,4 +370,34 @@ func (a *app) cloneCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&name, "name", "origin", "the name the remote gets in the new store")
 	return cmd
+}
+
+// remoteGCJSON is gc --remote's JSON shape.
+type remoteGCJSON struct {
+	Remote       string      `json:"remote"`
+	Tasks        int         `json:"tasks"`
+	Dropped      int         `json:"dropped"`
+	Marked       int         `json:"marked"`
+	Deleted      int         `json:"deleted"`
+	DeletedBytes int64       `json:"deleted_bytes"`
+	Traffic      trafficJSON `json:"traffic"`
+	DurationMs   int64       `json:"duration_ms"`
+}
+
+// remoteGC runs gc --remote name with policy.
+func (a *app) remoteGC(ctx context.Context, e *engine.Engine, name string, policy engine.RetentionPolicy, grace time.Duration) error {
+	r, b, err := remoteBackend(ctx, e, []string{name})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	res, err := e.RemoteGC(ctx, b, engine.RemoteGCOptions{Remote: r.Name, Policy: &policy, Grace: grace})
+	if err != nil {
+		return err
+	}
+	a.printOrSay(remoteGCJSON{Remote: r.Name, Tasks: res.Tasks, Dropped: res.Dropped, Marked: res.Marked, Deleted: res.Deleted,
+		DeletedBytes: res.DeletedBytes, Traffic: trafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()},
+		"gc of %s: %d tasks, %d checkpoints dropped, %d objects deleted (%s), %d marked for a gc %v from now",
+		r.Name, res.Tasks, res.Dropped, res.Deleted, humanBytes(res.DeletedBytes), res.Marked, grace)
+	return nil
 }

@@ -143,3 +143,25 @@ func TestHostPushAndPullMethods(t *testing.T) {
 		t.Fatalf("pull of what was pushed: %+v, %v", pull, err)
 	}
 }
+
+func TestCLIRemoteGC(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	e.ok("remote", "add", "origin", "file://"+filepath.ToSlash(dir))
+	for _, v := range []string{"one\n", "two\n", "three\n"} {
+		e.write("a.txt", v)
+		e.ok("save")
+		e.ok("push")
+	}
+	first := decode[remoteGCJSON](t, e.ok("gc", "--remote", "origin", "--keep-last", "1", "--grace", "1ns", "--json"))
+	if first.Tasks != 1 || first.Dropped != 2 || first.Marked == 0 {
+		t.Fatalf("gc --remote: %+v", first)
+	}
+	second := decode[remoteGCJSON](t, e.ok("gc", "--remote", "origin", "--grace", "1ns", "--json"))
+	if second.Deleted != first.Marked {
+		t.Fatalf("second gc --remote: %+v after %+v", second, first)
+	}
+	if r := e.run("", "gc", "--remote", "nosuch"); r.code != exitUsage {
+		t.Fatalf("gc of an unknown remote: exit %d", r.code)
+	}
+}
