@@ -17,9 +17,10 @@ import (
 type Backend = remote.Backend
 
 // ErrDiverged: a pull found that the remote's task and the store's both
-// saved checkpoints since they last synced (see *remotesync.DivergedError);
-// nothing was imported.
-var ErrDiverged = remotesync.ErrDiverged
+// saved checkpoints since they last synced: a sequence number names
+// different checkpoints here and there (the error says which). Nothing
+// was imported; a push keeps this store's side as a new task instead.
+var ErrDiverged = errors.New("task forked")
 
 // RemoteInfo is one named remote of the store.
 type RemoteInfo struct {
@@ -150,7 +151,8 @@ func (e *Engine) syncer(name string, b Backend, progress func(SyncProgress)) *re
 }
 
 // remoteError marks a remote's integrity failures as a *CorruptError
-// naming the remote, and a missing task as ErrUnknownRef.
+// naming the remote, a missing task as ErrUnknownRef and a fork as
+// ErrDiverged.
 func remoteError(err error, name string) error {
 	var ce *remotesync.CorruptError
 	switch {
@@ -158,6 +160,8 @@ func remoteError(err error, name string) error {
 		return &CorruptError{Store: "remote " + name, Err: err}
 	case errors.Is(err, remotesync.ErrNoTask):
 		return &publicError{public: ErrUnknownRef, err: err}
+	case errors.Is(err, remotesync.ErrDiverged):
+		return &publicError{public: ErrDiverged, err: err}
 	}
 	return err
 }
