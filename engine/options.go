@@ -101,6 +101,9 @@ type Options struct {
 	afterFlush   func()
 	// afterScan, set by tests, becomes save.Store's AfterScan.
 	afterScan func(*save.Snapshot)
+	// syncObjectSize, set by tests, bounds the data objects a push
+	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
+	syncObjectSize int64
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

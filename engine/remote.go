@@ -143,7 +143,7 @@ func (e *Engine) remoteURL(name string) (string, error) {
 
 // syncer returns the mechanics of remote name over backend b.
 func (e *Engine) syncer(name string, b Backend, progress func(SyncProgress)) *remotesync.Syncer {
-	s := &remotesync.Syncer{DB: e.db, Blobs: e.blobs, Backend: b, Name: name}
+	s := &remotesync.Syncer{DB: e.db, Blobs: e.blobs, Backend: b, Name: name, ObjectSize: e.opts.syncObjectSize}
 	if progress != nil {
 		s.Progress = func(p remotesync.Progress) { progress(SyncProgress(p)) }
 	}

@@ -178,7 +178,8 @@ func blobID(t *testing.T, e *Engine, p string) [32]byte {
 	return [32]byte{}
 }
 
-// countingBackend counts Puts and can fail the failAt-th one (1-based).
+// countingBackend counts Puts, and the bytes of those that succeed, and
+// can fail the failAt-th one (1-based).
 type countingBackend struct {
 	Backend
 	puts   atomic.Int64
@@ -192,8 +193,11 @@ func (c *countingBackend) Put(ctx context.Context, key string, r io.Reader, size
 	if n := c.puts.Add(1); n == c.failAt {
 		return "", errInjected
 	}
-	c.bytes.Add(size)
-	return c.Backend.Put(ctx, key, r, size, cond)
+	etag, err := c.Backend.Put(ctx, key, r, size, cond)
+	if err == nil {
+		c.bytes.Add(size)
+	}
+	return etag, err
 }
 
 func TestIncrementalPushUploadsOnlyTheNewData(t *testing.T) {
@@ -231,18 +235,21 @@ func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
 	for i := range 40 {
 		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprint(i), 50000)}
 	}
+	small := Options{syncObjectSize: 256 << 10}
 	probe := newFixture(t, tree)
+	probe.open(small)
 	probe.save("one")
 	cb := &countingBackend{Backend: b}
 	pushAll(t, probe, cb, url)
 	total, totalBytes := cb.puts.Load(), cb.bytes.Load()
-	if total < 3 {
+	if total < 10 {
 		t.Fatalf("only %d puts", total)
 	}
 	for n := int64(1); n <= total; n++ {
 		t.Run(fmt.Sprint("fail put ", n), func(t *testing.T) {
 			b, url := remoteCases()[0].open(t)
 			f := newFixture(t, tree)
+			f.open(small)
 			f.save("one")
 			cb := &countingBackend{Backend: b, failAt: n}
 			ctx := context.Background()

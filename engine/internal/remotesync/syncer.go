@@ -25,6 +25,9 @@ type Syncer struct {
 	Name string
 	// Progress, when set, is called as a push or pull advances.
 	Progress func(Progress)
+	// ObjectSize is the size a data object grows to before the next one
+	// starts; 0 means 16 MiB. Tests make it small to get many objects.
+	ObjectSize int64
 
 	counters Counters
 }

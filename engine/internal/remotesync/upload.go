@@ -16,10 +16,10 @@ import (
 	"github.com/ckpt/ckpt/internal/objects"
 )
 
-// objectTarget is the size a data object grows to before the next one
-// starts: large enough that requests stay few, small enough that a push
-// cut short loses little and memory stays bounded (uploads × target).
-const objectTarget = 16 << 20
+// defaultObjectSize is the size a data object grows to before the next
+// one starts: large enough that requests stay few, small enough that a
+// push cut short loses little and memory stays bounded (uploads × size).
+const defaultObjectSize = 16 << 20
 
 // uploads bounds the data objects in flight at once.
 const uploads = 4
@@ -265,11 +265,15 @@ func (s *Syncer) upload(ctx context.Context, blobs []pending) ([]blobLoc, error)
 	var mu sync.Mutex
 	var locs []blobLoc
 	var done int64
+	target := s.ObjectSize
+	if target <= 0 {
+		target = defaultObjectSize
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(uploads)
 	for len(recs) > 0 {
 		n, size := 0, int64(0)
-		for n < len(recs) && (n == 0 || size+int64(recs[n].length) <= objectTarget) {
+		for n < len(recs) && (n == 0 || size+int64(recs[n].length) <= target) {
 			size += int64(recs[n].length)
 			n++
 		}
