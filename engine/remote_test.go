@@ -326,13 +326,24 @@ func TestConcurrentPushersOfOneTaskKeepBothHistories(t *testing.T) {
 				t.Fatalf("task %s holds %d checkpoints, want 2", task, res.Pull.Checkpoints)
 			}
 		}
-		// The store that lost the race cannot pull the task over its own work.
+		// The store that lost the race cannot pull the task over its own
+		// work; once it drops its side (kept as the fork), it can.
 		loser := a
 		if results[1].Forked != "" {
 			loser = c
 		}
 		if _, err := loser.e.Pull(ctx, b, PullOptions{Remote: "origin"}); !errors.Is(err, ErrDiverged) {
 			t.Fatalf("pull into the forked store: %v, want ErrDiverged", err)
+		}
+		if _, err := loser.e.Drop(ctx, DefaultTask); err != nil {
+			t.Fatal(err)
+		}
+		pr, err := loser.e.Pull(ctx, b, PullOptions{Remote: "origin"})
+		if err != nil || pr.Checkpoints != 2 || !pr.Moved {
+			t.Fatalf("pull after dropping the forked task: %+v, %v", pr, err)
+		}
+		if _, err := loser.e.Restore(ctx, "HEAD", RestoreOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -61,9 +61,15 @@ func (s *Syncer) Pull(ctx context.Context, task string) (PullResult, error) {
 	if !found {
 		return res, fmt.Errorf("%w: the remote has no task %q", ErrNoTask, task)
 	}
+	local, hasLocal, err := s.DB.Task(task)
+	if err != nil {
+		return res, err
+	}
 	var segs []imported
 	for i, name := range h.Segments {
-		if _, known, err := s.DB.Config(s.segKey(name)); err != nil || known {
+		// The record's word that a segment was imported holds only while
+		// the task is here: after a drop, everything comes again.
+		if _, known, err := s.DB.Config(s.segKey(name)); err != nil || (known && hasLocal) {
 			if err != nil {
 				return res, err
 			}
@@ -78,10 +84,6 @@ func (s *Syncer) Pull(ctx context.Context, task string) (PullResult, error) {
 			return res, err
 		}
 		segs = append(segs, imported{name, seg})
-	}
-	local, hasLocal, err := s.DB.Task(task)
-	if err != nil {
-		return res, err
 	}
 	b := s.DB.NewBatch()
 	defer b.Close()
