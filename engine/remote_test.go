@@ -230,7 +230,11 @@ func TestIncrementalPushUploadsOnlyTheNewData(t *testing.T) {
 }
 
 func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
-	b, url := remoteCases()[0].open(t)
+	eachRemote(t, testPushCutShort)
+}
+
+func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
+	b, url := open(t)
 	tree := syncTree()
 	for i := range 40 {
 		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprint(i), 50000)}
@@ -247,7 +251,7 @@ func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
 	}
 	for n := int64(1); n <= total; n++ {
 		t.Run(fmt.Sprint("fail put ", n), func(t *testing.T) {
-			b, url := remoteCases()[0].open(t)
+			b, url := open(t)
 			f := newFixture(t, tree)
 			f.open(small)
 			f.save("one")
@@ -256,7 +260,13 @@ func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
 			if err := f.e.AddRemote(ctx, "origin", url); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.e.Push(ctx, cb, PushOptions{Remote: "origin"}); !errors.Is(err, errInjected) {
+			_, err := f.e.Push(ctx, cb, PushOptions{Remote: "origin"})
+			if err == nil && cb.puts.Load() < n {
+				// Parallel pack writers order this store's records apart
+				// from the probe's, and so its data objects: fewer puts.
+				return
+			}
+			if !errors.Is(err, errInjected) {
 				t.Fatalf("push with put %d failing: %v", n, err)
 			}
 			rerun := &countingBackend{Backend: b}
