@@ -141,53 +141,6 @@ func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(obj
 	return got, nil
 }
 
-// fetchTree fetches every blob of tree root (and the state blob, if not
-// zero) that the store lacks and a remote holds. A store without remotes
-// pays one index read.
-func (e *Engine) fetchTree(ctx context.Context, root, state objects.ID) (FetchedBlobs, error) {
-	if names, err := e.remoteNames(); err != nil || len(names) == 0 {
-		return FetchedBlobs{}, err
-	}
-	var missing []objects.ID
-	add := func(id objects.ID) error {
-		_, found, err := e.db.Locator(id)
-		if err == nil && !found {
-			missing = append(missing, id)
-		}
-		return err
-	}
-	if !state.IsZero() {
-		if err := add(state); err != nil {
-			return FetchedBlobs{}, storeError(err, e.storeDir)
-		}
-	}
-	seen := map[objects.ID]bool{}
-	stack := []objects.ID{root}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		t, err := e.db.Tree(id)
-		if err != nil {
-			return FetchedBlobs{}, storeError(err, e.storeDir)
-		}
-		for _, ent := range t.Entries {
-			if ent.Kind == index.KindDir {
-				stack = append(stack, ent.ID)
-			} else if err := add(ent.ID); err != nil {
-				return FetchedBlobs{}, storeError(err, e.storeDir)
-			}
-		}
-	}
-	if len(missing) == 0 {
-		return FetchedBlobs{}, nil
-	}
-	return e.fetchBlobs(ctx, missing, nil)
-}
-
 // openBlob opens blob id, fetching it first from a remote that holds it
 // when the store lacks it.
 func (e *Engine) openBlob(ctx context.Context, id objects.ID) (io.ReadCloser, int64, error) {

@@ -181,7 +181,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		x.Preview(plan)
 		return res, nil
 	}
-	if res.Fetched, err = e.fetchTree(ctx, cp.Root, objects.ID{}); err != nil {
+	if res.Fetched, err = e.fetchBlobs(ctx, plan.Blobs(), nil); err != nil {
 		return nil, err
 	}
 	j := e.pending
