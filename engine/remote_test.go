@@ -94,6 +94,15 @@ func pushAll(t *testing.T, f *fixture, b Backend, url string) *PushResult {
 	return res
 }
 
+// pushedFixture saves syncTree as checkpoint msg and pushes it to b as "origin".
+func pushedFixture(t *testing.T, b Backend, url, msg string) *fixture {
+	t.Helper()
+	f := newFixture(t, syncTree())
+	f.save(msg)
+	pushAll(t, f, b, url)
+	return f
+}
+
 // cloneInto clones the default task of b into a new workspace and store.
 func cloneInto(t *testing.T, b Backend, url string) (*fixture, *CloneResult, error) {
 	t.Helper()
@@ -105,9 +114,7 @@ func cloneInto(t *testing.T, b Backend, url string) (*fixture, *CloneResult, err
 func TestCloneReproducesThePushedWorkspaceByteForByte(t *testing.T) {
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
-		f := newFixture(t, syncTree())
-		f.save("one")
-		pushAll(t, f, b, url)
+		f := pushedFixture(t, b, url, "one")
 		g, res, err := cloneInto(t, b, url)
 		if err != nil {
 			t.Fatal(err)
@@ -128,9 +135,7 @@ func TestCloneReproducesThePushedWorkspaceByteForByte(t *testing.T) {
 
 func TestPullLeavesBlobsOnTheRemoteUntilACatNeedsThem(t *testing.T) {
 	b, url := remoteCases()[0].open(t)
-	f := newFixture(t, syncTree())
-	f.save("one")
-	pushAll(t, f, b, url)
+	pushedFixture(t, b, url, "one")
 	g := newFixture(t, testtree.Dir{})
 	ctx := context.Background()
 	if err := g.e.AddRemote(ctx, "origin", url); err != nil {
@@ -203,9 +208,7 @@ func (c *countingBackend) Put(ctx context.Context, key string, r io.Reader, size
 func TestIncrementalPushUploadsOnlyTheNewData(t *testing.T) {
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
-		f := newFixture(t, syncTree())
-		f.save("one")
-		pushAll(t, f, b, url)
+		f := pushedFixture(t, b, url, "one")
 		f.write("src/a.go", "package a // edited\n")
 		f.save("two")
 		cb := &countingBackend{Backend: b}
@@ -292,9 +295,7 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 func TestConcurrentPushersOfOneTaskKeepBothHistories(t *testing.T) {
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
-		a := newFixture(t, syncTree())
-		a.save("base")
-		pushAll(t, a, b, url)
+		a := pushedFixture(t, b, url, "base")
 		c, _, err := cloneInto(t, b, url)
 		if err != nil {
 			t.Fatal(err)
@@ -363,9 +364,7 @@ func TestCorruptRemoteObjectsAreDetectedAndNothingIsImported(t *testing.T) {
 		for _, prefix := range []string{"data/", "meta/", "heads/"} {
 			t.Run(strings.TrimSuffix(prefix, "/"), func(t *testing.T) {
 				b, url := open(t)
-				f := newFixture(t, syncTree())
-				f.save("one")
-				pushAll(t, f, b, url)
+				pushedFixture(t, b, url, "one")
 				damage(t, b, prefix)
 				g, _, err := cloneInto(t, b, url)
 				if !errors.Is(err, ErrCorrupt) {
