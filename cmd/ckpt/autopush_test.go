@@ -3,7 +3,6 @@
 package main
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -14,7 +13,7 @@ func TestListeningServerPushesAfterEverySave(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "one\n")
 	dir := t.TempDir()
-	url := "file://" + filepath.ToSlash(dir)
+	url := fileURL(dir)
 	e.ok("save")
 	e.ok("remote", "add", "origin", url)
 	e.listenServer("--push", "origin")

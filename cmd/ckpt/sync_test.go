@@ -10,6 +10,15 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
+// fileURL is the file:// URL of directory dir (file:///C:/x on Windows).
+func fileURL(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return "file://" + p
+}
+
 // damageRemote flips a byte in the middle of every object of a file://
 // remote directory under sub (data, meta or heads).
 func damageRemote(t *testing.T, dir, sub string) {
@@ -37,7 +46,7 @@ func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
 	src.write("sub/b.bin", "\x00\x01binary")
 	src.ok("save", "-m", "one")
 	dir := t.TempDir()
-	url := "file://" + filepath.ToSlash(dir)
+	url := fileURL(dir)
 	src.ok("remote", "add", "origin", url)
 	if got := decode[remotesJSON](t, src.ok("remote", "list", "--json")); len(got.Remotes) != 1 || got.Remotes[0].URL != url {
 		t.Fatalf("remote list: %+v", got)
@@ -85,7 +94,7 @@ func TestCLISyncExitCodes(t *testing.T) {
 		t.Fatalf("push without a remote: exit %d %s", r.code, r.stderr)
 	}
 	dir := t.TempDir()
-	url := "file://" + filepath.ToSlash(dir)
+	url := fileURL(dir)
 	e.ok("remote", "add", "origin", url)
 	if r := e.run("", "remote", "add", "origin", url); r.code != exitUsage {
 		t.Fatalf("adding a name twice: exit %d %s", r.code, r.stderr)
@@ -105,7 +114,7 @@ func TestCLISyncExitCodes(t *testing.T) {
 			}
 			damageRemote(t, damaged, sub)
 			c := newEnv(t)
-			r := c.run("", "clone", "file://"+filepath.ToSlash(damaged))
+			r := c.run("", "clone", fileURL(damaged))
 			if r.code != exitCorrupted {
 				t.Fatalf("clone of a remote with damaged %s: exit %d %s", sub, r.code, r.stderr)
 			}
@@ -131,7 +140,7 @@ func TestHostPushAndPullMethods(t *testing.T) {
 	if _, err := h.push(ctx, syncParams{}); exitCodeOf(err) != exitUsage {
 		t.Fatalf("push without a remote: %v", err)
 	}
-	if err := e.AddRemote(ctx, "backup", "file://"+filepath.ToSlash(t.TempDir())); err != nil {
+	if err := e.AddRemote(ctx, "backup", fileURL(t.TempDir())); err != nil {
 		t.Fatal(err)
 	}
 	push, err := h.push(ctx, syncParams{})
@@ -147,7 +156,7 @@ func TestHostPushAndPullMethods(t *testing.T) {
 func TestCLIRemoteGC(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	e.ok("remote", "add", "origin", "file://"+filepath.ToSlash(dir))
+	e.ok("remote", "add", "origin", fileURL(dir))
 	for _, v := range []string{"one\n", "two\n", "three\n"} {
 		e.write("a.txt", v)
 		e.ok("save")
