@@ -104,8 +104,7 @@ func (e *Engine) cat(ctx context.Context, task, ref, file string) (io.ReadCloser
 	if ent.Kind == index.KindDir {
 		return nil, 0, fmt.Errorf("%w: %q is a directory; use ls", ErrBadRequest, file)
 	}
-	rc, n, err := e.blobs.Open(ent.ID)
-	return rc, n, storeError(err, e.storeDir)
+	return e.openBlob(ctx, ent.ID)
 }
 
 func (e *Engine) refPath(ctx context.Context, task, ref, p string) (string, objects.ID, error) {
@@ -128,6 +127,6 @@ func (e *Engine) ReadState(ctx context.Context, id ID) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := e.blobs.Get(objects.ID(id))
-	return b, translate(storeError(err, e.storeDir))
+	b, err := e.getBlob(ctx, objects.ID(id))
+	return b, translate(err)
 }

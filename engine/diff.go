@@ -125,6 +125,13 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	for i, c := range res.raw {
 		res.Changes[i] = publicChange(c)
 	}
+	if !e.opts.ReadOnly {
+		// Blobs a pull left on a remote come in one coalesced fetch, not
+		// one request each as the changes are read.
+		if _, err := e.fetchBlobs(ctx, changedBlobs(res.raw), nil); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -179,15 +186,14 @@ func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
 type storeLoader struct{ e *Engine }
 
 func (s storeLoader) LoadBlob(_ string, id objects.ID) ([]byte, error) {
-	b, err := s.e.blobs.Get(id)
-	return b, storeError(err, s.e.storeDir)
+	return s.e.getBlob(context.Background(), id)
 }
 
 // LoadBlobPrefix reads only the first n bytes, for the binary test of large blobs.
 func (s storeLoader) LoadBlobPrefix(_ string, id objects.ID, n int) ([]byte, error) {
-	rc, _, err := s.e.blobs.Open(id)
+	rc, _, err := s.e.openBlob(context.Background(), id)
 	if err != nil {
-		return nil, storeError(err, s.e.storeDir)
+		return nil, err
 	}
 	defer rc.Close()
 	return readPrefix(rc, n)

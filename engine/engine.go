@@ -37,6 +37,15 @@ type Engine struct {
 	pending *Journal
 	// completed is the interrupted restore this Open completed, nil when none.
 	completed *RestoreResult
+
+	// remoteMu guards the backends of the store's remotes in use.
+	remoteMu struct {
+		sync.Mutex
+		backends map[string]Backend // by remote name
+		opened   []Backend          // those Options.OpenRemote opened, closed by Close
+		progress func(SyncProgress) // a Clone's progress, for the fetches of its restore
+		auto     *autoPusher        // the automatic push, nil when off
+	}
 }
 
 // Open opens (creating on first use) the store of workspace and locks it.
@@ -230,6 +239,8 @@ func probeWritable(dirs ...string) error {
 // Close releases the store. It is safe to call more than once.
 func (e *Engine) Close() error {
 	var errs []error
+	e.stopAutoPush()
+	errs = append(errs, e.closeRemotes())
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
 		e.save.Tracker = nil

@@ -98,7 +98,11 @@ func (e *Engine) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error
 	}
 	var problems []maint.Problem
 	st := e.maintStore()
-	g, err := st.Load(ctx, func(p maint.Problem) { problems = append(problems, p) }, progressFunc(opts.Progress))
+	g, err := st.Load(ctx, func(p maint.Problem) {
+		if !e.leftOnRemote(p) {
+			problems = append(problems, p)
+		}
+	}, progressFunc(opts.Progress))
 	if err != nil {
 		return nil, err
 	}

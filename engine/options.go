@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,6 +76,12 @@ type Options struct {
 	Watch bool
 	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.
 	Command string
+	// OpenRemote opens the backend of a remote the store names (AddRemote)
+	// by its URL. The Engine calls it when a restore, diff or cat needs a
+	// blob that a pull left on that remote and no Push, Pull or Clone of
+	// this Engine has handed it the remote's Backend already; it closes
+	// what it opened at Close. Nil: such blobs are reported missing.
+	OpenRemote func(ctx context.Context, url string) (Backend, error)
 
 	// wrapRestoreFS, set only by tests, wraps the file-system seam that
 	// restore and its journal write through (to inject faults).
@@ -108,6 +115,9 @@ type Options struct {
 	// ungrouped, set by tests, stores every blob in a record of its own, as
 	// stores written before group records were on (to compare the two).
 	ungrouped bool
+	// syncObjectSize, set by tests, bounds the data objects a push
+	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
+	syncObjectSize int64
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.

@@ -66,7 +66,10 @@ type RestoreResult struct {
 	Written   []string // files and symlinks written (or modes changed)
 	Deleted   []string // files, symlinks and directories removed
 	Conflicts []Conflict
-	Duration  time.Duration
+	// Fetched counts the blobs fetched from remotes (left there by a pull)
+	// before the files were written.
+	Fetched  FetchedBlobs
+	Duration time.Duration
 
 	task string // the task whose head moved
 }
@@ -177,6 +180,9 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if opts.DryRun {
 		x.Preview(plan)
 		return res, nil
+	}
+	if res.Fetched, err = e.fetchBlobs(ctx, plan.Blobs(), nil); err != nil {
+		return nil, err
 	}
 	j := e.pending
 	if !cur.resuming {

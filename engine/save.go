@@ -72,6 +72,9 @@ func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error
 	res := sv.public()
 	e.emit(Event{Type: EventCheckpoint, Task: res.Task, Created: res.Created,
 		FromHash: res.Parent, ToHash: res.ID, Duration: time.Since(start)})
+	if res.Created {
+		e.autoPushSaved(res.Task)
+	}
 	return res, nil
 }
 

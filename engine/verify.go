@@ -55,6 +55,9 @@ func (e *Engine) verify(ctx context.Context, opts VerifyOptions) (*VerifyReport,
 	rep := &VerifyReport{Checkpoints: c.Checkpoints, Trees: c.Trees, Blobs: c.Blobs, Locators: c.Locators,
 		BytesHashed: c.BytesHashed, Packs: c.Packs, Quick: opts.Quick}
 	for _, p := range c.Problems {
+		if e.leftOnRemote(p) {
+			continue
+		}
 		rep.Problems = append(rep.Problems, publicProblem(p))
 	}
 	if n := len(rep.Problems); n > 0 {

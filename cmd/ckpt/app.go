@@ -177,8 +177,13 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
-		a.verifyCommand(), a.statsCommand(), a.listenFlags(a.serveCommand()), a.mcpCommand(), a.uiCommand())
+		a.verifyCommand(), a.statsCommand(), a.listenFlags(a.serveCommand()), a.mcpCommand(), a.uiCommand(),
+		a.remoteCommand(), a.pushCommand(), a.pullCommand(), a.cloneCommand())
+	cmds := root.Commands()
 	for _, c := range root.Commands() {
+		cmds = append(cmds, c.Commands()...)
+	}
+	for _, c := range cmds {
 		if check := c.Args; check != nil {
 			c.Args = func(cmd *cobra.Command, args []string) error {
 				if err := check(cmd, args); err != nil {
@@ -264,6 +269,7 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 		LockTimeout: a.lockTimeout, // 0 fails at once in both
 		Command:     "ckpt " + command,
 		ReadOnly:    readOnly,
+		OpenRemote:  openRemote,
 		OnEvent: func(ev engine.Event) {
 			// Operations return their own errors; background ones arrive only here.
 			var bg *engine.BackgroundError

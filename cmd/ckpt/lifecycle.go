@@ -42,6 +42,8 @@ func (a *app) gcCommand() *cobra.Command {
 	var maxAge time.Duration
 	var maxSize string
 	var rewriteBelow float64
+	var remote string
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Apply the retention policy, then delete what no checkpoint references and compact packs",
@@ -72,6 +74,9 @@ func (a *app) gcCommand() *cobra.Command {
 						return err
 					}
 				}
+				if remote != "" {
+					return a.remoteGC(cmd.Context(), e, remote, policy, grace)
+				}
 				res, err := e.GC(cmd.Context(), engine.GCOptions{Policy: &policy, RewriteBelow: rewriteBelow, Progress: a.phaseProgress("gc")})
 				if err != nil {
 					return err
@@ -86,6 +91,8 @@ func (a *app) gcCommand() *cobra.Command {
 	f.DurationVar(&maxAge, "max-age", 0, "drop checkpoints older than this, e.g. 720h (0: no limit; remembered)")
 	f.StringVar(&maxSize, "max-size", "", "drop the oldest checkpoints until the store fits, e.g. 2GiB (0: no limit; remembered)")
 	f.Float64Var(&rewriteBelow, "rewrite-below", engine.DefaultRewriteBelow, "rewrite packs whose live fraction is below this")
+	f.StringVar(&remote, "remote", "", "collect on this remote instead of the store: apply --keep-last/--max-age to its tasks, delete what no head references")
+	f.DurationVar(&grace, "grace", engine.DefaultRemoteGrace, "with --remote: delete an unreferenced object only once a gc this long before found it so")
 	return cmd
 }
 

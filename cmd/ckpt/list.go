@@ -110,7 +110,12 @@ func (a *app) tasksCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				a.printTasks(tasks)
+				st, auto := e.AutoPushStatus()
+				if !auto {
+					a.printTasks(tasks, nil)
+					return nil
+				}
+				a.printTasks(tasks, &st)
 				return nil
 			})
 		},
@@ -136,9 +141,11 @@ func tasksView(tasks []engine.TaskInfo) map[string][]taskJSON {
 	return map[string][]taskJSON{"tasks": out}
 }
 
-func (a *app) printTasks(tasks []engine.TaskInfo) {
+// printTasks prints the tasks, and the automatic push's state when auto
+// is set (a server started with --push runs the command).
+func (a *app) printTasks(tasks []engine.TaskInfo, auto *engine.AutoPushStatus) {
 	if a.json {
-		a.printJSON(tasksView(tasks))
+		a.printJSON(tasksAutoJSON{Tasks: tasksView(tasks)["tasks"], AutoPush: autoPushView(auto)})
 		return
 	}
 	if a.quiet {
@@ -151,4 +158,7 @@ func (a *app) printTasks(tasks []engine.TaskInfo) {
 			t.First.Local().Format(time.DateTime), t.Last.Local().Format(time.DateTime), humanBytes(t.ExclusiveBytes))
 	}
 	tw.Flush()
+	if auto != nil {
+		a.say("%s", autoPushLine(auto))
+	}
 }

@@ -73,24 +73,37 @@ func (s *serverContext) engineFor(a *app) (*engine.Engine, error) {
 func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 	var listen bool
 	var idle time.Duration
+	var push string
 	serve.Flags().BoolVar(&listen, "listen", false,
 		"serve every ckpt command of this store over a socket (a named pipe on Windows) found in the store directory instead of JSON-RPC on stdio")
 	serve.Flags().DurationVar(&idle, "idle", 0, "with --listen: stop after this long without a client (0: never)")
+	serve.Flags().StringVar(&push, "push", "", "with --listen: push each task to this remote after every save (retried with backoff; state in `ckpt tasks`)")
 	stdio := serve.RunE
 	serve.RunE = func(cmd *cobra.Command, args []string) error {
 		if !listen {
-			if cmd.Flags().Changed("idle") {
-				return usageError{"serve: --idle needs --listen"}
+			if cmd.Flags().Changed("idle") || push != "" {
+				return usageError{"serve: --idle and --push need --listen"}
 			}
 			return stdio(cmd, args)
 		}
 		if idle < 0 {
 			return usageError{fmt.Sprintf("--idle %v: want a duration of 0 (never) or more", idle)}
 		}
-		return a.withEngine(cmd, func(e *engine.Engine) error {
+		var remote engine.Backend
+		err := a.withEngine(cmd, func(e *engine.Engine) error {
+			if push != "" {
+				var err error
+				if remote, err = startAutoPush(cmd.Context(), e, push); err != nil {
+					return err
+				}
+			}
 			res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
 			return a.listen(cmd.Context(), res, idle)
 		})
+		if remote != nil { // after the engine, which stops pushing at Close
+			remote.Close()
+		}
+		return err
 	}
 	return serve
 }

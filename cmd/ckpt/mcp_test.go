@@ -144,7 +144,8 @@ func TestMCPToolsAnnotationsAndSchemas(t *testing.T) {
 	}
 	want := map[string]string{"ckpt_save": "write", "ckpt_list": "query", "ckpt_show": "query", "ckpt_ls": "query",
 		"ckpt_cat": "query", "ckpt_diff": "query", "ckpt_restore": "destructive", "ckpt_tasks": "query",
-		"ckpt_drop": "destructive", "ckpt_gc": "destructive", "ckpt_verify": "query", "ckpt_stats": "query"}
+		"ckpt_drop": "destructive", "ckpt_gc": "destructive", "ckpt_verify": "query", "ckpt_stats": "query",
+		"ckpt_push": "write", "ckpt_pull": "write"}
 	if len(list.Tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(list.Tools), len(want))
 	}

@@ -98,6 +98,12 @@ func (h *host) table() []hostMethod {
 		defineMethod("verify", "Verify the store", query,
 			"Check that every checkpoint's trees and blobs exist and hash correctly (quick: structure only).", h.verify),
 		defineMethod("stats", "Store statistics", query, "Store size, dedup and compression ratios, packs and per-task usage.", h.stats),
+		defineMethod("push", "Push to a remote", write,
+			"Upload the task's checkpoints a remote lacks (data, then metadata, then the head by a conditional write). A fork is kept: this store's history goes up as task TASK~ID, reported in forked.",
+			h.push),
+		defineMethod("pull", "Pull from a remote", write,
+			"Import the task's history from a remote; files are fetched when a restore, diff or cat needs them. A forked task fails and imports nothing.",
+			h.pull),
 	}
 }
 

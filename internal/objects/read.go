@@ -121,10 +121,18 @@ func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
 	corrupt := func(reason string) error {
 		return &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, ID: want, Reason: reason}
 	}
+	return s.decodeRecord(loc, want, corrupt, func() (recordHeader, []byte, error) { return s.loadRecord(loc, corrupt) })
+}
+
+// decodeRecord checks and decodes the record that load returns (its header
+// and stored payload, framing checked against loc), as readRecord
+// describes.
+func (s *Store) decodeRecord(loc Locator, want ID, corrupt func(string) error,
+	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
 	if loc.Flags&FlagGroup != 0 {
-		return s.readMember(loc, want, corrupt)
+		return s.readMember(loc, want, corrupt, load)
 	}
-	h, payload, err := s.loadRecord(loc, corrupt)
+	h, payload, err := load()
 	switch {
 	case err != nil:
 		return h, nil, err
@@ -154,18 +162,20 @@ func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
 // content verified against the id the group's table gives it. The group's
 // decoded payload, verified against the group's id, is cached for the
 // members read next (see groupCache).
-func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
-	p, err := s.readGroup(loc, corrupt)
+func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error,
+	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
+	p, err := s.readGroup(loc, corrupt, load)
 	if err != nil {
 		return recordHeader{}, nil, err
 	}
 	return memberOf(p, loc, want, corrupt)
 }
 
-// readGroup returns the verified, decoded payload of the group record at
-// loc, through the Store's groupCache.
-func (s *Store) readGroup(loc Locator, corrupt func(string) error) ([]byte, error) {
-	h, stored, err := s.loadRecord(loc, corrupt)
+// readGroup returns the verified, decoded payload of the group record
+// that load returns (the one at loc), through the Store's groupCache.
+func (s *Store) readGroup(loc Locator, corrupt func(string) error,
+	load func() (recordHeader, []byte, error)) ([]byte, error) {
+	h, stored, err := load()
 	if err != nil {
 		return nil, err
 	}
@@ -236,14 +246,21 @@ func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeade
 		}
 		return h, nil, fmt.Errorf("objects: read pack: %w", err)
 	}
-	h, err = parseRecordHeader(buf)
+	return checkFraming(buf, loc, ph.version, corrupt)
+}
+
+// checkFraming parses the header of buf, one whole record read from a pack
+// of the given format version, and checks it against loc. The payload is
+// returned as stored.
+func checkFraming(buf []byte, loc Locator, version uint32, corrupt func(string) error) (recordHeader, []byte, error) {
+	h, err := parseRecordHeader(buf)
 	switch {
 	case err != nil:
 		return h, nil, corrupt(err.Error())
-	case h.recordLen() != int64(loc.Length) || h.flags != loc.Flags:
+	case h.recordLen() != int64(loc.Length) || int64(len(buf)) != h.recordLen() || h.flags != loc.Flags:
 		return h, nil, corrupt("record does not match its locator")
-	case h.flags&FlagGroup != 0 && ph.version == packVersion1:
-		return h, nil, corrupt(fmt.Sprintf("group record in a version-%d pack", ph.version))
+	case h.flags&FlagGroup != 0 && version == packVersion1:
+		return h, nil, corrupt(fmt.Sprintf("group record in a version-%d pack", version))
 	}
 	return h, buf[recordHeaderLen:], nil
 }

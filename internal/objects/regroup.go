@@ -40,7 +40,8 @@ func (r *Rewriter) readBlob(id ID, loc Locator) ([]byte, error) {
 	whole := loc
 	whole.Member, whole.Size = 0, 0
 	if r.last.payload == nil || r.last.loc != whole {
-		p, err := r.s.readGroup(loc, corrupt)
+		load := func() (recordHeader, []byte, error) { return r.s.loadRecord(loc, corrupt) }
+		p, err := r.s.readGroup(loc, corrupt, load)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// tasksAutoJSON is the tasks command's JSON shape: the tasks, and the
+// automatic push's state when a server started with --push runs it.
+type tasksAutoJSON struct {
+	Tasks    []taskJSON    `json:"tasks"`
+	AutoPush *autoPushJSON `json:"auto_push,omitempty"`
+}
+
+// autoPushJSON is the state of serve --push.
+type autoPushJSON struct {
+	Remote    string     `json:"remote"`
+	Pending   []string   `json:"pending"`
+	LastPush  *time.Time `json:"last_push,omitempty"`
+	LastError string     `json:"last_error,omitempty"`
+	Failures  int        `json:"failures"`
+	NextRetry *time.Time `json:"next_retry,omitempty"`
+}
+
+func autoPushView(st *engine.AutoPushStatus) *autoPushJSON {
+	if st == nil {
+		return nil
+	}
+	v := &autoPushJSON{Remote: st.Remote, Pending: st.Pending, LastError: st.LastError, Failures: st.Failures}
+	if v.Pending == nil {
+		v.Pending = []string{}
+	}
+	if !st.LastPush.IsZero() {
+		v.LastPush = &st.LastPush
+	}
+	if !st.NextRetry.IsZero() {
+		v.NextRetry = &st.NextRetry
+	}
+	return v
+}
+
+// autoPushLine says the automatic push's state in one line.
+func autoPushLine(st *engine.AutoPushStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "automatic push to %s: ", st.Remote)
+	switch {
+	case st.LastError != "":
+		fmt.Fprintf(&b, "%d failure(s), retrying at %s: %s", st.Failures, st.NextRetry.Local().Format(time.TimeOnly), st.LastError)
+	case len(st.Pending) > 0:
+		fmt.Fprintf(&b, "pushing %s", strings.Join(st.Pending, ", "))
+	case st.LastPush.IsZero():
+		b.WriteString("nothing saved yet")
+	default:
+		fmt.Fprintf(&b, "up to date (last push %s)", st.LastPush.Local().Format(time.DateTime))
+	}
+	return b.String()
+}
+
+// startAutoPush opens remote name of the server's store and makes every
+// save push to it; the caller closes the backend after the engine.
+func startAutoPush(ctx context.Context, e *engine.Engine, name string) (engine.Backend, error) {
+	_, b, err := remoteBackend(ctx, e, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.StartAutoPush(b, name); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}

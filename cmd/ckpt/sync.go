@@ -1,0 +1,403 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/remote"
+)
+
+// openRemote opens a remote's backend, with the endpoint, region and
+// credentials of the standard AWS_* variables (never stored).
+func openRemote(ctx context.Context, url string) (engine.Backend, error) {
+	b, err := remote.Open(ctx, url, remote.ConfigFromEnv(os.Getenv))
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	return b, nil
+}
+
+func (a *app) remoteCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "remote",
+		Short: "Name the object stores (s3://bucket/prefix, file:///dir) that push and pull use",
+		Long: "remote add NAME URL records a remote in the store; remote list and remote remove NAME.\n" +
+			"Credentials are never stored: s3:// remotes take AWS_ENDPOINT_URL, AWS_REGION,\n" +
+			"AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_PROFILE from the environment.",
+		Args: cobra.NoArgs,
+	}
+	var force bool
+	remove := &cobra.Command{
+		Use: "remove NAME", Short: "Forget a remote (nothing on it is touched)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				if err := e.RemoveRemote(cmd.Context(), args[0], force); err != nil {
+					if errors.Is(err, engine.ErrBadRequest) && !force {
+						return fmt.Errorf("%w (restore what you need first, or pass --force)", err)
+					}
+					return err
+				}
+				a.printOrSay(map[string]string{"removed": args[0]}, "removed remote %s", args[0])
+				return nil
+			})
+		},
+	}
+	remove.Flags().BoolVar(&force, "force", false, "forget it even if some pulled blobs were never fetched from it")
+	cmd.AddCommand(&cobra.Command{
+		Use: "add NAME URL", Short: "Record a remote", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := openRemote(cmd.Context(), args[1]); err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				if err := e.AddRemote(cmd.Context(), args[0], args[1]); err != nil {
+					return err
+				}
+				a.printOrSay(remoteJSON{Name: args[0], URL: args[1]}, "added remote %s %s", args[0], args[1])
+				return nil
+			})
+		},
+	}, &cobra.Command{
+		Use: "list", Short: "List the remotes", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				rs, err := e.Remotes(cmd.Context())
+				if err != nil {
+					return err
+				}
+				out := remotesJSON{Remotes: []remoteJSON{}}
+				for _, r := range rs {
+					out.Remotes = append(out.Remotes, remoteJSON(r))
+					a.say("%s\t%s", r.Name, r.URL)
+				}
+				if a.json {
+					a.printJSON(out)
+				}
+				return nil
+			})
+		},
+	}, remove)
+	return cmd
+}
+
+type remoteJSON struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+type remotesJSON struct {
+	Remotes []remoteJSON `json:"remotes"`
+}
+
+// printOrSay prints v under --json, the sentence otherwise.
+func (a *app) printOrSay(v any, format string, args ...any) {
+	if a.json {
+		a.printJSON(v)
+		return
+	}
+	a.say(format, args...)
+}
+
+// pickRemote returns the remote a push or pull names, or the default:
+// "origin", or the store's only remote.
+func pickRemote(ctx context.Context, e *engine.Engine, args []string) (engine.RemoteInfo, error) {
+	rs, err := e.Remotes(ctx)
+	if err != nil {
+		return engine.RemoteInfo{}, err
+	}
+	want := ""
+	if len(args) > 0 {
+		want = args[0]
+	}
+	for _, r := range rs {
+		if r.Name == want || (want == "" && (r.Name == "origin" || len(rs) == 1)) {
+			return r, nil
+		}
+	}
+	if want == "" {
+		return engine.RemoteInfo{}, usageError{"no remote given and no remote named origin (`ckpt remote add NAME URL`)"}
+	}
+	return engine.RemoteInfo{}, usageError{fmt.Sprintf("no remote %q (`ckpt remote list` lists them)", want)}
+}
+
+// syncProgress draws a push's, pull's or clone's phases on the progress
+// line, or is nil when no line is drawn.
+func (a *app) syncProgress(verb string) func(engine.SyncProgress) {
+	p := a.progress
+	if p == nil {
+		return nil
+	}
+	return func(sp engine.SyncProgress) {
+		switch {
+		case sp.Phase == "upload" || sp.Phase == "fetch":
+			p.draw(fmt.Sprintf("ckpt %s: %s %s/%s", verb, sp.Phase, humanBytes(sp.Done), humanBytes(sp.Total)))
+		case sp.Total > 0:
+			p.draw(fmt.Sprintf("ckpt %s: %s %d/%d", verb, sp.Phase, sp.Done, sp.Total))
+		default:
+			p.draw(fmt.Sprintf("ckpt %s: %s", verb, sp.Phase))
+		}
+	}
+}
+
+// trafficJSON is what a sync sent and read.
+type trafficJSON struct {
+	Puts       int64 `json:"puts"`
+	Gets       int64 `json:"gets"`
+	Stats      int64 `json:"stats"`
+	BytesUp    int64 `json:"bytes_up"`
+	BytesDown  int64 `json:"bytes_down"`
+	ObjectsUp  int64 `json:"objects_up"`
+	SegmentsUp int64 `json:"segments_up"`
+}
+
+func trafficView(t engine.SyncTraffic) trafficJSON { return trafficJSON(t) }
+
+// syncJSON are the fields push and pull reports share.
+type syncJSON struct {
+	Remote      string `json:"remote"`
+	Task        string `json:"task"`
+	Head        string `json:"head"`
+	Checkpoints int    `json:"checkpoints"`
+}
+
+type pushJSON struct {
+	syncJSON
+	UpToDate   bool        `json:"up_to_date"`
+	Behind     bool        `json:"behind"`
+	Forked     string      `json:"forked,omitempty"`
+	Traffic    trafficJSON `json:"traffic"`
+	DurationMs int64       `json:"duration_ms"`
+}
+
+func (a *app) pushCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "push [REMOTE]",
+		Short: "Upload the task's checkpoints the remote lacks (default remote: origin)",
+		Long: "push uploads data, then metadata, then the task's head with a conditional write. A push cut\n" +
+			"short and run again uploads nothing twice. When another machine pushed the same task since\n" +
+			"this store last synced, the remote's task is left alone and this store's history is pushed\n" +
+			"as a new task TASK~ID (reported), so both are kept.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				view, res, err := runPush(cmd.Context(), e, args, a.task, a.syncProgress("push"))
+				if err != nil {
+					return err
+				}
+				a.progress.clear()
+				if a.json {
+					a.printJSON(view)
+					return nil
+				}
+				switch {
+				case res.Forked != "":
+					fmt.Fprintf(a.stderr, "ckpt: task %s on %s moved on elsewhere; this store's history was pushed as task %s\n", a.task, view.Remote, res.Forked)
+				case res.UpToDate:
+					a.say("%s is up to date with task %s", view.Remote, res.Task)
+					return nil
+				case res.Behind:
+					a.say("%s has saved further on task %s; nothing to push (`ckpt pull` brings it)", view.Remote, res.Task)
+					return nil
+				}
+				a.say("pushed task %s to %s: %d checkpoints, %s in %d requests", res.Task, view.Remote, res.Checkpoints,
+					humanBytes(res.Traffic.BytesUp), res.Traffic.Puts+res.Traffic.Gets+res.Traffic.Stats)
+				return nil
+			})
+		},
+	}
+}
+
+// runPush pushes task to the remote args name (or the default remote);
+// the CLI and the push method share it.
+func runPush(ctx context.Context, e *engine.Engine, args []string, task string, progress func(engine.SyncProgress)) (pushJSON, *engine.PushResult, error) {
+	r, b, err := remoteBackend(ctx, e, args)
+	if err != nil {
+		return pushJSON{}, nil, err
+	}
+	defer b.Close()
+	res, err := e.Push(ctx, b, engine.PushOptions{Remote: r.Name, Task: task, Progress: progress})
+	if err != nil {
+		return pushJSON{}, nil, err
+	}
+	return pushJSON{syncJSON: syncJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints},
+		UpToDate: res.UpToDate, Behind: res.Behind, Forked: res.Forked, Traffic: trafficView(res.Traffic),
+		DurationMs: res.Duration.Milliseconds()}, res, nil
+}
+
+// remoteBackend picks the remote args name and opens its backend.
+func remoteBackend(ctx context.Context, e *engine.Engine, args []string) (engine.RemoteInfo, engine.Backend, error) {
+	r, err := pickRemote(ctx, e, args)
+	if err != nil {
+		return r, nil, err
+	}
+	b, err := openRemote(ctx, r.URL)
+	return r, b, err
+}
+
+type pullJSON struct {
+	syncJSON
+	Trees      int         `json:"trees"`
+	Blobs      int         `json:"blobs"`
+	Moved      bool        `json:"moved"`
+	Traffic    trafficJSON `json:"traffic"`
+	DurationMs int64       `json:"duration_ms"`
+}
+
+func (a *app) pullCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "pull [REMOTE]",
+		Short: "Import the task's history from a remote; files come when a restore, diff or cat needs them",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				view, err := runPull(cmd.Context(), e, args, a.task, a.syncProgress("pull"))
+				if err != nil {
+					return err
+				}
+				a.progress.clear()
+				a.printOrSay(view, "pulled task %s from %s: %d checkpoints; head %s", view.Task, view.Remote, view.Checkpoints, view.Head[:12])
+				return nil
+			})
+		},
+	}
+}
+
+// runPull pulls task from the remote args name (or the default remote);
+// the CLI and the pull method share it.
+func runPull(ctx context.Context, e *engine.Engine, args []string, task string, progress func(engine.SyncProgress)) (pullJSON, error) {
+	r, b, err := remoteBackend(ctx, e, args)
+	if err != nil {
+		return pullJSON{}, err
+	}
+	defer b.Close()
+	res, err := e.Pull(ctx, b, engine.PullOptions{Remote: r.Name, Task: task, Progress: progress})
+	if errors.Is(err, engine.ErrDiverged) {
+		return pullJSON{}, fmt.Errorf("%w (push keeps this store's history as a new task; `ckpt drop %s` then pull takes the remote's)", err, task)
+	}
+	if err != nil {
+		return pullJSON{}, err
+	}
+	return pullJSON{syncJSON: syncJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints},
+		Trees: res.Trees, Blobs: res.Blobs, Moved: res.Moved, Traffic: trafficView(res.Traffic),
+		DurationMs: res.Duration.Milliseconds()}, nil
+}
+
+// syncParams are the params of the push and pull methods.
+type syncParams struct {
+	Remote string `json:"remote,omitempty" jsonschema:"the remote's name (default: origin, or the only remote)"`
+	Task   string `json:"task,omitempty" jsonschema:"the task (default: the session's)"`
+}
+
+func (p syncParams) args() []string {
+	if p.Remote == "" {
+		return nil
+	}
+	return []string{p.Remote}
+}
+
+func (h *host) push(ctx context.Context, p syncParams) (pushJSON, error) {
+	view, _, err := runPush(ctx, h.e, p.args(), h.task(p.Task), nil)
+	return view, err
+}
+
+func (h *host) pull(ctx context.Context, p syncParams) (pullJSON, error) {
+	return runPull(ctx, h.e, p.args(), h.task(p.Task), nil)
+}
+
+type cloneJSON struct {
+	Remote      string      `json:"remote"`
+	URL         string      `json:"url"`
+	Task        string      `json:"task"`
+	Head        string      `json:"head"`
+	Workspace   string      `json:"workspace"`
+	Checkpoints int         `json:"checkpoints"`
+	Written     int         `json:"written"`
+	Conflicts   int         `json:"conflicts"`
+	Fetched     int         `json:"fetched"`
+	Traffic     trafficJSON `json:"traffic"`
+	DurationMs  int64       `json:"duration_ms"`
+}
+
+func (a *app) cloneCommand() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "clone URL",
+		Short: "Set up a workspace (-C DIR, created if missing) and its store from a remote, and restore the task's head",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := os.MkdirAll(a.workspace, 0o755); err != nil {
+				return err
+			}
+			b, err := openRemote(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				res, err := e.Clone(cmd.Context(), b, engine.CloneOptions{Remote: name, URL: args[0], Task: a.task,
+					Progress: a.syncProgress("clone")})
+				if err != nil {
+					return err
+				}
+				a.progress.clear()
+				if len(res.Restore.Conflicts) > 0 {
+					a.exitCode = exitConflicts
+					if !a.json {
+						for _, c := range res.Restore.Conflicts {
+							fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
+						}
+					}
+				}
+				view := cloneJSON{Remote: name, URL: args[0], Task: res.Pull.Task, Head: res.Pull.Head.String(),
+					Workspace: e.Workspace(), Checkpoints: res.Pull.Checkpoints, Written: len(res.Restore.Written),
+					Conflicts: len(res.Restore.Conflicts),
+					Fetched:   res.Restore.Fetched.Blobs, Traffic: trafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()}
+				if a.json {
+					a.printJSON(view)
+					return nil
+				}
+				a.say("cloned task %s into %s: %d checkpoints, %d files, %s fetched", view.Task, view.Workspace,
+					view.Checkpoints, view.Written, humanBytes(res.Traffic.BytesDown))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "origin", "the name the remote gets in the new store")
+	return cmd
+}
+
+// remoteGCJSON is gc --remote's JSON shape.
+type remoteGCJSON struct {
+	Remote       string      `json:"remote"`
+	Tasks        int         `json:"tasks"`
+	Dropped      int         `json:"dropped"`
+	Marked       int         `json:"marked"`
+	Deleted      int         `json:"deleted"`
+	DeletedBytes int64       `json:"deleted_bytes"`
+	Traffic      trafficJSON `json:"traffic"`
+	DurationMs   int64       `json:"duration_ms"`
+}
+
+// remoteGC runs gc --remote name with policy.
+func (a *app) remoteGC(ctx context.Context, e *engine.Engine, name string, policy engine.RetentionPolicy, grace time.Duration) error {
+	r, b, err := remoteBackend(ctx, e, []string{name})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	res, err := e.RemoteGC(ctx, b, engine.RemoteGCOptions{Remote: r.Name, Policy: &policy, Grace: grace})
+	if err != nil {
+		return err
+	}
+	a.printOrSay(remoteGCJSON{Remote: r.Name, Tasks: res.Tasks, Dropped: res.Dropped, Marked: res.Marked, Deleted: res.Deleted,
+		DeletedBytes: res.DeletedBytes, Traffic: trafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()},
+		"gc of %s: %d tasks, %d checkpoints dropped, %d objects deleted (%s), %d marked for a gc %v from now",
+		r.Name, res.Tasks, res.Dropped, res.Deleted, humanBytes(res.DeletedBytes), res.Marked, grace)
+	return nil
+}

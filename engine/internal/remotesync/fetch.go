@@ -1,0 +1,307 @@
+package remotesync
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/remote"
+)
+
+// Ranged reads: records of one data object closer than fetchGap are read
+// by one request, up to fetchSpan bytes; fetches run fetchers at a time.
+const (
+	fetchGap  = 256 << 10
+	fetchSpan = 16 << 20
+	fetchers  = 8
+)
+
+// FetchResult says what a fetch brought in.
+type FetchResult struct {
+	Blobs    int   // blobs stored locally
+	Bytes    int64 // bytes read from the remote
+	Requests int   // ranged reads made
+}
+
+// Fetch copies blobs ids from the remote into the store: each record read
+// by coalesced ranged reads, verified against its id and stored as it is
+// (no recompression), a chunked file's chunks with it, and their locators
+// committed at once. A blob the store has already is skipped; one the
+// record does not place on the remote is an error wrapping
+// objects.ErrNotFound; one that does not verify is a *CorruptError and
+// nothing of the fetch is committed.
+func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, error) {
+	var res FetchResult
+	wants, err := s.wanted(ids)
+	if err != nil || len(wants) == 0 {
+		return res, err
+	}
+	put := s.Blobs.NewBatch()
+	defer put.Close()
+	store := func(w want, rec []byte) error {
+		return recordErr(w, put.PutRecord(rec, w.loc.objectsLocator(), w.id))
+	}
+	var mu sync.Mutex
+	var chunks []objects.ID
+	err = s.fetchRecords(ctx, wants, &res, func(w want, rec []byte) error {
+		if w.loc.Flags&objects.FlagChunked != 0 {
+			ids, err := s.chunkIDs(w, rec)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			chunks = append(chunks, ids...)
+			mu.Unlock()
+		}
+		return store(w, rec)
+	})
+	if err != nil {
+		return res, err
+	}
+	if len(chunks) > 0 {
+		more, err := s.wanted(chunks)
+		if err != nil {
+			return res, err
+		}
+		if err := s.fetchRecords(ctx, more, &res, store); err != nil {
+			return res, err
+		}
+	}
+	placed, err := put.Sync()
+	if err != nil {
+		return res, err
+	}
+	b := s.DB.NewBatch()
+	defer b.Close()
+	for _, p := range placed {
+		b.PutLocator(p.ID, p.Loc)
+	}
+	res.Blobs = len(wants)
+	return res, b.Commit()
+}
+
+// recordErr names the remote object of a record that failed to verify.
+func recordErr(w want, err error) error {
+	if errors.Is(err, objects.ErrCorrupt) {
+		return &CorruptError{Key: dataKey(w.loc.Object), Reason: fmt.Sprintf("record of blob %s at %d", w.id.Short(), w.loc.Offset), Err: err}
+	}
+	return err
+}
+
+// decode verifies and decodes the record of w.
+func (s *Syncer) decode(w want, rec []byte) ([]byte, error) {
+	data, err := s.Blobs.DecodeRecord(rec, w.loc.objectsLocator(), w.id)
+	return data, recordErr(w, err)
+}
+
+// chunkIDs returns the chunks the chunked record of w lists.
+func (s *Syncer) chunkIDs(w want, rec []byte) ([]objects.ID, error) {
+	list, err := s.decode(w, rec)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := objects.ChunkIDs(list, w.loc.Size)
+	return ids, recordErr(w, err)
+}
+
+// FetchInto is Fetch handing each blob's verified content to keep (called
+// from several goroutines) instead of storing it: a chunked file's chunks
+// are fetched and joined, and the whole checked against its id.
+func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id objects.ID, content []byte) error) (FetchResult, error) {
+	var res FetchResult
+	wants, err := s.wanted(ids)
+	if err != nil || len(wants) == 0 {
+		return res, err
+	}
+	var mu sync.Mutex
+	lists := map[want][]objects.ID{} // chunked blobs and their chunks
+	err = s.fetchRecords(ctx, wants, &res, func(w want, rec []byte) error {
+		if w.loc.Flags&objects.FlagChunked != 0 {
+			ids, err := s.chunkIDs(w, rec)
+			mu.Lock()
+			lists[w] = ids
+			mu.Unlock()
+			return err
+		}
+		data, err := s.decode(w, rec)
+		if err != nil {
+			return err
+		}
+		return keep(w.id, data)
+	})
+	if err != nil {
+		return res, err
+	}
+	for w, chunks := range lists {
+		content, err := s.joinChunks(ctx, w, chunks, &res)
+		if err != nil {
+			return res, err
+		}
+		if err := keep(w.id, content); err != nil {
+			return res, err
+		}
+	}
+	res.Blobs = len(wants)
+	return res, nil
+}
+
+// want is one blob to fetch and where the remote keeps it.
+type want struct {
+	id  objects.ID
+	loc Loc
+}
+
+// wanted returns the blobs of ids the store lacks, with their remote
+// locators.
+func (s *Syncer) wanted(ids []objects.ID) ([]want, error) {
+	var wants []want
+	seen := map[objects.ID]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if _, found, err := s.DB.Locator(id); err != nil || found {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		l, ok, err := s.recordedLoc(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("blob %s is neither in the store nor on remote %q: %w", id.Short(), s.Name, objects.ErrNotFound)
+		}
+		wants = append(wants, want{id, l})
+	}
+	return wants, nil
+}
+
+// joinChunks fetches the chunks of w the store lacks, joins them with
+// those it has and returns the whole content, checked against w's id.
+func (s *Syncer) joinChunks(ctx context.Context, w want, chunks []objects.ID, res *FetchResult) ([]byte, error) {
+	wants, err := s.wanted(chunks)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	got := map[objects.ID][]byte{}
+	err = s.fetchRecords(ctx, wants, res, func(c want, rec []byte) error {
+		data, err := s.decode(c, rec)
+		mu.Lock()
+		got[c.id] = data
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	content := make([]byte, 0, w.loc.Size)
+	for _, c := range chunks {
+		data, ok := got[c]
+		if !ok {
+			if data, err = s.Blobs.Get(c); err != nil {
+				return nil, err
+			}
+		}
+		content = append(content, data...)
+	}
+	if objects.Sum(content) != w.id {
+		return nil, &CorruptError{Key: dataKey(w.loc.Object), Reason: "chunks of blob " + w.id.Short() + " do not join to its content"}
+	}
+	return content, nil
+}
+
+// span is one ranged read: the records of wants, all in one data object.
+type span struct {
+	object     objects.ID
+	start, end int64
+	wants      []want
+}
+
+// spans groups wants into coalesced ranged reads.
+func spans(wants []want) []span {
+	slices.SortFunc(wants, func(a, b want) int {
+		return cmp.Or(bytes.Compare(a.loc.Object[:], b.loc.Object[:]), cmp.Compare(a.loc.Offset, b.loc.Offset))
+	})
+	var out []span
+	for _, w := range wants {
+		end := w.loc.Offset + int64(w.loc.Length)
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if last.object == w.loc.Object && w.loc.Offset <= last.end+fetchGap && max(end, last.end)-last.start <= fetchSpan {
+				last.end = max(last.end, end)
+				last.wants = append(last.wants, w)
+				continue
+			}
+		}
+		out = append(out, span{object: w.loc.Object, start: w.loc.Offset, end: end, wants: []want{w}})
+	}
+	return out
+}
+
+// fetchRecords reads the records of wants by coalesced ranged reads and
+// calls fn (from several goroutines) with each one's bytes, not yet
+// verified.
+func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResult, fn func(want, []byte) error) error {
+	all := spans(wants)
+	var total, done int64
+	for _, sp := range all {
+		total += sp.end - sp.start
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fetchers)
+	for _, sp := range all {
+		g.Go(func() error {
+			buf, err := s.readRange(gctx, sp)
+			if err != nil {
+				return err
+			}
+			for _, w := range sp.wants {
+				if err := fn(w, buf[w.loc.Offset-sp.start:w.loc.Offset-sp.start+int64(w.loc.Length)]); err != nil {
+					return err
+				}
+			}
+			s.progress("fetch", atomic.AddInt64(&done, int64(len(buf))), total)
+			return nil
+		})
+	}
+	err := g.Wait()
+	res.Requests += len(all)
+	res.Bytes += atomic.LoadInt64(&done)
+	return err
+}
+
+// readRange reads the bytes of sp from its data object.
+func (s *Syncer) readRange(ctx context.Context, sp span) ([]byte, error) {
+	key := dataKey(sp.object)
+	atomic.AddInt64(&s.counters.Gets, 1)
+	rc, err := s.Backend.GetRange(ctx, key, sp.start, sp.end-sp.start)
+	if errors.Is(err, remote.ErrNotFound) {
+		return nil, &CorruptError{Key: key, Reason: "data object a segment names is missing", Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	defer rc.Close()
+	buf := make([]byte, sp.end-sp.start)
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, &CorruptError{Key: key, Reason: "data object shorter than its records", Err: err}
+		}
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	atomic.AddInt64(&s.counters.BytesDown, int64(len(buf)))
+	return buf, nil
+}

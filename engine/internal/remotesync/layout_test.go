@@ -1,0 +1,97 @@
+package remotesync
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+func sampleSegment(t testing.TB) []byte {
+	t.Helper()
+	tree := index.Tree{Entries: []index.Entry{{Name: "a.txt", Kind: index.KindFile, Mode: 0o644, Size: 3, ID: objects.Sum([]byte("hi\n"))}}}
+	te, err := index.EncodeTree(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := index.TreeID(tree)
+	cp := index.Checkpoint{Task: "default", Seq: 1, Root: root, Time: time.Unix(1700000000, 5).UTC(), Kind: index.KindSave}
+	loc := blobLoc{ID: tree.Entries[0].ID, Loc: Loc{Object: objects.Sum([]byte("obj")), Offset: 12, Length: 56, Flags: objects.FlagCompressed, Size: 3}}
+	b, err := encodeSegment([][]byte{te}, [][]byte{index.EncodeCheckpoint(cp)}, []blobLoc{loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSegmentRoundTripsAndRefusesDamage(t *testing.T) {
+	b := sampleSegment(t)
+	seg, err := decodeSegment("meta/x", objects.Sum(b), b)
+	if err != nil || len(seg.Trees) != 1 || len(seg.Checkpoints) != 1 || len(seg.Locs) != 1 || seg.Locs[0].Loc.Offset != 12 {
+		t.Fatalf("decode: %+v, %v", seg, err)
+	}
+	for i := range b {
+		bad := bytes.Clone(b)
+		bad[i] ^= 1
+		if _, err := decodeSegment("meta/x", objects.Sum(b), bad); !errors.Is(err, ErrCorrupt) || !errors.Is(err, objects.ErrCorrupt) {
+			t.Fatalf("byte %d flipped: %v", i, err)
+		}
+	}
+}
+
+func TestHeadRefusesAnotherTaskOrMalformedIDs(t *testing.T) {
+	id := objects.Sum([]byte("x")).String()
+	h := Head{Task: "t", Head: id, Tip: id, Segments: []string{id}, LastSeq: 1, TipSeq: 1}
+	b, err := encodeHead(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := decodeHead(headKey("t"), "t", b); err != nil || got.headID().String() != id {
+		t.Fatalf("decode: %+v, %v", got, err)
+	}
+	if _, err := decodeHead(headKey("u"), "u", b); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("head of another task: %v", err)
+	}
+	h.Segments = []string{"zz"}
+	b, _ = encodeHead(h)
+	if _, err := decodeHead(headKey("t"), "t", b); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("malformed segment name: %v", err)
+	}
+	if headKey("secret task") == headKey("other") || bytes.Contains([]byte(headKey("secret task")), []byte("secret")) {
+		t.Fatal("head keys must be distinct hashes that do not show the task name")
+	}
+}
+
+func FuzzDecodeSegment(f *testing.F) {
+	f.Add(sampleSegment(f))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		seg, err := decodeSegment("meta/x", objects.Sum(b), b)
+		if err != nil {
+			return
+		}
+		for _, l := range seg.Locs {
+			enc := appendLoc(nil, l.Loc)
+			back, err := decodeLoc(enc)
+			if err != nil || back != l.Loc {
+				t.Fatalf("locator %+v does not round-trip: %+v, %v", l.Loc, back, err)
+			}
+		}
+	})
+}
+
+func FuzzDecodeLoc(f *testing.F) {
+	f.Add(appendLoc(nil, Loc{Offset: 1, Length: 60, Size: 7}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := decodeLoc(b)
+		if err != nil {
+			return
+		}
+		if back, err := decodeLoc(appendLoc(nil, l)); err != nil || back != l {
+			t.Fatalf("%+v does not round-trip: %+v, %v", l, back, err)
+		}
+	})
+}

@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
+)
+
+// SyncProgress reports how far a push, pull or fetch got in its current
+// phase: "scan", "upload", "segment", "head", "import" or "fetch". Done
+// and Total count bytes for upload and fetch, objects otherwise.
+type SyncProgress struct {
+	Phase       string
+	Done, Total int64
+}
+
+// SyncTraffic is what a push, pull or clone sent to and read from the remote.
+type SyncTraffic struct {
+	Puts, Gets, Stats  int64
+	BytesUp, BytesDown int64
+	// ObjectsUp and SegmentsUp count the data objects and metadata
+	// segments uploaded (not those found there already).
+	ObjectsUp, SegmentsUp int64
+}
+
+// PushOptions select what Push sends and where the store records it.
+type PushOptions struct {
+	// Remote is the remote's name in the store (AddRemote); the store's
+	// record of what that remote holds lives under it. Required.
+	Remote string
+	// Task is the task to push; "" means DefaultTask.
+	Task     string
+	Progress func(SyncProgress)
+}
+
+// PushResult says what Push did.
+type PushResult struct {
+	// Task is the task the remote holds this store's history under: the
+	// task pushed, or Forked.
+	Task        string
+	Head        ID
+	Checkpoints int // checkpoints uploaded
+	// UpToDate: the remote had everything. Behind: the remote has saved
+	// further and holds all of this store's checkpoints; pull to catch up.
+	UpToDate, Behind bool
+	// Forked is set when the remote's task had forked from the store's
+	// (both saved since they last synced): the store's task was copied to
+	// the task Forked ("<task>~<short id>"), locally and on the remote, and
+	// the remote's task was left as it was. Both histories are kept.
+	Forked   string
+	Traffic  SyncTraffic
+	Duration time.Duration
+}
+
+// Push uploads to b what it lacks of a task: data first, then metadata,
+// then the task's head, by a conditional write, so that the remote is
+// consistent at every moment and two pushers of one task see each other.
+// A push cut short (cancelled, killed, a failing remote) and run again
+// uploads nothing it uploaded before. Push never overwrites another
+// store's history: see PushResult.Forked. It fails with ErrUnknownRef for
+// a task the store does not have, ErrBadRequest for an unknown remote, and
+// a *CorruptError (ErrCorrupt) for a remote object that does not verify.
+func (e *Engine) Push(ctx context.Context, b Backend, opts PushOptions) (*PushResult, error) {
+	start := time.Now()
+	res, err := e.push(ctx, b, opts)
+	if err != nil {
+		return nil, translate(remoteError(err, opts.Remote))
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+func (e *Engine) push(ctx context.Context, b Backend, opts PushOptions) (*PushResult, error) {
+	var res *PushResult
+	err := e.withSyncer(b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
+		r, err := s.Push(ctx, task)
+		if err != nil {
+			return storeError(fmt.Errorf("push %q to %s: %w", task, opts.Remote, err), e.storeDir)
+		}
+		res = &PushResult{Task: r.Task, Head: ID(r.Head), Checkpoints: r.Checkpoints, UpToDate: r.UpToDate,
+			Behind: r.Behind, Forked: r.Forked, Traffic: SyncTraffic(s.Counters())}
+		return nil
+	})
+	return res, err
+}
+
+// withSyncer runs fn with the mechanics of remote name over b and the task
+// opts name, holding the Engine's write lock.
+func (e *Engine) withSyncer(b Backend, name, task string, progress func(SyncProgress), fn func(*remotesync.Syncer, string) error) error {
+	task, err := taskName(task)
+	if err != nil {
+		return err
+	}
+	if _, err := e.remoteURL(name); err != nil {
+		return err
+	}
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	e.useBackend(name, b)
+	return fn(e.syncer(name, b, progress), task)
+}

@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
+	"github.com/ckpt/ckpt/internal/remote"
+)
+
+// Backend is an object store that checkpoints are pushed to and pulled
+// from: a file:// directory or an s3:// bucket (internal/remote opens
+// them). Its guarantees (atomic puts, conditional puts as compare-and-swap,
+// read after write) are what keep a remote consistent.
+type Backend = remote.Backend
+
+// ErrDiverged: a pull found that the remote's task and the store's both
+// saved checkpoints since they last synced: a sequence number names
+// different checkpoints here and there (the error says which). Nothing
+// was imported; a push keeps this store's side as a new task instead.
+var ErrDiverged = errors.New("task forked")
+
+// RemoteInfo is one named remote of the store.
+type RemoteInfo struct {
+	Name string
+	URL  string
+}
+
+// remoteKey is the store setting holding the URL of remote name.
+func remoteKey(name string) string { return "remote/" + name }
+
+// validRemoteName accepts names made of letters, digits, '-', '_' and '.'.
+func validRemoteName(name string) error {
+	if name == "" || len(name) > 64 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
+		return fmt.Errorf("%w: remote name %q: use 1-64 letters, digits, '-', '_' or '.'", ErrBadRequest, name)
+	}
+	return nil
+}
+
+// AddRemote records remote name with its URL in the store. It fails with
+// ErrBadRequest for an invalid name or a name already taken. Only the URL
+// is stored: credentials are never written to the store.
+func (e *Engine) AddRemote(ctx context.Context, name, url string) error {
+	return translate(e.addRemote(ctx, name, url))
+}
+
+func (e *Engine) addRemote(ctx context.Context, name, url string) error {
+	if err := validRemoteName(name); err != nil {
+		return err
+	}
+	if url == "" {
+		return fmt.Errorf("%w: empty remote URL", ErrBadRequest)
+	}
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if old, ok, err := e.db.Config(remoteKey(name)); err != nil {
+		return storeError(err, e.storeDir)
+	} else if ok {
+		return fmt.Errorf("%w: remote %q exists already (%s)", ErrBadRequest, name, old)
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	b.SetConfig(remoteKey(name), url)
+	return storeError(b.Commit(), e.storeDir)
+}
+
+// RemoveRemote forgets remote name and what the store recorded about it.
+// Nothing on the remote is touched. Blobs a pull left on that remote and
+// never fetched become unreadable here, so RemoveRemote fails with
+// ErrBadRequest while the store still needs some, unless force is set.
+func (e *Engine) RemoveRemote(ctx context.Context, name string, force bool) error {
+	return translate(e.removeRemote(ctx, name, force))
+}
+
+func (e *Engine) removeRemote(ctx context.Context, name string, force bool) error {
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, ok, err := e.db.Config(remoteKey(name)); err != nil {
+		return storeError(err, e.storeDir)
+	} else if !ok {
+		return fmt.Errorf("%w: no remote %q", ErrBadRequest, name)
+	}
+	if !force {
+		n, err := e.remoteOnly(ctx, name)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%w: %d blob(s) of this store's checkpoints are only on remote %q", ErrBadRequest, n, name)
+		}
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	b.DeleteConfig(remoteKey(name))
+	err = e.db.EachConfig(remotesync.RecordPrefix(name), func(key, _ string) error {
+		b.DeleteConfig(key)
+		return nil
+	})
+	if err != nil {
+		return storeError(err, e.storeDir)
+	}
+	e.remoteMu.Lock()
+	delete(e.remoteMu.backends, name)
+	e.remoteMu.Unlock()
+	return storeError(b.Commit(), e.storeDir)
+}
+
+// Remotes lists the store's remotes by name.
+func (e *Engine) Remotes(ctx context.Context) ([]RemoteInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []RemoteInfo
+	err := e.db.EachConfig("remote/", func(key, value string) error {
+		out = append(out, RemoteInfo{Name: strings.TrimPrefix(key, "remote/"), URL: value})
+		return nil
+	})
+	return out, translate(storeError(err, e.storeDir))
+}
+
+// remoteURL returns the URL of remote name, or ErrBadRequest.
+func (e *Engine) remoteURL(name string) (string, error) {
+	url, ok, err := e.db.Config(remoteKey(name))
+	if err != nil {
+		return "", storeError(err, e.storeDir)
+	}
+	if !ok {
+		return "", fmt.Errorf("%w: no remote %q", ErrBadRequest, name)
+	}
+	return url, nil
+}
+
+// syncer returns the mechanics of remote name over backend b.
+func (e *Engine) syncer(name string, b Backend, progress func(SyncProgress)) *remotesync.Syncer {
+	s := &remotesync.Syncer{DB: e.db, Blobs: e.blobs, Backend: b, Name: name, ObjectSize: e.opts.syncObjectSize}
+	if progress != nil {
+		s.Progress = func(p remotesync.Progress) { progress(SyncProgress(p)) }
+	}
+	return s
+}
+
+// remoteError marks a remote's integrity failures as a *CorruptError
+// naming the remote, a missing task as ErrUnknownRef and a fork as
+// ErrDiverged.
+func remoteError(err error, name string) error {
+	var ce *remotesync.CorruptError
+	switch {
+	case errors.As(err, &ce):
+		return &CorruptError{Store: "remote " + name, Err: err}
+	case errors.Is(err, remotesync.ErrNoTask):
+		return &publicError{public: ErrUnknownRef, err: err}
+	case errors.Is(err, remotesync.ErrDiverged):
+		return &publicError{public: ErrDiverged, err: err}
+	}
+	return err
+}

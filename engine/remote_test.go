@@ -1,0 +1,469 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+// remoteCase is one kind of remote the sync tests run against.
+type remoteCase struct {
+	name string
+	open func(t *testing.T) (Backend, string)
+}
+
+// fileURL is the file:// URL of directory dir (file:///C:/x on Windows).
+func fileURL(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return "file://" + p
+}
+
+// remoteCases is file:// always, and the S3 service CKPT_TEST_S3 names
+// (s3://bucket[/prefix], endpoint and credentials in the AWS_* variables)
+// when it is set.
+func remoteCases() []remoteCase {
+	cases := []remoteCase{{"file", func(t *testing.T) (Backend, string) {
+		dir := t.TempDir()
+		b, err := remote.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b, fileURL(dir)
+	}}}
+	if base := os.Getenv("CKPT_TEST_S3"); base != "" {
+		cases = append(cases, remoteCase{"s3", func(t *testing.T) (Backend, string) {
+			url := fmt.Sprintf("%s/ckpt-sync-%s", strings.TrimSuffix(base, "/"), rand.Text()[:12])
+			b, err := remote.Open(context.Background(), url, remote.ConfigFromEnv(os.Getenv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b, url
+		}})
+	}
+	return cases
+}
+
+func eachRemote(t *testing.T, fn func(t *testing.T, open func(t *testing.T) (Backend, string))) {
+	for _, rc := range remoteCases() {
+		t.Run(rc.name, func(t *testing.T) { fn(t, rc.open) })
+	}
+}
+
+// syncTree holds what a clone must reproduce: text, binary, a file large
+// enough to be chunked, symlinks, modes and an empty directory.
+func syncTree() testtree.Dir {
+	big := make([]byte, 9<<20)
+	r := mrand.New(mrand.NewPCG(1, 2))
+	for i := range big {
+		big[i] = byte(r.Uint32())
+	}
+	return testtree.Dir{
+		"README.md": testtree.File{Content: "hello\n"},
+		"bin":       testtree.Dir{"run.sh": testtree.File{Content: "#!/bin/sh\necho hi\n", Mode: 0o755}},
+		"data":      testtree.Dir{"blob.bin": testtree.File{Content: "\x00\x01\x02binary\xff\xfe"}, "big.dat": testtree.File{Content: string(big)}},
+		"link":      testtree.Symlink{Target: "README.md"},
+		"dangling":  testtree.Symlink{Target: "nowhere/at/all"},
+		"empty":     testtree.Dir{},
+		"src":       testtree.Dir{"a.go": testtree.File{Content: "package a\n"}, "b.go": testtree.File{Content: "package a // b\n"}},
+	}
+}
+
+// pushFixture saves f's workspace, registers b as "origin" and pushes.
+func pushAll(t *testing.T, f *fixture, b Backend, url string) *PushResult {
+	t.Helper()
+	ctx := context.Background()
+	if _, ok, _ := f.e.db.Config(remoteKey("origin")); !ok {
+		if err := f.e.AddRemote(ctx, "origin", url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := f.e.Push(ctx, b, PushOptions{Remote: "origin"})
+	if err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	return res
+}
+
+// pushedFixture saves syncTree as checkpoint msg and pushes it to b as "origin".
+func pushedFixture(t *testing.T, b Backend, url, msg string) *fixture {
+	t.Helper()
+	f := newFixture(t, syncTree())
+	f.save(msg)
+	pushAll(t, f, b, url)
+	return f
+}
+
+// cloneInto clones the default task of b into a new workspace and store.
+func cloneInto(t *testing.T, b Backend, url string) (*fixture, *CloneResult, error) {
+	t.Helper()
+	g := newFixture(t, testtree.Dir{})
+	res, err := g.e.Clone(context.Background(), b, CloneOptions{URL: url})
+	return g, res, err
+}
+
+func TestCloneReproducesThePushedWorkspaceByteForByte(t *testing.T) {
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		b, url := open(t)
+		f := pushedFixture(t, b, url, "one")
+		g, res, err := cloneInto(t, b, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertSameTree(t, f.read(), g.read())
+		if res.Restore.Fetched.Blobs == 0 || res.Pull.Checkpoints != 1 {
+			t.Fatalf("clone fetched %d blobs, imported %d checkpoints", res.Restore.Fetched.Blobs, res.Pull.Checkpoints)
+		}
+		if rep, err := g.e.Verify(context.Background(), VerifyOptions{}); err != nil {
+			t.Fatalf("verify of the clone: %v (%+v)", err, rep)
+		}
+		log, err := g.e.List(context.Background(), "")
+		if err != nil || len(log.Checkpoints) != 1 || log.Checkpoints[0].ID != f.save("again").ID {
+			t.Fatalf("clone's history %+v, %v", log, err)
+		}
+	})
+}
+
+func TestPullLeavesBlobsOnTheRemoteUntilACatNeedsThem(t *testing.T) {
+	b, url := remoteCases()[0].open(t)
+	pushedFixture(t, b, url, "one")
+	g := newFixture(t, testtree.Dir{})
+	ctx := context.Background()
+	if err := g.e.AddRemote(ctx, "origin", url); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.e.Pull(ctx, b, PullOptions{Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	if packs, _ := g.e.blobs.Packs(); len(packs) != 0 {
+		t.Fatalf("pull stored %d packs; blobs should stay on the remote", len(packs))
+	}
+	if _, err := g.e.Verify(ctx, VerifyOptions{}); err != nil {
+		t.Fatalf("verify after a pull: %v", err)
+	}
+	// A fresh Engine (another process) reaches the remote through OpenRemote.
+	g.open(Options{OpenRemote: func(ctx context.Context, u string) (Backend, error) {
+		return remote.Open(ctx, u, remote.Config{})
+	}})
+	rc, _, err := g.e.Cat(ctx, "", "HEAD", "src/a.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != "package a\n" {
+		t.Fatalf("cat = %q", got)
+	}
+	if _, found, _ := g.e.db.Locator(blobID(t, g.e, "src/a.go")); !found {
+		t.Fatal("the fetched blob was not stored locally")
+	}
+}
+
+func blobID(t *testing.T, e *Engine, p string) [32]byte {
+	t.Helper()
+	ents, err := e.Ls(context.Background(), "", "HEAD", filepath.Dir(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range ents {
+		if ent.Path == p {
+			return ent.ID
+		}
+	}
+	t.Fatalf("%s not in HEAD", p)
+	return [32]byte{}
+}
+
+// countingBackend counts Puts, and the bytes of those that succeed, and
+// can fail the failAt-th one (1-based).
+type countingBackend struct {
+	Backend
+	puts   atomic.Int64
+	bytes  atomic.Int64
+	failAt int64
+}
+
+var errInjected = errors.New("injected put failure")
+
+func (c *countingBackend) Put(ctx context.Context, key string, r io.Reader, size int64, cond remote.Condition) (string, error) {
+	if n := c.puts.Add(1); n == c.failAt {
+		return "", errInjected
+	}
+	etag, err := c.Backend.Put(ctx, key, r, size, cond)
+	if err == nil {
+		c.bytes.Add(size)
+	}
+	return etag, err
+}
+
+func TestIncrementalPushUploadsOnlyTheNewData(t *testing.T) {
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		b, url := open(t)
+		f := pushedFixture(t, b, url, "one")
+		f.write("src/a.go", "package a // edited\n")
+		f.save("two")
+		cb := &countingBackend{Backend: b}
+		res := pushAll(t, f, cb, url)
+		// One data object (the edited blob), one segment, one head.
+		if got := cb.puts.Load(); got != 3 || res.Checkpoints != 1 {
+			t.Fatalf("incremental push made %d puts for %d checkpoints, want 3 for 1", got, res.Checkpoints)
+		}
+		if got := cb.bytes.Load(); got > 8<<10 {
+			t.Fatalf("incremental push uploaded %d bytes", got)
+		}
+		cb.puts.Store(0)
+		if res := pushAll(t, f, cb, url); !res.UpToDate || cb.puts.Load() != 0 {
+			t.Fatalf("a second push: %+v with %d puts", res, cb.puts.Load())
+		}
+		g, _, err := cloneInto(t, b, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertSameTree(t, f.read(), g.read())
+	})
+}
+
+func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
+	eachRemote(t, testPushCutShort)
+}
+
+func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
+	b, url := open(t)
+	tree := syncTree()
+	for i := range 40 {
+		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprint(i), 50000)}
+	}
+	small := Options{syncObjectSize: 256 << 10}
+	probe := newFixture(t, tree)
+	probe.open(small)
+	probe.save("one")
+	cb := &countingBackend{Backend: b}
+	pushAll(t, probe, cb, url)
+	total, totalBytes := cb.puts.Load(), cb.bytes.Load()
+	if total < 10 {
+		t.Fatalf("only %d puts", total)
+	}
+	for n := int64(1); n <= total; n++ {
+		t.Run(fmt.Sprint("fail put ", n), func(t *testing.T) {
+			b, url := open(t)
+			f := newFixture(t, tree)
+			f.open(small)
+			f.save("one")
+			cb := &countingBackend{Backend: b, failAt: n}
+			ctx := context.Background()
+			if err := f.e.AddRemote(ctx, "origin", url); err != nil {
+				t.Fatal(err)
+			}
+			_, err := f.e.Push(ctx, cb, PushOptions{Remote: "origin"})
+			if err == nil && cb.puts.Load() < n {
+				// Parallel pack writers order this store's records apart
+				// from the probe's, and so its data objects: fewer puts.
+				return
+			}
+			if !errors.Is(err, errInjected) {
+				t.Fatalf("push with put %d failing: %v", n, err)
+			}
+			rerun := &countingBackend{Backend: b}
+			pushAll(t, f, rerun, url)
+			// Nothing is uploaded twice: the cut push and its rerun send
+			// what one whole push sends (give or take the metadata, whose
+			// checkpoint times and durations differ between the stores).
+			if got := cb.bytes.Load() + rerun.bytes.Load(); got > totalBytes+4<<10 {
+				t.Fatalf("cut push and rerun uploaded %d + %d bytes, one push %d", cb.bytes.Load(), rerun.bytes.Load(), totalBytes)
+			}
+			g, _, err := cloneInto(t, b, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSameTree(t, f.read(), g.read())
+			if _, err := g.e.Verify(ctx, VerifyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestConcurrentPushersOfOneTaskKeepBothHistories(t *testing.T) {
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		b, url := open(t)
+		a := pushedFixture(t, b, url, "base")
+		c, _, err := cloneInto(t, b, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.write("src/a.go", "package a // from a\n")
+		a.save("a's work")
+		c.write("src/a.go", "package a // from c\n")
+		c.save("c's work")
+		var wg sync.WaitGroup
+		results := make([]*PushResult, 2)
+		errs := make([]error, 2)
+		for i, f := range []*fixture{a, c} {
+			wg.Go(func() { results[i], errs[i] = f.e.Push(context.Background(), b, PushOptions{Remote: "origin"}) })
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("pushes: %v, %v", errs[0], errs[1])
+		}
+		forks := 0
+		var forked string
+		for _, r := range results {
+			if r.Forked != "" {
+				forks++
+				forked = r.Forked
+			}
+		}
+		if forks != 1 {
+			t.Fatalf("want exactly one fork, got %+v %+v", results[0], results[1])
+		}
+		// Both histories are on the remote: the task, and the fork.
+		ctx := context.Background()
+		for _, task := range []string{DefaultTask, forked} {
+			h := newFixture(t, testtree.Dir{})
+			res, err := h.e.Clone(ctx, b, CloneOptions{URL: url, Task: task})
+			if err != nil {
+				t.Fatalf("clone %s: %v", task, err)
+			}
+			if res.Pull.Checkpoints != 2 {
+				t.Fatalf("task %s holds %d checkpoints, want 2", task, res.Pull.Checkpoints)
+			}
+		}
+		// The store that lost the race cannot pull the task over its own
+		// work; once it drops its side (kept as the fork), it can.
+		loser := a
+		if results[1].Forked != "" {
+			loser = c
+		}
+		if _, err := loser.e.Pull(ctx, b, PullOptions{Remote: "origin"}); !errors.Is(err, ErrDiverged) {
+			t.Fatalf("pull into the forked store: %v, want ErrDiverged", err)
+		}
+		if _, err := loser.e.Drop(ctx, DefaultTask); err != nil {
+			t.Fatal(err)
+		}
+		pr, err := loser.e.Pull(ctx, b, PullOptions{Remote: "origin"})
+		if err != nil || pr.Checkpoints != 2 || !pr.Moved {
+			t.Fatalf("pull after dropping the forked task: %+v, %v", pr, err)
+		}
+		if _, err := loser.e.Restore(ctx, "HEAD", RestoreOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestCorruptRemoteObjectsAreDetectedAndNothingIsImported(t *testing.T) {
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		for _, prefix := range []string{"data/", "meta/", "heads/"} {
+			t.Run(strings.TrimSuffix(prefix, "/"), func(t *testing.T) {
+				b, url := open(t)
+				pushedFixture(t, b, url, "one")
+				damage(t, b, prefix)
+				g, _, err := cloneInto(t, b, url)
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("clone from a remote with a damaged %s object: %v, want ErrCorrupt", prefix, err)
+				}
+				if prefix != "data/" {
+					if tasks, _ := g.e.db.Tasks(); len(tasks) != 0 {
+						t.Fatalf("a failed pull imported tasks %v", tasks)
+					}
+				}
+			})
+		}
+	})
+}
+
+// damage flips a byte in the middle of the first object under prefix.
+func damage(t *testing.T, b Backend, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	page, err := b.List(ctx, prefix, "", 0)
+	if err != nil || len(page.Objects) == 0 {
+		t.Fatalf("list %s: %v %v", prefix, page, err)
+	}
+	// The largest object: for data, the one holding most records.
+	key, size := "", int64(-1)
+	for _, o := range page.Objects {
+		if o.Size > size {
+			key, size = o.Key, o.Size
+		}
+	}
+	rc, _, err := b.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(rc)
+	rc.Close()
+	data[len(data)/2] ^= 0x40
+	if _, err := b.Put(ctx, key, bytes.NewReader(data), int64(len(data)), remote.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPushAfterLocalGCDroppedTheRemoteTipIsNoFork(t *testing.T) {
+	b, url := remoteCases()[0].open(t)
+	f := newFixture(t, syncTree())
+	f.save("one")
+	f.write("src/a.go", "package a // two\n")
+	f.save("two")
+	pushAll(t, f, b, url)
+	f.write("src/a.go", "package a // three\n")
+	f.save("three")
+	ctx := context.Background()
+	if _, err := f.e.GC(ctx, GCOptions{Policy: &RetentionPolicy{KeepLast: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	res := pushAll(t, f, b, url)
+	if res.Forked != "" || res.Checkpoints != 1 {
+		t.Fatalf("push after gc: %+v", res)
+	}
+	g, _, err := cloneInto(t, b, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameTree(t, f.read(), g.read())
+}
+
+func TestDiffAfterPullFetchesTheChangedBlobs(t *testing.T) {
+	b, url := remoteCases()[0].open(t)
+	f := newFixture(t, syncTree())
+	f.save("one")
+	f.write("src/a.go", "package a // two\n")
+	f.save("two")
+	pushAll(t, f, b, url)
+	g := newFixture(t, testtree.Dir{})
+	ctx := context.Background()
+	if err := g.e.AddRemote(ctx, "origin", url); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.e.Pull(ctx, b, PullOptions{Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := g.e.Diff(ctx, "@1", "@2", DiffOptions{})
+	if err != nil || len(d.Changes) != 1 {
+		t.Fatalf("diff after pull: %+v, %v", d, err)
+	}
+	after, err := d.Content(d.Changes[0], true)
+	if err != nil || string(after) != "package a // two\n" {
+		t.Fatalf("after = %q, %v", after, err)
+	}
+	if _, found, _ := g.e.db.Locator(objects.ID(d.Changes[0].Before.ID)); !found {
+		t.Fatal("the diff's blobs were not fetched into the store")
+	}
+}

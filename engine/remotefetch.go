@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ckpt/ckpt/engine/internal/maint"
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
+	"github.com/ckpt/ckpt/internal/diffview"
+	"github.com/ckpt/ckpt/internal/index"
+	"github.com/ckpt/ckpt/internal/objects"
+)
+
+// FetchedBlobs counts what a restore fetched from remotes: blobs a pull
+// had left there.
+type FetchedBlobs struct {
+	Blobs    int
+	Bytes    int64
+	Requests int64
+}
+
+// useBackend makes b the backend of remote name for fetches.
+func (e *Engine) useBackend(name string, b Backend) {
+	e.remoteMu.Lock()
+	defer e.remoteMu.Unlock()
+	e.useBackendLocked(name, b)
+}
+
+// backend returns the backend of remote name: the one a Push, Pull or
+// Clone handed over, or one Options.OpenRemote opens.
+func (e *Engine) backend(ctx context.Context, name string) (Backend, error) {
+	e.remoteMu.Lock()
+	b := e.remoteMu.backends[name]
+	e.remoteMu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	if e.opts.OpenRemote == nil {
+		return nil, fmt.Errorf("blobs are on remote %q, which this engine cannot open: %w", name, objects.ErrNotFound)
+	}
+	url, err := e.remoteURL(name)
+	if err != nil {
+		return nil, err
+	}
+	if b, err = e.opts.OpenRemote(ctx, url); err != nil {
+		return nil, fmt.Errorf("open remote %q: %w", name, err)
+	}
+	e.remoteMu.Lock()
+	defer e.remoteMu.Unlock()
+	if old := e.remoteMu.backends[name]; old != nil {
+		return old, b.Close()
+	}
+	e.useBackendLocked(name, b)
+	e.remoteMu.opened = append(e.remoteMu.opened, b)
+	return b, nil
+}
+
+// useBackendLocked is useBackend with remoteMu held.
+func (e *Engine) useBackendLocked(name string, b Backend) {
+	if e.remoteMu.backends == nil {
+		e.remoteMu.backends = map[string]Backend{}
+	}
+	e.remoteMu.backends[name] = b
+}
+
+// closeRemotes closes the backends Options.OpenRemote opened.
+func (e *Engine) closeRemotes() error {
+	e.remoteMu.Lock()
+	defer e.remoteMu.Unlock()
+	var errs []error
+	for _, b := range e.remoteMu.opened {
+		errs = append(errs, b.Close())
+	}
+	e.remoteMu.opened, e.remoteMu.backends = nil, nil
+	return errors.Join(errs...)
+}
+
+// remoteNames lists the store's remotes.
+func (e *Engine) remoteNames() ([]string, error) {
+	var names []string
+	err := e.db.EachConfig("remote/", func(key, _ string) error {
+		names = append(names, strings.TrimPrefix(key, "remote/"))
+		return nil
+	})
+	return names, storeError(err, e.storeDir)
+}
+
+// fetchBlobs copies into the store those of ids that it lacks and a remote
+// holds; with into set, it hands their contents to into instead (a
+// read-only Engine). Ids no remote holds are left for the reader to report.
+func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(objects.ID, []byte) error) (FetchedBlobs, error) {
+	var got FetchedBlobs
+	names, err := e.remoteNames()
+	if err != nil || len(names) == 0 {
+		return got, err
+	}
+	for _, name := range names {
+		s := e.syncer(name, nil, nil)
+		var mine []objects.ID
+		for _, id := range ids {
+			if _, found, err := e.db.Locator(id); err != nil || found {
+				if err != nil {
+					return got, storeError(err, e.storeDir)
+				}
+				continue
+			}
+			if has, err := s.Has(id); err != nil {
+				return got, storeError(err, e.storeDir)
+			} else if has {
+				mine = append(mine, id)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		if s.Backend, err = e.backend(ctx, name); err != nil {
+			return got, err
+		}
+		e.remoteMu.Lock()
+		if p := e.remoteMu.progress; p != nil {
+			s.Progress = func(sp remotesync.Progress) { p(SyncProgress(sp)) }
+		}
+		e.remoteMu.Unlock()
+		var r remotesync.FetchResult
+		if into != nil {
+			r, err = s.FetchInto(ctx, mine, into)
+		} else {
+			r, err = s.Fetch(ctx, mine)
+		}
+		got.Blobs += r.Blobs
+		got.Bytes += r.Bytes
+		got.Requests += int64(r.Requests)
+		if err != nil {
+			return got, storeError(remoteError(fmt.Errorf("fetch from %s: %w", name, err), name), e.storeDir)
+		}
+	}
+	return got, nil
+}
+
+// openBlob opens blob id, fetching it first from a remote that holds it
+// when the store lacks it.
+func (e *Engine) openBlob(ctx context.Context, id objects.ID) (io.ReadCloser, int64, error) {
+	rc, n, err := e.blobs.Open(id)
+	if errors.Is(err, objects.ErrNotFound) && e.opts.ReadOnly {
+		b, ferr := e.getBlob(ctx, id)
+		if ferr != nil {
+			return nil, 0, ferr
+		}
+		return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+	}
+	if errors.Is(err, objects.ErrNotFound) {
+		if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}, nil); ferr != nil {
+			return nil, 0, ferr
+		}
+		rc, n, err = e.blobs.Open(id)
+	}
+	return rc, n, storeError(err, e.storeDir)
+}
+
+// getBlob is openBlob for a whole blob in memory. A read-only Engine
+// fetches into memory and stores nothing.
+func (e *Engine) getBlob(ctx context.Context, id objects.ID) ([]byte, error) {
+	b, err := e.blobs.Get(id)
+	if !errors.Is(err, objects.ErrNotFound) {
+		return b, storeError(err, e.storeDir)
+	}
+	var into func(objects.ID, []byte) error
+	got := false
+	if e.opts.ReadOnly {
+		into = func(_ objects.ID, content []byte) error { b, got = content, true; return nil }
+	}
+	if _, ferr := e.fetchBlobs(ctx, []objects.ID{id}, into); ferr != nil {
+		return nil, ferr
+	}
+	if got {
+		return b, nil
+	}
+	b, err = e.blobs.Get(id)
+	return b, storeError(err, e.storeDir)
+}
+
+// remoteOnly counts the blobs the store knows only by remote name's record.
+func (e *Engine) remoteOnly(ctx context.Context, name string) (int, error) {
+	n := 0
+	prefix := "sync/" + name + "/b/"
+	err := e.db.EachConfig(prefix, func(key, _ string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		raw := strings.TrimPrefix(key, prefix)
+		if len(raw) != objects.IDSize {
+			return nil
+		}
+		_, found, err := e.db.Locator(objects.ID([]byte(raw)))
+		if err == nil && !found {
+			n++
+		}
+		return err
+	})
+	return n, storeError(err, e.storeDir)
+}
+
+// onRemote reports whether some remote holds blob id, so that its absence
+// from the store is not damage.
+func (e *Engine) onRemote(id objects.ID) bool {
+	names, err := e.remoteNames()
+	if err != nil {
+		return false
+	}
+	for _, name := range names {
+		if has, err := e.syncer(name, nil, nil).Has(id); err == nil && has {
+			return true
+		}
+	}
+	return false
+}
+
+// leftOnRemote reports whether p is a blob missing from the store that a
+// pull left on a remote: not damage, as a fetch brings it when needed.
+func (e *Engine) leftOnRemote(p maint.Problem) bool {
+	return strings.HasSuffix(p.Message, " missing") && p.Kind != "tree" && p.Kind != "checkpoint" && e.onRemote(p.Object)
+}
+
+// changedBlobs lists the blobs of the stored sides of changes.
+func changedBlobs(changes []diffview.Change) []objects.ID {
+	var ids []objects.ID
+	for _, c := range changes {
+		for _, side := range []*diffview.Side{c.Before, c.After} {
+			if side != nil && side.Kind != index.KindDir {
+				ids = append(ids, side.ID)
+			}
+		}
+	}
+	return ids
+}
