@@ -13,7 +13,9 @@
 // operations only), and "-corpus gomodcache" on the pinned public modules
 // of bench/realmods.txt, fetched into a fresh module cache ("bench
 // fetch-modules DIR" only fetches them). "bench compress -corpus DIR"
-// compares store compression candidates on a directory's files in one run.
+// compares store compression candidates on a directory's files in one run;
+// "bench remote" compares push and clone with restic backup and restore on
+// an S3 service (remote.go).
 //
 // "go run ./bench generate -scale 100k DIR" only writes the corpus, for
 // profiling by hand ("bench worker -op save -ws DIR -store S -cpuprofile F"
@@ -49,6 +51,7 @@ var subcommands = map[string]func(ctx context.Context, args []string) error{
 		return fetchModules(ctx, args[0])
 	},
 	"compress": runCandidates,
+	"remote":   runRemote,
 	"worker":   runWorker,
 }
 
