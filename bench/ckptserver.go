@@ -7,16 +7,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/cmdwire"
+	"github.com/ckpt/ckpt/internal/localsock"
 )
 
 // ckptServer measures a resident server: one `ckpt serve --listen` per
@@ -67,13 +67,6 @@ func (c *ckptServer) close() {
 	c.srv = nil
 }
 
-// wireFrame is one line of the server's answer (see cmd/ckpt/listen.go).
-type wireFrame struct {
-	Out  []byte `json:"out,omitempty"`
-	Err  []byte `json:"err,omitempty"`
-	Exit *int   `json:"exit,omitempty"`
-}
-
 // call runs one command through the server and decodes its JSON output into out.
 func (c *ckptServer) call(ctx context.Context, out any, args ...string) (step, error) {
 	start := time.Now()
@@ -89,41 +82,22 @@ func (c *ckptServer) call(ctx context.Context, out any, args ...string) (step, e
 }
 
 func (c *ckptServer) exchange(ctx context.Context, args []string) ([]byte, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", filepath.Join(c.store, "serve.sock"))
+	conn, err := localsock.Dial(c.store)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	req, err := json.Marshal(struct {
-		Args []string `json:"args"`
-		Cwd  string   `json:"cwd"`
-	}{args, c.ws})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Write(append(req, '\n')); err != nil {
-		return nil, err
-	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	var stdout, stderr bytes.Buffer
-	dec := json.NewDecoder(bufio.NewReader(conn))
-	for {
-		var f wireFrame
-		if err := dec.Decode(&f); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		stdout.Write(f.Out)
-		stderr.Write(f.Err)
-		if f.Exit != nil {
-			if *f.Exit != 0 {
-				return nil, fmt.Errorf("exit %d: %s", *f.Exit, strings.TrimSpace(stderr.String()))
-			}
-			return stdout.Bytes(), nil
-		}
+	code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: args, Cwd: c.ws}, &stdout, &stderr)
+	switch {
+	case err != nil:
+		return nil, err
+	case code != 0:
+		return nil, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
+	return stdout.Bytes(), nil
 }
 
 // peakRSS is the server's peak resident set so far, in KiB (0 if unknown).

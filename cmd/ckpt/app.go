@@ -53,6 +53,9 @@ type app struct {
 	exitCode int
 	// colour: stdout is a terminal and NO_COLOR is unset.
 	colour bool
+	// indentJSON indents --json documents for a person reading them on a
+	// terminal; elsewhere each is one line, cheaper to write and to parse.
+	indentJSON bool
 	// progress is the terminal progress line, nil when not drawn.
 	progress *progressLine
 	// notices are fields the open added to every JSON document.
@@ -104,8 +107,9 @@ type usageError struct{ msg string }
 func (u usageError) Error() string { return u.msg }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: isTerminal(stdout) && os.Getenv("NO_COLOR") == "",
-		store: os.Getenv("CKPT_STORE")}
+	tty := isTerminal(stdout)
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: tty && os.Getenv("NO_COLOR") == "",
+		indentJSON: tty, store: os.Getenv("CKPT_STORE")}
 	ctx, in := watchSignals(context.Background())
 	return a.execute(ctx, args, in.stop, in.signalled)
 }
@@ -368,6 +372,10 @@ func (a *app) writeJSON(v any) error {
 		return err
 	}
 	if doc, err = a.withNotices(doc); err != nil {
+		return err
+	}
+	if !a.indentJSON {
+		_, err = a.stdout.Write(append(doc, '\n'))
 		return err
 	}
 	var buf bytes.Buffer

@@ -11,22 +11,6 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
-// forwardRequest is what a client sends a listening server: one JSON
-// line, then nothing until the server's exit frame.
-type forwardRequest struct {
-	Args  []string `json:"args"`            // the command line, with --store and --task made explicit
-	Cwd   string   `json:"cwd"`             // the client's directory, against which --workspace is resolved
-	Stdin []byte   `json:"stdin,omitempty"` // the --state input, read by the client
-}
-
-// forwardFrame is one JSON line of the server's answer: a piece of
-// standard output or error, or (last) the exit code.
-type forwardFrame struct {
-	Out  []byte `json:"out,omitempty"`
-	Err  []byte `json:"err,omitempty"`
-	Exit *int   `json:"exit,omitempty"`
-}
-
 // remoteExit ends a command that a server ran: its output was printed
 // as the server produced it and the process exits with the server's code.
 type remoteExit struct{ code int }

@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
 )
 
@@ -59,12 +59,12 @@ func (a *app) listen(ctx context.Context, res *resident, idle time.Duration) err
 }
 
 // serveConn runs the one command a client sends and streams its output
-// back. The command's context ends when the client goes away.
+// back (see package cmdwire). The command's context ends when the client
+// goes away.
 func serveConn(ctx context.Context, res *resident, conn io.ReadWriter) {
 	r := bufio.NewReader(conn)
-	var req forwardRequest
-	line, err := r.ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &req) != nil {
+	req, err := cmdwire.ReadRequest(r)
+	if err != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -73,16 +73,16 @@ func serveConn(ctx context.Context, res *resident, conn io.ReadWriter) {
 		io.Copy(io.Discard, r)
 		cancel()
 	}()
-	fw := &frameWriter{enc: json.NewEncoder(conn)}
-	sa := &app{stdin: bytes.NewReader(req.Stdin), stdout: streamWriter{fw, false}, stderr: streamWriter{fw, true},
-		server: &serverContext{res: res, cwd: req.Cwd}}
+	frames := cmdwire.NewFrames(conn)
+	sa := &app{stdin: bytes.NewReader(req.Stdin), stdout: frames.Stdout(), stderr: frames.Stderr(),
+		colour: req.Colour, indentJSON: req.Terminal, server: &serverContext{res: res, cwd: req.Cwd}}
 	code := exitUsage
 	if name := commandName(sa, req.Args); name == "serve" || name == "mcp" {
 		fmt.Fprintf(sa.stderr, "ckpt: %s cannot run through a server\n", name)
 	} else {
 		code = sa.execute(ctx, req.Args, func() {}, func() syscall.Signal { return 0 })
 	}
-	fw.frame(forwardFrame{Exit: &code})
+	frames.Exit(code)
 }
 
 // commandName is the name of the subcommand args run, "" when none.
@@ -92,35 +92,6 @@ func commandName(a *app, args []string) string {
 		return ""
 	}
 	return cmd.Name()
-}
-
-// frameWriter writes frames to one connection, one JSON line each.
-type frameWriter struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-}
-
-func (w *frameWriter) frame(f forwardFrame) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.enc.Encode(f)
-}
-
-// streamWriter is a command's stdout or stderr inside the server.
-type streamWriter struct {
-	w      *frameWriter
-	stderr bool
-}
-
-func (s streamWriter) Write(p []byte) (int, error) {
-	f := forwardFrame{Out: p}
-	if s.stderr {
-		f = forwardFrame{Err: p}
-	}
-	if err := s.w.frame(f); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // activity ends an idle server: the timer runs while no client is connected.

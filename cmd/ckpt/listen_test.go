@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
 )
 
@@ -102,5 +103,33 @@ func TestListeningServerStopsWhenIdle(t *testing.T) {
 		}
 	case <-time.After(signalDeadline):
 		t.Fatal("idle server still running")
+	}
+}
+
+// A forwarded command shapes its output for the client's terminal, as the
+// same command run locally would: one JSON line for a program, indented
+// JSON for a person.
+func TestForwardedOutputFollowsTheClientsTerminal(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	e.listenServer()
+	if got := e.ok("save", "--json"); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "{") {
+		t.Fatalf("save --json off a terminal = %q; want one line", got)
+	}
+	for _, terminal := range []bool{false, true} {
+		conn, err := localsock.Dial(e.store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut strings.Builder
+		code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"--store", e.store, "-C", e.ws, "list", "--json"},
+			Cwd: e.ws, Terminal: terminal}, &out, &errOut)
+		conn.Close()
+		if err != nil || code != 0 {
+			t.Fatalf("list through the server: %d, %v, %s", code, err, errOut.String())
+		}
+		if indented := strings.Contains(out.String(), "\n  "); indented != terminal {
+			t.Fatalf("terminal %v: output %q", terminal, out.String())
+		}
 	}
 }

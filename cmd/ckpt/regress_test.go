@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,8 +32,13 @@ func TestCLILsQuotesNames(t *testing.T) {
 			t.Errorf("ls output lacks %q:\n%s", want, out)
 		}
 	}
-	if js := e.ok("ls", "--json", "@1"); !strings.Contains(js, `"path": "new\nline"`) {
-		t.Errorf("ls --json does not keep the raw name:\n%s", js)
+	var ls struct {
+		Entries []struct {
+			Path string `json:"path"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("ls", "--json", "@1")), &ls); err != nil || len(ls.Entries) != 4 || ls.Entries[0].Path != "new\nline" {
+		t.Errorf("ls --json does not keep the raw name: %+v, %v", ls, err)
 	}
 }
 

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
 )
 
@@ -43,7 +41,7 @@ func (a *app) forward(cmd *cobra.Command) error {
 	// An interrupted client leaves; the server then cancels the command.
 	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
 	defer stop()
-	code, err := a.exchange(conn, req)
+	code, err := cmdwire.Exchange(conn, req, a.stdout, a.stderr)
 	if cerr := cmd.Context().Err(); cerr != nil {
 		return cerr // interrupted: run reports the signal
 	}
@@ -56,13 +54,13 @@ func (a *app) forward(cmd *cobra.Command) error {
 // forwardRequest is the request for cmd: the command line with the
 // store and the task (which may come from the environment) made explicit,
 // and --state's input read here, where its file and stdin are.
-func (a *app) forwardRequest(cmd *cobra.Command, store string) (forwardRequest, error) {
+func (a *app) forwardRequest(cmd *cobra.Command, store string) (cmdwire.Request, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return forwardRequest{}, err
+		return cmdwire.Request{}, err
 	}
 	args := append([]string{"--store", store, "--task", envOr("CKPT_TASK", engine.DefaultTask)}, a.args...)
-	req := forwardRequest{Cwd: cwd}
+	req := cmdwire.Request{Cwd: cwd, Terminal: a.indentJSON, Colour: a.colour}
 	if f := cmd.Flags().Lookup("state"); f != nil && f.Changed {
 		var in io.Reader = a.stdin
 		if name := f.Value.String(); name != "-" {
@@ -84,38 +82,4 @@ func (a *app) forwardRequest(cmd *cobra.Command, store string) (forwardRequest, 
 	}
 	req.Args = args
 	return req, nil
-}
-
-// exchange sends req and copies the server's output frames to stdout and
-// stderr until its exit frame.
-func (a *app) exchange(conn io.ReadWriter, req forwardRequest) (int, error) {
-	line, err := json.Marshal(req)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := conn.Write(append(line, '\n')); err != nil {
-		return 0, err
-	}
-	dec := json.NewDecoder(bufio.NewReader(conn))
-	for {
-		var f forwardFrame
-		if err := dec.Decode(&f); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, fmt.Errorf("connection ended before the command did: %w", err)
-		}
-		switch {
-		case f.Exit != nil:
-			return *f.Exit, nil
-		case f.Out != nil:
-			if _, err := a.stdout.Write(f.Out); err != nil {
-				return 0, err
-			}
-		case f.Err != nil:
-			if _, err := a.stderr.Write(f.Err); err != nil {
-				return 0, err
-			}
-		}
-	}
 }

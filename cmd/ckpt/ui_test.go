@@ -75,19 +75,14 @@ func TestCLIUIServesTheStoreWithoutHoldingIt(t *testing.T) {
 	}
 }
 
-// jsonDocument reads one indented JSON document, up to its closing brace,
-// from a command's output (the server is listening once it is printed).
+// jsonDocument reads one JSON document from a command's output: off a
+// terminal, --json prints each on one line (the server is listening once
+// it is printed).
 func jsonDocument(t *testing.T, r *bufio.Reader) io.Reader {
 	t.Helper()
-	var doc strings.Builder
-	for {
-		line, err := r.ReadString('\n')
-		doc.WriteString(line)
-		if strings.HasPrefix(line, "}") {
-			return strings.NewReader(doc.String())
-		}
-		if err != nil {
-			t.Fatalf("ui printed %q then: %v", doc.String(), err)
-		}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("ui printed %q then: %v", line, err)
 	}
+	return strings.NewReader(line)
 }

@@ -1,0 +1,170 @@
+// Package cmdwire is the protocol between a ckpt command and the resident
+// server of its store that runs it (see internal/localsock for how they
+// meet). One connection carries one command:
+//
+//	client → server   the Request, as one JSON line
+//	server → client   frames, each [1] kind [4] length (big-endian) [length] payload:
+//	                  'o' a piece of standard output, 'e' of standard error,
+//	                  'x' the exit code (4 bytes, big-endian, signed), always last
+//
+// Output is framed as raw bytes, so the server streams whatever the command
+// writes (binary `cat` output included) without re-encoding it. The client
+// sends nothing after its request: the server takes the end of the
+// client's side (EOF or an error) as the client having gone, and cancels
+// the command.
+package cmdwire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Request is the command a client asks the server to run.
+type Request struct {
+	Args  []string `json:"args"`            // the command line, with --store and --task made explicit
+	Cwd   string   `json:"cwd"`             // the client's directory, against which --workspace is resolved
+	Stdin []byte   `json:"stdin,omitempty"` // the --state input, read by the client
+	// Terminal says the client's standard output is a terminal, so the
+	// output is shaped for a person (indented JSON); Colour says the
+	// client would colour it (a terminal, and NO_COLOR unset).
+	Terminal bool `json:"terminal,omitempty"`
+	Colour   bool `json:"colour,omitempty"`
+}
+
+// Frame kinds.
+const (
+	kindStdout = 'o'
+	kindStderr = 'e'
+	kindExit   = 'x'
+)
+
+// maxFrame bounds a frame's payload: writers split larger writes, readers
+// refuse larger frames as damage.
+const maxFrame = 1 << 20
+
+// WriteRequest sends req as one JSON line.
+func WriteRequest(w io.Writer, req Request) error {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(line, '\n'))
+	return err
+}
+
+// ReadRequest reads the request line from r, which the caller keeps
+// reading afterwards to learn when the client leaves.
+func ReadRequest(r *bufio.Reader) (Request, error) {
+	var req Request
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return req, fmt.Errorf("read request: %w", err)
+	}
+	if err := json.Unmarshal(line, &req); err != nil {
+		return req, fmt.Errorf("read request: %w", err)
+	}
+	return req, nil
+}
+
+// Frames writes a command's frames to one connection. Its methods are safe
+// for concurrent use; frames are never interleaved.
+type Frames struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewFrames writes frames to w.
+func NewFrames(w io.Writer) *Frames { return &Frames{w: w} }
+
+// Stdout and Stderr are writers whose writes become output frames.
+func (f *Frames) Stdout() io.Writer { return stream{f, kindStdout} }
+func (f *Frames) Stderr() io.Writer { return stream{f, kindStderr} }
+
+// Exit sends the exit code, the last frame.
+func (f *Frames) Exit(code int) error {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(int32(code)))
+	return f.frame(kindExit, b[:])
+}
+
+func (f *Frames) frame(kind byte, p []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var h [5]byte
+	h[0] = kind
+	binary.BigEndian.PutUint32(h[1:], uint32(len(p)))
+	if _, err := f.w.Write(h[:]); err != nil {
+		return err
+	}
+	_, err := f.w.Write(p)
+	return err
+}
+
+type stream struct {
+	f    *Frames
+	kind byte
+}
+
+func (s stream) Write(p []byte) (int, error) {
+	for done := 0; done < len(p); {
+		n := min(len(p)-done, maxFrame)
+		if err := s.f.frame(s.kind, p[done:done+n]); err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return len(p), nil
+}
+
+// Exchange sends req on conn and copies the server's output frames to
+// stdout and stderr until the exit frame, whose code it returns. A
+// connection that ends first, or a malformed frame, is an error.
+func Exchange(conn io.ReadWriter, req Request, stdout, stderr io.Writer) (int, error) {
+	if err := WriteRequest(conn, req); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	var h [5]byte
+	var buf []byte
+	for {
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, fmt.Errorf("connection ended before the command did: %w", err)
+		}
+		n := binary.BigEndian.Uint32(h[1:])
+		if n > maxFrame {
+			return 0, fmt.Errorf("malformed frame: %d bytes", n)
+		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		p := buf[:n]
+		if _, err := io.ReadFull(r, p); err != nil {
+			return 0, fmt.Errorf("connection ended inside a frame: %w", err)
+		}
+		var err error
+		switch h[0] {
+		case kindStdout:
+			_, err = stdout.Write(p)
+		case kindStderr:
+			_, err = stderr.Write(p)
+		case kindExit:
+			if n != 4 {
+				return 0, fmt.Errorf("malformed exit frame: %d bytes", n)
+			}
+			return int(int32(binary.BigEndian.Uint32(p))), nil
+		default:
+			return 0, fmt.Errorf("malformed frame: kind %q", h[0])
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package cmdwire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// serve reads one request on conn and answers as fn says.
+func serve(t *testing.T, conn net.Conn, fn func(Request, *Frames)) {
+	t.Helper()
+	go func() {
+		defer conn.Close()
+		req, err := ReadRequest(bufio.NewReader(conn))
+		if err != nil {
+			t.Errorf("server: %v", err)
+			return
+		}
+		fn(req, NewFrames(conn))
+	}()
+}
+
+func TestExchangeCarriesRequestOutputAndExitCode(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	big := bytes.Repeat([]byte{0, 0xff, 'x'}, maxFrame) // binary, and more than one frame
+	serve(t, server, func(req Request, f *Frames) {
+		if strings.Join(req.Args, " ") != "cat HEAD f" || req.Cwd != "/w" || string(req.Stdin) != "s" || !req.Terminal || req.Colour {
+			t.Errorf("server got %+v", req)
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { f.Stdout().Write(big) })
+		wg.Go(func() { f.Stderr().Write([]byte("warning\n")) })
+		wg.Wait()
+		f.Exit(-3)
+	})
+	var out, errOut bytes.Buffer
+	code, err := Exchange(client, Request{Args: []string{"cat", "HEAD", "f"}, Cwd: "/w", Stdin: []byte("s"), Terminal: true}, &out, &errOut)
+	if err != nil || code != -3 {
+		t.Fatalf("Exchange = %d, %v", code, err)
+	}
+	if !bytes.Equal(out.Bytes(), big) || errOut.String() != "warning\n" {
+		t.Fatalf("stdout %d bytes (want %d), stderr %q", out.Len(), len(big), errOut.String())
+	}
+}
+
+func TestExchangeOfAConnectionThatEndsEarlyIsAnError(t *testing.T) {
+	for name, answer := range map[string]func(*Frames, net.Conn){
+		"no exit frame": func(f *Frames, _ net.Conn) { f.Stdout().Write([]byte("partial")) },
+		"cut frame":     func(_ *Frames, c net.Conn) { c.Write([]byte{kindStdout, 0, 0, 0, 9, 'a'}) },
+		"bad kind":      func(_ *Frames, c net.Conn) { c.Write([]byte{'?', 0, 0, 0, 0}) },
+		"huge frame":    func(_ *Frames, c net.Conn) { c.Write([]byte{kindStdout, 0xff, 0, 0, 0}) },
+		"short exit":    func(_ *Frames, c net.Conn) { c.Write([]byte{kindExit, 0, 0, 0, 1, 0}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			client, server := net.Pipe()
+			defer client.Close()
+			serve(t, server, func(_ Request, f *Frames) { answer(f, server) })
+			code, err := Exchange(client, Request{Args: []string{"list"}}, io.Discard, io.Discard)
+			if err == nil {
+				t.Fatalf("Exchange = %d, nil; want an error", code)
+			}
+			if name == "no exit frame" && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("Exchange = %v; want io.ErrUnexpectedEOF", err)
+			}
+		})
+	}
+}
+
+func TestReadRequestRefusesGarbage(t *testing.T) {
+	for _, in := range []string{"", "{\"args\":", "not json\n"} {
+		if _, err := ReadRequest(bufio.NewReader(strings.NewReader(in))); err == nil {
+			t.Errorf("ReadRequest(%q) = nil error", in)
+		}
+	}
+}
