@@ -112,6 +112,9 @@ type Options struct {
 	// watchMaxWatches, set by tests, caps the watcher's kernel watches as a
 	// lower fs.inotify.max_user_watches would.
 	watchMaxPending, watchMaxWatches int
+	// packSize, set by tests, replaces the packs' soft size cap (so that
+	// small trees fill several packs).
+	packSize int64
 	// ungrouped, set by tests, stores every blob in a record of its own, as
 	// stores written before group records were on (to compare the two).
 	ungrouped bool
