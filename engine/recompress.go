@@ -83,9 +83,11 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 	return res, nil
 }
 
-// deferredBytes is the size on disk of the packs waiting for
-// recompression, and their number.
-func (e *Engine) deferredBytes() (bytes int64, packs int, err error) {
+// Deferred reports the packs waiting for recompression (see
+// Options.DeferCompression): their size on disk and their number. It
+// lists the pack directory only, so it is cheap enough to ask after every
+// save.
+func (e *Engine) Deferred() (bytes int64, packs int, err error) {
 	deferred, err := e.blobs.DeferredPacks()
 	if err != nil {
 		return 0, 0, storeError(err, e.storeDir)

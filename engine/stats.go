@@ -77,7 +77,7 @@ func (e *Engine) stats(ctx context.Context) (*StoreStats, error) {
 	for _, p := range m.Packs {
 		st.Packs = append(st.Packs, PackStats(p))
 	}
-	if st.DeferredBytes, st.DeferredPacks, err = e.deferredBytes(); err != nil {
+	if st.DeferredBytes, st.DeferredPacks, err = e.Deferred(); err != nil {
 		return nil, err
 	}
 	for _, t := range m.Tasks {
