@@ -10,7 +10,6 @@ import (
 
 // Recompressed reports the recompression of one deferred pack.
 type Recompressed struct {
-	Pack        uint32
 	Blobs       int   // locators moved out of it
 	BytesBefore int64 // the deferred pack's size on disk
 	BytesAfter  int64 // the records written in its place
@@ -33,7 +32,7 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 	if err != nil {
 		return nil, s.storeErr(fmt.Errorf("recompress: %w", err))
 	}
-	out := &Recompressed{Pack: n, BytesBefore: fi.Size()}
+	out := &Recompressed{BytesBefore: fi.Size()}
 	var recs []rewriteRec
 	err = s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
 		if loc.Pack == n {
