@@ -57,7 +57,7 @@ func (a *app) maybeStartBackground(e *engine.Engine) int {
 	if _, packs, err := e.Deferred(); err != nil || packs == 0 {
 		return 0
 	}
-	pid, err := startBackground(e.Workspace(), e.StoreDir(), a.lockTimeout)
+	pid, err := startBackground(e.Workspace(), e.StoreDir())
 	if err != nil && !a.quiet && !a.json {
 		fmt.Fprintf(a.stderr, "ckpt: could not start compressing in the background (gc will): %v\n", err)
 	}
@@ -66,13 +66,15 @@ func (a *app) maybeStartBackground(e *engine.Engine) int {
 
 // startBackground starts `ckpt background-recompress` for the store,
 // detached: a session of its own (a process group and no console on
-// Windows), stdio on the null device, not waited for.
-func startBackground(workspace, store string, lockTimeout time.Duration) (int, error) {
+// Windows), stdio on the null device, not waited for. It waits for the
+// store as long as the default --lock-timeout, whatever the save's was: it
+// starts while the save still holds the store.
+func startBackground(workspace, store string) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command(exe, "-C", workspace, "--store", store, "--lock-timeout", lockTimeout.String(), backgroundCommand)
+	cmd := exec.Command(exe, "-C", workspace, "--store", store, backgroundCommand)
 	cmd.Dir = store
 	cmd.SysProcAttr = detachedProcess()
 	if err := cmd.Start(); err != nil {

@@ -53,8 +53,8 @@ func checkDetachedStdio(t *testing.T, pid int) {
 }
 
 // TestBackgroundRecompressionAfterFirstSave runs a first save from the
-// CLI, which stores its blobs uncompressed and starts the detached
-// background process; a second save races that process and must succeed;
+// CLI (with --lock-timeout 0), which stores its blobs uncompressed and
+// starts the detached background process; a second save races that process and must succeed;
 // once every process a save started has exited, no pack waits for
 // compression, stats says so, the store verifies and the first
 // checkpoint reads back.
@@ -64,7 +64,9 @@ func TestBackgroundRecompressionAfterFirstSave(t *testing.T) {
 	for i := range 60 {
 		e.write(fmt.Sprintf("src/f%02d.go", i), strings.Repeat(fmt.Sprintf("// line of file %d\n", i), 3000))
 	}
-	first := decode[saveJSON](t, e.ok("--json", "save"))
+	// --lock-timeout 0 is the save's own: the process it starts still waits
+	// for the save to release the store.
+	first := decode[saveJSON](t, e.ok("--lock-timeout", "0", "--json", "save"))
 	if first.BackgroundPID == 0 {
 		t.Fatal("the first save started no background process")
 	}
