@@ -5,9 +5,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // system is one checkpoint backend under test. Every operation works on the
@@ -49,8 +52,38 @@ func (c *ckptCLI) run(ctx context.Context, out any, args ...string) (step, error
 	return s, nil
 }
 
+// save runs `ckpt save`; when it starts the background recompression, the
+// save waits for that process to end (untimed: s.Background says how
+// long it ran on), so that the next operation and the store's size find
+// it done, as a user who comes back a few seconds later would.
 func (c *ckptCLI) save(ctx context.Context, msg string) (step, error) {
-	return saveVia(ctx, c.run, msg)
+	s, err := saveVia(ctx, c.run, msg)
+	if err != nil || s.backgroundPID == 0 {
+		return s, err
+	}
+	start := time.Now()
+	err = waitForeignExit(s.backgroundPID)
+	s.Background = time.Since(start)
+	return s, err
+}
+
+// waitForeignExit waits for process pid, not a child of this one, to
+// exit: a process already gone counts as exited.
+func waitForeignExit(pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 func (c *ckptCLI) restore(ctx context.Context, ref string) (step, error) {
@@ -70,9 +103,10 @@ func saveVia(ctx context.Context, call jsonCall, msg string) (step, error) {
 		Stats struct {
 			Files int `json:"files"`
 		} `json:"stats"`
+		BackgroundPID int `json:"background_pid"`
 	}
 	s, err := call(ctx, &out, "save", "-m", msg)
-	s.ID, s.Files = out.ID, out.Stats.Files
+	s.ID, s.Files, s.backgroundPID = out.ID, out.Stats.Files, out.BackgroundPID
 	return s, err
 }
 

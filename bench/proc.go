@@ -23,6 +23,11 @@ type step struct {
 	Written int    // restore: files the tool says it wrote (-1: the tool does not say)
 	Deleted int    // restore: files the tool says it deleted (-1: unknown)
 	Watches int    // inotify watches a resident process holds after it (0: none or not known)
+	// Background is how long the process a CLI save started to compress
+	// in the background ran on after the save returned (0: none started).
+	Background time.Duration
+	// backgroundPID is the process a CLI save started (0: none).
+	backgroundPID int
 }
 
 // add folds a process run into the step.

@@ -23,6 +23,7 @@ const (
 	qRSS             = "rss_mib"
 	qStore           = "store_mib"
 	qStoreGC         = "store_gc_mib"
+	qBackground      = "background_seconds"
 	qFiles           = "files"
 	qWritten         = "written"
 	qDeleted         = "deleted"

@@ -227,6 +227,10 @@ func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 	if err != nil {
 		return err
 	}
+	if first.Background > 0 {
+		b.report.add(name, opFirst, qBackground, first.Background.Seconds())
+		progress("[%d] %-8s background recompression ran %s after the first save", rep+1, name, first.Background.Round(time.Millisecond))
+	}
 	if err := b.recordStore(ctx, sys, first); err != nil {
 		return err
 	}

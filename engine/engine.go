@@ -151,7 +151,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	// source is 13-20% smaller at the same speed, and gc regroups the live
 	// members of a mostly dead group, so it bounds the store as it does
 	// with a record per blob.
-	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: !e.opts.ungrouped})
+	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: !e.opts.ungrouped, PackSize: e.opts.packSize})
 	if err != nil {
 		return false, storeError(err, e.storeDir)
 	}

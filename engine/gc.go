@@ -167,25 +167,3 @@ func (e *Engine) autoGC(ctx context.Context) error {
 	b.SetConfig(configAutoAfter, strconv.FormatInt(res.PackBytesAfter, 10))
 	return b.Commit()
 }
-
-// Recompress compresses what a first save with Options.DeferCompression
-// stored uncompressed: a collection that drops no checkpoint (the zero
-// RetentionPolicy) and rewrites every deferred pack, small files into
-// groups, at a higher zstd level than a save's. It is crash-safe like GC
-// and reports what it did; with no deferred pack it returns a nil result
-// at once, without loading the store's graph. A resident process can run
-// it when idle; GC does the same work whenever it runs.
-func (e *Engine) Recompress(ctx context.Context) (*GCResult, error) {
-	start := time.Now()
-	unlock, err := e.lockForWrite()
-	if err != nil {
-		return nil, e.report(err, start)
-	}
-	defer unlock()
-	deferred, err := e.blobs.DeferredPacks()
-	if err != nil || len(deferred) == 0 {
-		return nil, e.report(storeError(err, e.storeDir), start)
-	}
-	res, err := e.gcLocked(ctx, GCOptions{Policy: &RetentionPolicy{}})
-	return res, e.report(err, start)
-}

@@ -15,8 +15,8 @@ import (
 	"github.com/ckpt/ckpt/internal/objects"
 )
 
-// gcCrashEnv carries "store|workspace|N" to the child process that runs GC
-// and kills itself before its Nth store-changing step.
+// gcCrashEnv carries "store|workspace|N|op" to the child process that runs
+// op (crashOp) and kills itself before its Nth store-changing step.
 const gcCrashEnv = "CKPT_TEST_GC_CRASH"
 
 // crashPolicy is what the crash test collects with.
@@ -40,10 +40,21 @@ func TestGCCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
+	if err := crashOp(e, parts[3]); err != nil {
 		t.Fatal(err)
 	}
 	e.Close()
+}
+
+// crashOp runs the maintenance a crash test interrupts: "gc" collects
+// with crashPolicy, "recompress" recompresses the deferred packs.
+func crashOp(e *Engine, op string) error {
+	if op == "recompress" {
+		_, err := e.Recompress(context.Background())
+		return err
+	}
+	_, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1})
+	return err
 }
 
 // TestGCCrashSafety kills a GC process before each of a spread of its
@@ -66,7 +77,14 @@ func TestGCCrashSafety(t *testing.T) {
 
 func gcCrashSafety(t *testing.T, deferred bool) {
 	h := newHistory(t, 9, 24)
-	h.f.open(Options{Now: h.now, DeferCompression: deferred})
+	crashTest(t, deferred, "gc", Options{Now: h.now, DeferCompression: deferred}, h)
+}
+
+// crashTest kills op (crashOp) before each of a spread of its
+// store-changing steps on copies of h's store, opened with opts, and
+// checks what each kill left.
+func crashTest(t *testing.T, deferred bool, op string, opts Options, h *history) {
+	h.f.open(opts)
 	for i := range 24 {
 		h.step([]string{"a", "b"}[i%2])
 	}
@@ -95,7 +113,7 @@ func gcCrashSafety(t *testing.T, deferred bool) {
 		}
 	}
 
-	ops := gcOps(t, template, h.f.ws)
+	ops := gcOps(t, template, h.f.ws, op)
 	var points []int
 	first, last := -1, -1
 	for i, op := range ops {
@@ -116,7 +134,7 @@ func gcCrashSafety(t *testing.T, deferred bool) {
 		store := filepath.Join(t.TempDir(), "store")
 		copyDir(t, template, store)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestGCCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d", gcCrashEnv, store, h.f.ws, n))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%s", gcCrashEnv, store, h.f.ws, n, op))
 		out, err := cmd.CombinedOutput()
 		if !hardKilled(err) {
 			t.Fatalf("child killed before step %d (%s): %v\n%s", n, ops[n-1], err, out)
@@ -127,7 +145,7 @@ func gcCrashSafety(t *testing.T, deferred bool) {
 
 // gcOps runs the collection once on a copy of template and returns its
 // store-changing steps in order.
-func gcOps(t *testing.T, template, ws string) []string {
+func gcOps(t *testing.T, template, ws, op string) []string {
 	store := filepath.Join(t.TempDir(), "store")
 	copyDir(t, template, store)
 	var ops []string
@@ -136,7 +154,7 @@ func gcOps(t *testing.T, template, ws string) []string {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if _, err := e.GC(context.Background(), GCOptions{Policy: &crashPolicy, RewriteBelow: 1}); err != nil {
+	if err := crashOp(e, op); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"regroup", "sync", "commit", "remove"} {

@@ -45,7 +45,10 @@ type Options struct {
 	// its CPU), marking the packs it wrote; GC, or Recompress, then rewrites
 	// them compressed at a higher level (small files in groups), as git
 	// keeps a first add as loose objects until gc packs them. Until then the
-	// store holds the captured bytes as they are. Reads verify either way.
+	// store holds the captured bytes as they are (StoreStats.DeferredBytes).
+	// Reads verify either way. RecompressNext does the work one pack at a
+	// time, for a process that runs it while idle; the ckpt CLI and servers
+	// turn this on and do so.
 	DeferCompression bool
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
 	// Error events for the index's background work (a failed flush or compaction)
@@ -112,6 +115,9 @@ type Options struct {
 	// watchMaxWatches, set by tests, caps the watcher's kernel watches as a
 	// lower fs.inotify.max_user_watches would.
 	watchMaxPending, watchMaxWatches int
+	// packSize, set by tests, replaces the packs' soft size cap (so that
+	// small trees fill several packs).
+	packSize int64
 	// ungrouped, set by tests, stores every blob in a record of its own, as
 	// stores written before group records were on (to compare the two).
 	ungrouped bool

@@ -9,6 +9,11 @@ type StoreStats struct {
 	IndexBytes int64 // the Pebble index
 	PackBytes  int64 // the pack files
 	Packs      []PackStats
+	// DeferredPacks are packs a first save with Options.DeferCompression
+	// stored uncompressed, DeferredBytes their size on disk: what is
+	// waiting for Recompress (or GC) to compress it.
+	DeferredPacks int
+	DeferredBytes int64
 
 	// LiveBytes is the pack bytes (records, headers included) that the
 	// checkpoints reference; LiveFraction = LiveBytes / PackBytes.
@@ -71,6 +76,9 @@ func (e *Engine) stats(ctx context.Context) (*StoreStats, error) {
 		LogicalBytes: m.LogicalBytes, UniqueBytes: m.UniqueBytes, StoredBytes: m.StoredBytes}
 	for _, p := range m.Packs {
 		st.Packs = append(st.Packs, PackStats(p))
+	}
+	if st.DeferredBytes, st.DeferredPacks, err = e.Deferred(); err != nil {
+		return nil, err
 	}
 	for _, t := range m.Tasks {
 		st.Tasks = append(st.Tasks, TaskStats(t))

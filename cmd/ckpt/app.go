@@ -74,6 +74,12 @@ type app struct {
 	watch bool
 	// args is the command line, kept to forward it to a server.
 	args []string
+	// noBackground: the user turned background recompression off
+	// (noBackgroundEnv), so first saves compress as they write.
+	noBackground bool
+	// idle recompresses deferred packs while a resident server (serve,
+	// mcp) answers no request; nil elsewhere.
+	idle *idleRecompressor
 }
 
 // noticesJSON are the fields an open adds to every JSON document.
@@ -109,7 +115,7 @@ func (u usageError) Error() string { return u.msg }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	tty := isTerminal(stdout)
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: tty && os.Getenv("NO_COLOR") == "",
-		indentJSON: tty, store: os.Getenv("CKPT_STORE")}
+		indentJSON: tty, store: os.Getenv("CKPT_STORE"), noBackground: os.Getenv(noBackgroundEnv) != ""}
 	ctx, in := watchSignals(context.Background())
 	return a.execute(ctx, args, in.stop, in.signalled)
 }
@@ -182,7 +188,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
 		a.verifyCommand(), a.statsCommand(), a.listenFlags(a.serveCommand()), a.mcpCommand(), a.uiCommand(),
-		a.remoteCommand(), a.pushCommand(), a.pullCommand(), a.cloneCommand())
+		a.remoteCommand(), a.pushCommand(), a.pullCommand(), a.cloneCommand(), a.backgroundCommand())
 	cmds := root.Commands()
 	for _, c := range root.Commands() {
 		cmds = append(cmds, c.Commands()...)
@@ -274,6 +280,9 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 		Command:     "ckpt " + command,
 		ReadOnly:    readOnly,
 		OpenRemote:  openRemote,
+		// A first save stores raw and is compressed afterwards, while a
+		// server idles or in a background process (background.go).
+		DeferCompression: a.deferCompression(command),
 		OnEvent: func(ev engine.Event) {
 			// Operations return their own errors; background ones arrive only here.
 			var bg *engine.BackgroundError

@@ -68,6 +68,9 @@ type env struct {
 	t         *testing.T
 	ws, store string
 	home      string
+	// background lets saves start the background recompression (off in
+	// other tests, whose stores should not change behind them).
+	background bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -85,6 +88,9 @@ func (e *env) run(stdin string, args ...string) result {
 	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
 	// USERPROFILE is the home directory on Windows.
 	cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1")
+	if !e.background {
+		cmd.Env = append(cmd.Env, noBackgroundEnv+"=1")
+	}
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

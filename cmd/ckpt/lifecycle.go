@@ -282,6 +282,10 @@ func (a *app) printStats(st *engine.StoreStats) {
 	fmt.Fprintf(a.stdout, "logical size      %s\n", humanBytes(st.LogicalBytes))
 	fmt.Fprintf(a.stdout, "dedup ratio       %.1fx (%s unique)\n", st.DedupRatio, humanBytes(st.UniqueBytes))
 	fmt.Fprintf(a.stdout, "compression ratio %.2fx (%s stored)\n", st.CompressionRatio, humanBytes(st.StoredBytes))
+	if st.DeferredPacks > 0 {
+		fmt.Fprintf(a.stdout, "not compressed    %s in %d packs a first save left raw (compressed in the background, or by gc)\n",
+			humanBytes(st.DeferredBytes), st.DeferredPacks)
+	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nTASK\tCHECKPOINTS\tLOGICAL\tONLY IN TASK")
 	for _, t := range st.Tasks {
@@ -292,22 +296,26 @@ func (a *app) printStats(st *engine.StoreStats) {
 
 // storeStatsJSON is the stats command's JSON shape.
 type storeStatsJSON struct {
-	DiskBytes        int64           `json:"disk_bytes"`
-	IndexBytes       int64           `json:"index_bytes"`
-	PackBytes        int64           `json:"pack_bytes"`
-	LiveBytes        int64           `json:"live_bytes"`
-	LiveFraction     float64         `json:"live_fraction"`
-	PackCount        int             `json:"pack_count"`
-	Packs            []packJSON      `json:"packs"`
-	Checkpoints      int             `json:"checkpoints"`
-	Trees            int             `json:"trees"`
-	Blobs            int             `json:"blobs"`
-	LogicalBytes     int64           `json:"logical_bytes"`
-	UniqueBytes      int64           `json:"unique_bytes"`
-	StoredBytes      int64           `json:"stored_bytes"`
-	DedupRatio       float64         `json:"dedup_ratio"`
-	CompressionRatio float64         `json:"compression_ratio"`
-	Tasks            []taskStatsJSON `json:"tasks"`
+	DiskBytes        int64      `json:"disk_bytes"`
+	IndexBytes       int64      `json:"index_bytes"`
+	PackBytes        int64      `json:"pack_bytes"`
+	LiveBytes        int64      `json:"live_bytes"`
+	LiveFraction     float64    `json:"live_fraction"`
+	PackCount        int        `json:"pack_count"`
+	Packs            []packJSON `json:"packs"`
+	Checkpoints      int        `json:"checkpoints"`
+	Trees            int        `json:"trees"`
+	Blobs            int        `json:"blobs"`
+	LogicalBytes     int64      `json:"logical_bytes"`
+	UniqueBytes      int64      `json:"unique_bytes"`
+	StoredBytes      int64      `json:"stored_bytes"`
+	DedupRatio       float64    `json:"dedup_ratio"`
+	CompressionRatio float64    `json:"compression_ratio"`
+	// DeferredPacks and DeferredBytes are the packs a first save stored
+	// uncompressed, still waiting for compression.
+	DeferredPacks int             `json:"deferred_packs"`
+	DeferredBytes int64           `json:"deferred_bytes"`
+	Tasks         []taskStatsJSON `json:"tasks"`
 }
 
 type packJSON struct {
@@ -328,7 +336,8 @@ func storeStatsView(st *engine.StoreStats) storeStatsJSON {
 		LiveBytes: st.LiveBytes, LiveFraction: st.LiveFraction, PackCount: len(st.Packs),
 		Packs: make([]packJSON, 0, len(st.Packs)), Checkpoints: st.Checkpoints, Trees: st.Trees, Blobs: st.Blobs,
 		LogicalBytes: st.LogicalBytes, UniqueBytes: st.UniqueBytes, StoredBytes: st.StoredBytes,
-		DedupRatio: st.DedupRatio, CompressionRatio: st.CompressionRatio, Tasks: make([]taskStatsJSON, 0, len(st.Tasks))}
+		DedupRatio: st.DedupRatio, CompressionRatio: st.CompressionRatio, DeferredPacks: st.DeferredPacks,
+		DeferredBytes: st.DeferredBytes, Tasks: make([]taskStatsJSON, 0, len(st.Tasks))}
 	for _, p := range st.Packs {
 		out.Packs = append(out.Packs, packJSON(p))
 	}

@@ -81,6 +81,7 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 					return err
 				}
 			}
+			defer a.startIdle(cmd.Context(), e)()
 			res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
 			return a.listen(cmd.Context(), res, idle)
 		})

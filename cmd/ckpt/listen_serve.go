@@ -52,6 +52,7 @@ func (a *app) listen(ctx context.Context, res *resident, idle time.Duration) err
 		act.begin()
 		wg.Go(func() {
 			defer act.end()
+			defer a.idle.begin()()
 			defer conn.Close()
 			serveConn(ctx, res, conn)
 		})

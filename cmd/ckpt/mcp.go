@@ -31,6 +31,7 @@ func (a *app) mcpCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.scans = &scanHub{}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				defer a.startIdle(cmd.Context(), e)()
 				t := &mcp.IOTransport{Reader: closableInput(a.stdin), Writer: nopWriteCloser{a.stdout}}
 				return newMCPServer(a, e).Run(cmd.Context(), t)
 			})

@@ -30,7 +30,17 @@ type hostMethod struct {
 
 // defineMethod makes a hostMethod from a typed function: the JSON-RPC route
 // and the MCP tool both decode P and encode R, so their schemas cannot drift.
-func defineMethod[P, R any](name, title string, acc access, doc string, fn func(context.Context, P) (R, error)) hostMethod {
+// Each call counts as a request for idle (which may be nil): background
+// recompression stops while it runs.
+func defineMethod[P, R any](idle *idleRecompressor, name, title string, acc access, doc string,
+	fn func(context.Context, P) (R, error)) hostMethod {
+	if idle != nil {
+		inner := fn
+		fn = func(ctx context.Context, p P) (R, error) {
+			defer idle.begin()()
+			return inner(ctx, p)
+		}
+	}
 	return hostMethod{name: name, title: title, doc: doc, access: acc,
 		route: jsonrpc.Method(name, fn), tool: mcpTool(name, title, acc, doc, fn)}
 }
@@ -73,35 +83,36 @@ func (h *host) task(t string) string {
 
 // table lists every operation.
 func (h *host) table() []hostMethod {
+	idle := h.a.idle
 	return []hostMethod{
-		defineMethod("save", "Save a checkpoint", write,
+		defineMethod(idle, "save", "Save a checkpoint", write,
 			"Save a checkpoint of the workspace. With nothing changed and allow_empty unset, nothing is created and the head is returned with created=false.",
 			h.save),
-		defineMethod("list", "List checkpoints", query, "List the task's checkpoints, oldest first, with the head marked.", h.list),
-		defineMethod("show", "Show a checkpoint", query,
+		defineMethod(idle, "list", "List checkpoints", query, "List the task's checkpoints, oldest first, with the head marked.", h.list),
+		defineMethod(idle, "show", "Show a checkpoint", query,
 			"Show one checkpoint. Refs: id, unique hex prefix, HEAD, HEAD~N, @N.", h.show),
-		defineMethod("ls", "List a checkpoint's directory", query, "List a directory (path, default the root) of a checkpoint.", h.ls),
-		defineMethod("cat", "Read a file of a checkpoint", query,
+		defineMethod(idle, "ls", "List a checkpoint's directory", query, "List a directory (path, default the root) of a checkpoint.", h.ls),
+		defineMethod(idle, "cat", "Read a file of a checkpoint", query,
 			"A file's bytes as they were in a checkpoint: content when valid UTF-8, else content_base64.", h.cat),
-		defineMethod("diff", "Diff checkpoints", query,
+		defineMethod(idle, "diff", "Diff checkpoints", query,
 			"Changes between two checkpoints, or a checkpoint and the live workspace, with both sides' bytes (before/after as text when valid UTF-8, else before_base64/after_base64). Refs: id, unique hex prefix, HEAD, HEAD~N, @N, workspace. mode (checkpoint, from-init, to-current, full) picks a range around ref instead of from/to.",
 			h.diff),
-		defineMethod("restore", "Restore a checkpoint", destructive,
+		defineMethod(idle, "restore", "Restore a checkpoint", destructive,
 			"Rewind the workspace files (only=workspace, default), the state blob (only=state; files and head stay) or both to a checkpoint. A backup checkpoint of the current state is saved first unless no_backup; files no checkpoint captured are never touched (reported as conflicts unless force).",
 			h.restore),
-		defineMethod("tasks", "List tasks", query, "List the store's tasks with their checkpoint counts and heads.", h.tasks),
-		defineMethod("drop", "Drop a task", destructive,
+		defineMethod(idle, "tasks", "List tasks", query, "List the store's tasks with their checkpoint counts and heads.", h.tasks),
+		defineMethod(idle, "drop", "Drop a task", destructive,
 			"Remove a task's checkpoints and head; content other tasks share stays, gc reclaims the rest.", h.drop),
-		defineMethod("gc", "Collect garbage", destructive,
+		defineMethod(idle, "gc", "Collect garbage", destructive,
 			"Apply the retention policy (keep_last, max_age, max_size; given ones are remembered), then delete what no checkpoint references and compact packs.",
 			h.gc),
-		defineMethod("verify", "Verify the store", query,
+		defineMethod(idle, "verify", "Verify the store", query,
 			"Check that every checkpoint's trees and blobs exist and hash correctly (quick: structure only).", h.verify),
-		defineMethod("stats", "Store statistics", query, "Store size, dedup and compression ratios, packs and per-task usage.", h.stats),
-		defineMethod("push", "Push to a remote", write,
+		defineMethod(idle, "stats", "Store statistics", query, "Store size, dedup and compression ratios, packs and per-task usage.", h.stats),
+		defineMethod(idle, "push", "Push to a remote", write,
 			"Upload the task's checkpoints a remote lacks (data, then metadata, then the head by a conditional write). A fork is kept: this store's history goes up as task TASK~ID, reported in forked.",
 			h.push),
-		defineMethod("pull", "Pull from a remote", write,
+		defineMethod(idle, "pull", "Pull from a remote", write,
 			"Import the task's history from a remote; files are fetched when a restore, diff or cat needs them. A forked task fails and imports nothing.",
 			h.pull),
 	}

@@ -22,6 +22,9 @@ type saveJSON struct {
 	Kind    string        `json:"kind"`
 	Stats   statsJSON     `json:"stats"`
 	Skipped []skippedJSON `json:"skipped"`
+	// BackgroundPID is the process this save started to compress what it
+	// stored uncompressed (see background.go), when it started one.
+	BackgroundPID int `json:"background_pid,omitempty"`
 }
 
 type statsJSON struct {
@@ -69,7 +72,7 @@ func (a *app) saveCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				a.printSave(res)
+				a.printSave(res, a.maybeStartBackground(e))
 				return nil
 			})
 		},
@@ -127,9 +130,13 @@ func saveView(res *engine.SaveResult) saveJSON {
 	return out
 }
 
-func (a *app) printSave(res *engine.SaveResult) {
+// printSave prints a save's result; background is the process it started
+// to compress in the background, 0 for none.
+func (a *app) printSave(res *engine.SaveResult, background int) {
 	if a.json {
-		a.printJSON(saveView(res))
+		view := saveView(res)
+		view.BackgroundPID = background
+		a.printJSON(view)
 		return
 	}
 	for _, s := range res.Skipped {

@@ -22,6 +22,7 @@ func (a *app) serveCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.scans = &scanHub{}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				defer a.startIdle(cmd.Context(), e)()
 				var conn *jsonrpc.Conn
 				notify := func(method string, params any) { _ = conn.Notify(method, params) }
 				srv, err := jsonrpc.NewServer(jsonrpc.Options{MapError: rpcError}, hostMethods(a, e, notify)...)

@@ -170,14 +170,26 @@ const (
 
 // rewriteHow chooses how blob b moves when its pack is rewritten: the
 // members of a mostly dead group are regrouped; every blob of a deferred
-// pack is compressed (small ones into groups); other records are copied.
+// pack is compressed (see deferredHow); other records are copied.
 func rewriteHow(b *blobNode, deferred bool) rewriteMode {
 	switch {
 	case b.rec.regroup:
 		return viaRegroup
-	case !deferred || b.loc.Flags&objects.FlagChunked != 0:
+	case !deferred:
 		return viaCopy
-	case b.loc.Flags&objects.FlagGroup != 0 || b.loc.Size <= objects.GroupBlobMax:
+	}
+	return deferredHow(b.loc)
+}
+
+// deferredHow is how a blob of a deferred pack moves: small ones (and
+// group members) into new groups, larger ones recompressed into records
+// of their own; a chunk list is copied (its chunks have locators of their
+// own).
+func deferredHow(loc objects.Locator) rewriteMode {
+	switch {
+	case loc.Flags&objects.FlagChunked != 0:
+		return viaCopy
+	case loc.Flags&objects.FlagGroup != 0 || loc.Size <= objects.GroupBlobMax:
 		return viaRegroup
 	}
 	return viaRecompress
@@ -201,6 +213,14 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 			recs = append(recs, rewriteRec{id, b.loc, rewriteHow(b, u.deferred)})
 		}
 	}
+	return s.rewriteRecords(ctx, recs, progress, res)
+}
+
+// rewriteRecords moves recs into new packs as each one's rewriteMode says
+// and fsyncs them, returning the new locators, not yet committed. On
+// failure the new packs are removed.
+func (s *Store) rewriteRecords(ctx context.Context, recs []rewriteRec, progress func(Progress),
+	res *Swept) (map[objects.ID]objects.Locator, error) {
 	if len(recs) == 0 {
 		return nil, nil
 	}

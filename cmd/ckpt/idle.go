@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// idleRecompressor compresses, in a resident server, the packs a first
+// save stored uncompressed (engine.Options.DeferCompression), one pack at
+// a time while no request runs. A request that arrives cancels the slice
+// in flight and waits only for it to stop (the engine checks between
+// blobs); recompression resumes when the last request ends. Every request
+// end wakes it, so a save that left deferred packs is followed by their
+// compression as soon as the server is idle; with nothing deferred a wake
+// costs one listing of the pack directory.
+type idleRecompressor struct {
+	// slice runs one slice; engine.Engine.RecompressNext unless a test
+	// wraps it.
+	slice func(context.Context) (*engine.RecompressResult, error)
+	wake  chan struct{} // buffered 1: a request ended, or the server started
+
+	mu struct {
+		sync.Mutex
+		busy   int                // requests running
+		cancel context.CancelFunc // of the slice in flight, nil when none
+		done   chan struct{}      // closed when the slice in flight returns
+	}
+}
+
+func newIdleRecompressor(e *engine.Engine) *idleRecompressor {
+	r := &idleRecompressor{slice: e.RecompressNext, wake: make(chan struct{}, 1)}
+	r.wake <- struct{}{} // a store may hold deferred packs from before
+	return r
+}
+
+// begin marks a request running: it cancels the slice in flight and waits
+// for it to stop. The returned function ends the request. A nil
+// idleRecompressor does nothing.
+func (r *idleRecompressor) begin() (end func()) {
+	if r == nil {
+		return func() {}
+	}
+	r.mu.Lock()
+	r.mu.busy++
+	cancel, done := r.mu.cancel, r.mu.done
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return r.end
+}
+
+func (r *idleRecompressor) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.busy--; r.mu.busy == 0 {
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// start runs the recompression until the returned stop is called (or ctx
+// ends); stop cancels the slice in flight and waits for it.
+func (r *idleRecompressor) start(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.run(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+func (r *idleRecompressor) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		}
+		for r.next(ctx) {
+		}
+	}
+}
+
+// next runs one slice unless a request is running, and reports whether
+// another slice should follow at once. A failed slice is reported by the
+// engine as an error event; the next wake tries again.
+func (r *idleRecompressor) next(ctx context.Context) bool {
+	r.mu.Lock()
+	if r.mu.busy > 0 || ctx.Err() != nil {
+		r.mu.Unlock()
+		return false
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	r.mu.cancel, r.mu.done = cancel, done
+	r.mu.Unlock()
+
+	res, err := r.slice(sctx)
+
+	r.mu.Lock()
+	r.mu.cancel, r.mu.done = nil, nil
+	r.mu.Unlock()
+	cancel()
+	close(done)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return false // a request came; its end wakes us
+	case err != nil:
+		return false
+	}
+	return res.Remaining > 0
+}
+
+// startIdle starts recompressing e's deferred packs while the resident
+// command's requests leave it idle (a.idle); the returned function stops it.
+func (a *app) startIdle(ctx context.Context, e *engine.Engine) (stop func()) {
+	a.idle = newIdleRecompressor(e)
+	return a.idle.start(ctx)
+}

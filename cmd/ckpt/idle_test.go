@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// sliceOutcome is what one slice of an idleRecompressor returned.
+type sliceOutcome struct {
+	res *engine.RecompressResult
+	err error
+}
+
+// deferredMarks counts a store's deferred-pack markers.
+func deferredMarks(t *testing.T, store string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(store, "packs", "*.raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+// TestIdleRecompressionYieldsToRequests starts a resident engine's idle
+// recompression on a store whose first save deferred compression, holds
+// its first slice until a request begins, and checks that the request's
+// begin cancels that slice (it returns context.Canceled and the pack stays
+// marked), that the engine answers the request meanwhile, and that once
+// the request ends recompression resumes and leaves no deferred pack and
+// a store that verifies.
+func TestIdleRecompressionYieldsToRequests(t *testing.T) {
+	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	for i := range 40 {
+		content := strings.Repeat(fmt.Sprintf("line %d of a source file\n", i), 2000)
+		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, DeferCompression: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Save(context.Background(), engine.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	marks := deferredMarks(t, store)
+	if marks == 0 {
+		t.Fatal("the first save deferred no pack")
+	}
+
+	r := newIdleRecompressor(e)
+	real := r.slice
+	held := make(chan struct{})
+	outcomes := make(chan sliceOutcome, 64)
+	first := true
+	r.slice = func(ctx context.Context) (*engine.RecompressResult, error) {
+		if first { // the loop runs one slice at a time
+			first = false
+			close(held)
+			<-ctx.Done()
+		}
+		res, err := real(ctx)
+		outcomes <- sliceOutcome{res, err}
+		return res, err
+	}
+	stop := r.start(context.Background())
+	defer stop()
+
+	<-held
+	end := r.begin()
+	if o := <-outcomes; !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("the held slice returned %+v, %v; want context.Canceled", o.res, o.err)
+	}
+	if got := deferredMarks(t, store); got != marks {
+		t.Fatalf("a cancelled slice left %d marks, want %d", got, marks)
+	}
+	if log, err := e.List(context.Background(), engine.DefaultTask); err != nil || len(log.Checkpoints) != 1 {
+		t.Fatalf("request during recompression: %v, %v", log, err)
+	}
+	end()
+	for o := range outcomes {
+		if o.err != nil {
+			t.Fatalf("slice after the request: %v", o.err)
+		}
+		if o.res.Remaining == 0 {
+			break
+		}
+	}
+	stop()
+	if got := deferredMarks(t, store); got != 0 {
+		t.Fatalf("%d deferred packs left after idle recompression", got)
+	}
+	if rep, err := e.Verify(context.Background(), engine.VerifyOptions{}); err != nil {
+		t.Fatalf("verify: %v %+v", err, rep)
+	}
+}

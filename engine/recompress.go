@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// RecompressResult reports what Recompress or RecompressNext did.
+type RecompressResult struct {
+	Packs       int   // deferred packs rewritten compressed and removed
+	Blobs       int   // blobs (and chunks) moved out of them
+	Remaining   int   // deferred packs still waiting
+	BytesBefore int64 // the rewritten packs' size on disk
+	BytesAfter  int64 // the records written in their place
+	Duration    time.Duration
+}
+
+// Recompress compresses what first saves with Options.DeferCompression
+// stored uncompressed, one deferred pack at a time (see RecompressNext),
+// until none is left or ctx ends; it then returns ctx's error with what
+// it did. Each pack is committed on its own and the write lock is taken
+// per pack, so another operation of this Engine waits at most one pack's
+// work; a cancelled or killed run resumes where it stopped, since every
+// pack still waiting keeps its marker. GC does the same work for every
+// deferred pack whenever it runs.
+func (e *Engine) Recompress(ctx context.Context) (*RecompressResult, error) {
+	start := time.Now()
+	total := &RecompressResult{}
+	for {
+		res, err := e.RecompressNext(ctx)
+		if res != nil {
+			total.Packs += res.Packs
+			total.Blobs += res.Blobs
+			total.BytesBefore += res.BytesBefore
+			total.BytesAfter += res.BytesAfter
+			total.Remaining = res.Remaining
+		}
+		total.Duration = time.Since(start)
+		if err != nil || total.Remaining == 0 {
+			return total, err
+		}
+	}
+}
+
+// RecompressNext rewrites the lowest-numbered deferred pack compressed at
+// a higher zstd level than a save's (small files into groups), commits,
+// and removes the pack: one slice of Recompress, for a process that runs
+// it while nothing else needs the store. It drops nothing (every blob in
+// the pack moves, reachable or not), is crash-safe like GC (a kill at any
+// point leaves a store that verifies, and the pack stays marked until its
+// blobs have moved) and holds the write lock for the one pack. It checks
+// ctx between blobs: a cancelled slice removes what it wrote, leaves the
+// pack as it was and returns ctx's error. With no deferred pack it returns
+// a zero result at once.
+func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) {
+	start := time.Now()
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return nil, e.report(err, start)
+	}
+	defer unlock()
+	deferred, err := e.blobs.DeferredPacks()
+	if err != nil {
+		return nil, e.report(storeError(err, e.storeDir), start)
+	}
+	res := &RecompressResult{Remaining: len(deferred)}
+	if len(deferred) == 0 {
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	done, err := e.maintStore().RecompressPack(ctx, deferred[0])
+	if err != nil && ctx.Err() != nil {
+		return res, ctx.Err() // cancelled, not failed: no error event
+	}
+	if err != nil {
+		return res, e.report(err, start)
+	}
+	res.Packs, res.Blobs, res.Remaining = 1, done.Blobs, len(deferred)-1
+	res.BytesBefore, res.BytesAfter = done.BytesBefore, done.BytesAfter
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// Deferred reports the packs waiting for recompression (see
+// Options.DeferCompression): their size on disk and their number. It
+// lists the pack directory only, so it is cheap enough to ask after every
+// save.
+func (e *Engine) Deferred() (bytes int64, packs int, err error) {
+	deferred, err := e.blobs.DeferredPacks()
+	if err != nil {
+		return 0, 0, storeError(err, e.storeDir)
+	}
+	sizes, _, err := e.maintStore().PackSizes()
+	if err != nil {
+		return 0, 0, storeError(err, e.storeDir)
+	}
+	for _, n := range deferred {
+		bytes += sizes[n]
+	}
+	return bytes, len(deferred), nil
+}
