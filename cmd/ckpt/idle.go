@@ -4,23 +4,27 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/ckpt/ckpt/engine"
 )
 
 // idleRecompressor compresses, in a resident server, the packs a first
 // save stored uncompressed (engine.Options.DeferCompression), one pack at
-// a time while no request runs. A request that arrives cancels the slice
-// in flight and waits only for it to stop (the engine checks between
-// blobs); recompression resumes when the last request ends. Every request
-// end wakes it, so a save that left deferred packs is followed by their
-// compression as soon as the server is idle; with nothing deferred a wake
-// costs one listing of the pack directory.
+// a time while no request runs. It starts once the server has been quiet
+// for idleQuiet: a host's requests come in bursts (a save before and after
+// each tool call, a diff), and a slice started between two of them would
+// only slow the next one down and then be thrown away. A request that
+// arrives cancels the slice in flight and waits only for it to stop (the
+// engine checks between blobs); recompression resumes after the next quiet
+// period. With nothing deferred, a slice costs one listing of the pack
+// directory.
 type idleRecompressor struct {
 	// slice runs one slice; engine.Engine.RecompressNext unless a test
 	// wraps it.
 	slice func(context.Context) (*engine.RecompressResult, error)
 	wake  chan struct{} // buffered 1: a request ended, or the server started
+	quiet time.Duration // idleQuiet unless a test sets it
 
 	mu struct {
 		sync.Mutex
@@ -31,7 +35,7 @@ type idleRecompressor struct {
 }
 
 func newIdleRecompressor(e *engine.Engine) *idleRecompressor {
-	r := &idleRecompressor{slice: e.RecompressNext, wake: make(chan struct{}, 1)}
+	r := &idleRecompressor{slice: e.RecompressNext, wake: make(chan struct{}, 1), quiet: idleQuiet}
 	r.wake <- struct{}{} // a store may hold deferred packs from before
 	return r
 }
@@ -77,6 +81,10 @@ func (r *idleRecompressor) start(ctx context.Context) (stop func()) {
 	}
 }
 
+// idleQuiet is how long a server waits without requests before it
+// recompresses.
+const idleQuiet = 3 * time.Second
+
 func (r *idleRecompressor) run(ctx context.Context) {
 	for {
 		select {
@@ -84,7 +92,27 @@ func (r *idleRecompressor) run(ctx context.Context) {
 			return
 		case <-r.wake:
 		}
+		if !r.quietFor(ctx) {
+			continue
+		}
 		for r.next(ctx) {
+		}
+	}
+}
+
+// quietFor waits until no request has ended for r.quiet and reports
+// whether it did (false when ctx ended).
+func (r *idleRecompressor) quietFor(ctx context.Context) bool {
+	t := time.NewTimer(r.quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.wake: // another request ended: the quiet period starts again
+			t.Reset(r.quiet)
+		case <-t.C:
+			return true
 		}
 	}
 }

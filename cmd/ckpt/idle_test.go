@@ -57,6 +57,7 @@ func TestIdleRecompressionYieldsToRequests(t *testing.T) {
 	}
 
 	r := newIdleRecompressor(e)
+	r.quiet = 0
 	real := r.slice
 	held := make(chan struct{})
 	outcomes := make(chan sliceOutcome, 64)
