@@ -45,7 +45,6 @@ func (e *CorruptError) Unwrap() []error {
 func dataKey(h objects.ID) string { return "data/" + h.String() }
 func metaKey(h objects.ID) string { return "meta/" + h.String() }
 
-
 // Loc says where a blob's record lives on a remote: in data object Object
 // at Offset, with the locator fields it had locally.
 type Loc struct {
