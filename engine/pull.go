@@ -104,6 +104,9 @@ func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*Clon
 	if len(tasks) > 0 {
 		return nil, translate(fmt.Errorf("%w: clone needs a new store; %s has %d task(s)", ErrBadRequest, e.storeDir, len(tasks)))
 	}
+	if err := checkKeying(ctx, opts.Remote, opts.Key, b); err != nil {
+		return nil, translate(err)
+	}
 	if err := translate(e.addRemote(ctx, RemoteInfo{Name: opts.Remote, URL: opts.URL, Key: opts.Key})); err != nil {
 		return nil, err
 	}

@@ -134,11 +134,16 @@ func (e *Engine) checkKeying(ctx context.Context, name string, b Backend) error 
 	if err != nil {
 		return err
 	}
+	return checkKeying(ctx, name, r.Key, b)
+}
+
+// checkKeying is Engine.checkKeying for a remote recorded with key.
+func checkKeying(ctx context.Context, name string, key RemoteKey, b Backend) error {
 	_, sealed := b.(*sealedBackend)
 	switch {
-	case sealed && !r.Key.Encrypted():
+	case sealed && !key.Encrypted():
 		return fmt.Errorf("%w: remote %q is recorded as unencrypted but was given an encrypted backend", ErrBadRequest, name)
-	case !sealed && r.Key.Encrypted():
+	case !sealed && key.Encrypted():
 		return fmt.Errorf("%w: remote %q is encrypted and was given no key", ErrWrongKey, name)
 	case sealed:
 		return nil
