@@ -3,6 +3,7 @@
 package main
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -10,12 +11,25 @@ import (
 // A server started with --push pushes after each save made through it,
 // and `tasks --json` shows the push's state.
 func TestListeningServerPushesAfterEverySave(t *testing.T) {
+	testAutoPush(t)
+}
+
+// The same through an encrypted remote.
+func TestListeningServerPushesToAnEncryptedRemote(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "remote.key")
+	newEnv(t).ok("remote", "keygen", key)
+	testAutoPush(t, "--key-file", key)
+}
+
+// testAutoPush runs a --push server on a remote added with keyFlags, and
+// clones what it pushed with them.
+func testAutoPush(t *testing.T, keyFlags ...string) {
 	e := newEnv(t)
 	e.write("a.txt", "one\n")
 	dir := t.TempDir()
 	url := fileURL(dir)
 	e.ok("save")
-	e.ok("remote", "add", "origin", url)
+	e.ok(append([]string{"remote", "add", "origin", url}, keyFlags...)...)
 	e.listenServer("--push", "origin")
 	e.write("a.txt", "two\n")
 	saved := decode[saveJSON](t, e.ok("--lock-timeout", "0", "save", "--json"))
@@ -34,7 +48,7 @@ func TestListeningServerPushesAfterEverySave(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	c := newEnv(t)
-	clone := decode[cloneJSON](t, c.ok("clone", url, "--json"))
+	clone := decode[cloneJSON](t, c.ok(append([]string{"clone", url, "--json"}, keyFlags...)...))
 	if clone.Head != saved.ID || clone.Checkpoints != 2 {
 		t.Fatalf("clone of what the server pushed: %+v, saved %s", clone, saved.ID)
 	}
