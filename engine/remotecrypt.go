@@ -66,8 +66,10 @@ type sealedBackend struct {
 // content or name, not a task's name, not whether a guessed file is
 // stored. Object sizes, their number and the times they are written stay
 // visible. A remote takes its key from the first client that encrypts it;
-// EncryptRemote checks the secret against that key before anything else
-// is read or written, and fails with ErrWrongKey for another. It fails
+// EncryptRemote checks the secret against that key before any checkpoint
+// is read or written, and fails with ErrWrongKey for another; it fails
+// with a *CorruptError when the remote's clear-text encryption parameters
+// are damaged. It fails
 // with ErrBadRequest for a secret that is empty, both kinds at once, or a
 // key file that holds no key, and for a remote that holds unencrypted
 // checkpoints already. Closing the returned Backend closes b.
@@ -121,6 +123,9 @@ func keyError(err error) error {
 		return &publicError{public: ErrWrongKey, err: fmt.Errorf("%w: it is encrypted with another one", ErrWrongKey)}
 	case errors.Is(err, crypt.ErrBadKey):
 		return &publicError{public: ErrBadRequest, err: err}
+	case errors.Is(err, crypt.ErrAuth):
+		// The encryption parameters are damaged or ask for too little work.
+		return &CorruptError{Store: "remote", Err: err}
 	}
 	return err
 }
