@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/internal/remote/crypt"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -295,5 +297,22 @@ func TestOpenRemoteGetsTheKeyOfAnEncryptedRemote(t *testing.T) {
 	}
 	if got.Key != key || g.readFile("src/a.go") != "package a\n" {
 		t.Fatalf("OpenRemote got %+v; a.go = %q", got, g.readFile("src/a.go"))
+	}
+}
+
+func TestRemoteErrorsOfAnEncryptedRemoteMatchTheirPublicSentinels(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want error
+		not  error
+	}{
+		{fmt.Errorf("fetch: %w", crypt.ErrWrongKey), ErrWrongKey, ErrCorrupt},
+		{fmt.Errorf("read data/x: %w", crypt.ErrChanged), ErrRemoteChanged, ErrCorrupt},
+		{fmt.Errorf("read data/x: segment 3: %w", crypt.ErrAuth), ErrCorrupt, ErrWrongKey},
+	} {
+		got := translate(remoteError(c.err, "origin"))
+		if !errors.Is(got, c.want) || errors.Is(got, c.not) {
+			t.Errorf("%v became %v: want it to match %v and not %v", c.err, got, c.want, c.not)
+		}
 	}
 }
