@@ -42,6 +42,19 @@ func newKeyFile(t *testing.T) string {
 	return p
 }
 
+// dirRemote opens a file:// remote in a new directory, whose bytes a test
+// can read and change.
+func dirRemote(t *testing.T) (b Backend, dir, url string) {
+	t.Helper()
+	dir = t.TempDir()
+	b, err := remote.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b, dir, fileURL(dir)
+}
+
 // encrypt seals b with secret, failing the test on error.
 func encrypt(t *testing.T, b Backend, secret RemoteSecret) Backend {
 	t.Helper()
@@ -99,13 +112,7 @@ func TestEncryptedPushAndCloneReproduceTheWorkspaceByteForByte(t *testing.T) {
 // TestEncryptedRemoteShowsNoContentNameOrTask scans every byte and every
 // file name of an encrypted file:// remote for what it must hide.
 func TestEncryptedRemoteShowsNoContentNameOrTask(t *testing.T) {
-	dir := t.TempDir()
-	b, err := remote.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	url := fileURL(dir)
+	b, dir, url := dirRemote(t)
 	secret := RemoteSecret{KeyFile: newKeyFile(t)}
 	content := "the launch codes are 0000 and nobody may know\n"
 	f := newFixture(t, testtree.Dir{"plans-for-world-domination.txt": testtree.File{Content: strings.Repeat(content, 3)}})
@@ -195,13 +202,7 @@ func TestEncryptingARemoteWithPlainCheckpointsIsRefused(t *testing.T) {
 }
 
 func TestEncryptedRemoteWithAFlippedByteIsCorrupt(t *testing.T) {
-	dir := t.TempDir()
-	b, err := remote.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	url := fileURL(dir)
+	b, dir, url := dirRemote(t)
 	secret := RemoteSecret{KeyFile: newKeyFile(t)}
 	pushEncrypted(t, encrypt(t, b, secret), url, RemoteKey{KeyFile: secret.KeyFile})
 	ents, err := os.ReadDir(filepath.Join(dir, "data"))
