@@ -56,3 +56,22 @@ func testAutoPush(t *testing.T, keyFlags ...string) {
 		t.Fatalf("serve --push without --listen: exit %d", r.code)
 	}
 }
+
+// A server runs remote keygen and remote add --key-file for a client with
+// relative paths taken from the client's working directory, not its own.
+func TestAServerTakesKeyFilePathsRelativeToTheClient(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	e.ok("save")
+	e.listenServer()
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	e.ok("--lock-timeout", "0", "remote", "keygen", "rel.key")
+	e.ok("--lock-timeout", "0", "remote", "add", "origin", fileURL(t.TempDir()), "--key-file", "rel.key")
+	got := decode[remotesJSON](t, e.ok("--lock-timeout", "0", "remote", "list", "--json"))
+	want := filepath.Join(cwd, "rel.key")
+	if len(got.Remotes) != 1 || got.Remotes[0].KeyFile != want {
+		t.Fatalf("remote list: %+v, want key file %s", got, want)
+	}
+	e.ok("--lock-timeout", "0", "push")
+}

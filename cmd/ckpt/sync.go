@@ -71,7 +71,7 @@ func (a *app) remoteAddCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "add NAME URL", Short: "Record a remote", Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := kf.key()
+			key, err := kf.key(a.localPath)
 			if err != nil {
 				return err
 			}
@@ -351,7 +351,7 @@ func (a *app) cloneCommand() *cobra.Command {
 		Short: "Set up a workspace (-C DIR, created if missing) and its store from a remote, and restore the task's head",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := kf.key()
+			key, err := kf.key(a.localPath)
 			if err != nil {
 				return err
 			}

@@ -65,8 +65,9 @@ func (f *keyFlags) register(cmd *cobra.Command, withNew bool) {
 
 // key is how the flags say the remote is encrypted (zero: not at all),
 // after writing the key --new-key asks for. Key files are recorded by
-// absolute path, so that any working directory finds them.
-func (f *keyFlags) key() (engine.RemoteKey, error) {
+// absolute path, so that any working directory finds them; local turns a
+// path as given into one of this process.
+func (f *keyFlags) key(local func(string) string) (engine.RemoteKey, error) {
 	set := 0
 	for _, v := range []string{f.keyFile, f.passphraseEnv, f.newKey} {
 		if v != "" {
@@ -77,7 +78,7 @@ func (f *keyFlags) key() (engine.RemoteKey, error) {
 		return engine.RemoteKey{}, usageError{"give one of --key-file, --passphrase-env and --new-key"}
 	}
 	if f.newKey != "" {
-		if err := engine.GenerateRemoteKey(f.newKey); err != nil {
+		if err := engine.GenerateRemoteKey(local(f.newKey)); err != nil {
 			return engine.RemoteKey{}, err
 		}
 		f.keyFile = f.newKey
@@ -85,7 +86,7 @@ func (f *keyFlags) key() (engine.RemoteKey, error) {
 	if f.keyFile == "" {
 		return engine.RemoteKey{PassphraseEnv: f.passphraseEnv}, nil
 	}
-	abs, err := filepath.Abs(f.keyFile)
+	abs, err := filepath.Abs(local(f.keyFile))
 	if err != nil {
 		return engine.RemoteKey{}, usageError{err.Error()}
 	}
@@ -99,13 +100,22 @@ func (a *app) keygenCommand() *cobra.Command {
 		Short: "Write a new random key for an encrypted remote to FILE (0600); keep a copy: without it the remote cannot be read",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := engine.GenerateRemoteKey(args[0]); err != nil {
+			if err := engine.GenerateRemoteKey(a.localPath(args[0])); err != nil {
 				return err
 			}
 			a.printOrSay(map[string]string{"key_file": args[0]}, "wrote a new key to %s", args[0])
 			return nil
 		},
 	}
+}
+
+// localPath is path as given on the command line, made relative to the
+// client's working directory when a server runs the command for it.
+func (a *app) localPath(path string) string {
+	if a.server == nil || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(a.server.cwd, path)
 }
 
 // keyingText describes how a remote is encrypted, for remote list.
