@@ -80,11 +80,13 @@ type Options struct {
 	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.
 	Command string
 	// OpenRemote opens the backend of a remote the store names (AddRemote)
-	// by its URL. The Engine calls it when a restore, diff or cat needs a
+	// as the store records it: by its URL, and for an encrypted remote
+	// (r.Key set) through EncryptRemote with the secret r.Key points to.
+	// The Engine calls it when a restore, diff or cat needs a
 	// blob that a pull left on that remote and no Push, Pull or Clone of
 	// this Engine has handed it the remote's Backend already; it closes
 	// what it opened at Close. Nil: such blobs are reported missing.
-	OpenRemote func(ctx context.Context, url string) (Backend, error)
+	OpenRemote func(ctx context.Context, r RemoteInfo) (Backend, error)
 
 	// wrapRestoreFS, set only by tests, wraps the file-system seam that
 	// restore and its journal write through (to inject faults).

@@ -51,7 +51,7 @@ func (e *Engine) Pull(ctx context.Context, b Backend, opts PullOptions) (*PullRe
 
 func (e *Engine) pull(ctx context.Context, b Backend, opts PullOptions) (*PullResult, error) {
 	var res *PullResult
-	err := e.withSyncer(b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
+	err := e.withSyncer(ctx, b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
 		r, err := s.Pull(ctx, task)
 		if err != nil {
 			return storeError(fmt.Errorf("pull %q from %s: %w", task, opts.Remote, err), e.storeDir)
@@ -70,7 +70,11 @@ type CloneOptions struct {
 	// URL is recorded as the remote's URL (AddRemote). Required.
 	URL string
 	// Task is the task to clone; "" means DefaultTask.
-	Task     string
+	Task string
+	// Key is recorded as how the remote is encrypted (AddEncryptedRemote);
+	// it must be set exactly when the Backend given to Clone is one that
+	// EncryptRemote returned.
+	Key      RemoteKey
 	Progress func(SyncProgress)
 }
 
@@ -100,7 +104,10 @@ func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*Clon
 	if len(tasks) > 0 {
 		return nil, translate(fmt.Errorf("%w: clone needs a new store; %s has %d task(s)", ErrBadRequest, e.storeDir, len(tasks)))
 	}
-	if err := e.AddRemote(ctx, opts.Remote, opts.URL); err != nil {
+	if err := checkKeying(ctx, opts.Remote, opts.Key, b); err != nil {
+		return nil, translate(err)
+	}
+	if err := translate(e.addRemote(ctx, RemoteInfo{Name: opts.Remote, URL: opts.URL, Key: opts.Key})); err != nil {
 		return nil, err
 	}
 	pr, err := e.Pull(ctx, b, PullOptions{Remote: opts.Remote, Task: opts.Task, Progress: opts.Progress})

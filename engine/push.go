@@ -74,7 +74,7 @@ func (e *Engine) Push(ctx context.Context, b Backend, opts PushOptions) (*PushRe
 
 func (e *Engine) push(ctx context.Context, b Backend, opts PushOptions) (*PushResult, error) {
 	var res *PushResult
-	err := e.withSyncer(b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
+	err := e.withSyncer(ctx, b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
 		r, err := s.Push(ctx, task)
 		if err != nil {
 			return storeError(fmt.Errorf("push %q to %s: %w", task, opts.Remote, err), e.storeDir)
@@ -88,12 +88,14 @@ func (e *Engine) push(ctx context.Context, b Backend, opts PushOptions) (*PushRe
 
 // withSyncer runs fn with the mechanics of remote name over b and the task
 // opts name, holding the Engine's write lock.
-func (e *Engine) withSyncer(b Backend, name, task string, progress func(SyncProgress), fn func(*remotesync.Syncer, string) error) error {
+// It fails before any change unless b is encrypted exactly as the store
+// records the remote (checkKeying).
+func (e *Engine) withSyncer(ctx context.Context, b Backend, name, task string, progress func(SyncProgress), fn func(*remotesync.Syncer, string) error) error {
 	task, err := taskName(task)
 	if err != nil {
 		return err
 	}
-	if _, err := e.remoteURL(name); err != nil {
+	if err := e.checkKeying(ctx, name, b); err != nil {
 		return err
 	}
 	unlock, err := e.lockForWrite()

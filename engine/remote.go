@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,6 +27,8 @@ var ErrDiverged = errors.New("task forked")
 type RemoteInfo struct {
 	Name string
 	URL  string
+	// Key says how the remote is encrypted; zero when it is not.
+	Key RemoteKey
 }
 
 // remoteKey is the store setting holding the URL of remote name.
@@ -43,10 +46,23 @@ func validRemoteName(name string) error {
 // ErrBadRequest for an invalid name or a name already taken. Only the URL
 // is stored: credentials are never written to the store.
 func (e *Engine) AddRemote(ctx context.Context, name, url string) error {
-	return translate(e.addRemote(ctx, name, url))
+	return translate(e.addRemote(ctx, RemoteInfo{Name: name, URL: url}))
 }
 
-func (e *Engine) addRemote(ctx context.Context, name, url string) error {
+// AddEncryptedRemote is AddRemote for a remote encrypted as key says (see
+// EncryptRemote). The store records key (a key file's path, a variable's
+// name), never a key or passphrase; Push, Pull and RemoteGC then accept
+// only a Backend that EncryptRemote returned for this remote. It fails
+// with ErrBadRequest when key is zero.
+func (e *Engine) AddEncryptedRemote(ctx context.Context, name, url string, key RemoteKey) error {
+	if !key.Encrypted() {
+		return translate(fmt.Errorf("%w: remote %q: no key file or passphrase variable given", ErrBadRequest, name))
+	}
+	return translate(e.addRemote(ctx, RemoteInfo{Name: name, URL: url, Key: key}))
+}
+
+func (e *Engine) addRemote(ctx context.Context, r RemoteInfo) error {
+	name, url := r.Name, r.URL
 	if err := validRemoteName(name); err != nil {
 		return err
 	}
@@ -69,6 +85,13 @@ func (e *Engine) addRemote(ctx context.Context, name, url string) error {
 	b := e.db.NewBatch()
 	defer b.Close()
 	b.SetConfig(remoteKey(name), url)
+	if r.Key.Encrypted() {
+		k, err := json.Marshal(r.Key)
+		if err != nil {
+			return err
+		}
+		b.SetConfig(remoteKeyKey(name), string(k))
+	}
 	return storeError(b.Commit(), e.storeDir)
 }
 
@@ -103,6 +126,7 @@ func (e *Engine) removeRemote(ctx context.Context, name string, force bool) erro
 	b := e.db.NewBatch()
 	defer b.Close()
 	b.DeleteConfig(remoteKey(name))
+	b.DeleteConfig(remoteKeyKey(name))
 	err = e.db.EachConfig(remotesync.RecordPrefix(name), func(key, _ string) error {
 		b.DeleteConfig(key)
 		return nil
@@ -121,12 +145,19 @@ func (e *Engine) Remotes(ctx context.Context) ([]RemoteInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []RemoteInfo
-	err := e.db.EachConfig("remote/", func(key, value string) error {
-		out = append(out, RemoteInfo{Name: strings.TrimPrefix(key, "remote/"), URL: value})
-		return nil
-	})
-	return out, translate(storeError(err, e.storeDir))
+	names, err := e.remoteNames()
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]RemoteInfo, 0, len(names))
+	for _, name := range names {
+		r, err := e.remoteInfo(name)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // remoteURL returns the URL of remote name, or ErrBadRequest.
@@ -143,7 +174,7 @@ func (e *Engine) remoteURL(name string) (string, error) {
 
 // syncer returns the mechanics of remote name over backend b.
 func (e *Engine) syncer(name string, b Backend, progress func(SyncProgress)) *remotesync.Syncer {
-	s := &remotesync.Syncer{DB: e.db, Blobs: e.blobs, Backend: b, Name: name, ObjectSize: e.opts.syncObjectSize}
+	s := &remotesync.Syncer{DB: e.db, Blobs: e.blobs, Backend: b, Name: name, ObjectSize: e.opts.syncObjectSize, Names: namer(b)}
 	if progress != nil {
 		s.Progress = func(p remotesync.Progress) { progress(SyncProgress(p)) }
 	}
@@ -151,9 +182,12 @@ func (e *Engine) syncer(name string, b Backend, progress func(SyncProgress)) *re
 }
 
 // remoteError marks a remote's integrity failures as a *CorruptError
-// naming the remote, a missing task as ErrUnknownRef and a fork as
-// ErrDiverged.
+// naming the remote, a missing task as ErrUnknownRef, a fork as
+// ErrDiverged, and an encrypted remote's failures as cryptError does.
 func remoteError(err error, name string) error {
+	if cerr := cryptError(err, name); cerr != nil {
+		return cerr
+	}
 	var ce *remotesync.CorruptError
 	switch {
 	case errors.As(err, &ce):

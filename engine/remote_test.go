@@ -160,8 +160,8 @@ func TestPullLeavesBlobsOnTheRemoteUntilACatNeedsThem(t *testing.T) {
 		t.Fatalf("verify after a pull: %v", err)
 	}
 	// A fresh Engine (another process) reaches the remote through OpenRemote.
-	g.open(Options{OpenRemote: func(ctx context.Context, u string) (Backend, error) {
-		return remote.Open(ctx, u, remote.Config{})
+	g.open(Options{OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
+		return remote.Open(ctx, r.URL, remote.Config{})
 	}})
 	rc, _, err := g.e.Cat(ctx, "", "HEAD", "src/a.go")
 	if err != nil {

@@ -42,11 +42,11 @@ func (e *Engine) backend(ctx context.Context, name string) (Backend, error) {
 	if e.opts.OpenRemote == nil {
 		return nil, fmt.Errorf("blobs are on remote %q, which this engine cannot open: %w", name, objects.ErrNotFound)
 	}
-	url, err := e.remoteURL(name)
+	r, err := e.remoteInfo(name)
 	if err != nil {
 		return nil, err
 	}
-	if b, err = e.opts.OpenRemote(ctx, url); err != nil {
+	if b, err = e.opts.OpenRemote(ctx, r); err != nil {
 		return nil, fmt.Errorf("open remote %q: %w", name, err)
 	}
 	e.remoteMu.Lock()

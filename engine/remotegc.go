@@ -60,7 +60,7 @@ func (e *Engine) RemoteGC(ctx context.Context, b Backend, opts RemoteGCOptions) 
 		grace = DefaultRemoteGrace
 	}
 	var res *RemoteGCResult
-	err := e.withSyncer(b, opts.Remote, "", nil, func(s *remotesync.Syncer, _ string) error {
+	err := e.withSyncer(ctx, b, opts.Remote, "", nil, func(s *remotesync.Syncer, _ string) error {
 		r, err := s.GC(ctx, remotesync.GCPolicy{KeepLast: policy.KeepLast, MaxAge: policy.MaxAge, Grace: grace, Now: e.opts.now()})
 		if err != nil {
 			return storeError(fmt.Errorf("gc of remote %s: %w", opts.Remote, err), e.storeDir)

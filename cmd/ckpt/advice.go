@@ -31,6 +31,10 @@ func advice(err error) string {
 		return "; pass --store with another directory"
 	case errors.As(err, &wrong):
 		return "; pass --task " + wrong.Task
+	case errors.Is(err, engine.ErrWrongKey):
+		return "; check the remote's --key-file or --passphrase-env (`ckpt remote list` shows them)"
+	case errors.Is(err, engine.ErrRemoteChanged):
+		return "; another client replaced it meanwhile: run the command again"
 	}
 	return ""
 }

@@ -29,7 +29,7 @@ const (
 	exitError     = 1 // also: differences found under diff --exit-code
 	exitUsage     = 2 // bad usage or unknown ref
 	exitBusy      = 3
-	exitRefused   = 4 // refused workspace or store/workspace mismatch
+	exitRefused   = 4 // refused workspace, store/workspace mismatch, or a remote's wrong key
 	exitCorrupted = 5
 	exitConflicts = 6 // restore finished with conflicts: the workspace does not fully match the target
 )
@@ -343,7 +343,8 @@ func exitCodeOf(err error) int {
 		return exitUsage
 	case errors.Is(err, engine.ErrBusy):
 		return exitBusy
-	case errors.Is(err, engine.ErrProtected), errors.Is(err, engine.ErrWorkspaceMismatch), errors.Is(err, engine.ErrStoreHoldsWorkspace):
+	case errors.Is(err, engine.ErrProtected), errors.Is(err, engine.ErrWorkspaceMismatch), errors.Is(err, engine.ErrStoreHoldsWorkspace),
+		errors.Is(err, engine.ErrWrongKey):
 		return exitRefused
 	case errors.Is(err, engine.ErrCorrupt):
 		return exitCorrupted

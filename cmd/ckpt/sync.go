@@ -10,18 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/engine"
-	"github.com/ckpt/ckpt/internal/remote"
 )
-
-// openRemote opens a remote's backend, with the endpoint, region and
-// credentials of the standard AWS_* variables (never stored).
-func openRemote(ctx context.Context, url string) (engine.Backend, error) {
-	b, err := remote.Open(ctx, url, remote.ConfigFromEnv(os.Getenv))
-	if err != nil {
-		return nil, usageError{err.Error()}
-	}
-	return b, nil
-}
 
 func (a *app) remoteCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -29,7 +18,9 @@ func (a *app) remoteCommand() *cobra.Command {
 		Short: "Name the object stores (s3://bucket/prefix, file:///dir) that push and pull use",
 		Long: "remote add NAME URL records a remote in the store; remote list and remote remove NAME.\n" +
 			"Credentials are never stored: s3:// remotes take AWS_ENDPOINT_URL, AWS_REGION,\n" +
-			"AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_PROFILE from the environment.",
+			"AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_PROFILE from the environment.\n" +
+			"remote add --key-file FILE (or --passphrase-env VAR, or --new-key FILE) encrypts everything\n" +
+			"pushed; the store records the file's path or the variable's name, never the key.",
 		Args: cobra.NoArgs,
 	}
 	var force bool
@@ -49,21 +40,7 @@ func (a *app) remoteCommand() *cobra.Command {
 		},
 	}
 	remove.Flags().BoolVar(&force, "force", false, "forget it even if some pulled blobs were never fetched from it")
-	cmd.AddCommand(&cobra.Command{
-		Use: "add NAME URL", Short: "Record a remote", Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := openRemote(cmd.Context(), args[1]); err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(e *engine.Engine) error {
-				if err := e.AddRemote(cmd.Context(), args[0], args[1]); err != nil {
-					return err
-				}
-				a.printOrSay(remoteJSON{Name: args[0], URL: args[1]}, "added remote %s %s", args[0], args[1])
-				return nil
-			})
-		},
-	}, &cobra.Command{
+	cmd.AddCommand(a.remoteAddCommand(), &cobra.Command{
 		Use: "list", Short: "List the remotes", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
@@ -73,8 +50,8 @@ func (a *app) remoteCommand() *cobra.Command {
 				}
 				out := remotesJSON{Remotes: []remoteJSON{}}
 				for _, r := range rs {
-					out.Remotes = append(out.Remotes, remoteJSON(r))
-					a.say("%s\t%s", r.Name, r.URL)
+					out.Remotes = append(out.Remotes, remoteView(r))
+					a.say("%s\t%s%s", r.Name, r.URL, keyingText(r.Key))
 				}
 				if a.json {
 					a.printJSON(out)
@@ -82,13 +59,55 @@ func (a *app) remoteCommand() *cobra.Command {
 				return nil
 			})
 		},
-	}, remove)
+	}, remove, a.keygenCommand())
+	return cmd
+}
+
+// remoteAddCommand is `ckpt remote add NAME URL`. It opens the remote
+// first, so a bad URL or, for an encrypted remote, a wrong key fails
+// before anything is recorded.
+func (a *app) remoteAddCommand() *cobra.Command {
+	var kf keyFlags
+	cmd := &cobra.Command{
+		Use: "add NAME URL", Short: "Record a remote", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := kf.key(a.localPath)
+			if err != nil {
+				return err
+			}
+			r := engine.RemoteInfo{Name: args[0], URL: args[1], Key: key}
+			b, err := openRemote(cmd.Context(), r)
+			if err != nil {
+				return err
+			}
+			b.Close()
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				if key.Encrypted() {
+					err = e.AddEncryptedRemote(cmd.Context(), r.Name, r.URL, key)
+				} else {
+					err = e.AddRemote(cmd.Context(), r.Name, r.URL)
+				}
+				if err != nil {
+					return err
+				}
+				a.printOrSay(remoteView(r), "added remote %s %s%s", r.Name, r.URL, keyingText(key))
+				return nil
+			})
+		},
+	}
+	kf.register(cmd, true)
 	return cmd
 }
 
 type remoteJSON struct {
-	Name string `json:"name"`
-	URL  string `json:"url"`
+	Name          string `json:"name"`
+	URL           string `json:"url"`
+	KeyFile       string `json:"key_file,omitempty"`
+	PassphraseEnv string `json:"passphrase_env,omitempty"`
+}
+
+func remoteView(r engine.RemoteInfo) remoteJSON {
+	return remoteJSON{Name: r.Name, URL: r.URL, KeyFile: r.Key.KeyFile, PassphraseEnv: r.Key.PassphraseEnv}
 }
 
 type remotesJSON struct {
@@ -236,7 +255,7 @@ func remoteBackend(ctx context.Context, e *engine.Engine, args []string) (engine
 	if err != nil {
 		return r, nil, err
 	}
-	b, err := openRemote(ctx, r.URL)
+	b, err := openRemote(ctx, r)
 	return r, b, err
 }
 
@@ -326,22 +345,28 @@ type cloneJSON struct {
 
 func (a *app) cloneCommand() *cobra.Command {
 	var name string
+	var kf keyFlags
 	cmd := &cobra.Command{
 		Use:   "clone URL",
 		Short: "Set up a workspace (-C DIR, created if missing) and its store from a remote, and restore the task's head",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := os.MkdirAll(a.workspace, 0o755); err != nil {
+			key, err := kf.key(a.localPath)
+			if err != nil {
 				return err
 			}
-			b, err := openRemote(cmd.Context(), args[0])
+			// Opened first: a wrong key or URL creates no workspace or store.
+			b, err := openRemote(cmd.Context(), engine.RemoteInfo{URL: args[0], Key: key})
 			if err != nil {
 				return err
 			}
 			defer b.Close()
+			if err := os.MkdirAll(a.workspace, 0o755); err != nil {
+				return err
+			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				res, err := e.Clone(cmd.Context(), b, engine.CloneOptions{Remote: name, URL: args[0], Task: a.task,
-					Progress: a.syncProgress("clone")})
+					Key: key, Progress: a.syncProgress("clone")})
 				if err != nil {
 					return err
 				}
@@ -369,6 +394,7 @@ func (a *app) cloneCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "origin", "the name the remote gets in the new store")
+	kf.register(cmd, false)
 	return cmd
 }
 

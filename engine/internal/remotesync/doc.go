@@ -15,6 +15,13 @@
 //	heads/<hex>  the head of one task; <hex> is the BLAKE3-256 of
 //	             "ckpt-task\x00" followed by the task name
 //
+// With a Namer (Syncer.Names, a remote encrypted with internal/remote/crypt,
+// whose *Key is one), every <hex> above is instead the keyed hash the Namer
+// gives of the same bytes: the same key gives the same names on every
+// machine, and a name tells nothing to anyone without the key, not even
+// whether a guessed content or task name is stored. Readers check
+// contents against keyed names as they would against plain ones.
+//
 // Data objects and segments are immutable: written with IfAbsent and
 // never replaced, so a name always means the same bytes and a reader checks
 // them against it. Heads are the only objects replaced, always by a

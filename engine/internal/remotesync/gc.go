@@ -106,7 +106,7 @@ func (s *Syncer) readHeadKey(ctx context.Context, key string) (Head, string, err
 		return Head{}, "", fmt.Errorf("read %s: %w", key, err)
 	}
 	var named struct{ Task string }
-	if json.Unmarshal(b, &named) != nil || headKey(named.Task) != key {
+	if json.Unmarshal(b, &named) != nil || s.headKey(named.Task) != key {
 		return Head{}, "", &CorruptError{Key: key, Reason: "head does not decode or names another task"}
 	}
 	h, err := decodeHead(key, named.Task, b)
@@ -133,7 +133,7 @@ func (s *Syncer) retain(ctx context.Context, h Head, etag string, p GCPolicy) (m
 	if err != nil {
 		return nil, 0, err
 	}
-	name := objects.Sum(stored)
+	name := s.sum(stored)
 	if _, err := s.putImmutable(ctx, metaKey(name), stored); err != nil {
 		return nil, 0, err
 	}
@@ -147,7 +147,7 @@ func (s *Syncer) retain(ctx context.Context, h Head, etag string, p GCPolicy) (m
 	if err := s.recordCompaction(segs, name.String()); err != nil {
 		return nil, 0, err
 	}
-	seg, err := decodeSegment(metaKey(name), name, stored)
+	seg, err := decodeSegment(metaKey(name), stored)
 	return map[string]*segment{name.String(): seg}, dropped, err
 }
 

@@ -45,11 +45,6 @@ func (e *CorruptError) Unwrap() []error {
 func dataKey(h objects.ID) string { return "data/" + h.String() }
 func metaKey(h objects.ID) string { return "meta/" + h.String() }
 
-// headKey is the object name of task's head: a hash, never the name.
-func headKey(task string) string {
-	return "heads/" + objects.Sum([]byte("ckpt-task\x00"+task)).String()
-}
-
 // Loc says where a blob's record lives on a remote: in data object Object
 // at Offset, with the locator fields it had locally.
 type Loc struct {

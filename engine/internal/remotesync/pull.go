@@ -114,7 +114,7 @@ func (s *Syncer) Pull(ctx context.Context, task string) (PullResult, error) {
 	if !hasLocal || h.LastSeq > local.LastSeq {
 		head := h.headID()
 		if _, err := s.DB.Checkpoint(head); err != nil && !known[head] {
-			return res, &CorruptError{Key: headKey(task), Reason: "head names a checkpoint none of its segments holds"}
+			return res, &CorruptError{Key: s.headKey(task), Reason: "head names a checkpoint none of its segments holds"}
 		}
 		b.SetTaskHead(task, index.TaskHead{Head: head, LastSeq: h.LastSeq})
 		res.Head, res.Moved = head, true

@@ -249,7 +249,7 @@ func (s *Syncer) writeHead(ctx context.Context, h Head, etag string, found bool)
 		cond = remote.IfMatch(etag)
 	}
 	atomic.AddInt64(&s.counters.Puts, 1)
-	if _, err := s.Backend.Put(ctx, headKey(h.Task), bytes.NewReader(b), int64(len(b)), cond); err != nil {
+	if _, err := s.Backend.Put(ctx, s.headKey(h.Task), bytes.NewReader(b), int64(len(b)), cond); err != nil {
 		return fmt.Errorf("write head of task %q: %w", h.Task, err)
 	}
 	return nil

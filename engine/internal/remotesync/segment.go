@@ -53,14 +53,12 @@ func encodeSegment(trees, cps [][]byte, locs []blobLoc) ([]byte, error) {
 	return enc.EncodeAll(b, nil), nil
 }
 
-// decodeSegment checks stored against its name and decodes it. Every tree
-// and checkpoint must decode; their ids are computed from their bytes.
-func decodeSegment(key string, name objects.ID, stored []byte) (*segment, error) {
+// decodeSegment decodes stored, which the caller checked against its
+// name. Every tree and checkpoint must decode; their ids are computed from
+// their bytes.
+func decodeSegment(key string, stored []byte) (*segment, error) {
 	bad := func(reason string, err error) (*segment, error) {
 		return nil, &CorruptError{Key: key, Reason: reason, Err: err}
-	}
-	if objects.Sum(stored) != name {
-		return bad("content does not match its name", nil)
 	}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxSegment), zstd.WithDecoderConcurrency(1))
 	if err != nil {

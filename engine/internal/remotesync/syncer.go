@@ -28,6 +28,9 @@ type Syncer struct {
 	// ObjectSize is the size a data object grows to before the next one
 	// starts; 0 means 16 MiB. Tests make it small to get many objects.
 	ObjectSize int64
+	// Names, when set, names data objects, segments and heads by keyed
+	// hashes instead of plain BLAKE3 (doc.go), for an encrypted remote.
+	Names Namer
 
 	counters Counters
 }
@@ -97,7 +100,7 @@ func (s *Syncer) Has(id objects.ID) (bool, error) {
 
 // readHead reads task's head; found is false when the remote has none.
 func (s *Syncer) readHead(ctx context.Context, task string) (h Head, etag string, found bool, err error) {
-	key := headKey(task)
+	key := s.headKey(task)
 	atomic.AddInt64(&s.counters.Gets, 1)
 	rc, info, err := s.Backend.Get(ctx, key)
 	if errors.Is(err, remote.ErrNotFound) {
@@ -145,7 +148,7 @@ func (s *Syncer) readSegment(ctx context.Context, name string) (*segment, error)
 	if err != nil {
 		return nil, err
 	}
-	return decodeSegment(metaKey(id), id, b)
+	return s.decodeNamed(id, b)
 }
 
 // putImmutable stores b under key unless it is there already (same name,

@@ -78,7 +78,7 @@ func (s *Syncer) pushCheckpoints(ctx context.Context, ids []objects.ID, lt local
 	if err != nil {
 		return "", err
 	}
-	name := objects.Sum(stored)
+	name := s.sum(stored)
 	s.progress("segment", 0, 1)
 	if up, err := s.putImmutable(ctx, metaKey(name), stored); err != nil {
 		return "", err
@@ -321,7 +321,7 @@ func (s *Syncer) uploadObject(ctx context.Context, recs []*record, size int64) (
 			return nil, fmt.Errorf("read pack %s at %d: %w", s.Blobs.PackPath(r.pack), r.offset, err)
 		}
 	}
-	name := objects.Sum(buf)
+	name := s.sum(buf)
 	up, err := s.putImmutable(ctx, dataKey(name), buf)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// assertNoneShows fails if any file under dir shows one of needles in its
+// bytes or its path.
+func assertNoneShows(t *testing.T, dir string, needles ...string) {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		for _, n := range needles {
+			if bytes.Contains(b, []byte(n)) || strings.Contains(p, n) {
+				t.Errorf("%s shows %q", p, n)
+			}
+		}
+		return err
+	})
+	if err != nil || files == 0 {
+		t.Fatalf("scanned %d files of %s: %v", files, dir, err)
+	}
+}
+
+func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
+	src := newEnv(t)
+	src.write("quarterly-layoffs.txt", "names on the list: nobody yet\n")
+	src.ok("--task", "hush-hush", "save")
+	key := filepath.Join(t.TempDir(), "remote.key")
+	src.ok("remote", "keygen", key)
+	if st, err := os.Stat(key); err != nil || (runtime.GOOS != "windows" && st.Mode().Perm() != 0o600) {
+		t.Fatalf("key file: %v, %v", st, err)
+	}
+	if r := src.run("", "remote", "keygen", key); r.code == 0 {
+		t.Fatal("keygen replaced an existing key file")
+	}
+	dir := t.TempDir()
+	url := fileURL(dir)
+	src.ok("remote", "add", "origin", url, "--key-file", key)
+	got := decode[remotesJSON](t, src.ok("remote", "list", "--json"))
+	if len(got.Remotes) != 1 || got.Remotes[0].KeyFile != key {
+		t.Fatalf("remote list: %+v", got)
+	}
+	push := decode[pushJSON](t, src.ok("--task", "hush-hush", "push", "--json"))
+	if push.Checkpoints != 1 {
+		t.Fatalf("push: %+v", push)
+	}
+	assertNoneShows(t, dir, "names on the list", "quarterly-layoffs", "hush-hush")
+
+	// A wrong key is refused before the workspace or store exist.
+	wrong := filepath.Join(t.TempDir(), "wrong.key")
+	src.ok("remote", "keygen", wrong)
+	bad := newEnv(t)
+	bad.ws = filepath.Join(bad.ws, "new")
+	if r := bad.run("", "--task", "hush-hush", "clone", url, "--key-file", wrong); r.code != exitRefused || !strings.Contains(r.stderr, "wrong key") {
+		t.Fatalf("clone with a wrong key: exit %d %s", r.code, r.stderr)
+	}
+	for _, p := range []string{bad.ws, bad.store} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("a refused clone left %s: %v", p, err)
+		}
+	}
+	if r := bad.run("", "--task", "hush-hush", "clone", url); r.code != exitRefused {
+		t.Fatalf("clone without a key: exit %d %s", r.code, r.stderr)
+	}
+
+	dst := newEnv(t)
+	dst.ok("--task", "hush-hush", "clone", url, "--key-file", key)
+	if b, err := os.ReadFile(filepath.Join(dst.ws, "quarterly-layoffs.txt")); err != nil || string(b) != "names on the list: nobody yet\n" {
+		t.Fatalf("cloned file: %q, %v", b, err)
+	}
+
+	// An edit pushes one data object; a flipped byte in it fails a clone with exit 5.
+	src.write("quarterly-layoffs.txt", "names on the list: still nobody\n")
+	src.ok("--task", "hush-hush", "save")
+	if again := decode[pushJSON](t, src.ok("--task", "hush-hush", "push", "--json")); again.Traffic.ObjectsUp != 1 || again.Traffic.SegmentsUp != 1 {
+		t.Fatalf("incremental push: %+v", again.Traffic)
+	}
+	damageRemote(t, dir, "data")
+	if r := newEnv(t).run("", "--task", "hush-hush", "clone", url, "--key-file", key); r.code != exitCorrupted {
+		t.Fatalf("clone of a tampered remote: exit %d %s", r.code, r.stderr)
+	}
+}
+
+func TestCLIEncryptedRemoteWithAPassphrase(t *testing.T) {
+	t.Setenv("CKPT_TEST_PASSPHRASE", "correct horse battery staple")
+	src := newEnv(t)
+	src.write("a.txt", "alpha\n")
+	src.ok("save")
+	dir := t.TempDir()
+	url := fileURL(dir)
+	src.ok("remote", "add", "origin", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
+	src.ok("push")
+	if b, err := os.ReadFile(filepath.Join(dir, "crypt", "params")); err != nil || bytes.Contains(b, []byte("correct horse")) {
+		t.Fatalf("params: %q, %v", b, err)
+	}
+	if r := src.run("", "remote", "add", "two", url, "--key-file", "k", "--passphrase-env", "X"); r.code != exitUsage {
+		t.Fatalf("two kinds of key: exit %d %s", r.code, r.stderr)
+	}
+	dst := newEnv(t)
+	dst.ok("clone", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
+	if b, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(b) != "alpha\n" {
+		t.Fatalf("cloned file: %q, %v", b, err)
+	}
+	t.Setenv("CKPT_TEST_PASSPHRASE", "incorrect horse")
+	if r := newEnv(t).run("", "clone", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE"); r.code != exitRefused {
+		t.Fatalf("clone with a wrong passphrase: exit %d %s", r.code, r.stderr)
+	}
+	if r := src.run("", "push"); r.code != exitRefused {
+		t.Fatalf("push with a wrong passphrase: exit %d %s", r.code, r.stderr)
+	}
+	t.Setenv("CKPT_TEST_PASSPHRASE", "")
+	if r := src.run("", "push"); r.code != exitUsage || !strings.Contains(r.stderr, "CKPT_TEST_PASSPHRASE") {
+		t.Fatalf("push with the variable unset: exit %d %s", r.code, r.stderr)
+	}
+}
