@@ -4,9 +4,11 @@
 // invalidly, progress for _meta.progressToken, cancellation and ping.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ErrorCode, LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -22,6 +24,7 @@ before(() => {
 const access = {
   save: "write", list: "query", show: "query", ls: "query", cat: "query", diff: "query",
   restore: "destructive", tasks: "query", drop: "destructive", gc: "destructive", verify: "query", stats: "query",
+  push: "write", pull: "write",
 };
 
 /**
@@ -32,6 +35,9 @@ const access = {
 async function connect(t) {
   const ws = mkdtempSync(join(tmpdir(), "ckpt-mcp-ws-"));
   const store = mkdtempSync(join(tmpdir(), "ckpt-mcp-store-"));
+  // A file:// remote for ckpt_push and ckpt_pull, added before the server holds the store.
+  const remote = mkdtempSync(join(tmpdir(), "ckpt-mcp-remote-"));
+  execFileSync(binary, ["-C", ws, "--store", store, "remote", "add", "origin", pathToFileURL(remote).href]);
   const transport = new StdioClientTransport({ command: binary, args: ["-C", ws, "--store", store, "mcp"], stderr: "inherit" });
   const client = new Client({ name: "ckpt-conformance", version: "1.0.0" });
   await client.connect(transport);
@@ -39,9 +45,10 @@ async function connect(t) {
     await client.close();
     rmSync(ws, { recursive: true, force: true });
     rmSync(store, { recursive: true, force: true });
+    rmSync(remote, { recursive: true, force: true });
   });
   await client.listTools();
-  return { client, ws };
+  return { client, ws, remote };
 }
 
 /** call runs tool ckpt_<name> and returns its structured content; the call must succeed. */
@@ -92,7 +99,7 @@ test("tools/list: every engine operation, with schemas, a title and the hints of
 });
 
 test("every tool answers a valid call with what the workspace holds", async (t) => {
-  const { client, ws } = await connect(t);
+  const { client, ws, remote } = await connect(t);
   const events = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     if (n.params.logger === "ckpt") events.push(n.params.data.event);
@@ -150,6 +157,13 @@ test("every tool answers a valid call with what the workspace holds", async (t) 
   assert.equal(verify.ok, true);
   const stats = await call(client, "stats");
   assert.ok(stats.checkpoints >= 1 && stats.blobs >= 2, JSON.stringify(stats));
+
+  const push = await call(client, "push", { remote: "origin" });
+  assert.deepEqual([push.remote, push.head, push.up_to_date], ["origin", third.id, false]);
+  assert.ok(readdirSync(remote).length > 0, "the push wrote to the remote");
+  assert.equal((await call(client, "push", {})).up_to_date, true, "a second push finds the remote up to date");
+  const pull = await call(client, "pull", { remote: "origin" });
+  assert.deepEqual([pull.remote, pull.head, pull.moved], ["origin", third.id, false]);
 });
 
 test("every tool answers an invalid call with a tool error, an unknown tool with a JSON-RPC error", async (t) => {
