@@ -34,6 +34,12 @@ type Batch struct {
 	open     *group       // small blobs waiting to be written as one group record
 	flushing sync.RWMutex // held shared while a full group is written; Sync takes it
 
+	// copied maps the id of each group record PutRecord appended to where
+	// it went, so that the other members of that group share the one copy;
+	// copyMu serializes PutRecord's group copies.
+	copyMu sync.Mutex
+	copied map[ID]Locator
+
 	mu struct {
 		sync.Mutex
 		idle    []*packWriter // writers not in use

@@ -46,7 +46,9 @@ func ChunkIDs(list []byte, size int64) ([]ID, error) {
 // appended, and its Placement (want at the new place, with loc's flags,
 // size and member) is returned by the next Sync like any other. A chunked
 // record's chunks are records of their own, stored by their own PutRecord.
-// A blob already committed is not written again.
+// A group record is appended once per Batch, however many of its members
+// are put: the others are placed in that one copy. A blob already
+// committed is not written again.
 func (b *Batch) PutRecord(rec []byte, loc Locator, want ID) error {
 	if _, err := b.s.DecodeRecord(rec, loc, want); err != nil {
 		return err
@@ -58,17 +60,45 @@ func (b *Batch) PutRecord(rec []byte, loc Locator, want ID) error {
 	if err != nil {
 		return &CorruptError{ID: want, Reason: err.Error()}
 	}
-	w, err := b.acquire()
-	if err != nil {
+	if loc.Flags&FlagGroup == 0 {
+		at, err := b.appendRecord(h, rec)
+		if err == nil {
+			b.place(want, at, loc)
+		}
 		return err
 	}
-	off, err := w.append(h, rec[recordHeaderLen:])
-	if err == nil {
-		placed := Locator{Pack: w.n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
-		b.mu.Lock()
-		b.mu.placed = append(b.mu.placed, Placement{ID: want, Loc: placed})
-		b.mu.Unlock()
+	b.copyMu.Lock()
+	defer b.copyMu.Unlock()
+	at, ok := b.copied[h.id]
+	if !ok {
+		if at, err = b.appendRecord(h, rec); err != nil {
+			return err
+		}
+		if b.copied == nil {
+			b.copied = map[ID]Locator{}
+		}
+		b.copied[h.id] = at
 	}
-	b.release(w)
-	return err
+	b.place(want, at, loc)
+	return nil
+}
+
+// appendRecord appends the record rec (header h) to a pack and returns
+// where it went (Pack, Offset).
+func (b *Batch) appendRecord(h recordHeader, rec []byte) (Locator, error) {
+	w, err := b.acquire()
+	if err != nil {
+		return Locator{}, err
+	}
+	defer b.release(w)
+	off, err := w.append(h, rec[recordHeaderLen:])
+	return Locator{Pack: w.n, Offset: off}, err
+}
+
+// place records that want now lives in the record at at, described by loc.
+func (b *Batch) place(want ID, at, loc Locator) {
+	placed := Locator{Pack: at.Pack, Offset: at.Offset, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
+	b.mu.Lock()
+	b.mu.placed = append(b.mu.placed, Placement{ID: want, Loc: placed})
+	b.mu.Unlock()
 }
