@@ -135,6 +135,11 @@ func TestCloneReproducesThePushedWorkspaceByteForByte(t *testing.T) {
 		if rep, err := g.e.Verify(context.Background(), VerifyOptions{}); err != nil {
 			t.Fatalf("verify of the clone: %v (%+v)", err, rep)
 		}
+		// Records are copied as they are: a group once, however many of its
+		// members the restore needed.
+		if src, dst := sum(packFiles(t, f.store)), sum(packFiles(t, g.store)); dst > src+src/4 {
+			t.Fatalf("the clone's packs hold %d bytes, the pushed store's %d", dst, src)
+		}
 		log, err := g.e.List(context.Background(), "")
 		if err != nil || len(log.Checkpoints) != 1 || log.Checkpoints[0].ID != f.save("again").ID {
 			t.Fatalf("clone's history %+v, %v", log, err)
