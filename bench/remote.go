@@ -247,7 +247,9 @@ func capturedPaths(ctx context.Context, root string) ([]string, error) {
 }
 
 // checkCopies compares every captured file of the workspace with the
-// clone's and the restore's: both must have restored the same bytes.
+// clone's and the restore's: both must have restored the same bytes. (restic
+// keeps the relative paths it was given, so its restore mirrors the
+// workspace at the target.)
 func (b *remoteBench) checkCopies(ctx context.Context, clone, restored string) error {
 	paths, err := capturedPaths(ctx, b.ws)
 	if err != nil {
@@ -258,7 +260,7 @@ func (b *remoteBench) checkCopies(ctx context.Context, clone, restored string) e
 		if err != nil {
 			return err
 		}
-		for _, dir := range []string{clone, filepath.Join(restored, b.ws)} {
+		for _, dir := range []string{clone, restored} {
 			got, err := readEntry(filepath.Join(dir, p))
 			if err != nil || !bytes.Equal(got, want) {
 				return fmt.Errorf("%s differs from the workspace (%v)", filepath.Join(dir, p), err)
