@@ -74,8 +74,9 @@ func ReadRequest(r *bufio.Reader) (Request, error) {
 // Frames writes a command's frames to one connection. Its methods are safe
 // for concurrent use; frames are never interleaved.
 type Frames struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte // the frame being written, reused
 }
 
 // NewFrames writes frames to w.
@@ -92,16 +93,15 @@ func (f *Frames) Exit(code int) error {
 	return f.frame(kindExit, b[:])
 }
 
+// frame writes one frame with a single Write (one system call on a
+// connection), header and payload together.
 func (f *Frames) frame(kind byte, p []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var h [5]byte
-	h[0] = kind
-	binary.BigEndian.PutUint32(h[1:], uint32(len(p)))
-	if _, err := f.w.Write(h[:]); err != nil {
-		return err
-	}
-	_, err := f.w.Write(p)
+	f.buf = append(f.buf[:0], kind, 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(f.buf[1:], uint32(len(p)))
+	f.buf = append(f.buf, p...)
+	_, err := f.w.Write(f.buf)
 	return err
 }
 
