@@ -23,15 +23,26 @@ type storeLock struct {
 // waiting for another holder; the OS lock has no timeout of its own.
 const lockPollInterval = 20 * time.Millisecond
 
+// lockTransitionGrace is how long a lock with no holder named in it is
+// waited for even by a caller that does not wait (timeout 0). A nameless
+// lock is in transition: its holder is between taking it and writing its
+// name, or has cleared its name and is closing it while a child it forked
+// at that moment still shares the open file until the child execs (flock
+// belongs to the open file, not the process). Neither lasts, and failing
+// as busy then would blame nobody.
+const lockTransitionGrace = 2 * time.Second
+
 // acquireLock takes the lock at path, waiting up to timeout for another
-// holder. It gives up at once, with ctx's error, when ctx is cancelled while
+// holder that has named itself, and up to lockTransitionGrace for one that
+// has not. It gives up at once, with ctx's error, when ctx is cancelled while
 // it waits: a signal must not wait out the lock timeout.
 func acquireLock(ctx context.Context, path, command string, timeout time.Duration) (*storeLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
 	for {
 		ok, err := osfs.TryLock(f)
 		if err != nil {
@@ -41,10 +52,12 @@ func acquireLock(ctx context.Context, path, command string, timeout time.Duratio
 		if ok {
 			break
 		}
-		if !time.Now().Before(deadline) {
+		if now := time.Now(); !now.Before(deadline) {
 			holder := readHolder(f)
-			f.Close()
-			return nil, &BusyError{Store: filepath.Dir(path), Holder: holder}
+			if holder != "" || now.Sub(start) >= lockTransitionGrace {
+				f.Close()
+				return nil, &BusyError{Store: filepath.Dir(path), Holder: holder}
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -96,10 +96,7 @@ func TestRestoreFaultInjection(t *testing.T) {
 func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 	t, f := c.f.t, c.f
 	plan := &faultPlan{failAt: i, err: errno}
-	// The previous engine's lock can outlive its Close for a moment: a
-	// parallel test forking a child shares the lock's open file until the
-	// child execs. Wait for it rather than fail as busy.
-	f.open(Options{wrapRestoreFS: plan.wrap, LockTimeout: WaitDefault})
+	f.open(Options{wrapRestoreFS: plan.wrap})
 	res, err := restoreBounded(t, f.e, "@1")
 	_, failed := plan.count()
 	where := fmt.Sprintf("fault %d (%s, %v)", i, failed, errno)

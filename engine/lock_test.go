@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/osfs"
+)
+
+// holdLock takes the lock file at path through an open file of its own, as
+// another process would, and writes holder into it.
+func holdLock(t *testing.T, path, holder string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := osfs.TryLock(f); !ok || err != nil {
+		t.Fatalf("take the lock: %v %v", ok, err)
+	}
+	if _, err := f.WriteString(holder); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// A lock that names its holder fails a non-waiting caller at once, naming
+// the holder.
+func TestLockNamedHolderFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lock")
+	held := holdLock(t, path, "pid 1 (ckpt serve)\n")
+	defer held.Close()
+	start := time.Now()
+	_, err := acquireLock(context.Background(), path, "", 0)
+	var busy *BusyError
+	if !errors.As(err, &busy) || busy.Holder != "pid 1 (ckpt serve)" {
+		t.Fatalf("acquire: %v, want busy naming the holder", err)
+	}
+	if waited := time.Since(start); waited >= lockTransitionGrace {
+		t.Fatalf("waited %v for a named holder with timeout 0", waited)
+	}
+}
+
+// A nameless lock is in transition (its holder has cleared its name and is
+// closing, while a forked child still shares the open file): a
+// non-waiting caller waits for it to go instead of failing as busy.
+func TestLockNamelessHolderIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lock")
+	held := holdLock(t, path, "")
+	released := make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() {
+		held.Close()
+		close(released)
+	})
+	l, err := acquireLock(context.Background(), path, "test", 0)
+	if err != nil {
+		t.Fatalf("acquire while the nameless holder lets go: %v", err)
+	}
+	defer l.release()
+	select {
+	case <-released:
+	default:
+		t.Fatal("acquired while the other open file still held the lock")
+	}
+}
+
+// A nameless lock that never goes is reported busy after the grace.
+func TestLockNamelessHolderFailsAfterGrace(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lock")
+	held := holdLock(t, path, "")
+	defer held.Close()
+	start := time.Now()
+	_, err := acquireLock(context.Background(), path, "", 0)
+	var busy *BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("acquire: %v, want busy", err)
+	}
+	if waited := time.Since(start); waited < lockTransitionGrace {
+		t.Fatalf("gave up on a nameless holder after %v, before the grace", waited)
+	}
+}
