@@ -1,28 +1,83 @@
 package objects
 
+import "bytes"
+
 // DecodeRecord verifies and decodes rec, the bytes of one whole record
 // obtained outside the store's packs (a copy of a pack range kept
-// elsewhere, such as on a remote), exactly as reading it at loc would:
-// loc gives the record's flags, length, size and group member; its Pack
-// and Offset only name the place in errors. It returns the raw content of
-// a plain blob or group member (hash checked against want when want is not
-// zero, and against the record's own id always), or the encoded chunk list
-// of a FlagChunked record (see ChunkIDs). Damage is a *CorruptError with
-// Reason set and Pack left empty; DecodeRecord never returns unverified
-// bytes.
-func (s *Store) DecodeRecord(rec []byte, loc Locator, want ID) ([]byte, error) {
-	corrupt := func(reason string) error {
-		return &CorruptError{Offset: loc.Offset, ID: want, Reason: reason}
-	}
-	if loc.Length < recordHeaderLen || int64(len(rec)) != int64(loc.Length) {
-		return nil, corrupt("record length does not match its locator")
-	}
-	// A copy: a group's decoded payload is cached keyed by its stored bytes.
-	buf := append([]byte(nil), rec...)
-	_, data, err := s.decodeRecord(loc, want, corrupt, func() (recordHeader, []byte, error) {
-		return checkFraming(buf, loc, packVersion, corrupt)
+// elsewhere, such as on a remote), for each of blobs exactly as reading it
+// at that blob's locator would: the locator gives the record's flags,
+// length, size and group member; its Pack and Offset only name the place
+// in errors (every locator must name this one record). It returns, in the
+// order of blobs, the raw content of a plain blob or group member (hash
+// checked against the blob's ID when not zero, and against the record's
+// own id always), or the encoded chunk list of a FlagChunked record (see
+// ChunkIDs). A group record is decoded and its hash checked once, however
+// many of its members blobs names. The contents never share rec's memory.
+// Damage is a *CorruptError with Reason set and Pack left empty;
+// DecodeRecord never returns unverified bytes.
+func (s *Store) DecodeRecord(rec []byte, blobs []Placement) ([][]byte, error) {
+	out := make([][]byte, len(blobs))
+	err := s.verifyExternal(rec, blobs, func(i int, data []byte) {
+		if blobs[i].Loc.Flags&(FlagGroup|FlagCompressed) == 0 {
+			data = bytes.Clone(data) // a raw record's content is rec's own bytes
+		}
+		out[i] = data
 	})
-	return data, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// verifyExternal verifies rec for each of blobs, as DecodeRecord describes,
+// and calls fn with each one's content in turn.
+func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, data []byte)) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	loc := blobs[0].Loc
+	corrupt := func(b Placement) func(string) error {
+		return func(reason string) error {
+			return &CorruptError{Offset: b.Loc.Offset, ID: b.ID, Reason: reason}
+		}
+	}
+	for i, b := range blobs {
+		switch {
+		case b.Loc.Length < recordHeaderLen || int64(len(rec)) != int64(b.Loc.Length):
+			return corrupt(b)("record length does not match its locator")
+		case b.Loc.Offset != loc.Offset || b.Loc.Flags != loc.Flags:
+			return corrupt(b)("locators of one record disagree")
+		case i > 0 && loc.Flags&FlagGroup == 0:
+			return corrupt(b)("a plain record holds one blob")
+		}
+	}
+	if loc.Flags&FlagGroup == 0 {
+		b := blobs[0]
+		_, data, err := s.decodeRecord(b.Loc, b.ID, corrupt(b), func() (recordHeader, []byte, error) {
+			return checkFraming(rec, b.Loc, packVersion, corrupt(b))
+		})
+		if err != nil {
+			return err
+		}
+		fn(0, data)
+		return nil
+	}
+	h, stored, err := checkFraming(rec, loc, packVersion, corrupt(blobs[0]))
+	if err != nil {
+		return err
+	}
+	p, err := s.decodeGroup(h, stored, corrupt(blobs[0]))
+	if err != nil {
+		return err
+	}
+	for i, b := range blobs {
+		_, content, err := memberOf(p, b.Loc, b.ID, corrupt(b))
+		if err != nil {
+			return err
+		}
+		fn(i, content)
+	}
+	return nil
 }
 
 // ChunkIDs decodes the chunk list of a FlagChunked record whose content is
@@ -42,28 +97,39 @@ func ChunkIDs(list []byte, size int64) ([]ID, error) {
 
 // PutRecord stores rec, one whole record obtained outside the store (see
 // DecodeRecord), in a pack as it is, without decoding and re-encoding its
-// payload: it is verified exactly as DecodeRecord verifies it, then
-// appended, and its Placement (want at the new place, with loc's flags,
-// size and member) is returned by the next Sync like any other. A chunked
-// record's chunks are records of their own, stored by their own PutRecord.
-// A group record is appended once per Batch, however many of its members
-// are put: the others are placed in that one copy. A blob already
-// committed is not written again.
-func (b *Batch) PutRecord(rec []byte, loc Locator, want ID) error {
-	if _, err := b.s.DecodeRecord(rec, loc, want); err != nil {
+// payload: it is verified for each of blobs exactly as DecodeRecord
+// verifies it (a group record once for all the members blobs names), then
+// appended, and each blob's Placement (at the new place, with its
+// locator's flags, size and member) is returned by the next Sync like any
+// other. A chunked record's chunks are records of their own, stored by
+// their own PutRecord. A group record is appended once per Batch, however
+// many calls name its members: the others are placed in that one copy. A
+// blob already committed is not written again.
+func (b *Batch) PutRecord(rec []byte, blobs []Placement) error {
+	if err := b.s.verifyExternal(rec, blobs, func(int, []byte) {}); err != nil {
 		return err
 	}
-	if found, err := b.committed(want); err != nil || found {
-		return err
+	var fresh []Placement
+	for _, p := range blobs {
+		found, err := b.committed(p.ID)
+		if err != nil {
+			return err
+		}
+		if !found {
+			fresh = append(fresh, p)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
 	}
 	h, err := parseRecordHeader(rec)
 	if err != nil {
-		return &CorruptError{ID: want, Reason: err.Error()}
+		return &CorruptError{ID: fresh[0].ID, Reason: err.Error()}
 	}
-	if loc.Flags&FlagGroup == 0 {
+	if h.flags&FlagGroup == 0 {
 		at, err := b.appendRecord(h, rec)
 		if err == nil {
-			b.place(want, at, loc)
+			b.place(fresh[0].ID, at, fresh[0].Loc)
 		}
 		return err
 	}
@@ -79,7 +145,9 @@ func (b *Batch) PutRecord(rec []byte, loc Locator, want ID) error {
 		}
 		b.copied[h.id] = at
 	}
-	b.place(want, at, loc)
+	for _, p := range fresh {
+		b.place(p.ID, at, p.Loc)
+	}
 	return nil
 }
 

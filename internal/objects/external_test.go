@@ -16,27 +16,36 @@ func recordBytes(t *testing.T, s *Store, loc Locator) []byte {
 	return pack[loc.Offset : loc.Offset+int64(loc.Length)]
 }
 
-// Putting every member of a group record copied from another store writes
-// that record once, and every member reads back from the one copy.
+// Putting every member of a group record copied from another store, some
+// members per call, writes that record once, and every member reads back
+// from the one copy.
 func TestPutRecordCopiesAGroupOnceForAllItsMembers(t *testing.T) {
 	src, _ := testStore(t, Options{Groups: true})
 	blobs := groupBlobs()
 	ids, placed := save(t, src, newMapIndex(), blobs...)
-	records := map[groupKey]bool{}
+	records := map[groupKey][]Placement{}
+	var order []groupKey
 	var recordBytesTotal int64
 	for _, p := range placed {
-		if k := (groupKey{p.Loc.Pack, p.Loc.Offset}); !records[k] {
-			records[k] = true
+		k := groupKey{p.Loc.Pack, p.Loc.Offset}
+		if records[k] == nil {
+			order = append(order, k)
 			recordBytesTotal += int64(p.Loc.Length)
 		}
+		records[k] = append(records[k], p)
 	}
 
 	dst, idx := testStore(t, Options{Groups: true})
 	b := dst.NewBatch()
 	defer b.Close()
-	for _, p := range placed {
-		if err := b.PutRecord(recordBytes(t, src, p.Loc), p.Loc, p.ID); err != nil {
-			t.Fatalf("PutRecord of %s: %v", p.ID.Short(), err)
+	for _, k := range order {
+		members := records[k]
+		rec := recordBytes(t, src, members[0].Loc)
+		half := (len(members) + 1) / 2
+		for _, part := range [][]Placement{members[:half], members[half:]} {
+			if err := b.PutRecord(rec, part); err != nil {
+				t.Fatalf("PutRecord of %d members of the record at %d: %v", len(part), k.offset, err)
+			}
 		}
 	}
 	copied, err := b.Sync()
@@ -65,5 +74,50 @@ func TestPutRecordCopiesAGroupOnceForAllItsMembers(t *testing.T) {
 	}
 	for i, id := range ids {
 		mustGet(t, dst, id, blobs[i])
+	}
+}
+
+// DecodeRecord returns every member a call names from one verification of
+// the record, and fails the whole call when the record is damaged or a
+// locator or id does not fit it.
+func TestDecodeRecordOfAGroupVerifiesEveryMember(t *testing.T) {
+	src, _ := testStore(t, Options{Groups: true})
+	blobs := groupBlobs()[:40]
+	ids, placed := save(t, src, newMapIndex(), blobs...)
+	members := map[groupKey][]Placement{}
+	for _, p := range placed {
+		k := groupKey{p.Loc.Pack, p.Loc.Offset}
+		members[k] = append(members[k], p)
+	}
+	want := map[ID][]byte{}
+	for i, id := range ids {
+		want[id] = blobs[i]
+	}
+	for _, ms := range members {
+		rec := recordBytes(t, src, ms[0].Loc)
+		got, err := src.DecodeRecord(rec, ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ms {
+			if string(got[i]) != string(want[p.ID]) {
+				t.Fatalf("member %d: wrong content", p.Loc.Member)
+			}
+		}
+		if len(ms) < 2 {
+			continue
+		}
+		swapped := append([]Placement(nil), ms...)
+		swapped[1].ID = ms[0].ID // member 1's locator, member 0's id
+		_, err = src.DecodeRecord(rec, swapped)
+		mustCorrupt(t, err)
+		moved := append([]Placement(nil), ms...)
+		moved[1].Loc.Offset++
+		_, err = src.DecodeRecord(rec, moved)
+		mustCorrupt(t, err)
+		damaged := append([]byte(nil), rec...)
+		damaged[len(damaged)-1] ^= 1
+		_, err = src.DecodeRecord(damaged, ms)
+		mustCorrupt(t, err)
 	}
 }

@@ -118,10 +118,15 @@ func (s *Store) readChunkList(id ID, loc Locator) ([]chunkRef, error) {
 // member, the member's content and a header naming it). When want is not
 // zero the record must hold that blob.
 func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
-	corrupt := func(reason string) error {
+	corrupt := s.recordCorrupt(loc, want)
+	return s.decodeRecord(loc, want, corrupt, func() (recordHeader, []byte, error) { return s.loadRecord(loc, corrupt) })
+}
+
+// recordCorrupt reports damage to the record at loc read for want.
+func (s *Store) recordCorrupt(loc Locator, want ID) func(string) error {
+	return func(reason string) error {
 		return &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, ID: want, Reason: reason}
 	}
-	return s.decodeRecord(loc, want, corrupt, func() (recordHeader, []byte, error) { return s.loadRecord(loc, corrupt) })
 }
 
 // decodeRecord checks and decodes the record that load returns (its header
@@ -182,11 +187,23 @@ func (s *Store) readGroup(loc Locator, corrupt func(string) error,
 	if p := s.groups.get(loc.Pack, loc.Offset, stored); p != nil {
 		return p, nil
 	}
+	payload, err := s.decodeGroup(h, stored, corrupt)
+	if err != nil {
+		return nil, err
+	}
+	s.groups.put(loc.Pack, loc.Offset, stored, payload)
+	return payload, nil
+}
+
+// decodeGroup returns the decoded payload of the group record with header
+// h and stored payload stored, checked against the group's id.
+func (s *Store) decodeGroup(h recordHeader, stored []byte, corrupt func(string) error) ([]byte, error) {
 	payload := stored
 	switch {
 	case h.size > maxGroupSize:
 		return nil, corrupt(fmt.Sprintf("group size %d out of range", h.size))
 	case h.flags&FlagCompressed != 0:
+		var err error
 		if payload, err = s.codec.decompress(payload, h.size); err != nil {
 			return nil, corrupt(err.Error())
 		}
@@ -194,7 +211,6 @@ func (s *Store) readGroup(loc Locator, corrupt func(string) error,
 	if Sum(payload) != h.id {
 		return nil, corrupt("group does not match its id")
 	}
-	s.groups.put(loc.Pack, loc.Offset, stored, payload)
 	return payload, nil
 }
 

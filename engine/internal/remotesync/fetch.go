@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -47,14 +48,14 @@ func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, erro
 	}
 	put := s.Blobs.NewBatch()
 	defer put.Close()
-	store := func(w want, rec []byte) error {
-		return recordErr(w, put.PutRecord(rec, w.loc.objectsLocator(), w.id))
+	store := func(rec []byte, ws []want) error {
+		return recordErr(ws[0], put.PutRecord(rec, placements(ws)))
 	}
 	var mu sync.Mutex
 	var chunks []objects.ID
-	err = s.fetchRecords(ctx, wants, &res, func(w want, rec []byte) error {
-		if w.loc.Flags&objects.FlagChunked != 0 {
-			ids, err := s.chunkIDs(w, rec)
+	err = s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
+		if ws[0].loc.Flags&objects.FlagChunked != 0 {
+			ids, err := s.chunkIDs(ws[0], rec)
 			if err != nil {
 				return err
 			}
@@ -62,7 +63,7 @@ func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, erro
 			chunks = append(chunks, ids...)
 			mu.Unlock()
 		}
-		return store(w, rec)
+		return store(rec, ws)
 	})
 	if err != nil {
 		return res, err
@@ -97,19 +98,30 @@ func recordErr(w want, err error) error {
 	return err
 }
 
-// decode verifies and decodes the record of w.
-func (s *Syncer) decode(w want, rec []byte) ([]byte, error) {
-	data, err := s.Blobs.DecodeRecord(rec, w.loc.objectsLocator(), w.id)
-	return data, recordErr(w, err)
+// decode verifies the record rec once and returns the content of each of
+// ws, the blobs it holds.
+func (s *Syncer) decode(rec []byte, ws []want) ([][]byte, error) {
+	data, err := s.Blobs.DecodeRecord(rec, placements(ws))
+	return data, recordErr(ws[0], err)
+}
+
+// placements describes ws, blobs of one record, as the objects layer
+// locates them.
+func placements(ws []want) []objects.Placement {
+	out := make([]objects.Placement, len(ws))
+	for i, w := range ws {
+		out[i] = objects.Placement{ID: w.id, Loc: w.loc.objectsLocator()}
+	}
+	return out
 }
 
 // chunkIDs returns the chunks the chunked record of w lists.
 func (s *Syncer) chunkIDs(w want, rec []byte) ([]objects.ID, error) {
-	list, err := s.decode(w, rec)
+	list, err := s.decode(rec, []want{w})
 	if err != nil {
 		return nil, err
 	}
-	ids, err := objects.ChunkIDs(list, w.loc.Size)
+	ids, err := objects.ChunkIDs(list[0], w.loc.Size)
 	return ids, recordErr(w, err)
 }
 
@@ -124,19 +136,24 @@ func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id o
 	}
 	var mu sync.Mutex
 	lists := map[want][]objects.ID{} // chunked blobs and their chunks
-	err = s.fetchRecords(ctx, wants, &res, func(w want, rec []byte) error {
-		if w.loc.Flags&objects.FlagChunked != 0 {
+	err = s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
+		if w := ws[0]; w.loc.Flags&objects.FlagChunked != 0 {
 			ids, err := s.chunkIDs(w, rec)
 			mu.Lock()
 			lists[w] = ids
 			mu.Unlock()
 			return err
 		}
-		data, err := s.decode(w, rec)
+		data, err := s.decode(rec, ws)
 		if err != nil {
 			return err
 		}
-		return keep(w.id, data)
+		for i, w := range ws {
+			if err := keep(w.id, data[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return res, err
@@ -197,12 +214,17 @@ func (s *Syncer) joinChunks(ctx context.Context, w want, chunks []objects.ID, re
 	}
 	var mu sync.Mutex
 	got := map[objects.ID][]byte{}
-	err = s.fetchRecords(ctx, wants, res, func(c want, rec []byte) error {
-		data, err := s.decode(c, rec)
+	err = s.fetchRecords(ctx, wants, res, func(rec []byte, cs []want) error {
+		data, err := s.decode(rec, cs)
+		if err != nil {
+			return err
+		}
 		mu.Lock()
-		got[c.id] = data
+		for i, c := range cs {
+			got[c.id] = data[i]
+		}
 		mu.Unlock()
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -251,10 +273,28 @@ func spans(wants []want) []span {
 	return out
 }
 
+// sameRecord yields runs of wants (sorted by object and offset, as spans
+// sorts them) that one record holds.
+func sameRecord(wants []want) iter.Seq[[]want] {
+	return func(yield func([]want) bool) {
+		for start := 0; start < len(wants); {
+			end := start + 1
+			for end < len(wants) && wants[end].loc.Offset == wants[start].loc.Offset && wants[end].loc.Object == wants[start].loc.Object {
+				end++
+			}
+			if !yield(wants[start:end]) {
+				return
+			}
+			start = end
+		}
+	}
+}
+
 // fetchRecords reads the records of wants by coalesced ranged reads and
-// calls fn (from several goroutines) with each one's bytes, not yet
-// verified.
-func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResult, fn func(want, []byte) error) error {
+// calls fn (from several goroutines) once per record, with its bytes, not
+// yet verified, and the wants it holds (several members of a group record
+// come together, so that it is verified once).
+func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResult, fn func([]byte, []want) error) error {
 	all := spans(wants)
 	var total, done int64
 	for _, sp := range all {
@@ -268,8 +308,9 @@ func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResul
 			if err != nil {
 				return err
 			}
-			for _, w := range sp.wants {
-				if err := fn(w, buf[w.loc.Offset-sp.start:w.loc.Offset-sp.start+int64(w.loc.Length)]); err != nil {
+			for ws := range sameRecord(sp.wants) {
+				w := ws[0]
+				if err := fn(buf[w.loc.Offset-sp.start:w.loc.Offset-sp.start+int64(w.loc.Length)], ws); err != nil {
 					return err
 				}
 			}
