@@ -166,7 +166,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &restore.Applier{FS: fsys, Blobs: e.blobs, StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming,
+	x := &restore.Applier{FS: fsys, Blobs: e.blobs.ReadSession(), StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming,
 		NameProblem: osfs.NameProblem}
 	if e.opts.nameProblem != nil {
 		x.NameProblem = e.opts.nameProblem
