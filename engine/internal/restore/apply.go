@@ -77,9 +77,10 @@ type Applier struct {
 	// (and resumed ones) instead end with one syncfs.
 	syncEach bool
 
-	mu      sync.Mutex      // guards Result, blocked and dirs
+	mu      sync.Mutex      // guards Result, blocked, dirs and made
 	blocked []string        // paths (and their subtrees) left alone because of a conflict
 	dirs    map[string]bool // directories whose entries this restore changed
+	made    map[string]bool // directories this restore created
 }
 
 // conflictReasons explain each kind of conflict, for the user.
@@ -192,9 +193,17 @@ func (x *Applier) guarded(o op) bool {
 
 // obstructed reports whether an uncaptured item stands where a fresh
 // creation goes. An existing directory does not obstruct a directory: the
-// restore merges into it.
+// restore merges into it. Nothing obstructs a creation in a directory this
+// restore created: it was empty, and holds only what the restore put there
+// (a clone into an empty directory looks nothing up).
 func (x *Applier) obstructed(o op) bool {
 	if !o.fresh {
+		return false
+	}
+	x.mu.Lock()
+	inMade := x.made[path.Dir(o.path)]
+	x.mu.Unlock()
+	if inMade {
 		return false
 	}
 	fi, err := x.FS.Lstat(o.path)
@@ -274,7 +283,7 @@ func (x *Applier) writers() int {
 // becomes a conflict and the rest goes on; any other error stops it.
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	x.syncEach = len(p.writes) <= syncEachLimit && !x.Resuming || !osfs.HasFilesystemSync()
-	x.dirs = map[string]bool{}
+	x.dirs, x.made = map[string]bool{}, map[string]bool{}
 	x.clashConflicts(p)
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
@@ -397,6 +406,7 @@ func (x *Applier) mkdir(o op) error {
 	case err == nil:
 		x.mu.Lock()
 		x.dirs[path.Dir(o.path)] = true
+		x.made[o.path] = true
 		x.mu.Unlock()
 		return nil
 	case errors.Is(err, os.ErrExist):

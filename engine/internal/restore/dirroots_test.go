@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -130,4 +131,50 @@ func TestOpenDirectoriesAreBoundedAndClosedAfterUse(t *testing.T) {
 	if _, err := dr.root.Lstat("x"); err == nil {
 		t.Fatal("a forgotten directory stayed open after its last use")
 	}
+}
+
+// The per-path counts that let forget skip paths nothing is open under
+// stay equal to what the open directories imply, through opens, idle
+// evictions and forgets of directories and of files.
+func TestDirRootsCountsFollowTheOpenDirectories(t *testing.T) {
+	_, fsys := openTestRoot(t)
+	mkdirs(t, fsys, "a", "a/b", "a/b/c", "a/d", "e")
+	d := fsys.dirs
+	d.maxOpen = 2
+	check := func(step string) {
+		t.Helper()
+		want := map[string]int{}
+		for dir := range d.open {
+			for p := dir; ; p = filepath.ToSlash(filepath.Dir(p)) {
+				want[p]++
+				if !strings.Contains(p, "/") {
+					break
+				}
+			}
+		}
+		if fmt.Sprint(want) != fmt.Sprint(d.under) {
+			t.Fatalf("%s: counts %v, open directories imply %v", step, d.under, want)
+		}
+	}
+	for _, dir := range []string{"a/b/c", "a/d", "a/b", "e", "a"} {
+		dr, err := d.acquire(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.release(dr)
+		check("open " + dir)
+	}
+	held, err := d.acquire("a/b/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTemp(t, fsys, "a/b/c/f", "x") // forgets a file: nothing open under it
+	check("rename of a file")
+	d.forget("a/b")
+	check("forget a/b")
+	if d.open["a/b/c"] != nil || !held.forgotten {
+		t.Fatal("a/b/c, in use, is still open after forgetting a/b")
+	}
+	d.release(held)
+	check("release of the forgotten a/b/c")
 }
