@@ -79,12 +79,22 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	if err := checkStoreLocation(ws, storeDir); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(storeDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create store %s: %w", storeDir, err)
+	if !opts.MustExist {
+		if err := os.MkdirAll(storeDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create store %s: %w", storeDir, err)
+		}
 	}
-	lock, err := acquireLock(ctx, filepath.Join(storeDir, "lock"), opts.Command, opts.lockTimeout())
+	lock, err := acquireLock(ctx, filepath.Join(storeDir, "lock"), opts.Command, opts.lockTimeout(), opts.MustExist)
 	if err != nil {
 		return nil, err
+	}
+	if opts.MustExist {
+		// Checked under the lock: a store removed while Open waited is not
+		// opened (and so not created again) either.
+		if _, err := os.Stat(filepath.Join(storeDir, "index")); err != nil {
+			lock.release()
+			return nil, fmt.Errorf("no store at %s: %w", storeDir, fs.ErrNotExist)
+		}
 	}
 	e := &Engine{workspace: ws, storeDir: storeDir, opts: opts, lock: lock}
 	created, err := e.openStore()

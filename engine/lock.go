@@ -32,12 +32,16 @@ const lockPollInterval = 20 * time.Millisecond
 // as busy then would blame nobody.
 const lockTransitionGrace = 2 * time.Second
 
-// acquireLock takes the lock at path, waiting up to timeout for another
-// holder that has named itself, and up to lockTransitionGrace for one that
-// has not. It gives up at once, with ctx's error, when ctx is cancelled while
+// acquireLock takes the lock at path (created unless mustExist), waiting
+// up to timeout for another holder that has named itself, and up to
+// lockTransitionGrace for one that has not. It gives up at once, with ctx's error, when ctx is cancelled while
 // it waits: a signal must not wait out the lock timeout.
-func acquireLock(ctx context.Context, path, command string, timeout time.Duration) (*storeLock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+func acquireLock(ctx context.Context, path, command string, timeout time.Duration, mustExist bool) (*storeLock, error) {
+	flags := os.O_RDWR | os.O_CREATE
+	if mustExist {
+		flags = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}

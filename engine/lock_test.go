@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,7 +37,7 @@ func TestLockNamedHolderFailsAtOnce(t *testing.T) {
 	held := holdLock(t, path, "pid 1 (ckpt serve)\n")
 	defer held.Close()
 	start := time.Now()
-	_, err := acquireLock(context.Background(), path, "", 0)
+	_, err := acquireLock(context.Background(), path, "", 0, false)
 	var busy *BusyError
 	if !errors.As(err, &busy) || busy.Holder != "pid 1 (ckpt serve)" {
 		t.Fatalf("acquire: %v, want busy naming the holder", err)
@@ -58,7 +59,7 @@ func TestLockNamelessHolderIsWaitedFor(t *testing.T) {
 		held.Close()
 		close(released)
 	})
-	l, err := acquireLock(context.Background(), path, "test", 0)
+	l, err := acquireLock(context.Background(), path, "test", 0, false)
 	if err != nil {
 		t.Fatalf("acquire while the nameless holder lets go: %v", err)
 	}
@@ -77,7 +78,7 @@ func TestLockNamelessHolderFailsAfterGrace(t *testing.T) {
 	held := holdLock(t, path, "")
 	defer held.Close()
 	start := time.Now()
-	_, err := acquireLock(context.Background(), path, "", 0)
+	_, err := acquireLock(context.Background(), path, "", 0, false)
 	var busy *BusyError
 	if !errors.As(err, &busy) {
 		t.Fatalf("acquire: %v, want busy", err)
@@ -85,4 +86,59 @@ func TestLockNamelessHolderFailsAfterGrace(t *testing.T) {
 	if waited := time.Since(start); waited < lockTransitionGrace {
 		t.Fatalf("gave up on a nameless holder after %v, before the grace", waited)
 	}
+}
+
+// MustExist opens a store that exists and fails, creating nothing, where
+// there is none, including one removed while Open waited for its lock.
+func TestOpenMustExistNeverCreatesAStore(t *testing.T) {
+	t.Parallel()
+	ws, parent := t.TempDir(), t.TempDir()
+	store := filepath.Join(parent, "store")
+	opts := Options{StoreDir: store, MustExist: true}
+	if _, err := Open(context.Background(), ws, opts); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("open of a missing store: %v, want fs.ErrNotExist", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Fatalf("the failed open left %d entries", len(ents))
+	}
+
+	e, err := Open(context.Background(), ws, Options{StoreDir: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	held := holdLock(t, filepath.Join(store, "lock"), "pid 1 (test)\n")
+	if _, err := Open(context.Background(), ws, Options{StoreDir: store, MustExist: true}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("open of a held store: %v, want busy", err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		e, err := Open(context.Background(), ws, Options{StoreDir: store, MustExist: true, LockTimeout: time.Minute})
+		if err == nil {
+			e.Close()
+		}
+		waited <- err
+	}()
+	// The store goes while its lock is held; whether the waiter opened the
+	// lock file before (and finds no index under the lock) or after (and
+	// finds no lock file), it must not bring the store back.
+	if err := os.RemoveAll(store); err != nil {
+		t.Fatal(err)
+	}
+	held.Close()
+	if err := <-waited; !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("open of a store removed while waiting: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(filepath.Join(store, "index")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the store was created again: %v", err)
+	}
+
+	if e, err = Open(context.Background(), ws, Options{StoreDir: store}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if e, err = Open(context.Background(), ws, opts); err != nil {
+		t.Fatalf("open of an existing store: %v", err)
+	}
+	e.Close()
 }

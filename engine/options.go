@@ -66,6 +66,12 @@ type Options struct {
 	// the compactions a writer left due. A store that does not exist yet is
 	// created all the same.
 	ReadOnly bool
+	// MustExist opens only a store that exists: where there is none (or it
+	// was removed while Open waited for its lock), Open fails with an error
+	// wrapping fs.ErrNotExist and creates nothing. For processes that work
+	// on a store on its owner's behalf (background compression), which must
+	// not bring a deleted store back.
+	MustExist bool
 	// Watch keeps a change watcher on the workspace for the life of the
 	// Engine (see package internal/watch), so a save re-reads only the
 	// directories that may have changed since the previous one and reuses

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,9 +104,6 @@ func (a *app) backgroundCommand() *cobra.Command {
 // deferred packs starts it again.
 func (a *app) recompressInBackground(ctx context.Context) error {
 	for {
-		if _, err := os.Stat(filepath.Join(a.store, "index")); err != nil {
-			return nil // the store is gone
-		}
 		e, err := a.openForBackground(ctx)
 		if e == nil {
 			return err
@@ -129,7 +126,8 @@ func (a *app) recompressInBackground(ctx context.Context) error {
 // openForBackground opens the store for one pack, waiting for the lock in
 // slices of backgroundSlice up to --lock-timeout in all. It returns a nil
 // Engine (and nil error) when the process should stop without error: a
-// server listens, or the store stayed busy.
+// server listens, the store stayed busy, or it is gone (it is never
+// created again).
 func (a *app) openForBackground(ctx context.Context) (*engine.Engine, error) {
 	deadline := time.Now().Add(a.lockTimeout)
 	for {
@@ -138,11 +136,13 @@ func (a *app) openForBackground(ctx context.Context) (*engine.Engine, error) {
 			return nil, nil // a server holds the store and recompresses itself
 		}
 		wait := min(backgroundSlice, max(0, time.Until(deadline)))
-		e, err := engine.Open(ctx, a.workspace, engine.Options{StoreDir: a.store, LockTimeout: wait,
+		e, err := engine.Open(ctx, a.workspace, engine.Options{StoreDir: a.store, LockTimeout: wait, MustExist: true,
 			Command: "ckpt " + backgroundCommand})
 		switch {
 		case err == nil:
 			return e, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, nil
 		case !errors.Is(err, engine.ErrBusy):
 			return nil, err
 		case !time.Now().Before(deadline):
