@@ -15,16 +15,16 @@ import (
 // FileDiff describes one change with its contents: the text of each side
 // (nil for a side that does not exist, or for binary or too large content).
 type FileDiff struct {
-	Path       string
-	Absolute   string // the path in the workspace
-	Status     ChangeStatus
-	OldPath    string
-	Binary     bool
-	TooLarge   bool // a side exceeds DiffFormat's limits; no contents loaded
-	Before     *string
-	After      *string
-	BeforeSize int64
-	AfterSize  int64
+	Path       string       `json:"path"`
+	Absolute   string       `json:"absolute"` // the path in the workspace
+	Status     ChangeStatus `json:"status"`
+	OldPath    string       `json:"old_path,omitempty"`
+	Binary     bool         `json:"binary"`
+	Before     *string      `json:"before"`
+	After      *string      `json:"after"`
+	BeforeSize int64        `json:"before_size"`
+	AfterSize  int64        `json:"after_size"`
+	TooLarge   bool         `json:"too_large,omitempty"` // a side exceeds DiffFormat's limits; no contents loaded
 }
 
 // DiffFormat configures patches, stats and FileDiff contents.

@@ -95,24 +95,9 @@ func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
 
 // diffJSON is the diff command's JSON shape.
 type diffJSON struct {
-	From  string     `json:"from"`
-	To    string     `json:"to"`
-	Files []fileJSON `json:"files"`
-}
-
-// fileJSON is one change with its contents (null for a side that does not
-// exist, is binary or is too large).
-type fileJSON struct {
-	Path       string  `json:"path"`
-	Absolute   string  `json:"absolute"`
-	Status     string  `json:"status"`
-	OldPath    string  `json:"old_path,omitempty"`
-	Binary     bool    `json:"binary"`
-	Before     *string `json:"before"`
-	After      *string `json:"after"`
-	BeforeSize int64   `json:"before_size"`
-	AfterSize  int64   `json:"after_size"`
-	TooLarge   bool    `json:"too_large,omitempty"`
+	From  string            `json:"from"`
+	To    string            `json:"to"`
+	Files []engine.FileDiff `json:"files"` // contents null for a side that does not exist, is binary or is too large
 }
 
 // diffView describes every change with its (text) contents.
@@ -125,11 +110,5 @@ func diffView(res *engine.DiffResult, format engine.DiffFormat) (diffJSON, error
 	if res.ToWorkspace {
 		to = engine.WorkspaceRef
 	}
-	out := diffJSON{From: res.From.String(), To: to, Files: make([]fileJSON, 0, len(files))}
-	for _, f := range files {
-		out.Files = append(out.Files, fileJSON{Path: f.Path, Absolute: f.Absolute, Status: string(f.Status),
-			OldPath: f.OldPath, Binary: f.Binary, Before: f.Before, After: f.After,
-			BeforeSize: f.BeforeSize, AfterSize: f.AfterSize, TooLarge: f.TooLarge})
-	}
-	return out, nil
+	return diffJSON{From: res.From.String(), To: to, Files: files}, nil
 }

@@ -17,7 +17,7 @@ type hostDiffJSON struct {
 }
 
 type hostFileJSON struct {
-	fileJSON
+	engine.FileDiff
 	BeforeBase64 *string `json:"before_base64,omitempty"`
 	AfterBase64  *string `json:"after_base64,omitempty"`
 }
@@ -39,7 +39,7 @@ func (h *host) diff(ctx context.Context, p diffParams) (hostDiffJSON, error) {
 	}
 	out := hostDiffJSON{From: view.From, To: view.To, Files: make([]hostFileJSON, len(view.Files))}
 	for i, f := range view.Files {
-		hf := hostFileJSON{fileJSON: f}
+		hf := hostFileJSON{FileDiff: f}
 		if !f.TooLarge {
 			if hf.Before, hf.BeforeBase64, err = sideContent(res, res.Changes[i], false); err != nil {
 				return hostDiffJSON{}, err
