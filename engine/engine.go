@@ -48,7 +48,7 @@ type Engine struct {
 	}
 }
 
-// Open opens (creating on first use) the store of workspace and locks it.
+// Open opens (creating on first use, unless Options.MustExist) the store of workspace and locks it.
 // An Open that may write (not ReadOnly) first completes a restore that was
 // interrupted (see CompletedRestore); a ReadOnly one reports it (see
 // PendingRestore). It fails with ErrBadRequest for invalid Options,
@@ -57,7 +57,8 @@ type Engine struct {
 // the workspace or above it, a *PendingRestoreError when an interrupted
 // restore cannot be completed, and a *BusyError (ErrBusy) when another
 // holder keeps the lock past the timeout: another process, or an Engine of
-// this process that was not closed.
+// this process that was not closed. With Options.MustExist, a store that
+// does not exist is an error wrapping fs.ErrNotExist.
 func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
 	e, err := open(ctx, workspace, opts)
 	return e, translate(err)

@@ -34,49 +34,76 @@ const lockTransitionGrace = 2 * time.Second
 
 // acquireLock takes the lock at path (created unless mustExist), waiting
 // up to timeout for another holder that has named itself, and up to
-// lockTransitionGrace for one that has not. It gives up at once, with ctx's error, when ctx is cancelled while
-// it waits: a signal must not wait out the lock timeout.
+// lockTransitionGrace for one that has not. It gives up at once, with
+// ctx's error, when ctx is cancelled while it waits: a signal must not
+// wait out the lock timeout. A lock won on a file that is no longer the
+// one at path (the store was removed, or removed and made again, while it
+// waited) is let go and the file now at path locked instead; with
+// mustExist, a path with no file fails with an error wrapping
+// fs.ErrNotExist.
 func acquireLock(ctx context.Context, path, command string, timeout time.Duration, mustExist bool) (*storeLock, error) {
 	flags := os.O_RDWR | os.O_CREATE
 	if mustExist {
 		flags = os.O_RDWR
 	}
-	f, err := os.OpenFile(path, flags, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open lock file: %w", err)
-	}
 	start := time.Now()
-	deadline := start.Add(timeout)
+	for attempt := 1; ; attempt++ {
+		f, err := os.OpenFile(path, flags, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open lock file: %w", err)
+		}
+		if err := waitForLock(ctx, f, path, start, timeout); err != nil {
+			f.Close()
+			return nil, err
+		}
+		// A file system that cannot tell files apart must not make this
+		// loop for ever: the third lock won is kept.
+		if isAt(f, path) || attempt == 3 {
+			if command == "" {
+				command = strings.Join(os.Args, " ")
+			}
+			if err := f.Truncate(0); err == nil {
+				fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), command)
+			}
+			return &storeLock{f: f}, nil
+		}
+		f.Close()
+	}
+}
+
+// waitForLock locks f, polling until start+timeout (or the transition
+// grace) as acquireLock describes.
+func waitForLock(ctx context.Context, f *os.File, path string, start time.Time, timeout time.Duration) error {
 	for {
 		ok, err := osfs.TryLock(f)
 		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return fmt.Errorf("lock %s: %w", path, err)
 		}
 		if ok {
-			break
+			return nil
 		}
-		if now := time.Now(); !now.Before(deadline) {
+		if now := time.Now(); !now.Before(start.Add(timeout)) {
 			holder := readHolder(f)
 			if holder != "" || now.Sub(start) >= lockTransitionGrace {
-				f.Close()
-				return nil, &BusyError{Store: filepath.Dir(path), Holder: holder}
+				return &BusyError{Store: filepath.Dir(path), Holder: holder}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(lockPollInterval):
 		}
 	}
-	if command == "" {
-		command = strings.Join(os.Args, " ")
+}
+
+// isAt reports whether f is the file at path still.
+func isAt(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
 	}
-	if err := f.Truncate(0); err == nil {
-		fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), command)
-	}
-	return &storeLock{f: f}, nil
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(held, now)
 }
 
 func readHolder(f *os.File) string {

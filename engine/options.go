@@ -34,9 +34,11 @@ type Options struct {
 	// NoMaxFileSize (-1) means no cap; Open refuses other negative values with ErrBadRequest.
 	MaxFileSize int64
 	// LockTimeout bounds the wait for another holder of the store lock: 0
-	// fails at once with a *BusyError when the store is busy (as the CLI's
-	// --lock-timeout 0 does); a negative value (WaitDefault) waits
-	// DefaultLockTimeout.
+	// fails at once with a *BusyError naming the holder when the store is
+	// busy (as the CLI's --lock-timeout 0 does); a negative value
+	// (WaitDefault) waits DefaultLockTimeout. A holder that has not named
+	// itself (it is taking or letting go of the lock right now) is waited
+	// for up to two seconds whatever the timeout.
 	LockTimeout time.Duration
 	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
 	CompressionLevel int

@@ -6,6 +6,8 @@ import "os"
 // with a nil error, when another holder has the lock: another process, or
 // another open file of the same process (so an Engine that was never closed
 // still counts as a holder). The lock is released when f is closed or its
-// process dies, so a crashed holder never leaves it behind. Unix: flock(2);
-// Windows: LockFileEx on the file's first byte.
+// process dies, so a crashed holder never leaves it behind. The file's
+// contents stay readable by everyone (a holder may describe itself there).
+// Unix: flock(2); Windows: LockFileEx on one byte far past any content
+// (a locked range cannot be read through another handle).
 func TryLock(f *os.File) (bool, error) { return tryLock(f) }

@@ -9,8 +9,12 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// lockOffsetHigh places the locked byte at 1 TiB: beyond what a lock file
+// holds, so its text stays readable while it is locked.
+const lockOffsetHigh = 1 << 8
+
 func tryLock(f *os.File) (bool, error) {
-	var ol windows.Overlapped
+	ol := windows.Overlapped{OffsetHigh: lockOffsetHigh}
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
 	switch {
 	case err == nil:
