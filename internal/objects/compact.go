@@ -43,13 +43,10 @@ type Rewriter struct {
 	groups map[groupKey]Locator
 	open   *group      // blobs Regroup collected, not yet written
 	placed []Placement // regrouped blobs written since the last Sync
-	// last is the group Regroup read last, verified: a collection regroups
-	// a group's members one after another, and the packs it reads are never
-	// written while it runs, so each group is read and hashed once.
-	last struct {
-		loc     Locator // Member and Size aside, the group's locator
-		payload []byte
-	}
+	// reads is what Regroup reads through: a collection regroups a group's
+	// members one after another, and the packs it reads are never written
+	// while it runs, so each group is read and hashed once.
+	reads *ReadSession
 }
 
 // groupKey names a group record by where it lives.
@@ -59,7 +56,7 @@ type groupKey struct {
 }
 
 // NewRewriter starts a rewriting session. Close it when done.
-func (s *Store) NewRewriter() *Rewriter { return &Rewriter{s: s} }
+func (s *Store) NewRewriter() *Rewriter { return &Rewriter{s: s, reads: s.ReadSession()} }
 
 // Copy verifies the record of blob id at loc (content hashed against id,
 // chunk lists checked) and appends it unchanged to the Rewriter's current

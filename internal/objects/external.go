@@ -18,8 +18,8 @@ import "bytes"
 func (s *Store) DecodeRecord(rec []byte, blobs []Placement) ([][]byte, error) {
 	out := make([][]byte, len(blobs))
 	err := s.verifyExternal(rec, blobs, func(i int, data []byte) {
-		if blobs[i].Loc.Flags&(FlagGroup|FlagCompressed) == 0 {
-			data = bytes.Clone(data) // a raw record's content is rec's own bytes
+		if f := blobs[i].Loc.Flags; f&FlagGroup != 0 || f&FlagCompressed == 0 {
+			data = bytes.Clone(data) // rec's own bytes, or its decoded group's
 		}
 		out[i] = data
 	})
@@ -45,7 +45,7 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 		switch {
 		case b.Loc.Length < recordHeaderLen || int64(len(rec)) != int64(b.Loc.Length):
 			return corrupt(b)("record length does not match its locator")
-		case b.Loc.Offset != loc.Offset || b.Loc.Flags != loc.Flags:
+		case b.Loc.Pack != loc.Pack || b.Loc.Offset != loc.Offset || b.Loc.Flags != loc.Flags:
 			return corrupt(b)("locators of one record disagree")
 		case i > 0 && loc.Flags&FlagGroup == 0:
 			return corrupt(b)("a plain record holds one blob")

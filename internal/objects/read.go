@@ -173,7 +173,9 @@ func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error,
 	if err != nil {
 		return recordHeader{}, nil, err
 	}
-	return memberOf(p, loc, want, corrupt)
+	h, content, err := memberOf(p, loc, want, corrupt)
+	// A copy: the caller owns what it gets, the cache keeps the payload.
+	return h, bytes.Clone(content), err
 }
 
 // readGroup returns the verified, decoded payload of the group record
@@ -215,7 +217,8 @@ func (s *Store) decodeGroup(h recordHeader, stored []byte, corrupt func(string) 
 }
 
 // memberOf returns member loc.Member of the verified group payload p, its
-// content checked against its table id (and want, when not zero).
+// content checked against its table id (and want, when not zero). The
+// content is p's own bytes.
 func memberOf(p []byte, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
 	id, content, err := groupMember(p, loc.Member)
 	switch {
@@ -228,8 +231,7 @@ func memberOf(p []byte, loc Locator, want ID, corrupt func(string) error) (recor
 	case Sum(content) != id:
 		return recordHeader{}, nil, corrupt("content does not match its id")
 	}
-	// A copy: the caller owns what it gets, the cache keeps the payload.
-	return recordHeader{flags: loc.Flags, id: id, size: loc.Size}, bytes.Clone(content), nil
+	return recordHeader{flags: loc.Flags, id: id, size: loc.Size}, content, nil
 }
 
 // loadRecord reads the record at loc and checks its framing against the

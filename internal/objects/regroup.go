@@ -34,21 +34,7 @@ func (r *Rewriter) readBlob(id ID, loc Locator) ([]byte, error) {
 		_, content, err := r.s.readRecord(loc, id)
 		return content, err
 	}
-	corrupt := func(reason string) error {
-		return &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: reason}
-	}
-	whole := loc
-	whole.Member, whole.Size = 0, 0
-	if r.last.payload == nil || r.last.loc != whole {
-		load := func() (recordHeader, []byte, error) { return r.s.loadRecord(loc, corrupt) }
-		p, err := r.s.readGroup(loc, corrupt, load)
-		if err != nil {
-			return nil, err
-		}
-		r.last.loc, r.last.payload = whole, p
-	}
-	_, content, err := memberOf(r.last.payload, loc, id, corrupt)
-	return content, err
+	return r.reads.member(loc, id)
 }
 
 // writeGroup writes the group Regroup is filling, if any, and records its

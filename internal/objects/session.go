@@ -76,7 +76,7 @@ func (r *ReadSession) member(loc Locator, id ID) ([]byte, error) {
 		r.keep(key, p)
 	}
 	_, content, err := memberOf(p, loc, id, corrupt)
-	return content, err
+	return bytes.Clone(content), err
 }
 
 // keep adds a verified group payload, dropping the oldest beyond

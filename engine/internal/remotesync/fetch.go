@@ -137,16 +137,16 @@ func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id o
 	var mu sync.Mutex
 	lists := map[want][]objects.ID{} // chunked blobs and their chunks
 	err = s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
-		if w := ws[0]; w.loc.Flags&objects.FlagChunked != 0 {
-			ids, err := s.chunkIDs(w, rec)
-			mu.Lock()
-			lists[w] = ids
-			mu.Unlock()
-			return err
-		}
 		data, err := s.decode(rec, ws)
 		if err != nil {
 			return err
+		}
+		if w := ws[0]; w.loc.Flags&objects.FlagChunked != 0 {
+			ids, err := objects.ChunkIDs(data[0], w.loc.Size)
+			mu.Lock()
+			lists[w] = ids
+			mu.Unlock()
+			return recordErr(w, err)
 		}
 		for i, w := range ws {
 			if err := keep(w.id, data[i]); err != nil {
