@@ -183,23 +183,31 @@ func TestIgnoredFilesSurviveRestore(t *testing.T) {
 
 func TestRestoreReportsUncapturedFileInTheWay(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, testtree.Dir{"keep.txt": testtree.File{Content: "k"}, "conf.local": testtree.File{Content: "captured\n"}})
-	f.save("with conf.local")
-	os.Remove(filepath.Join(f.ws, "conf.local"))
-	f.save("without")
-	// conf.local is now ignored and recreated by the user: it is not captured.
-	f.write(".gitignore", "conf.local\n")
-	f.write("conf.local", "precious local edits\n")
-	res := f.restore("@1", RestoreOptions{})
-	if len(res.Conflicts) != 1 || res.Conflicts[0].Path != "conf.local" {
-		t.Fatalf("conflicts = %v, want conf.local", res.Conflicts)
-	}
-	if got := f.readFile("conf.local"); got != "precious local edits\n" {
-		t.Fatalf("conf.local overwritten: %q", got)
-	}
-	res = f.restore("@1", RestoreOptions{Force: true})
-	if len(res.Conflicts) != 0 || f.readFile("conf.local") != "captured\n" {
-		t.Fatalf("force: conflicts %v, content %q", res.Conflicts, f.readFile("conf.local"))
+	// At the top level, and in a directory that exists (a restore looks up
+	// nothing only in directories it creates).
+	for _, conf := range []string{"conf.local", "sub/conf.local"} {
+		t.Run(conf, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, testtree.Dir{"keep.txt": testtree.File{Content: "k"}, "sub": testtree.Dir{"keep.txt": testtree.File{Content: "k"}}})
+			f.write(conf, "captured\n")
+			f.save("with " + conf)
+			os.Remove(filepath.Join(f.ws, conf))
+			f.save("without")
+			// conf is now ignored and recreated by the user: it is not captured.
+			f.write(".gitignore", "conf.local\n")
+			f.write(conf, "precious local edits\n")
+			res := f.restore("@1", RestoreOptions{})
+			if len(res.Conflicts) != 1 || res.Conflicts[0].Path != conf || res.Conflicts[0].Kind != ConflictUncaptured {
+				t.Fatalf("conflicts = %v, want %s uncaptured", res.Conflicts, conf)
+			}
+			if got := f.readFile(conf); got != "precious local edits\n" {
+				t.Fatalf("%s overwritten: %q", conf, got)
+			}
+			res = f.restore("@1", RestoreOptions{Force: true})
+			if len(res.Conflicts) != 0 || f.readFile(conf) != "captured\n" {
+				t.Fatalf("force: conflicts %v, content %q", res.Conflicts, f.readFile(conf))
+			}
+		})
 	}
 }
 

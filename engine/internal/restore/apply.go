@@ -195,7 +195,9 @@ func (x *Applier) guarded(o op) bool {
 // creation goes. An existing directory does not obstruct a directory: the
 // restore merges into it. Nothing obstructs a creation in a directory this
 // restore created: it was empty, and holds only what the restore put there
-// (a clone into an empty directory looks nothing up).
+// (a clone into an empty directory looks nothing up). A file another
+// program drops into such a directory while the restore runs is replaced,
+// as one dropped anywhere between a lookup and the rename would be.
 func (x *Applier) obstructed(o op) bool {
 	if !o.fresh {
 		return false
