@@ -329,4 +329,17 @@ func (b *remoteBench) write(w io.Writer, reps int) {
 			c.dur.Seconds(), r.dur.Seconds(), r.dur.Seconds()/c.dur.Seconds(),
 			mib(c.Up), mib(c.Down), mib(r.Up), mib(r.Down), c.Requests, r.Requests)
 	}
+	fmt.Fprintln(w, "\nEach repetition, in seconds (clone and restore alternate which goes first):")
+	for _, op := range remoteOps {
+		fmt.Fprintf(w, "- %s: ckpt %s; restic %s\n", op, b.seconds(toolCkpt, op), b.seconds(toolRestic, op))
+	}
+}
+
+// seconds lists the times of one tool and operation in run order.
+func (b *remoteBench) seconds(tool remoteTool, op string) string {
+	var out []string
+	for _, s := range b.samples[string(tool)+"/"+op] {
+		out = append(out, fmt.Sprintf("%.2f", s.dur.Seconds()))
+	}
+	return strings.Join(out, ", ")
 }
