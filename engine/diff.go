@@ -2,14 +2,17 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/diffview"
 	"github.com/ckpt/ckpt/internal/objects"
+	"golang.org/x/sync/errgroup"
 )
 
 // FileDiff describes one change with its contents: the text of each side
@@ -101,7 +104,7 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	store := storeLoader{e}
+	store := storeLoader{e, e.blobs.ReadSession()}
 	res := &DiffResult{From: ID(fromID), workspace: e.workspace, before: store, after: store}
 	var snap *save.Snapshot
 	var toRoot objects.ID
@@ -169,23 +172,41 @@ func (r *DiffResult) WriteNameStatus(w io.Writer) error {
 
 // Files describes every change with its contents (text only) and absolute path.
 func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
-	out := make([]FileDiff, 0, len(r.raw))
-	for _, c := range r.raw {
-		d, err := diffview.Describe(c, r.before, r.after, f.internal())
-		if err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, FileDiff{Path: d.Path, Absolute: filepath.Join(r.workspace, filepath.FromSlash(c.Path)),
-			Status: ChangeStatus(d.Status), OldPath: d.OldPath, Binary: d.Binary, TooLarge: d.TooLarge,
-			Before: d.Before, After: d.After, BeforeSize: d.BeforeSize, AfterSize: d.AfterSize})
+	out := make([]FileDiff, len(r.raw))
+	// Loading a side mostly decompresses and hashes (a small file's group
+	// record): the changes are described on every core.
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, c := range r.raw {
+		g.Go(func() error {
+			d, err := diffview.Describe(c, r.before, r.after, f.internal())
+			if err != nil {
+				return translate(err)
+			}
+			out[i] = FileDiff{Path: d.Path, Absolute: filepath.Join(r.workspace, filepath.FromSlash(c.Path)),
+				Status: ChangeStatus(d.Status), OldPath: d.OldPath, Binary: d.Binary, TooLarge: d.TooLarge,
+				Before: d.Before, After: d.After, BeforeSize: d.BeforeSize, AfterSize: d.AfterSize}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// storeLoader reads blobs from the store.
-type storeLoader struct{ e *Engine }
+// storeLoader reads blobs from the store, through one read session for
+// the diff (the changed files of one save share a few group records), and
+// from a remote those a pull left there.
+type storeLoader struct {
+	e     *Engine
+	reads *objects.ReadSession
+}
 
 func (s storeLoader) LoadBlob(_ string, id objects.ID) ([]byte, error) {
+	if b, err := s.reads.Get(id); !errors.Is(err, objects.ErrNotFound) {
+		return b, storeError(err, s.e.storeDir)
+	}
 	return s.e.getBlob(context.Background(), id)
 }
 
