@@ -8,6 +8,6 @@ import "os"
 // still counts as a holder). The lock is released when f is closed or its
 // process dies, so a crashed holder never leaves it behind. The file's
 // contents stay readable by everyone (a holder may describe itself there).
-// Unix: flock(2); Windows: LockFileEx on one byte far past any content
-// (a locked range cannot be read through another handle).
+// Unix: flock(2); Windows: LockFileEx on one byte at 1 GiB, far past any
+// content (a locked range cannot be read through another handle).
 func TryLock(f *os.File) (bool, error) { return tryLock(f) }

@@ -9,12 +9,13 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lockOffsetHigh places the locked byte at 1 TiB: beyond what a lock file
-// holds, so its text stays readable while it is locked.
-const lockOffsetHigh = 1 << 8
+// lockOffset places the locked byte at 1 GiB: beyond what a lock file
+// holds, so its text stays readable while it is locked, and within what
+// every Windows file system can address (FAT32 stops at 4 GiB).
+const lockOffset = 1 << 30
 
 func tryLock(f *os.File) (bool, error) {
-	ol := windows.Overlapped{OffsetHigh: lockOffsetHigh}
+	ol := windows.Overlapped{Offset: lockOffset}
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
 	switch {
 	case err == nil:
