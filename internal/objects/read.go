@@ -23,14 +23,22 @@ func (s *Store) Stat(id ID) (Locator, error) {
 // joined). It fails with an error wrapping ErrNotFound when id is not
 // committed, and with a *CorruptError when the data does not verify; it
 // never returns wrong bytes.
-func (s *Store) Get(id ID) ([]byte, error) {
+func (s *Store) Get(id ID) ([]byte, error) { return s.get(id, s.content) }
+
+// content reads the verified content of blob id, not chunked, at loc.
+func (s *Store) content(loc Locator, id ID) ([]byte, error) {
+	_, data, err := s.readRecord(loc, id)
+	return data, err
+}
+
+// get is Get with read reading blobs that are not chunked.
+func (s *Store) get(id ID, read func(Locator, ID) ([]byte, error)) ([]byte, error) {
 	loc, err := s.Stat(id)
 	if err != nil {
 		return nil, err
 	}
 	if loc.Flags&FlagChunked == 0 {
-		_, data, err := s.readRecord(loc, id)
-		return data, err
+		return read(loc, id)
 	}
 	r, err := s.openChunked(id, loc)
 	if err != nil {
@@ -53,13 +61,16 @@ func (s *Store) Get(id ID) ([]byte, error) {
 // is read chunk by chunk, each chunk verified as it is loaded; at the end
 // the whole content's hash is checked and Read returns a *CorruptError
 // instead of io.EOF on mismatch. Errors are as for Get.
-func (s *Store) Open(id ID) (io.ReadCloser, int64, error) {
+func (s *Store) Open(id ID) (io.ReadCloser, int64, error) { return s.open(id, s.content) }
+
+// open is Open with read reading blobs that are not chunked.
+func (s *Store) open(id ID, read func(Locator, ID) ([]byte, error)) (io.ReadCloser, int64, error) {
 	loc, err := s.Stat(id)
 	if err != nil {
 		return nil, 0, err
 	}
 	if loc.Flags&FlagChunked == 0 {
-		_, data, err := s.readRecord(loc, id)
+		data, err := read(loc, id)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -17,7 +17,8 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 	if loc.Flags&FlagChunked != 0 || loc.Size > groupBlobMax {
 		return fmt.Errorf("objects: regroup %s: only blobs of at most %d bytes that are not chunk lists join groups", id.Short(), groupBlobMax)
 	}
-	content, err := r.readBlob(id, loc)
+	// A group is read once for all its members regrouped one after another.
+	content, err := r.reads.content(loc, id)
 	if err != nil {
 		return err
 	}
@@ -25,16 +26,6 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 		return r.writeGroup()
 	}
 	return nil
-}
-
-// readBlob returns the verified content of blob id at loc, reading a group
-// once for all the members regrouped one after another.
-func (r *Rewriter) readBlob(id ID, loc Locator) ([]byte, error) {
-	if loc.Flags&FlagGroup == 0 {
-		_, content, err := r.s.readRecord(loc, id)
-		return content, err
-	}
-	return r.reads.member(loc, id)
 }
 
 // writeGroup writes the group Regroup is filling, if any, and records its

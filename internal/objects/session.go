@@ -33,29 +33,16 @@ func (s *Store) ReadSession() *ReadSession {
 }
 
 // Open is Store.Open through the session.
-func (r *ReadSession) Open(id ID) (io.ReadCloser, int64, error) {
-	loc, err := r.s.Stat(id)
-	if err != nil {
-		return nil, 0, err
-	}
-	if loc.Flags&FlagGroup == 0 {
-		return r.s.Open(id)
-	}
-	data, err := r.member(loc, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	return io.NopCloser(bytes.NewReader(data)), loc.Size, nil
-}
+func (r *ReadSession) Open(id ID) (io.ReadCloser, int64, error) { return r.s.open(id, r.content) }
 
 // Get is Store.Get through the session.
-func (r *ReadSession) Get(id ID) ([]byte, error) {
-	loc, err := r.s.Stat(id)
-	if err != nil {
-		return nil, err
-	}
+func (r *ReadSession) Get(id ID) ([]byte, error) { return r.s.get(id, r.content) }
+
+// content reads blob id, not chunked, at loc: a group member through the
+// session's groups, anything else as the store does.
+func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
 	if loc.Flags&FlagGroup == 0 {
-		return r.s.Get(id)
+		return r.s.content(loc, id)
 	}
 	return r.member(loc, id)
 }
