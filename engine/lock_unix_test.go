@@ -48,29 +48,3 @@ func TestOpenMustExistStoreRemovedWhileWaiting(t *testing.T) {
 		t.Fatalf("the store was created again: %v", err)
 	}
 }
-
-// A lock won on a lock file that was replaced while waiting is not kept:
-// the waiter turns to the file now at the path, and its holder.
-func TestLockWonOnAReplacedFileIsNotKept(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "lock")
-	old := holdLock(t, path, "pid 1 (old)\n")
-	got := make(chan error, 1)
-	go func() {
-		l, err := acquireLock(context.Background(), path, "waiter", time.Second, false)
-		if err == nil {
-			l.release()
-		}
-		got <- err
-	}()
-	if err := os.Rename(path, path+".removed"); err != nil {
-		t.Fatal(err)
-	}
-	replacement := holdLock(t, path, "pid 2 (new)\n")
-	defer replacement.Close()
-	old.Close()
-	var busy *BusyError
-	if err := <-got; !errors.As(err, &busy) || busy.Holder != "pid 2 (new)" {
-		t.Fatalf("waiter: %v, want busy naming the replacement's holder", err)
-	}
-}
