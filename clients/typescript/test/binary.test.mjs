@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findBinary } from "../dist/index.js";
@@ -8,6 +8,7 @@ import { findBinary } from "../dist/index.js";
 /** tree makes a package dir with a shipped binary and a PATH dir with another. */
 function tree(t) {
   const root = mkdtempSync(join(tmpdir(), "ckpt-bin-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const pkg = join(root, "pkg");
   const shipped = join(pkg, "bin", "linux-x64", "ckpt");
   const pathDir = join(root, "path");
