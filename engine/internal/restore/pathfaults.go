@@ -2,18 +2,8 @@ package restore
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/ckpt/ckpt/internal/osfs"
-)
-
-// renameBackoff is the first pause before a rename that another process's
-// open handle refused is tried again; each further pause doubles, up to
-// renameAttempts tries in all (about 0.6 s), long enough for an editor or a
-// virus scanner that holds the file for a moment to let go.
-const (
-	renameBackoff  = 10 * time.Millisecond
-	renameAttempts = 7
 )
 
 // SharingViolationError is a path the restore could not replace because
@@ -29,14 +19,10 @@ func (e *SharingViolationError) Error() string {
 func (e *SharingViolationError) Unwrap() error { return e.Err }
 
 // rename moves oldname over newname, retrying briefly while another process
-// holds newname open; when it still does, the error is a
-// *SharingViolationError.
+// holds newname open (osfs.RetrySharing); when it still does, the error is
+// a *SharingViolationError.
 func (x *Applier) rename(oldname, newname string) error {
-	err := x.FS.Rename(oldname, newname)
-	for i, d := 1, renameBackoff; err != nil && osfs.IsSharingViolation(err) && i < renameAttempts; i, d = i+1, 2*d {
-		time.Sleep(d)
-		err = x.FS.Rename(oldname, newname)
-	}
+	err := osfs.RetrySharing(func() error { return x.FS.Rename(oldname, newname) })
 	if err != nil && osfs.IsSharingViolation(err) {
 		return &SharingViolationError{Err: err}
 	}
