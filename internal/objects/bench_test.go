@@ -77,6 +77,25 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
+// BenchmarkGetGroupMember reads small files from groups in an order that
+// rarely meets the same group twice running, as a diff of scattered edits
+// does: each read decodes its group (up to the member) afresh.
+func BenchmarkGetGroupMember(b *testing.B) {
+	s, idx := testStore(b, Options{Groups: true})
+	blobs := make([][]byte, 16<<10)
+	for i := range blobs {
+		blobs[i] = textBytes(uint64(i), 4<<10)
+	}
+	ids, _ := save(b, s, idx, blobs...)
+	b.SetBytes(4 << 10)
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.Get(ids[i*4099%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkBLAKE3 and BenchmarkZstdEncodeAll measure the raw primitives on
 // the blobs BenchmarkPut stores, for comparison.
 func BenchmarkBLAKE3(b *testing.B) {

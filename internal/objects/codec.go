@@ -1,8 +1,11 @@
 package objects
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"runtime"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -82,23 +85,12 @@ func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
 // a new slice. It never allocates more than size bytes of output, so a
 // damaged frame cannot balloon. The error is a reason for a CorruptError.
 func (c *codec) decompress(src []byte, size int64) ([]byte, error) {
-	var d *zstd.Decoder
-	select {
-	case d = <-c.dec:
-	default:
-		var err error
-		d, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.IgnoreChecksum(true), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(maxBlobSize+1))
-		if err != nil {
-			return nil, fmt.Errorf("zstd decoder: %w", err)
-		}
+	d, err := c.decoder()
+	if err != nil {
+		return nil, err
 	}
 	out, err := d.DecodeAll(src, make([]byte, 0, size))
-	select {
-	case c.dec <- d:
-	default:
-		d.Close()
-	}
+	c.putDecoder(d)
 	if err != nil {
 		return nil, fmt.Errorf("undecodable payload: %w", err)
 	}
@@ -106,4 +98,77 @@ func (c *codec) decompress(src []byte, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("payload decodes to %d bytes, want %d", len(out), size)
 	}
 	return out, nil
+}
+
+// decoder takes a decoder from the free list, or makes one.
+func (c *codec) decoder() (*zstd.Decoder, error) {
+	select {
+	case d := <-c.dec:
+		return d, nil
+	default:
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.IgnoreChecksum(true), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(maxBlobSize+1))
+		if err != nil {
+			return nil, fmt.Errorf("zstd decoder: %w", err)
+		}
+		return d, nil
+	}
+}
+
+// putDecoder returns d to the free list, or closes it when the list is full.
+func (c *codec) putDecoder(d *zstd.Decoder) {
+	select {
+	case c.dec <- d:
+	default:
+		d.Close()
+	}
+}
+
+// prefixDecoder decodes a zstd frame a prefix at a time: a reader of one
+// member of a group record decodes the table, then the contents up to
+// that member, and stops, instead of decoding the whole frame.
+type prefixDecoder struct {
+	c    *codec
+	d    *zstd.Decoder
+	size int64
+	// out is what has been decoded, the frame's first len(out) bytes.
+	out []byte
+}
+
+// prefixDecoder starts decoding the zstd frame src, whose content must be
+// size bytes. close returns its decoder.
+func (c *codec) prefixDecoder(src []byte, size int64) (*prefixDecoder, error) {
+	d, err := c.decoder()
+	if err != nil {
+		return nil, err
+	}
+	// A bytes.Reader, not a bytes.Buffer: the decoder would decode a
+	// Buffer whole at once.
+	if err := d.Reset(bytes.NewReader(src)); err != nil {
+		c.putDecoder(d)
+		return nil, fmt.Errorf("undecodable payload: %w", err)
+	}
+	return &prefixDecoder{c: c, d: d, size: size}, nil
+}
+
+// decodeTo decodes the frame's first n bytes (n at most its size) into
+// out, when it holds fewer. The error is a reason for a CorruptError.
+func (p *prefixDecoder) decodeTo(n int64) error {
+	if n > p.size {
+		return fmt.Errorf("payload decodes past its %d bytes", p.size)
+	}
+	if have := int64(len(p.out)); n > have {
+		p.out = slices.Grow(p.out, int(n-have))[:n]
+		if _, err := io.ReadFull(p.d, p.out[have:]); err != nil {
+			p.out = p.out[:have]
+			return fmt.Errorf("undecodable payload: %w", err)
+		}
+	}
+	return nil
+}
+
+// close returns the decoder to the codec, releasing the frame it read.
+func (p *prefixDecoder) close() {
+	_ = p.d.Reset(nil)
+	p.c.putDecoder(p.d)
 }

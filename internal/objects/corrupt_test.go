@@ -58,6 +58,12 @@ func TestCorruptFlippedByte(t *testing.T) {
 
 func flip(t *testing.T, path string, off int64) {
 	t.Helper()
+	patchByte(t, path, off, func(b byte) byte { return b ^ 0x5a })
+}
+
+// patchByte replaces the byte at off in the file at path with patch of it.
+func patchByte(t *testing.T, path string, off int64, patch func(byte) byte) {
+	t.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +73,7 @@ func flip(t *testing.T, path string, off int64) {
 	if _, err := f.ReadAt(b, off); err != nil {
 		t.Fatal(err)
 	}
-	b[0] ^= 0x5a
+	b[0] = patch(b[0])
 	if _, err := f.WriteAt(b, off); err != nil {
 		t.Fatal(err)
 	}

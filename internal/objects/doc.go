@@ -80,9 +80,12 @@
 // whose member lengths add up to the content's length. With Options.Groups,
 // a Batch puts every blob of at most 1 MiB (a whole file or a chunk) into its open group and
 // writes the group once it holds 1 MiB, or at Sync; a group decodes to at
-// most 1 MiB + 1 MiB + the table. Reading one member reads and decodes its
-// one group, checks the group's id, then checks the member's content
-// against its table id.
+// most 1 MiB + 1 MiB + the table. Reading one member reads its one group
+// record and decodes it only as far as that member's end (the table, then
+// the contents up to the member: half a group on average), checks the
+// table against the group's length and the member's content against its
+// table id, so every byte returned is verified. The group's own id is
+// checked where a record is taken in whole (one fetched from a remote).
 //
 // The members of a group share its Offset and Length, so a caller that
 // sums Locator.Length per blob (live bytes per pack, bytes a task holds

@@ -71,7 +71,7 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 		return err
 	}
 	for i, b := range blobs {
-		_, content, err := memberOf(p, b.Loc, b.ID, corrupt(b))
+		_, content, err := memberOf(p, h.size, b.Loc, b.ID, corrupt(b))
 		if err != nil {
 			return err
 		}

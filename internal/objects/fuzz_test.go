@@ -112,9 +112,9 @@ func groupMemberSize(t *testing.T, s *Store, loc Locator) int64 {
 			return -1
 		}
 	}
-	_, m, err := groupMember(p, 0)
+	_, start, end, err := memberSpan(p, loc.Size, 0)
 	if err != nil {
 		return -1
 	}
-	return int64(len(m))
+	return end - start
 }

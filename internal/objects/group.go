@@ -12,9 +12,10 @@ import (
 // then compresses the group as one zstd frame and appends it as one record.
 // Source files share names, imports and idioms that per-blob frames cannot
 // see; a group's frame does, and a read of one member decodes at most one
-// group. On the pinned real corpus (bench/README.md) 1 MiB groups of blobs
-// up to 1 MiB store 15% less than one frame per blob at the same speed;
-// 128 KiB groups of blobs up to 16 KiB only 7% less.
+// group, and that only up to the member. On the pinned real corpus
+// (bench/README.md) 1 MiB groups of blobs up to 1 MiB store 15% less than
+// one frame per blob at the same speed; 128 KiB groups of blobs up to
+// 16 KiB only 7% less.
 const (
 	groupBlobMax    = 1 << 20
 	groupTarget     = 1 << 20
@@ -70,39 +71,92 @@ func (g *group) payload(p []byte) []byte {
 	return append(p, g.data...)
 }
 
-// groupMember returns member i of a decoded group payload and its id,
-// checking the table's structure. The error is a reason for a
-// CorruptError; the caller verifies the content against the id.
-func groupMember(p []byte, i uint32) (ID, []byte, error) {
-	var id ID
+// memberSpan returns the id of member i of a group whose decoded payload
+// is size bytes long, and where that member's content lies in the payload
+// ([start, end)). p is a prefix of the payload holding at least the member
+// table, whose structure it checks against size. The error is a reason
+// for a CorruptError; the caller verifies the content against the id.
+func memberSpan(p []byte, size int64, i uint32) (id ID, start, end int64, err error) {
 	if len(p) < 4 {
-		return id, nil, fmt.Errorf("group payload truncated")
+		return id, 0, 0, fmt.Errorf("group payload truncated")
 	}
 	n := binary.LittleEndian.Uint32(p)
 	switch {
 	case n == 0 || n > maxGroupMembers:
-		return id, nil, fmt.Errorf("group has %d members", n)
-	case uint64(len(p)) < 4+uint64(n)*groupEntryLen:
-		return id, nil, fmt.Errorf("group table truncated")
+		return id, 0, 0, fmt.Errorf("group has %d members", n)
+	case uint64(len(p)) < 4+uint64(n)*groupEntryLen || int64(4+n*groupEntryLen) > size:
+		return id, 0, 0, fmt.Errorf("group table truncated")
 	case i >= n:
-		return id, nil, fmt.Errorf("group has no member %d", i)
+		return id, 0, 0, fmt.Errorf("group has no member %d", i)
 	}
-	table, content := p[4:4+n*groupEntryLen], p[4+n*groupEntryLen:]
-	var off, total uint64
+	tableEnd := int64(4 + n*groupEntryLen)
+	table := p[4:tableEnd]
+	start, total := tableEnd, int64(0)
 	for k := range n {
-		size := uint64(binary.LittleEndian.Uint32(table[k*groupEntryLen+IDSize:]))
+		size := int64(binary.LittleEndian.Uint32(table[k*groupEntryLen+IDSize:]))
 		if k < i {
-			off += size
+			start += size
 		}
 		total += size
 	}
-	if total != uint64(len(content)) {
-		return id, nil, fmt.Errorf("group members add up to %d bytes, content has %d", total, len(content))
+	if tableEnd+total != size {
+		return id, 0, 0, fmt.Errorf("group members add up to %d bytes, content has %d", total, size-tableEnd)
 	}
 	e := table[i*groupEntryLen:]
 	copy(id[:], e[:IDSize])
-	size := uint64(binary.LittleEndian.Uint32(e[IDSize:]))
-	return id, content[off : off+size], nil
+	return id, start, start + int64(binary.LittleEndian.Uint32(e[IDSize:])), nil
+}
+
+// groupThrough returns a prefix of the decoded payload of the group
+// record with header h and stored payload stored that holds member i
+// whole: cached, a prefix decoded before, when it does; else, when cached
+// is not nil (its group is being read member after member), the whole
+// payload; else the payload decoded only up to member i's end. Only what
+// a zstd frame encodes is decoded; a payload stored raw is stored itself.
+// The table's structure is checked; the member's content is not.
+func (s *Store) groupThrough(h recordHeader, stored []byte, i uint32, cached []byte, corrupt func(string) error) ([]byte, error) {
+	if h.size > maxGroupSize {
+		return nil, corrupt(fmt.Sprintf("group size %d out of range", h.size))
+	}
+	if cached != nil {
+		if _, _, end, err := memberSpan(cached, h.size, i); err == nil && end <= int64(len(cached)) {
+			return cached, nil
+		}
+	}
+	if h.flags&FlagCompressed == 0 {
+		if int64(len(stored)) != h.size {
+			return nil, corrupt("group record does not match its size")
+		}
+		return stored, nil
+	}
+	if cached != nil {
+		p, err := s.codec.decompress(stored, h.size)
+		if err != nil {
+			return nil, corrupt(err.Error())
+		}
+		return p, nil
+	}
+	d, err := s.codec.prefixDecoder(stored, h.size)
+	if err != nil {
+		return nil, corrupt(err.Error())
+	}
+	defer d.close()
+	if err := d.decodeTo(4); err != nil {
+		return nil, corrupt(err.Error())
+	}
+	if n := int64(binary.LittleEndian.Uint32(d.out)); n > 0 && n <= maxGroupMembers {
+		if err := d.decodeTo(min(4+n*groupEntryLen, h.size)); err != nil {
+			return nil, corrupt(err.Error())
+		}
+	}
+	_, _, end, err := memberSpan(d.out, h.size, i)
+	if err != nil {
+		return nil, corrupt(err.Error())
+	}
+	if err := d.decodeTo(end); err != nil {
+		return nil, corrupt(err.Error())
+	}
+	return d.out, nil
 }
 
 // addToGroup copies a small blob into the Batch's open group and, when
@@ -202,11 +256,11 @@ func (b *Batch) placeGroup(g *group, loc Locator) {
 }
 
 // groupCache keeps the last groups read: each one's stored record bytes
-// and its verified, decoded payload. A read still fetches the record from
-// disk and uses the cached payload only when the stored bytes are the
-// same, so damage on disk is never hidden; it saves the decompression and
-// the group hash when a restore or diff reads the members of one group one
-// after another.
+// and what was decoded of its payload (see groupThrough). A read still
+// fetches the record from disk and uses the cached payload only when the
+// stored bytes are the same, so damage on disk is never hidden; it saves
+// the decompression when a restore or diff reads the members of one group
+// one after another.
 type groupCache struct {
 	mu      sync.Mutex
 	entries [groupCacheLen]groupCacheEntry

@@ -65,17 +65,30 @@ func TestSyncWritesTheOpenGroup(t *testing.T) {
 	}
 }
 
+// Damage to a group record is never hidden, not even by the decoded group
+// the store keeps: damage to the record's header fails every member, and
+// damage to its payload fails the members it reaches, while every other
+// member still reads back exactly.
 func TestGroupDamageIsNeverHidden(t *testing.T) {
 	s, idx := testStore(t, Options{Groups: true})
 	blobs := groupBlobs()[:50]
 	ids, _ := save(t, s, idx, blobs...)
 	loc, _ := s.Stat(ids[7])
 	for _, spot := range []int64{5, 40, recordHeaderLen + 3, int64(loc.Length) / 2, int64(loc.Length) - 1} {
-		mustGet(t, s, ids[7], blobs[7]) // the group is cached now
+		mustGet(t, s, ids[len(ids)-1], blobs[len(ids)-1]) // the whole group is cached now
 		flip(t, s.PackPath(loc.Pack), loc.Offset+spot)
-		for _, id := range ids {
-			_, err := s.Get(id)
-			mustCorrupt(t, err)
+		damaged := 0
+		for i, id := range ids {
+			got, err := s.Get(id)
+			if err != nil {
+				mustCorrupt(t, err)
+				damaged++
+			} else if !bytes.Equal(got, blobs[i]) {
+				t.Fatalf("damage at %d: member %d read back wrong bytes", spot, i)
+			}
+		}
+		if damaged == 0 || (spot < recordHeaderLen && damaged != len(ids)) {
+			t.Fatalf("damage at %d: %d of %d members read as corrupt", spot, damaged, len(ids))
 		}
 		flip(t, s.PackPath(loc.Pack), loc.Offset+spot)
 	}
@@ -213,5 +226,72 @@ func TestGroupStartingWithRandomDataIsCompressed(t *testing.T) {
 	loc := placed[0].Loc
 	if loc.Flags&FlagCompressed == 0 || int64(loc.Length) > (300<<10)+(12*80<<10)/2 {
 		t.Fatalf("group of 300 KiB random and 960 KiB text stored in %d bytes, flags %#x", loc.Length, loc.Flags)
+	}
+}
+
+// A read of one member decodes its group only up to that member: a group
+// whose last zstd block cannot be decoded still yields its first members,
+// verified, through the store and a session, and reports its last member
+// as corrupt.
+func TestAMemberIsDecodedOnlyUpToItsEnd(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	var blobs [][]byte
+	for i := range 12 {
+		blobs = append(blobs, textBytes(uint64(i), 60<<10))
+	}
+	ids, _ := save(t, s, idx, blobs...)
+	first, _ := s.Stat(ids[0])
+	last, _ := s.Stat(ids[len(ids)-1])
+	if first.Flags&FlagCompressed == 0 || first.Offset != last.Offset || first.Pack != last.Pack {
+		t.Fatalf("the blobs are not one compressed group: %+v, %+v", first, last)
+	}
+	raw, err := s.rawRecord(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := lastZstdBlock(t, raw[recordHeaderLen:])
+	// Block type 3 is reserved: no decoder gets past it.
+	patchByte(t, s.PackPath(first.Pack), first.Offset+int64(recordHeaderLen+block), func(b byte) byte { return b | 0b110 })
+
+	mustGet(t, s, ids[0], blobs[0])
+	got, err := s.ReadSession().Get(ids[1])
+	if err != nil || !bytes.Equal(got, blobs[1]) {
+		t.Fatalf("second member through a session: %v", err)
+	}
+	_, err = s.Get(ids[len(ids)-1])
+	mustCorrupt(t, err)
+	_, err = s.ReadSession().Get(ids[len(ids)-1])
+	mustCorrupt(t, err)
+}
+
+// lastZstdBlock returns the offset in frame, one zstd frame, of its last
+// block's header, after checking that the frame has more than one block.
+func lastZstdBlock(t *testing.T, frame []byte) int {
+	t.Helper()
+	fhd := frame[4]
+	singleSegment := fhd>>5&1 == 1
+	off := 5
+	if !singleSegment {
+		off++ // window descriptor
+	}
+	off += [4]int{0, 1, 2, 4}[fhd&3]
+	fcs := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && singleSegment {
+		fcs = 1
+	}
+	off += fcs
+	for blocks := 1; ; blocks++ {
+		h := int(frame[off]) | int(frame[off+1])<<8 | int(frame[off+2])<<16
+		if h&1 == 1 {
+			if blocks < 2 {
+				t.Fatalf("the group's frame has one block")
+			}
+			return off
+		}
+		size := h >> 3
+		if h>>1&3 == 1 { // an RLE block holds one byte
+			size = 1
+		}
+		off += 3 + size
 	}
 }

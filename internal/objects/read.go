@@ -175,41 +175,32 @@ func (s *Store) decodeRecord(loc Locator, want ID, corrupt func(string) error,
 }
 
 // readMember returns member loc.Member of the group record at loc, its
-// content verified against the id the group's table gives it. The group's
-// decoded payload, verified against the group's id, is cached for the
-// members read next (see groupCache).
+// content verified against the id the group's table gives it (and want,
+// when not zero). The group is decoded only up to that member (see
+// groupThrough); what was decoded is cached for the members read next
+// (see groupCache).
 func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error,
 	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
-	p, err := s.readGroup(loc, corrupt, load)
+	h, stored, err := load()
 	if err != nil {
 		return recordHeader{}, nil, err
 	}
-	h, content, err := memberOf(p, loc, want, corrupt)
+	cached := s.groups.get(loc.Pack, loc.Offset, stored)
+	p, err := s.groupThrough(h, stored, loc.Member, cached, corrupt)
+	if err != nil {
+		return recordHeader{}, nil, err
+	}
+	if len(p) != len(cached) {
+		s.groups.put(loc.Pack, loc.Offset, stored, p)
+	}
+	mh, content, err := memberOf(p, h.size, loc, want, corrupt)
 	// A copy: the caller owns what it gets, the cache keeps the payload.
-	return h, bytes.Clone(content), err
+	return mh, bytes.Clone(content), err
 }
 
-// readGroup returns the verified, decoded payload of the group record
-// that load returns (the one at loc), through the Store's groupCache.
-func (s *Store) readGroup(loc Locator, corrupt func(string) error,
-	load func() (recordHeader, []byte, error)) ([]byte, error) {
-	h, stored, err := load()
-	if err != nil {
-		return nil, err
-	}
-	if p := s.groups.get(loc.Pack, loc.Offset, stored); p != nil {
-		return p, nil
-	}
-	payload, err := s.decodeGroup(h, stored, corrupt)
-	if err != nil {
-		return nil, err
-	}
-	s.groups.put(loc.Pack, loc.Offset, stored, payload)
-	return payload, nil
-}
-
-// decodeGroup returns the decoded payload of the group record with header
-// h and stored payload stored, checked against the group's id.
+// decodeGroup returns the whole decoded payload of the group record with
+// header h and stored payload stored, checked against the group's id: for
+// a record taken in whole, whose every member is used at once.
 func (s *Store) decodeGroup(h recordHeader, stored []byte, corrupt func(string) error) ([]byte, error) {
 	payload := stored
 	switch {
@@ -227,19 +218,24 @@ func (s *Store) decodeGroup(h recordHeader, stored []byte, corrupt func(string) 
 	return payload, nil
 }
 
-// memberOf returns member loc.Member of the verified group payload p, its
-// content checked against its table id (and want, when not zero). The
-// content is p's own bytes.
-func memberOf(p []byte, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
-	id, content, err := groupMember(p, loc.Member)
+// memberOf returns member loc.Member of p, a prefix of the decoded payload
+// of a group of size bytes that holds the member, its content checked
+// against its table id (and want, when not zero). The content is p's own
+// bytes.
+func memberOf(p []byte, size int64, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
+	id, start, end, err := memberSpan(p, size, loc.Member)
 	switch {
 	case err != nil:
 		return recordHeader{}, nil, corrupt(err.Error())
-	case int64(len(content)) != loc.Size:
+	case end > int64(len(p)):
+		return recordHeader{}, nil, corrupt("group member not decoded")
+	case end-start != loc.Size:
 		return recordHeader{}, nil, corrupt("group member does not match its locator")
 	case !want.IsZero() && id != want:
 		return recordHeader{}, nil, corrupt("group member is blob " + id.Short())
-	case Sum(content) != id:
+	}
+	content := p[start:end]
+	if Sum(content) != id {
 		return recordHeader{}, nil, corrupt("content does not match its id")
 	}
 	return recordHeader{flags: loc.Flags, id: id, size: loc.Size}, content, nil

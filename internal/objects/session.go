@@ -12,24 +12,27 @@ import (
 const sessionGroups = 16
 
 // ReadSession reads blobs as the Store does, except that it loads and
-// verifies each group record once while the record stays among the last
+// decodes each group record once while the record stays among the last
 // sessionGroups groups it read, instead of once per member: a restore of
 // many small files reads each group from disk once rather than once per
-// file. Every content it returns is verified against its id as the
-// Store's are; what it does not promise is to see damage done to a group
-// record on disk after it read that record. A ReadSession is safe for
+// file. (The first read of a group decodes it up to that member; a read
+// of a member past what was decoded decodes the group whole, once.) Every
+// content it returns is verified against its id as the Store's are; what
+// it does not promise is to see damage done to a group record on disk
+// after it read that record. A ReadSession is safe for
 // concurrent use; drop it when the operation that needed it ends.
 type ReadSession struct {
 	s  *Store
 	mu sync.Mutex
-	// groups holds verified decoded payloads by record, oldest first in order.
-	groups map[groupKey][]byte
+	// groups holds what was decoded of each group record, oldest first
+	// in order.
+	groups map[groupKey]sessionGroup
 	order  []groupKey
 }
 
 // ReadSession starts a read session on the store.
 func (s *Store) ReadSession() *ReadSession {
-	return &ReadSession{s: s, groups: map[groupKey][]byte{}}
+	return &ReadSession{s: s, groups: map[groupKey]sessionGroup{}}
 }
 
 // Open is Store.Open through the session.
@@ -53,28 +56,54 @@ func (r *ReadSession) member(loc Locator, id ID) ([]byte, error) {
 	corrupt := r.s.recordCorrupt(loc, id)
 	key := groupKey{loc.Pack, loc.Offset}
 	r.mu.Lock()
-	p := r.groups[key]
+	g, cached := r.groups[key]
 	r.mu.Unlock()
-	if p == nil {
-		var err error
-		if p, err = r.s.readGroup(loc, corrupt, func() (recordHeader, []byte, error) { return r.s.loadRecord(loc, corrupt) }); err != nil {
+	if !cached {
+		h, stored, err := r.s.loadRecord(loc, corrupt)
+		if err != nil {
 			return nil, err
 		}
-		r.keep(key, p)
+		g = sessionGroup{h: h, stored: stored}
 	}
-	_, content, err := memberOf(p, loc, id, corrupt)
+	if !g.holds(loc.Member) {
+		p, err := r.s.groupThrough(g.h, g.stored, loc.Member, g.payload, corrupt)
+		if err != nil {
+			return nil, err
+		}
+		g.payload = p
+		r.keep(key, g)
+	}
+	_, content, err := memberOf(g.payload, g.h.size, loc, id, corrupt)
 	return bytes.Clone(content), err
 }
 
-// keep adds a verified group payload, dropping the oldest beyond
-// sessionGroups.
-func (r *ReadSession) keep(key groupKey, p []byte) {
+// sessionGroup is a group record a ReadSession loaded: its header, its
+// payload as stored, and what was decoded of it, a prefix (the whole
+// payload once a read needed more than the first decode held).
+type sessionGroup struct {
+	h       recordHeader
+	stored  []byte
+	payload []byte
+}
+
+// holds reports whether the decoded prefix holds member i whole.
+func (g sessionGroup) holds(i uint32) bool {
+	_, _, end, err := memberSpan(g.payload, g.h.size, i)
+	return err == nil && end <= int64(len(g.payload))
+}
+
+// keep records what was decoded of a group, dropping the oldest group
+// beyond sessionGroups.
+func (r *ReadSession) keep(key groupKey, g sessionGroup) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.groups[key]; ok {
+	if old, ok := r.groups[key]; ok {
+		if len(g.payload) > len(old.payload) {
+			r.groups[key] = g
+		}
 		return
 	}
-	r.groups[key] = p
+	r.groups[key] = g
 	r.order = append(r.order, key)
 	if len(r.order) > sessionGroups {
 		delete(r.groups, r.order[0])
