@@ -10,7 +10,10 @@ import (
 // chunkedReader streams a FlagChunked blob one verified chunk at a time and
 // checks the whole content's hash at the end. It holds one chunk in memory.
 type chunkedReader struct {
-	s      *Store
+	s *Store
+	// read reads a chunk's verified content (Store.content, or a
+	// ReadSession's).
+	read   func(Locator, ID) ([]byte, error)
 	id     ID
 	loc    Locator // of the chunk-list record, for error reports
 	chunks []chunkRef
@@ -19,13 +22,14 @@ type chunkedReader struct {
 	err    error  // sticky: io.EOF after a verified end, or the failure
 }
 
-// openChunked reads the chunk list of blob id at loc.
-func (s *Store) openChunked(id ID, loc Locator) (*chunkedReader, error) {
+// openChunked reads the chunk list of blob id at loc; the chunks are read
+// with read.
+func (s *Store) openChunked(id ID, loc Locator, read func(Locator, ID) ([]byte, error)) (*chunkedReader, error) {
 	chunks, err := s.readChunkList(id, loc)
 	if err != nil {
 		return nil, err
 	}
-	return &chunkedReader{s: s, id: id, loc: loc, chunks: chunks, hash: blake3.New()}, nil
+	return &chunkedReader{s: s, read: read, id: id, loc: loc, chunks: chunks, hash: blake3.New()}, nil
 }
 
 // next returns the next verified chunk, or io.EOF once every chunk was
@@ -65,8 +69,7 @@ func (r *chunkedReader) loadChunk(c chunkRef) ([]byte, error) {
 	if loc.Flags&FlagChunked != 0 || loc.Size != int64(c.size) {
 		return nil, r.corrupt("chunk " + c.id.Short() + " has the wrong kind or size")
 	}
-	_, data, err := r.s.readRecord(loc, c.id)
-	return data, err
+	return r.read(loc, c.id)
 }
 
 func (r *chunkedReader) corrupt(reason string) error {

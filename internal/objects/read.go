@@ -40,7 +40,7 @@ func (s *Store) get(id ID, read func(Locator, ID) ([]byte, error)) ([]byte, erro
 	if loc.Flags&FlagChunked == 0 {
 		return read(loc, id)
 	}
-	r, err := s.openChunked(id, loc)
+	r, err := s.openChunked(id, loc, read)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *Store) open(id ID, read func(Locator, ID) ([]byte, error)) (io.ReadClos
 		}
 		return io.NopCloser(bytes.NewReader(data)), loc.Size, nil
 	}
-	r, err := s.openChunked(id, loc)
+	r, err := s.openChunked(id, loc, read)
 	if err != nil {
 		return nil, 0, err
 	}
