@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,4 +144,67 @@ func TestVerifyFindsDamagedPackHeader(t *testing.T) {
 	if rep.BytesHashed != 0 {
 		t.Fatalf("quick verify hashed %d bytes", rep.BytesHashed)
 	}
+}
+
+// Verify reads the blobs in the order they lie in the packs, through one
+// read session; it still names every damaged file, and only those, when
+// the damage is in members of one group or in one chunk of a large file.
+func TestVerifyNamesEachDamagedFileOfAGroup(t *testing.T) {
+	t.Parallel()
+	tree := testtree.Dir{}
+	for i := range 80 {
+		tree[fmt.Sprintf("f%03d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprintf("line of file %03d\n", i), 1200)}
+	}
+	var big strings.Builder
+	for i := range 400_000 {
+		fmt.Fprintf(&big, "big line %07d\n", i)
+	}
+	tree["big.txt"] = testtree.File{Content: big.String()}
+	f := newFixture(t, tree)
+	// Written raw, every file's bytes can be found in the packs.
+	f.open(Options{DeferCompression: true})
+	cp := f.save("one")
+	for _, needle := range []string{"line of file 010\n", "line of file 011\n", "line of file 055\n", "big line 0200000\n"} {
+		damageFirst(t, f, needle)
+	}
+	f.open(Options{})
+	rep, err := f.e.Verify(context.Background(), VerifyOptions{})
+	if !errors.Is(err, ErrCorrupt) || rep == nil {
+		t.Fatalf("verify: %v, want ErrCorrupt with a report", err)
+	}
+	var got []string
+	for _, p := range rep.Problems {
+		if p.Checkpoint != cp.ID {
+			t.Errorf("problem %v names checkpoint %s, want %s", p, p.Checkpoint.Short(), cp.ID.Short())
+		}
+		got = append(got, p.Path)
+	}
+	slices.Sort(got)
+	if want := []string{"big.txt", "f010.txt", "f011.txt", "f055.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("verify named %q, want %q", got, want)
+	}
+}
+
+// damageFirst flips a byte of the first occurrence of needle in the
+// store's packs.
+func damageFirst(t *testing.T, f *fixture, needle string) {
+	t.Helper()
+	packs, err := filepath.Glob(filepath.Join(f.store, "packs", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pack := range packs {
+		b, err := os.ReadFile(pack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := bytes.Index(b, []byte(needle)); i >= 0 {
+			b[i+len(needle)/2] ^= 0x20
+			if err := os.WriteFile(pack, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%q is in no pack", needle)
 }

@@ -1,11 +1,13 @@
 package maint
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -129,36 +131,53 @@ func (s *Store) verifyLocators(g *Graph, rep *Checked, add func(Problem)) (map[o
 
 // verifyContent re-reads and re-hashes every reachable blob (a chunked
 // file is streamed through its chunks and its whole hash checked), in
-// parallel.
+// parallel, in the order the blobs lie in the packs and through one read
+// session, so that each group record is read and decoded once rather than
+// once per member.
 func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]bool, rep *Checked,
 	add func(Problem), progress func(Progress)) error {
 	var total int64
+	var todo []objects.ID
 	for id, b := range g.blobs {
 		if !b.missing && !bad[id] {
 			total += b.loc.Size
+			todo = append(todo, id)
 		}
 	}
+	slices.SortFunc(todo, func(x, y objects.ID) int {
+		a, b := g.blobs[x].loc, g.blobs[y].loc
+		return cmp.Or(cmp.Compare(a.Pack, b.Pack), cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Member, b.Member))
+	})
+	reads := s.Blobs.ReadSession()
 	var done, blobs atomic.Int64
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(runtime.GOMAXPROCS(0))
-	for id, b := range g.blobs {
-		if b.missing || bad[id] {
-			continue
+	for len(todo) > 0 {
+		// One record's blobs (a group's members) go to one goroutine.
+		n := 1
+		for n < len(todo) && sameRecord(g.blobs[todo[0]].loc, g.blobs[todo[n]].loc) {
+			n++
 		}
+		record := todo[:n]
+		todo = todo[n:]
 		eg.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n, err := s.hashBlob(id)
-			if err != nil {
-				if !isCorrupt(err) {
+			for _, id := range record {
+				if err := ctx.Err(); err != nil {
 					return err
 				}
-				add(b.site.at(Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + err.Error()}))
-			}
-			d := done.Add(n)
-			if progress != nil && blobs.Add(1)%64 == 0 {
-				progress(Progress{Phase: "verify", Done: d, Total: total})
+				n, err := hashBlob(reads, id)
+				switch {
+				case err == nil:
+				case !isCorrupt(err):
+					return err
+				case !g.reportedElsewhere(id, err):
+					b := g.blobs[id]
+					add(b.site.at(Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + err.Error()}))
+				}
+				d := done.Add(n)
+				if progress != nil && blobs.Add(1)%64 == 0 {
+					progress(Progress{Phase: "verify", Done: d, Total: total})
+				}
 			}
 			return nil
 		})
@@ -168,9 +187,20 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 	return err
 }
 
+// reportedElsewhere reports whether err, damage met reading blob id, is
+// damage to another reachable blob (a chunk of chunked blob id), which
+// verify checks and reports itself.
+func (g *Graph) reportedElsewhere(id objects.ID, err error) bool {
+	var ce *objects.CorruptError
+	return errors.As(err, &ce) && ce.ID != id && g.blobs[ce.ID] != nil
+}
+
+// sameRecord reports whether a and b locate blobs of one record.
+func sameRecord(a, b objects.Locator) bool { return a.Pack == b.Pack && a.Offset == b.Offset }
+
 // hashBlob reads blob id back through the verifying reader.
-func (s *Store) hashBlob(id objects.ID) (int64, error) {
-	r, _, err := s.Blobs.Open(id)
+func hashBlob(reads *objects.ReadSession, id objects.ID) (int64, error) {
+	r, _, err := reads.Open(id)
 	if err != nil {
 		return 0, err
 	}
