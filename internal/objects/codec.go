@@ -21,7 +21,9 @@ const probeLen = 64 << 10
 
 // codec holds GOMAXPROCS zstd encoders, made on first use and kept, and a
 // bounded free list of decoders, each used by one goroutine at a time
-// through EncodeAll/DecodeAll. Compressions wait for a free encoder rather
+// through EncodeAll/DecodeAll or as a prefixDecoder (a decoder keeps the
+// window of the last frame it streamed, at most maxGroupSize plus a
+// block). Compressions wait for a free encoder rather
 // than make one more: compression is CPU-bound, and every encoder made and
 // dropped allocated its window anew (the largest allocator of a first save
 // before). Neither writes or checks zstd's own checksum: BLAKE3 verifies
@@ -136,14 +138,28 @@ type prefixDecoder struct {
 }
 
 // prefixDecoder starts decoding the zstd frame src, whose content must be
-// size bytes. close returns its decoder.
+// size bytes (at most maxGroupSize). close returns its decoder. A frame
+// whose header declares another content size, or a window larger than
+// maxGroupSize, is refused before anything is decoded: a streaming
+// decoder allocates the window the header asks for, and a damaged header
+// must not make it ask for more than a group can hold.
 func (c *codec) prefixDecoder(src []byte, size int64) (*prefixDecoder, error) {
+	var fh zstd.Header
+	if err := fh.Decode(src); err != nil {
+		return nil, fmt.Errorf("undecodable payload: %w", err)
+	}
+	switch {
+	case size > maxGroupSize:
+		return nil, fmt.Errorf("payload of %d bytes is too large to decode in part", size)
+	case fh.HasFCS && fh.FrameContentSize != uint64(size):
+		return nil, fmt.Errorf("payload frame declares %d bytes, want %d", fh.FrameContentSize, size)
+	case !fh.SingleSegment && fh.WindowSize > maxGroupSize:
+		return nil, fmt.Errorf("payload frame asks for a %d-byte window", fh.WindowSize)
+	}
 	d, err := c.decoder()
 	if err != nil {
 		return nil, err
 	}
-	// A bytes.Reader, not a bytes.Buffer: the decoder would decode a
-	// Buffer whole at once.
 	if err := d.Reset(bytes.NewReader(src)); err != nil {
 		c.putDecoder(d)
 		return nil, fmt.Errorf("undecodable payload: %w", err)

@@ -45,7 +45,7 @@ type Rewriter struct {
 	placed []Placement // regrouped blobs written since the last Sync
 	// reads is what Regroup reads through: a collection regroups a group's
 	// members one after another, and the packs it reads are never written
-	// while it runs, so each group is read and hashed once.
+	// while it runs, so each group is read and decoded once.
 	reads *ReadSession
 }
 
@@ -83,6 +83,13 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 	h, err := parseRecordHeader(raw)
 	if err != nil || (h.id != id && loc.Flags&FlagGroup == 0) {
 		return Locator{}, &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: "record changed while it was copied"}
+	}
+	if loc.Flags&FlagGroup != 0 {
+		// Copied whole, a group is checked whole: a read of one member
+		// checks only that member.
+		if _, err := r.s.decodeGroup(h, raw[recordHeaderLen:], r.s.recordCorrupt(loc, id)); err != nil {
+			return Locator{}, err
+		}
 	}
 	off, pack, err := r.append(h, raw[recordHeaderLen:])
 	if err != nil {

@@ -88,6 +88,29 @@ func TestRewriterRefusesDamage(t *testing.T) {
 	}
 }
 
+// A group record is copied whole, so it is checked whole: damage to a
+// member other than the one copied (one no longer live, say) copies
+// nothing either.
+func TestRewriterRefusesAGroupDamagedElsewhere(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	blobs := groupBlobs()[:50]
+	ids, _ := save(t, s, idx, blobs...)
+	first, _ := s.Stat(ids[0])
+	last, _ := s.Stat(ids[len(ids)-1])
+	if first.Offset != last.Offset {
+		t.Fatalf("the blobs are not one group: %+v, %+v", first, last)
+	}
+	flip(t, s.PackPath(last.Pack), last.Offset+int64(last.Length)-1)
+	mustGet(t, s, ids[0], blobs[0]) // the member copied still reads back
+	rw := s.NewRewriter()
+	defer rw.Close()
+	_, err := rw.Copy(ids[0], first)
+	mustCorrupt(t, err)
+	if got := rw.Packs(); len(got) != 0 {
+		t.Fatalf("a damaged group created packs %v", got)
+	}
+}
+
 // TestRewriterRollsOverAtPackSize checks that copies respect the pack cap.
 func TestRewriterRollsOverAtPackSize(t *testing.T) {
 	s, idx := testStore(t, Options{PackSize: 8 << 10})

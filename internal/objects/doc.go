@@ -85,7 +85,9 @@
 // the contents up to the member: half a group on average), checks the
 // table against the group's length and the member's content against its
 // table id, so every byte returned is verified. The group's own id is
-// checked where a record is taken in whole (one fetched from a remote).
+// checked where a record is taken in whole: one fetched from a remote,
+// copied by a collection (Rewriter.Copy), or checked by verify
+// (ReadSession.CheckGroup).
 //
 // The members of a group share its Offset and Length, so a caller that
 // sums Locator.Length per blob (live bytes per pack, bytes a task holds

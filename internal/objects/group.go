@@ -287,10 +287,18 @@ func (c *groupCache) get(pack uint32, offset int64, stored []byte) []byte {
 	return nil
 }
 
-// put caches a verified payload, replacing the oldest entry.
+// put caches what was decoded of a group: in place of the entry of the
+// same record (a shorter prefix of it), else of the oldest entry.
 func (c *groupCache) put(pack uint32, offset int64, stored, payload []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[c.next] = groupCacheEntry{pack: pack, offset: offset, stored: stored, payload: payload}
+	e := groupCacheEntry{pack: pack, offset: offset, stored: stored, payload: payload}
+	for i, old := range c.entries {
+		if old.payload != nil && old.pack == pack && old.offset == offset {
+			c.entries[i] = e
+			return
+		}
+	}
+	c.entries[c.next] = e
 	c.next = (c.next + 1) % groupCacheLen
 }

@@ -3,6 +3,7 @@ package objects
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -262,6 +263,42 @@ func TestAMemberIsDecodedOnlyUpToItsEnd(t *testing.T) {
 	mustCorrupt(t, err)
 	_, err = s.ReadSession().Get(ids[len(ids)-1])
 	mustCorrupt(t, err)
+}
+
+// A group frame whose header was damaged to declare a content of about
+// 49 MiB is refused before it is decoded: a partial read must not allocate the
+// window such a header asks for.
+func TestADamagedFrameHeaderCannotBalloonAMemberRead(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	var blobs [][]byte
+	for i := range 12 {
+		blobs = append(blobs, textBytes(uint64(i), 60<<10))
+	}
+	ids, _ := save(t, s, idx, blobs...)
+	loc, _ := s.Stat(ids[0])
+	raw, err := s.rawRecord(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Magic, then a frame header descriptor saying: single segment, a
+	// 4-byte content size right after it.
+	if fhd := raw[recordHeaderLen+4]; fhd>>6 != 2 || fhd>>5&1 != 1 || fhd&3 != 0 {
+		t.Fatalf("frame header descriptor %#x is not the expected one", fhd)
+	}
+	declared := recordHeaderLen + 5
+	// The size's top byte: 3 << 24 = 48 MiB more.
+	patchByte(t, s.PackPath(loc.Pack), loc.Offset+int64(declared+3), func(byte) byte { return 3 })
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, get := range []func(ID) ([]byte, error){s.Get, s.ReadSession().Get} {
+		_, err := get(ids[0])
+		mustCorrupt(t, err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Fatalf("two reads of a damaged group allocated %d MiB", grew>>20)
+	}
 }
 
 // lastZstdBlock returns the offset in frame, one zstd frame, of its last

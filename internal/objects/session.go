@@ -77,6 +77,33 @@ func (r *ReadSession) member(loc Locator, id ID) ([]byte, error) {
 	return bytes.Clone(content), err
 }
 
+// CheckGroup checks the group record at loc (the locator of any of its
+// members) whole against the group's id, dead members and all, as a fetch
+// of the record from a remote will: a member read checks only the
+// member. It uses what the session decoded of the record. Damage is a
+// *CorruptError.
+func (r *ReadSession) CheckGroup(loc Locator) error {
+	corrupt := r.s.recordCorrupt(loc, ID{})
+	r.mu.Lock()
+	g, cached := r.groups[groupKey{loc.Pack, loc.Offset}]
+	r.mu.Unlock()
+	if !cached {
+		h, stored, err := r.s.loadRecord(loc, corrupt)
+		if err != nil {
+			return err
+		}
+		g = sessionGroup{h: h, stored: stored}
+	}
+	if int64(len(g.payload)) != g.h.size {
+		_, err := r.s.decodeGroup(g.h, g.stored, corrupt)
+		return err
+	}
+	if Sum(g.payload) != g.h.id {
+		return corrupt("group does not match its id")
+	}
+	return nil
+}
+
 // sessionGroup is a group record a ReadSession loaded: its header, its
 // payload as stored, and what was decoded of it, a prefix (the whole
 // payload once a read needed more than the first decode held).
