@@ -13,7 +13,12 @@ import (
 // the waiter turns to the file now at the path, and its holder.
 func TestLockWonOnAReplacedFileIsNotKept(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "lock")
+	// /proc shows the resolved path.
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "lock")
 	old := holdLock(t, path, "pid 1 (old)\n")
 	got := make(chan error, 1)
 	go func() {

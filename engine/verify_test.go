@@ -208,3 +208,37 @@ func damageFirst(t *testing.T, f *fixture, needle string) {
 	}
 	t.Fatalf("%q is in no pack", needle)
 }
+
+// A group record is checked whole once its live files check: damage to a
+// file no checkpoint holds any more (a dead member, which a push would
+// still upload and a fetch reject) is a store-level locator problem that
+// names no file.
+func TestVerifyFindsDamageToADeadMemberOfAGroup(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{
+		"kept.txt": testtree.File{Content: strings.Repeat("kept line\n", 500)},
+		"gone.txt": testtree.File{Content: strings.Repeat("gone line\n", 500)},
+	})
+	f.open(Options{DeferCompression: true})
+	ctx := context.Background()
+	if _, err := f.e.Save(ctx, SaveOptions{Task: "scratch"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(f.ws, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	f.save("kept only")
+	if _, err := f.e.Drop(ctx, "scratch"); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, f.e)
+	damageFirst(t, f, "gone line\n")
+	f.open(Options{})
+	rep, err := f.e.Verify(ctx, VerifyOptions{})
+	if !errors.Is(err, ErrCorrupt) || rep == nil || len(rep.Problems) != 1 {
+		t.Fatalf("verify: %v, %+v; want one problem", err, rep)
+	}
+	if p := rep.Problems[0]; p.Kind != "locator" || p.Path != "" || !strings.Contains(p.Message, "group does not match its id") {
+		t.Fatalf("problem %+v, want a locator problem naming no file", p)
+	}
+}

@@ -133,7 +133,9 @@ func (s *Store) verifyLocators(g *Graph, rep *Checked, add func(Problem)) (map[o
 // file is streamed through its chunks and its whole hash checked), in
 // parallel, in the order the blobs lie in the packs and through one read
 // session, so that each group record is read and decoded once rather than
-// once per member.
+// once per member. A group record whose live members all check is then
+// checked whole, as a push and fetch of it would be: damage to its dead
+// members or its frame is a locator problem, as no file holds it.
 func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]bool, rep *Checked,
 	add func(Problem), progress func(Progress)) error {
 	var total int64
@@ -161,6 +163,7 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 		record := todo[:n]
 		todo = todo[n:]
 		eg.Go(func() error {
+			damaged := false
 			for _, id := range record {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -170,13 +173,24 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 				case err == nil:
 				case !isCorrupt(err):
 					return err
-				case !g.reportedElsewhere(id, err):
-					b := g.blobs[id]
-					add(b.site.at(Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + err.Error()}))
+				default:
+					damaged = true
+					if !g.reportedElsewhere(id, err) {
+						b := g.blobs[id]
+						add(b.site.at(Problem{Object: id, Kind: "blob", Path: b.site.path, Message: "blob " + id.Short() + ": " + err.Error()}))
+					}
 				}
 				d := done.Add(n)
 				if progress != nil && blobs.Add(1)%64 == 0 {
 					progress(Progress{Phase: "verify", Done: d, Total: total})
+				}
+			}
+			if loc := g.blobs[record[0]].loc; loc.Flags&objects.FlagGroup != 0 && !damaged {
+				if err := reads.CheckGroup(loc); err != nil {
+					if !isCorrupt(err) {
+						return err
+					}
+					add(Problem{Object: record[0], Kind: "locator", Message: "blob " + record[0].Short() + ": " + err.Error()})
 				}
 			}
 			return nil
@@ -188,11 +202,17 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 }
 
 // reportedElsewhere reports whether err, damage met reading blob id, is
-// damage to another reachable blob (a chunk of chunked blob id), which
-// verify checks and reports itself.
+// damage to another reachable blob (a chunk of chunked blob id) that
+// verify checks and reports itself, at the same file of the same
+// checkpoint. A chunk shared with another file is reported at the first
+// file that reached it only, so each other file's damage is its own.
 func (g *Graph) reportedElsewhere(id objects.ID, err error) bool {
 	var ce *objects.CorruptError
-	return errors.As(err, &ce) && ce.ID != id && g.blobs[ce.ID] != nil
+	if !errors.As(err, &ce) || ce.ID == id {
+		return false
+	}
+	chunk := g.blobs[ce.ID]
+	return chunk != nil && chunk.site == g.blobs[id].site
 }
 
 // sameRecord reports whether a and b locate blobs of one record.
