@@ -235,21 +235,7 @@ func TestGroupStartingWithRandomDataIsCompressed(t *testing.T) {
 // verified, through the store and a session, and reports its last member
 // as corrupt.
 func TestAMemberIsDecodedOnlyUpToItsEnd(t *testing.T) {
-	s, idx := testStore(t, Options{Groups: true})
-	var blobs [][]byte
-	for i := range 12 {
-		blobs = append(blobs, textBytes(uint64(i), 60<<10))
-	}
-	ids, _ := save(t, s, idx, blobs...)
-	first, _ := s.Stat(ids[0])
-	last, _ := s.Stat(ids[len(ids)-1])
-	if first.Flags&FlagCompressed == 0 || first.Offset != last.Offset || first.Pack != last.Pack {
-		t.Fatalf("the blobs are not one compressed group: %+v, %+v", first, last)
-	}
-	raw, err := s.rawRecord(first)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, blobs, ids, first, raw := compressedGroup(t)
 	block := lastZstdBlock(t, raw[recordHeaderLen:])
 	// Block type 3 is reserved: no decoder gets past it.
 	patchByte(t, s.PackPath(first.Pack), first.Offset+int64(recordHeaderLen+block), func(b byte) byte { return b | 0b110 })
@@ -266,20 +252,10 @@ func TestAMemberIsDecodedOnlyUpToItsEnd(t *testing.T) {
 }
 
 // A group frame whose header was damaged to declare a content of about
-// 49 MiB is refused before it is decoded: a partial read must not allocate the
-// window such a header asks for.
+// 49 MiB is refused before it is decoded: a partial read must not
+// allocate the window such a header asks for.
 func TestADamagedFrameHeaderCannotBalloonAMemberRead(t *testing.T) {
-	s, idx := testStore(t, Options{Groups: true})
-	var blobs [][]byte
-	for i := range 12 {
-		blobs = append(blobs, textBytes(uint64(i), 60<<10))
-	}
-	ids, _ := save(t, s, idx, blobs...)
-	loc, _ := s.Stat(ids[0])
-	raw, err := s.rawRecord(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, ids, loc, raw := compressedGroup(t)
 	// Magic, then a frame header descriptor saying: single segment, a
 	// 4-byte content size right after it.
 	if fhd := raw[recordHeaderLen+4]; fhd>>6 != 2 || fhd>>5&1 != 1 || fhd&3 != 0 {
@@ -299,6 +275,28 @@ func TestADamagedFrameHeaderCannotBalloonAMemberRead(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
 		t.Fatalf("two reads of a damaged group allocated %d MiB", grew>>20)
 	}
+}
+
+// compressedGroup stores 720 KiB of text in one compressed group record
+// (several zstd blocks) and returns the blobs, their ids, the first one's
+// locator and the record as stored.
+func compressedGroup(t *testing.T) (s *Store, blobs [][]byte, ids []ID, loc Locator, raw []byte) {
+	t.Helper()
+	s, idx := testStore(t, Options{Groups: true})
+	for i := range 12 {
+		blobs = append(blobs, textBytes(uint64(i), 60<<10))
+	}
+	ids, _ = save(t, s, idx, blobs...)
+	loc, _ = s.Stat(ids[0])
+	last, _ := s.Stat(ids[len(ids)-1])
+	if loc.Flags&FlagCompressed == 0 || loc.Offset != last.Offset || loc.Pack != last.Pack {
+		t.Fatalf("the blobs are not one compressed group: %+v, %+v", loc, last)
+	}
+	raw, err := s.rawRecord(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, blobs, ids, loc, raw
 }
 
 // lastZstdBlock returns the offset in frame, one zstd frame, of its last
