@@ -197,13 +197,24 @@ func TestCrashLoop(t *testing.T) {
 // whether it killed it and how long it ran.
 func runCrashChild(t *testing.T, op, store, ws, arg string, delay time.Duration) (bool, time.Duration) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashLoopChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s|%s", crashLoopEnv, op, store, ws, arg))
+	var cmd *exec.Cmd
 	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
 	begin := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	// Wine's CreateProcess fails now and then ("Internal error"); a child
+	// that never started changed nothing, so it is started again.
+	for attempt := 1; ; attempt++ {
+		cmd = exec.Command(os.Args[0], "-test.run=^TestCrashLoopChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s|%s", crashLoopEnv, op, store, ws, arg))
+		cmd.Stdout, cmd.Stderr = &out, &out
+		begin = time.Now()
+		err := cmd.Start()
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("start of the %s child, attempt %d: %v", op, attempt, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
