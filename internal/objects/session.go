@@ -19,8 +19,8 @@ const sessionGroups = 16
 // of a member past what was decoded decodes the group whole, once.) Every
 // content it returns is verified against its id as the Store's are; what
 // it does not promise is to see damage done to a group record on disk
-// after it read that record. A ReadSession is safe for
-// concurrent use; drop it when the operation that needed it ends.
+// after it read that record. A ReadSession is safe for concurrent use;
+// drop it when the operation that needed it ends.
 type ReadSession struct {
 	s  *Store
 	mu sync.Mutex
@@ -55,15 +55,9 @@ func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
 func (r *ReadSession) member(loc Locator, id ID) ([]byte, error) {
 	corrupt := r.s.recordCorrupt(loc, id)
 	key := groupKey{loc.Pack, loc.Offset}
-	r.mu.Lock()
-	g, cached := r.groups[key]
-	r.mu.Unlock()
-	if !cached {
-		h, stored, err := r.s.loadRecord(loc, corrupt)
-		if err != nil {
-			return nil, err
-		}
-		g = sessionGroup{h: h, stored: stored}
+	g, err := r.loaded(loc, corrupt)
+	if err != nil {
+		return nil, err
 	}
 	if !g.holds(loc.Member) {
 		p, err := r.s.groupThrough(g.h, g.stored, loc.Member, g.payload, corrupt)
@@ -84,15 +78,9 @@ func (r *ReadSession) member(loc Locator, id ID) ([]byte, error) {
 // *CorruptError.
 func (r *ReadSession) CheckGroup(loc Locator) error {
 	corrupt := r.s.recordCorrupt(loc, ID{})
-	r.mu.Lock()
-	g, cached := r.groups[groupKey{loc.Pack, loc.Offset}]
-	r.mu.Unlock()
-	if !cached {
-		h, stored, err := r.s.loadRecord(loc, corrupt)
-		if err != nil {
-			return err
-		}
-		g = sessionGroup{h: h, stored: stored}
+	g, err := r.loaded(loc, corrupt)
+	if err != nil {
+		return err
 	}
 	if int64(len(g.payload)) != g.h.size {
 		_, err := r.s.decodeGroup(g.h, g.stored, corrupt)
@@ -102,6 +90,19 @@ func (r *ReadSession) CheckGroup(loc Locator) error {
 		return corrupt("group does not match its id")
 	}
 	return nil
+}
+
+// loaded returns what the session holds of the group record at loc, or
+// the record loaded from disk with nothing decoded yet.
+func (r *ReadSession) loaded(loc Locator, corrupt func(string) error) (sessionGroup, error) {
+	r.mu.Lock()
+	g, cached := r.groups[groupKey{loc.Pack, loc.Offset}]
+	r.mu.Unlock()
+	if cached {
+		return g, nil
+	}
+	h, stored, err := r.s.loadRecord(loc, corrupt)
+	return sessionGroup{h: h, stored: stored}, err
 }
 
 // sessionGroup is a group record a ReadSession loaded: its header, its
