@@ -183,9 +183,16 @@ func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
 			if err != nil {
 				return translate(err)
 			}
-			out[i] = FileDiff{Path: d.Path, Absolute: filepath.Join(r.workspace, filepath.FromSlash(c.Path)),
-				Status: ChangeStatus(d.Status), OldPath: d.OldPath, Binary: d.Binary, TooLarge: d.TooLarge,
-				Before: d.Before, After: d.After, BeforeSize: d.BeforeSize, AfterSize: d.AfterSize}
+			fd := FileDiff{Path: c.Path, Absolute: filepath.Join(r.workspace, filepath.FromSlash(c.Path)),
+				Status: ChangeStatus(c.Status), OldPath: c.OldPath, Binary: d.Binary, TooLarge: d.TooLarge,
+				Before: d.Before, After: d.After}
+			if c.Before != nil {
+				fd.BeforeSize = c.Before.Size
+			}
+			if c.After != nil {
+				fd.AfterSize = c.After.Size
+			}
+			out[i] = fd
 			return nil
 		})
 	}

@@ -143,8 +143,8 @@ func TestTooLargeIsNotLoadedWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fj.TooLarge || fj.Binary || fj.Before != nil || fj.After != nil || fj.AfterSize != int64(len(big)+5) {
-		t.Errorf("Describe = %+v", fj)
+	if !fj.TooLarge || fj.Binary || fj.Before != nil || fj.After != nil || changes[0].After.Size != int64(len(big)+5) {
+		t.Errorf("Describe = %+v, after size %d", fj, changes[0].After.Size)
 	}
 	var patch bytes.Buffer
 	if err := WritePatch(&patch, changes, s, s, opts); err != nil {

@@ -102,13 +102,25 @@ func TestGolden(t *testing.T) {
 			if err := WriteNameStatus(&names, changes); err != nil {
 				t.Fatal(err)
 			}
-			var files []FileJSON
+			type described struct {
+				Path, OldPath string
+				Status        Status
+				Sizes         [2]int64 // before, after
+				Contents
+			}
+			var files []described
 			for _, c := range changes {
 				fj, err := Describe(c, s, s, gc.opts)
 				if err != nil {
 					t.Fatal(err)
 				}
-				files = append(files, fj)
+				d := described{Path: c.Path, OldPath: c.OldPath, Status: c.Status, Contents: fj}
+				for i, side := range []*Side{c.Before, c.After} {
+					if side != nil {
+						d.Sizes[i] = side.Size
+					}
+				}
+				files = append(files, d)
 			}
 			enc := json.NewEncoder(&js)
 			enc.SetIndent("", "  ")
