@@ -17,13 +17,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 	"github.com/klauspost/compress/dict"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 )
 
-// Store framing the candidates are charged for, as in internal/objects:
+// Store framing the candidates are charged for, as in objects:
 // each record has a 53-byte header; a grouped blob adds a 40-byte member
 // entry (id, offset, length) to its group.
 const (
@@ -81,8 +81,8 @@ func runCandidates(ctx context.Context, args []string) error {
 		return err
 	}
 	cands = append(cands,
-		storeCandidate("internal/objects store, per-blob records (today)", filepath.Join(scratch, "plain"), objects.Options{}),
-		storeCandidate("internal/objects store, Options.Groups (kept)", filepath.Join(scratch, "groups"), objects.Options{Groups: true}))
+		storeCandidate("objects store, per-blob records (today)", filepath.Join(scratch, "plain"), objects.Options{}),
+		storeCandidate("objects store, Options.Groups (kept)", filepath.Join(scratch, "groups"), objects.Options{Groups: true}))
 	rep := candidateReport{Corpus: *dir, Load: loadAverage()}
 	seen := map[[32]byte]struct{}{}
 	var batch [][]byte

@@ -30,7 +30,7 @@ func TestPinnedModulesAreExactVersions(t *testing.T) {
 
 // TestCandidatesOnASmallTree runs "bench compress" on similar source files:
 // every candidate stores something, and grouping similar files beats one
-// frame per file, in the model and in internal/objects' packs alike.
+// frame per file, in the model and in objects' packs alike.
 func TestCandidatesOnASmallTree(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 200 {
@@ -61,7 +61,7 @@ func TestCandidatesOnASmallTree(t *testing.T) {
 	if rep.Files != 200 || len(rep.Candidates) != 12 {
 		t.Fatalf("%d files, %d candidates", rep.Files, len(rep.Candidates))
 	}
-	plain, grouped := byName["internal/objects store, per-blob records (today)"], byName["internal/objects store, Options.Groups (kept)"]
+	plain, grouped := byName["objects store, per-blob records (today)"], byName["objects store, Options.Groups (kept)"]
 	if grouped >= plain || byName["solid groups (1 MiB, blobs ≤ 1 MiB) fastest"] >= byName["per-blob zstd fastest (today)"] {
 		t.Fatalf("groups did not beat per-blob frames: %v", byName)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/ckpt/ckpt/bench/corpus"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // The remote benchmark: "bench remote" pushes a corpus to an S3 service

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // shadowGit runs the checkpoint flow of Cline and Roo Code: a git directory

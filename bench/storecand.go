@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // noIndex is the empty index of a store written by one fresh batch.
@@ -20,7 +20,7 @@ func (noIndex) Locator(objects.ID) (objects.Locator, bool, error) {
 	return objects.Locator{}, false, nil
 }
 
-// storeCandidate writes the blobs through internal/objects itself into a
+// storeCandidate writes the blobs through objects itself into a
 // store under dir, one fresh batch synced after every batch of blobs, and
 // charges the store's bytes on disk: the format as implemented, framing
 // included.

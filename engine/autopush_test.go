@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
 )
 
 // flakyBackend fails every Put while down is set.

@@ -7,9 +7,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // cleanRelPath validates a workspace-relative path given by a caller by
@@ -28,13 +27,13 @@ func cleanRelPath(p string) (string, error) {
 
 // lookup finds the entry at rel in the tree rooted at root. The root itself
 // is returned as a directory entry.
-func (e *Engine) lookup(root objects.ID, rel string) (index.Entry, error) {
-	ent := index.Entry{Kind: index.KindDir, ID: root}
+func (e *Engine) lookup(root objects.ID, rel string) (objects.Entry, error) {
+	ent := objects.Entry{Kind: objects.KindDir, ID: root}
 	if rel == "" {
 		return ent, nil
 	}
 	for _, name := range strings.Split(rel, "/") {
-		if ent.Kind != index.KindDir {
+		if ent.Kind != objects.KindDir {
 			return ent, fmt.Errorf("%w: %q is not in the checkpoint (%s is not a directory)", ErrBadRequest, rel, ent.Name)
 		}
 		t, err := e.db.Tree(ent.ID)
@@ -71,7 +70,7 @@ func (e *Engine) ls(ctx context.Context, task, ref, dir string) ([]LsEntry, erro
 	if err != nil {
 		return nil, err
 	}
-	if ent.Kind != index.KindDir {
+	if ent.Kind != objects.KindDir {
 		return []LsEntry{lsEntry(rel, ent)}, nil
 	}
 	t, err := e.db.Tree(ent.ID)
@@ -101,7 +100,7 @@ func (e *Engine) cat(ctx context.Context, task, ref, file string) (io.ReadCloser
 	if err != nil {
 		return nil, 0, err
 	}
-	if ent.Kind == index.KindDir {
+	if ent.Kind == objects.KindDir {
 		return nil, 0, fmt.Errorf("%w: %q is a directory; use ls", ErrBadRequest, file)
 	}
 	return e.openBlob(ctx, ent.ID)

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/engine/internal/save"
-	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 	"golang.org/x/sync/errgroup"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 func TestDiffCheckpointsAndWorkspace(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Size of the GC benchmark's store: benchCheckpoints checkpoints of a tree
@@ -43,28 +43,28 @@ func buildHistoryStore(b testing.TB, opts Options, shape historyShape) (store, w
 	defer e.Close()
 	blobs := e.blobs.NewBatch()
 	defer blobs.Close()
-	file := func(d, i, v int) index.Entry {
+	file := func(d, i, v int) objects.Entry {
 		c := fmt.Sprintf("dir %d file %d version %d\n%s", d, i, v, strings.Repeat(fmt.Sprint(d*i+v), 40))
 		id, err := blobs.PutBytes([]byte(c))
 		if err != nil {
 			b.Fatal(err)
 		}
-		return index.Entry{Name: fmt.Sprintf("f%03d", i), Kind: index.KindFile, Mode: 0o644, Size: int64(len(c)), ID: id}
+		return objects.Entry{Name: fmt.Sprintf("f%03d", i), Kind: objects.KindFile, Mode: 0o644, Size: int64(len(c)), ID: id}
 	}
-	dirs := make([]index.Tree, shape.dirs)
+	dirs := make([]objects.Tree, shape.dirs)
 	for d := range dirs {
 		for i := range shape.files {
 			dirs[d].Entries = append(dirs[d].Entries, file(d, i, 0))
 		}
 	}
 	batch := e.db.NewBatch()
-	root := index.Tree{Entries: make([]index.Entry, shape.dirs)}
+	root := objects.Tree{Entries: make([]objects.Entry, shape.dirs)}
 	putDir := func(d int) {
 		id, err := batch.PutTree(dirs[d])
 		if err != nil {
 			b.Fatal(err)
 		}
-		root.Entries[d] = index.Entry{Name: fmt.Sprintf("d%03d", d), Kind: index.KindDir, Mode: 0o755, ID: id}
+		root.Entries[d] = objects.Entry{Name: fmt.Sprintf("d%03d", d), Kind: objects.KindDir, Mode: 0o755, ID: id}
 	}
 	for d := range dirs {
 		putDir(d)

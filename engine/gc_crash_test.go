@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // gcCrashEnv carries "store|workspace|N|op" to the child process that runs

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // historySaves sizes the generated history of the retention test.

@@ -1,6 +1,6 @@
 package engine
 
-import "github.com/ckpt/ckpt/internal/objects"
+import "github.com/ckpt/ckpt/objects"
 
 // ID identifies a checkpoint, tree or blob: the BLAKE3-256 digest of its
 // content (or canonical encoding). The zero ID means "none".

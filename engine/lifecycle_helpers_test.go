@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // record is one checkpoint of a generated history and the files it holds.

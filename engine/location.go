@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/osfs"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // canonicalWorkspace resolves path to an absolute, symlink-free directory and

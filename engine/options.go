@@ -12,7 +12,7 @@ import (
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/osfs"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // DefaultTask is the task used when none is named.

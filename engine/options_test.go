@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // TestOpenRefusesMeaninglessOptions checks that Open refuses an unknown

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/save"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // ProgressInterval is the least time between two Options.OnProgress calls.

@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
 )
 
 // Backend is an object store that checkpoints are pushed to and pulled
-// from: a file:// directory or an s3:// bucket (internal/remote opens
+// from: a file:// directory or an s3:// bucket (engine/remote opens
 // them). Its guarantees (atomic puts, conditional puts as compare-and-swap,
 // read after write) are what keep a remote consistent.
 type Backend = remote.Backend

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 

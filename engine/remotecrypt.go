@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
-	"github.com/ckpt/ckpt/internal/remote"
-	"github.com/ckpt/ckpt/internal/remote/crypt"
+	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/engine/remote/crypt"
 )
 
 var (

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/remote"
-	"github.com/ckpt/ckpt/internal/remote/crypt"
+	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/engine/remote/crypt"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // secretCase is one way of keying an encrypted remote.

@@ -8,11 +8,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/engine/internal/maint"
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
-	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // FetchedBlobs counts what a restore fetched from remotes: blobs a pull
@@ -230,7 +229,7 @@ func changedBlobs(changes []diffview.Change) []objects.ID {
 	var ids []objects.ID
 	for _, c := range changes {
 		for _, side := range []*diffview.Side{c.Before, c.After} {
-			if side != nil && side.Kind != index.KindDir {
+			if side != nil && side.Kind != objects.KindDir {
 				ids = append(ids, side.ID)
 			}
 		}

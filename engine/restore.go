@@ -7,12 +7,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
-	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/osfs"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Only selects what a restore rewinds.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/save"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // SaveOptions describe one checkpoint.

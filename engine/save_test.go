@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // age sets the mtimes of paths an hour back, so no stat-cache entry is racy.

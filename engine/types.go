@@ -3,9 +3,10 @@ package engine
 import (
 	"time"
 
-	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // CheckpointKind tells a checkpoint the host asked for from the backup a
@@ -101,17 +102,17 @@ func publicSkipped(in []walker.Skipped) []Skipped {
 	return out
 }
 
-func entryKind(k index.Kind) EntryKind {
+func entryKind(k objects.Kind) EntryKind {
 	switch k {
-	case index.KindDir:
+	case objects.KindDir:
 		return EntryDir
-	case index.KindSymlink:
+	case objects.KindSymlink:
 		return EntrySymlink
 	}
 	return EntryFile
 }
 
-func lsEntry(p string, e index.Entry) LsEntry {
+func lsEntry(p string, e objects.Entry) LsEntry {
 	return LsEntry{Path: p, Name: e.Name, Kind: entryKind(e.Kind), Mode: e.Mode, Size: e.Size, ID: ID(e.ID)}
 }
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // corruptFixture saves a small workspace and returns it with the

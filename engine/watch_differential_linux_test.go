@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/save"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // The watcher exists on Linux only (elsewhere every save walks), so the
@@ -316,7 +315,7 @@ func flatten(t *testing.T, e *Engine, id objects.ID, dir string, out map[string]
 	for _, ent := range tree.Entries {
 		p := dir + "/" + ent.Name
 		out[fmt.Sprintf("%s %d %o %.8s", p, ent.Kind, ent.Mode, ent.ID)] = true
-		if ent.Kind == index.KindDir {
+		if ent.Kind == objects.KindDir {
 			flatten(t, e, ent.ID, p, out)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/walker"
 	"golang.org/x/sync/errgroup"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/engine"
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
 )
 
 // openRemote opens a remote's backend, with the endpoint, region and

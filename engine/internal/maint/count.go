@@ -1,6 +1,6 @@
 package maint
 
-import "github.com/ckpt/ckpt/internal/objects"
+import "github.com/ckpt/ckpt/objects"
 
 // recordKey names one stored record: the members of a group record share
 // its pack and offset.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // groupStore writes three small blobs into one group record and saves
@@ -48,9 +48,9 @@ func groupStore(t *testing.T) (*Store, [3]objects.ID, int64) {
 	}
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	save := func(task string, seq uint64, head bool, blobs ...objects.ID) {
-		var tr index.Tree
+		var tr objects.Tree
 		for i, id := range blobs {
-			tr.Entries = append(tr.Entries, index.Entry{Name: string(rune('a' + i)), Kind: index.KindFile, Mode: 0o644, Size: 13, ID: id})
+			tr.Entries = append(tr.Entries, objects.Entry{Name: string(rune('a' + i)), Kind: objects.KindFile, Mode: 0o644, Size: 13, ID: id})
 		}
 		root, err := b.PutTree(tr)
 		if err != nil {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Swept counts what a collection did.

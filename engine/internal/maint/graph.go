@@ -5,8 +5,8 @@ import (
 	"errors"
 	"path"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Problem is one integrity failure: what is wrong, and where it was first
@@ -191,7 +191,7 @@ func (g *Graph) addTree(id objects.ID, site refSite) error {
 	}
 	for _, ent := range t.Entries {
 		child := refSite{cp: site.cp, path: path.Join(site.path, ent.Name)}
-		if ent.Kind == index.KindDir {
+		if ent.Kind == objects.KindDir {
 			n.subs = append(n.subs, ent.ID)
 			if err := g.addTree(ent.ID, child); err != nil {
 				return err

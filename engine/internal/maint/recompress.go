@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Recompressed reports the recompression of one deferred pack.

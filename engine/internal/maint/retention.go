@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Policy says which checkpoints a collection drops; zero fields mean no

@@ -3,7 +3,7 @@ package maint
 import (
 	"context"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Listed is a checkpoint as a task lists it.

@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Sizes measures the store; the fields mean what engine.StoreStats says.

@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Store is what maintenance works on: the index and the packs of one store.

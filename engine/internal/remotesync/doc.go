@@ -1,5 +1,5 @@
 // Package remotesync moves a store's checkpoints to and from a remote
-// (internal/remote's Backend): push, pull, and the on-demand fetch of blobs
+// (engine/remote's Backend): push, pull, and the on-demand fetch of blobs
 // that a pull left on the remote. Package engine holds the lock, names the
 // remotes and turns results into its public types.
 //
@@ -15,7 +15,7 @@
 //	heads/<hex>  the head of one task; <hex> is the BLAKE3-256 of
 //	             "ckpt-task\x00" followed by the task name
 //
-// With a Namer (Syncer.Names, a remote encrypted with internal/remote/crypt,
+// With a Namer (Syncer.Names, a remote encrypted with engine/remote/crypt,
 // whose *Key is one), every <hex> above is instead the keyed hash the Namer
 // gives of the same bytes: the same key gives the same names on every
 // machine, and a name tells nothing to anyone without the key, not even

@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Ranged reads: records of one data object closer than fetchGap are read

@@ -1,8 +1,8 @@
 package remotesync
 
 import (
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // copyTask copies every checkpoint of task to a new task named to, with

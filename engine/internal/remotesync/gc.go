@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // gcMarkKey holds the objects a remote gc found unreferenced, with when
@@ -177,7 +177,7 @@ func keptCheckpoints(segs map[string]*segment, h Head, p GCPolicy) ([]index.Chec
 // every locator no tree or state references (the chunks of chunked
 // files, whose lists only the data holds).
 func compactSegment(segs map[string]*segment, keep []index.Checkpoint) ([]byte, error) {
-	trees := map[objects.ID]index.Tree{}
+	trees := map[objects.ID]objects.Tree{}
 	referenced := map[objects.ID]bool{}
 	for _, seg := range segs {
 		for _, t := range seg.Trees {
@@ -218,7 +218,7 @@ func compactSegment(segs map[string]*segment, keep []index.Checkpoint) ([]byte, 
 			}
 			treeEnc = append(treeEnc, enc)
 			for _, e := range t.Entries {
-				if e.Kind == index.KindDir {
+				if e.Kind == objects.KindDir {
 					stack = append(stack, e.ID)
 				} else {
 					need[e.ID] = true

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // ErrCorrupt is wrapped by every error that reports a remote object that

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 func sampleSegment(t testing.TB) []byte {
 	t.Helper()
-	tree := index.Tree{Entries: []index.Entry{{Name: "a.txt", Kind: index.KindFile, Mode: 0o644, Size: 3, ID: objects.Sum([]byte("hi\n"))}}}
+	tree := objects.Tree{Entries: []objects.Entry{{Name: "a.txt", Kind: objects.KindFile, Mode: 0o644, Size: 3, ID: objects.Sum([]byte("hi\n"))}}}
 	te, err := index.EncodeTree(tree)
 	if err != nil {
 		t.Fatal(err)

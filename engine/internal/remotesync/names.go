@@ -1,7 +1,7 @@
 package remotesync
 
 import (
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Namer names remote objects by their bytes under a secret key: the same

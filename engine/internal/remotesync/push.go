@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // ErrNoTask is wrapped by the error of a push of a task the store does not

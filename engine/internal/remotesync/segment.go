@@ -6,8 +6,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 const segmentMagic = "CKPTSEG1"
@@ -24,7 +24,7 @@ type blobLoc struct {
 
 // segment is the decoded content of a metadata segment (doc.go).
 type segment struct {
-	Trees       []index.Tree
+	Trees       []objects.Tree
 	Checkpoints []index.Checkpoint
 	Locs        []blobLoc
 }

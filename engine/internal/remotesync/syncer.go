@@ -8,9 +8,9 @@ import (
 	"io"
 	"sync/atomic"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/remote"
+	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Syncer moves one store's data to and from one remote. The caller holds

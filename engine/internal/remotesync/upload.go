@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // defaultObjectSize is the size a data object grows to before the next
@@ -127,7 +127,7 @@ func (w *treeWalk) walk(root objects.ID) (trees [][]byte, blobs []objects.ID, er
 		trees = append(trees, enc)
 		for _, e := range t.Entries {
 			switch {
-			case e.Kind == index.KindDir:
+			case e.Kind == objects.KindDir:
 				stack = append(stack, e.ID)
 			case !w.blobs[e.ID]:
 				w.blobs[e.ID] = true

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ckpt/ckpt/internal/objects"
 	"github.com/ckpt/ckpt/internal/osfs"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Blobs reads the content a restore writes.

@@ -1,6 +1,6 @@
 package restore
 
-import "github.com/ckpt/ckpt/internal/objects"
+import "github.com/ckpt/ckpt/objects"
 
 // Blobs lists the blobs the plan writes: file contents and symlink
 // targets, each once.

@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/ckpt/ckpt/internal/index"
 	"github.com/ckpt/ckpt/internal/osfs"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // ConflictNameClash: the target holds another entry the workspace's file
@@ -34,7 +34,7 @@ func nameKey(r osfs.NameRules, name string) string {
 // system (matching names by rules r) cannot tell apart from another, the
 // name of the entry restored instead: the one the current directory cur
 // holds, else the first in byte order. It is nil when no two names clash.
-func clashes(r osfs.NameRules, tgt, cur []index.Entry) map[string]string {
+func clashes(r osfs.NameRules, tgt, cur []objects.Entry) map[string]string {
 	if r == (osfs.NameRules{}) || len(tgt) < 2 {
 		return nil
 	}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"path"
 
-	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/internal/osfs"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // opKind is one step of a restore.
@@ -27,7 +26,7 @@ const (
 type op struct {
 	kind opKind
 	path string
-	ent  index.Entry
+	ent  objects.Entry
 	// replaced is set on removals whose path the target fills with another kind.
 	replaced bool
 	// fresh is set on creations at a path the current tree does not capture:
@@ -71,9 +70,9 @@ func NewPlan(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, 
 	return &p.plan, nil
 }
 
-func (p *planner) tree(id objects.ID) (index.Tree, error) {
+func (p *planner) tree(id objects.ID) (objects.Tree, error) {
 	if id.IsZero() {
-		return index.Tree{}, nil
+		return objects.Tree{}, nil
 	}
 	return p.src.Tree(id)
 }
@@ -96,7 +95,7 @@ func (p *planner) dir(dir string, cur, tgt objects.ID) error {
 	clash := clashes(p.names, tt.Entries, ct.Entries)
 	i, j := 0, 0
 	for i < len(ct.Entries) || j < len(tt.Entries) {
-		var c, t *index.Entry
+		var c, t *objects.Entry
 		switch {
 		case j == len(tt.Entries) || (i < len(ct.Entries) && ct.Entries[i].Name < tt.Entries[j].Name):
 			c = &ct.Entries[i]
@@ -122,7 +121,7 @@ func (p *planner) dir(dir string, cur, tgt objects.ID) error {
 }
 
 // entry plans one name present in the current tree (c), the target (t), or both.
-func (p *planner) entry(dir string, c, t *index.Entry) error {
+func (p *planner) entry(dir string, c, t *objects.Entry) error {
 	name := ""
 	if c != nil {
 		name = c.Name
@@ -143,18 +142,18 @@ func (p *planner) entry(dir string, c, t *index.Entry) error {
 			return err
 		}
 		return p.create(rel, *t, false)
-	case c.Kind == index.KindDir:
+	case c.Kind == objects.KindDir:
 		if err := p.dir(rel, c.ID, t.ID); err != nil {
 			return err
 		}
 		if c.Mode != t.Mode && p.filter.Covers(rel) {
 			p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: *t})
 		}
-	case c.ID != t.ID && t.Kind == index.KindSymlink:
+	case c.ID != t.ID && t.Kind == objects.KindSymlink:
 		p.plan.writes = append(p.plan.writes, op{kind: opLink, path: rel, ent: *t})
 	case c.ID != t.ID:
 		p.plan.writes = append(p.plan.writes, op{kind: opWrite, path: rel, ent: *t})
-	case c.Mode != t.Mode && t.Kind == index.KindFile:
+	case c.Mode != t.Mode && t.Kind == objects.KindFile:
 		p.plan.writes = append(p.plan.writes, op{kind: opChmod, path: rel, ent: *t})
 	}
 	return nil
@@ -162,8 +161,8 @@ func (p *planner) entry(dir string, c, t *index.Entry) error {
 
 // remove plans the removal of a captured entry; a directory's contents go
 // first and the directory itself only when the filter covers it.
-func (p *planner) remove(rel string, c index.Entry, replaced bool) error {
-	if c.Kind != index.KindDir {
+func (p *planner) remove(rel string, c objects.Entry, replaced bool) error {
+	if c.Kind != objects.KindDir {
 		if p.filter.Covers(rel) || replaced {
 			p.plan.removes = append(p.plan.removes, op{kind: opRemove, path: rel, ent: c, replaced: replaced})
 		}
@@ -179,15 +178,15 @@ func (p *planner) remove(rel string, c index.Entry, replaced bool) error {
 }
 
 // create plans the creation of a target entry and, for a directory, its contents.
-func (p *planner) create(rel string, t index.Entry, fresh bool) error {
+func (p *planner) create(rel string, t objects.Entry, fresh bool) error {
 	switch t.Kind {
-	case index.KindDir:
+	case objects.KindDir:
 		p.plan.mkdirs = append(p.plan.mkdirs, op{kind: opMkdir, path: rel, ent: t, fresh: fresh})
 		if err := p.dir(rel, objects.ID{}, t.ID); err != nil {
 			return err
 		}
 		p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: t})
-	case index.KindSymlink:
+	case objects.KindSymlink:
 		p.plan.writes = append(p.plan.writes, op{kind: opLink, path: rel, ent: t, fresh: fresh})
 	default:
 		p.plan.writes = append(p.plan.writes, op{kind: opWrite, path: rel, ent: t, fresh: fresh})

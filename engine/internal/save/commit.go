@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ckpt/ckpt/internal/diffview"
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // NewBatch starts the blob batch of a save: a fresh one (no index lookup
@@ -55,7 +55,7 @@ func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoi
 // locators, trees and stat-cache changes, plus whatever last adds. The
 // order makes every committed locator point at durable pack bytes and every
 // committed stat-cache record name committed blobs and trees.
-func (st *Store) writeIndex(blobs *objects.Batch, trees map[objects.ID]index.Tree, caches map[string]index.DirCache,
+func (st *Store) writeIndex(blobs *objects.Batch, trees map[objects.ID]objects.Tree, caches map[string]index.DirCache,
 	goneDirs []string, last func(b *index.Batch) error) error {
 	placements, err := blobs.Sync()
 	if err != nil {
@@ -112,11 +112,11 @@ func (store *Store) ChangeStats(ctx context.Context, snap *Snapshot, base object
 
 // layeredTrees serves trees computed by a scan first, then the index.
 type layeredTrees struct {
-	fresh map[objects.ID]index.Tree
+	fresh map[objects.ID]objects.Tree
 	db    *index.DB
 }
 
-func (l layeredTrees) Tree(id objects.ID) (index.Tree, error) {
+func (l layeredTrees) Tree(id objects.ID) (objects.Tree, error) {
 	if t, ok := l.fresh[id]; ok {
 		return t, nil
 	}

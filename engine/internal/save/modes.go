@@ -4,9 +4,9 @@ import (
 	"path"
 	"sync"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // modeCarry gives a scan of a file system without permission bits
@@ -17,12 +17,12 @@ type modeCarry struct {
 	db   *index.DB
 	base objects.ID
 	mu   sync.Mutex
-	dirs map[string]map[string]index.Entry // base entries by directory and name; nil: not in the base
+	dirs map[string]map[string]objects.Entry // base entries by directory and name; nil: not in the base
 }
 
 // entries returns the base checkpoint's entries of directory dir, by name
 // (nil when the base has no such directory, or c is nil).
-func (c *modeCarry) entries(dir string) (map[string]index.Entry, error) {
+func (c *modeCarry) entries(dir string) (map[string]objects.Entry, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -39,19 +39,19 @@ func (c *modeCarry) entries(dir string) (map[string]index.Entry, error) {
 			return nil, err
 		}
 		e, ok := parent[path.Base(dir)]
-		if !ok || e.Kind != index.KindDir {
+		if !ok || e.Kind != objects.KindDir {
 			id = objects.ID{}
 		} else {
 			id = e.ID
 		}
 	}
-	var m map[string]index.Entry
+	var m map[string]objects.Entry
 	if !id.IsZero() {
 		t, err := c.db.Tree(id)
 		if err != nil {
 			return nil, err
 		}
-		m = make(map[string]index.Entry, len(t.Entries))
+		m = make(map[string]objects.Entry, len(t.Entries))
 		for _, e := range t.Entries {
 			m[e.Name] = e
 		}
@@ -64,11 +64,11 @@ func (c *modeCarry) entries(dir string) (map[string]index.Entry, error) {
 
 // mode is the mode to record for ent (content id) in a directory whose base
 // entries are based: the walker's with a nil c, else carriedMode's.
-func (c *modeCarry) mode(based map[string]index.Entry, ent *walker.Entry, id objects.ID) uint32 {
+func (c *modeCarry) mode(based map[string]objects.Entry, ent *walker.Entry, id objects.ID) uint32 {
 	if c == nil {
 		return ent.Mode
 	}
-	var prev *index.Entry
+	var prev *objects.Entry
 	if e, ok := based[ent.Name]; ok {
 		prev = &e
 	}
@@ -79,7 +79,7 @@ func (c *modeCarry) mode(based map[string]index.Entry, ent *walker.Entry, id obj
 // cache (reuse) may reuse its stored tree: with carried modes, only when
 // the stored tree's modes (carried from the base of its own scan) are the
 // ones carried now.
-func (c *modeCarry) sameModes(reuse bool, stored objects.ID, now index.Tree) (bool, error) {
+func (c *modeCarry) sameModes(reuse bool, stored objects.ID, now objects.Tree) (bool, error) {
 	if c == nil || !reuse {
 		return reuse, nil
 	}
@@ -110,8 +110,8 @@ func parentDir(dir string) string {
 // file was executable or not; the read-only attribute (no write bit in fs)
 // clears the write bits, and its absence restores the owner's. Symlinks and
 // new entries keep fs.
-func carriedMode(k walker.Kind, fs uint32, id objects.ID, prev *index.Entry) uint32 {
-	if prev == nil || prev.Kind != index.Kind(k) || k == walker.KindSymlink {
+func carriedMode(k walker.Kind, fs uint32, id objects.ID, prev *objects.Entry) uint32 {
+	if prev == nil || prev.Kind != objects.Kind(k) || k == walker.KindSymlink {
 		return fs
 	}
 	if k == walker.KindDir {

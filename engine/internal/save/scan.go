@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
+	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/osfs"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // racyMargin is how far before the stat cache's write time a file's mtime
@@ -35,7 +35,7 @@ type Snapshot struct {
 	// Trees holds the trees computed by this scan (directories whose stat
 	// cache did not let the scan reuse the stored tree id) that a storing
 	// scan has not flushed to the index yet.
-	Trees map[objects.ID]index.Tree
+	Trees map[objects.ID]objects.Tree
 	// Caches holds the stat-cache records that changed (and are not flushed).
 	Caches map[string]index.DirCache
 	// GoneDirs are directories the stat cache knows that no longer exist;
@@ -101,10 +101,10 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 		put:       put,
 		writtenNs: time.Now().UnixNano(),
 		progress:  progress,
-		snap:      &Snapshot{Trees: map[objects.ID]index.Tree{}, Caches: map[string]index.DirCache{}},
+		snap:      &Snapshot{Trees: map[objects.ID]objects.Tree{}, Caches: map[string]index.DirCache{}},
 	}
 	if st.CarryModes {
-		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]index.Entry{}}
+		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]objects.Entry{}}
 	}
 	opts := st.Walk
 	if st.Tracker != nil {
@@ -163,7 +163,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		return objects.ID{}, err
 	}
 	reuse := cached && len(dc.Entries) == len(d.Entries)
-	tree := index.Tree{Entries: make([]index.Entry, 0, len(d.Entries))}
+	tree := objects.Tree{Entries: make([]objects.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
 	for i := range d.Entries {
 		ent, r := &d.Entries[i], &results[i]
@@ -175,7 +175,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		if ent.Kind != walker.KindDir {
 			s.snap.Files.Add(1)
 		}
-		tree.Entries = append(tree.Entries, index.Entry{Name: ent.Name, Kind: index.Kind(ent.Kind), Mode: s.carry.mode(based, ent, r.id), Size: r.size, ID: r.id})
+		tree.Entries = append(tree.Entries, objects.Entry{Name: ent.Name, Kind: objects.Kind(ent.Kind), Mode: s.carry.mode(based, ent, r.id), Size: r.size, ID: r.id})
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
 	}
 	s.progress(s.snap.Files.Load(), s.snap.Hashed.Load())
@@ -236,7 +236,7 @@ func (s *scanner) flush() error {
 		return nil
 	}
 	trees, caches, gone := s.snap.Trees, s.snap.Caches, s.snap.GoneDirs
-	s.snap.Trees, s.snap.Caches, s.snap.GoneDirs = map[objects.ID]index.Tree{}, map[string]index.DirCache{}, nil
+	s.snap.Trees, s.snap.Caches, s.snap.GoneDirs = map[objects.ID]objects.Tree{}, map[string]index.DirCache{}, nil
 	s.unflushed = 0
 	s.mu.Unlock()
 	if err := s.st.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
@@ -250,7 +250,7 @@ func (s *scanner) flush() error {
 
 // vanishedDirs lists the subdirectories the cache recorded in dir that are
 // no longer directories there. Both lists are sorted by name.
-func vanishedDirs(dir string, cached []index.CachedFile, now []index.Entry) []string {
+func vanishedDirs(dir string, cached []index.CachedFile, now []objects.Entry) []string {
 	var gone []string
 	j := 0
 	for _, c := range cached {
@@ -260,7 +260,7 @@ func vanishedDirs(dir string, cached []index.CachedFile, now []index.Entry) []st
 		for j < len(now) && now[j].Name < c.Name {
 			j++
 		}
-		if j == len(now) || now[j].Name != c.Name || now[j].Kind != index.KindDir {
+		if j == len(now) || now[j].Name != c.Name || now[j].Kind != objects.KindDir {
 			gone = append(gone, path.Join(dir, c.Name))
 		}
 	}

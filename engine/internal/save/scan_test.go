@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 func TestStatMatchesRejectsRacyEntries(t *testing.T) {

@@ -6,9 +6,9 @@
 package save
 
 import (
-	"github.com/ckpt/ckpt/internal/index"
-	"github.com/ckpt/ckpt/internal/objects"
-	"github.com/ckpt/ckpt/internal/walker"
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // Store is what a save works on: a workspace and the store it saves into.

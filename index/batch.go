@@ -1,0 +1,275 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/ckpt/ckpt/objects"
+)
+
+// errBatchDone is returned by a Batch used after Commit or Close.
+var errBatchDone = errors.New("index: batch already committed or closed")
+
+// Batch collects the writes of one save: locators, trees, the checkpoint,
+// the task head, dir caches. Nothing of it is visible to readers before
+// Commit, and all of it is visible after; a Batch closed without Commit
+// leaves the index unchanged.
+//
+// A Batch is safe for concurrent use: several goroutines may Put into it at
+// once (encoding and hashing happen outside its lock). Methods without an
+// error result record the first invalid argument they see; Commit then
+// fails with that error and writes nothing. Every Batch must be closed,
+// whether or not it was committed.
+type Batch struct {
+	db *DB
+	mu struct {
+		sync.Mutex
+		pb   *pebble.Batch // nil once closed
+		done bool          // Commit has been attempted
+		err  error         // first invalid argument, returned by Commit
+	}
+}
+
+// NewBatch starts an empty batch.
+func (db *DB) NewBatch() *Batch {
+	b := &Batch{db: db}
+	b.mu.pb = db.pdb.NewBatch()
+	return b
+}
+
+// bufPool recycles encoding buffers: pebble copies keys and values into the
+// batch, so a buffer is free again as soon as the write is recorded.
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// apply runs op on the underlying batch under the lock, recording op's
+// error (and use after Commit or Close) as the batch's error.
+func (b *Batch) apply(op func(pb *pebble.Batch) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := errBatchDone
+	if b.mu.pb != nil && !b.mu.done {
+		err = op(b.mu.pb)
+	}
+	if err != nil {
+		b.failLocked(err)
+	}
+	return err
+}
+
+func (b *Batch) failLocked(err error) {
+	if b.mu.err == nil {
+		b.mu.err = err
+	}
+}
+
+// fail records err (if non-nil) as the batch's error.
+func (b *Batch) fail(err error) {
+	b.mu.Lock()
+	b.failLocked(err)
+	b.mu.Unlock()
+}
+
+func (b *Batch) set(key, value []byte) error {
+	return b.apply(func(pb *pebble.Batch) error { return pb.Set(key, value, nil) })
+}
+
+func (b *Batch) del(key []byte) {
+	_ = b.apply(func(pb *pebble.Batch) error { return pb.Delete(key, nil) })
+}
+
+// PutLocator records where blob id is stored.
+func (b *Batch) PutLocator(id objects.ID, loc objects.Locator) {
+	buf := bufPool.Get().(*[]byte)
+	*buf = loc.AppendBinary((*buf)[:0])
+	_ = b.set(idKey(prefixLocator, id), *buf)
+	bufPool.Put(buf)
+}
+
+// PutTree stores t under its id (TreeID) and returns the id. An invalid
+// tree is refused with EncodeTree's error and does not affect the batch.
+func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
+	buf := bufPool.Get().(*[]byte)
+	defer bufPool.Put(buf)
+	enc, err := appendTree((*buf)[:0], t)
+	if err != nil {
+		return objects.ID{}, err
+	}
+	*buf = enc
+	id := objects.Sum(enc)
+	if err := b.set(idKey(prefixTree, id), enc); err != nil {
+		return objects.ID{}, err
+	}
+	return id, nil
+}
+
+// PutCheckpoint stores c under its id (CheckpointID), records it as
+// checkpoint c.Seq of task c.Task (the @N lookup), and returns the id. It
+// does not move the task head: call SetTaskHead. A checkpoint with an
+// invalid task name, an unknown kind or a zero Seq is refused and does not
+// affect the batch.
+func (b *Batch) PutCheckpoint(c Checkpoint) (objects.ID, error) {
+	if err := validCheckpoint(&c); err != nil {
+		return objects.ID{}, err
+	}
+	enc := EncodeCheckpoint(c)
+	id := objects.Sum(enc)
+	err := b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Set(idKey(prefixCheckpoint, id), enc, nil); err != nil {
+			return err
+		}
+		return pb.Set(taskSeqKey(c.Task, c.Seq), id[:], nil)
+	})
+	if err != nil {
+		return objects.ID{}, err
+	}
+	return id, nil
+}
+
+// SetTaskHead creates or moves the head of task. An invalid task name
+// (ValidTask) makes Commit fail.
+func (b *Batch) SetTaskHead(task string, h TaskHead) {
+	if err := ValidTask(task); err != nil {
+		b.fail(err)
+		return
+	}
+	_ = b.set(stringKey(prefixTaskHead, task), encodeTaskHead(h))
+}
+
+// PutDirCache replaces the stat cache of workspace directory dir. An
+// invalid dir, or entries that are not sorted by objects.ValidName names, make
+// Commit fail.
+func (b *Batch) PutDirCache(dir string, dc DirCache) {
+	if err := validDir(dir); err != nil {
+		b.fail(err)
+		return
+	}
+	if err := validDirCache(&dc); err != nil {
+		b.fail(fmt.Errorf("index: dircache %q: %w", dir, err))
+		return
+	}
+	buf := bufPool.Get().(*[]byte)
+	*buf = appendDirCache((*buf)[:0], &dc)
+	_ = b.set(stringKey(prefixDirCache, dir), *buf)
+	bufPool.Put(buf)
+}
+
+// DeleteDirCache removes the stat cache of dir, if any.
+func (b *Batch) DeleteDirCache(dir string) {
+	b.del(stringKey(prefixDirCache, dir))
+}
+
+// DeleteDirCacheTree removes the stat caches of dir and of every directory
+// below it (a directory that vanished from the workspace with its subtree).
+func (b *Batch) DeleteDirCacheTree(dir string) {
+	b.del(stringKey(prefixDirCache, dir))
+	// Keys of the subtree are exactly those in ["dir/", "dir0"): '0' follows '/'.
+	start, end := stringKey(prefixDirCache, dir+"/"), stringKey(prefixDirCache, dir+"0")
+	_ = b.apply(func(pb *pebble.Batch) error { return pb.DeleteRange(start, end, nil) })
+}
+
+// SetMeta writes the store's Meta record.
+func (b *Batch) SetMeta(m Meta) {
+	_ = b.set(metaKey(), encodeMeta(m))
+}
+
+// SetConfig sets store setting key to value. An empty key makes Commit
+// fail.
+func (b *Batch) SetConfig(key, value string) {
+	if key == "" {
+		b.fail(errors.New("index: empty config key"))
+		return
+	}
+	_ = b.set(stringKey(prefixConfig, key), []byte(value))
+}
+
+// DeleteCheckpoint removes checkpoint id and its (task, seq) entry. It does
+// not touch the task head or the trees and blobs the checkpoint references.
+func (b *Batch) DeleteCheckpoint(id objects.ID, task string, seq uint64) {
+	_ = b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Delete(idKey(prefixCheckpoint, id), nil); err != nil {
+			return err
+		}
+		return pb.Delete(taskSeqKey(task, seq), nil)
+	})
+}
+
+// DeleteTask removes task's head and all its (seq → id) entries. The
+// checkpoints themselves stay until DeleteCheckpoint removes them.
+func (b *Batch) DeleteTask(task string) {
+	if err := ValidTask(task); err != nil {
+		b.fail(err)
+		return
+	}
+	_ = b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Delete(stringKey(prefixTaskHead, task), nil); err != nil {
+			return err
+		}
+		p := taskSeqPrefix(task)
+		return pb.DeleteRange(p, prefixEnd(p), nil)
+	})
+}
+
+// DeleteTree removes tree id.
+func (b *Batch) DeleteTree(id objects.ID) {
+	b.del(idKey(prefixTree, id))
+}
+
+// DeleteLocator removes the locator of blob id.
+func (b *Batch) DeleteLocator(id objects.ID) {
+	b.del(idKey(prefixLocator, id))
+}
+
+// Commit applies the batch atomically and durably: when it returns nil,
+// every write is visible to all readers and the write-ahead log holding it
+// has been fsynced, so it survives a process crash or power loss. If the
+// process dies before Commit returns, the index shows either all of the
+// batch or none of it, never part. A Commit pebble cannot complete (disk
+// full, permission denied, I/O error, in the log or in a flush it waits
+// for) returns that error instead of blocking, and so does every later
+// Commit of the DB. Commit fails, writing nothing, if a
+// method recorded an invalid argument, or if the batch was already
+// committed or closed. Close must still be called.
+func (b *Batch) Commit() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mu.err != nil {
+		return b.mu.err
+	}
+	if b.mu.pb == nil || b.mu.done {
+		return errBatchDone
+	}
+	b.mu.done = true
+	if err := b.db.health.err(); err != nil {
+		return fmt.Errorf("index: commit: %w", err)
+	}
+	pb := b.mu.pb
+	err := b.db.await("commit", b.db.health.stuck, func() error { return pb.Commit(pebble.Sync) })
+	if err != nil {
+		// A commit pebble is still working on must not have its batch
+		// released under it.
+		if b.db.abandoned.Load() > 0 {
+			b.mu.pb = nil
+		}
+		return fmt.Errorf("index: commit: %w", err)
+	}
+	return nil
+}
+
+// Close releases the batch, discarding its writes if Commit did not apply
+// them. It is idempotent.
+func (b *Batch) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mu.pb == nil {
+		return nil
+	}
+	err := b.mu.pb.Close()
+	b.mu.pb = nil
+	if err != nil {
+		return fmt.Errorf("index: close batch: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ckpt/ckpt/objects"
+)
+
+var _ objects.LocatorIndex = (*DB)(nil)
+
+// decodeLocator parses a stored locator; failures wrap both ErrCorrupt and
+// the objects package's error.
+func decodeLocator(b []byte) (objects.Locator, error) {
+	loc, err := objects.ParseLocator(b)
+	if err != nil {
+		return objects.Locator{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return loc, nil
+}
+
+// Locator returns where blob id is stored; false (and a nil error) if the
+// index holds no locator for it. It implements objects.LocatorIndex and is
+// safe for concurrent use. A stored value that does not decode yields an
+// error wrapping ErrCorrupt that names the key.
+func (db *DB) Locator(id objects.ID) (objects.Locator, bool, error) {
+	return get(db, idKey(prefixLocator, id), decodeLocator)
+}
+
+// EachLocator calls fn with every stored locator, in id order. A value that
+// does not decode stops the iteration with an error wrapping ErrCorrupt that
+// names the key; an error from fn stops it and is returned.
+func (db *DB) EachLocator(fn func(id objects.ID, loc objects.Locator) error) error {
+	return db.scan([]byte{prefixLocator}, func(k, v []byte) error {
+		id, err := idFromKey(k)
+		if err != nil {
+			return err
+		}
+		loc, err := decodeLocator(v)
+		if err != nil {
+			return fmt.Errorf("index: key %s: %w", describeKey(k), err)
+		}
+		return fn(id, loc)
+	})
+}
+
+// HasLocators reports whether the index holds any blob locator at all (a
+// store before its first save holds none).
+func (db *DB) HasLocators() (bool, error) {
+	found := false
+	err := db.scan([]byte{prefixLocator}, func([]byte, []byte) error {
+		found = true
+		return errStopScan
+	})
+	if errors.Is(err, errStopScan) {
+		err = nil
+	}
+	return found, err
+}
+
+// errStopScan ends a scan early without an error.
+var errStopScan = errors.New("index: stop scan")

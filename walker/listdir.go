@@ -1,0 +1,148 @@
+package walker
+
+import (
+	"io/fs"
+	"slices"
+
+	"github.com/ckpt/ckpt/walker/ignore"
+)
+
+// maxPatternFile bounds the pattern files read (git caps .gitattributes at
+// 100 MiB too); larger ones are ignored.
+const maxPatternFile = 100 << 20
+
+// fileType is the type of a directory entry as the platform reports it.
+type fileType uint8
+
+const (
+	typeOther fileType = iota
+	typeFile
+	typeDir
+	typeSymlink
+	typeFIFO
+	typeSocket
+	typeDevice
+)
+
+// Access wanted by permChecker.check; the values are those of access(2).
+const (
+	accessRead = 4     // read a file
+	accessList = 4 | 1 // list and enter a directory
+)
+
+// fileStat is the lstat data of one entry, in the platform's terms (see
+// Entry for what each field holds where).
+type fileStat struct {
+	typ              fileType
+	mode             uint32 // permission bits
+	size             int64
+	mtimeNs, ctimeNs int64
+	ino, dev         uint64
+	uid, gid         uint32 // owner, where permChecker uses it
+}
+
+// list reads directory n (whose handle is open), loads its pattern files
+// and fills n.dir.Entries with its included entries, reporting skipped
+// ones.
+func (w *walk[T]) list(n *node[T]) error {
+	names, stats, err := readDir(n.fd)
+	if err != nil {
+		return &fs.PathError{Op: "readdirent", Path: n.dir.Path, Err: err}
+	}
+	set := ignore.LoadDir(func(name string) ([]byte, error) {
+		if _, found := slices.BinarySearch(names, name); !found {
+			return nil, fs.ErrNotExist
+		}
+		return readPatternFile(n.fd, name)
+	})
+	if n.parent == nil {
+		for l := range set {
+			set[l] = append(slices.Clip(w.cfg.global[l]), set[l]...)
+		}
+	}
+	n.rules = n.rules.Child(n.dir.Path, set)
+	entries := make([]Entry, 0, len(names))
+	for i, name := range names {
+		if name == ignore.GitDir {
+			continue
+		}
+		var st *fileStat
+		if stats != nil {
+			st = &stats[i]
+		}
+		if e, ok := w.entry(n, name, st); ok {
+			entries = append(entries, e)
+		}
+	}
+	n.dir.Entries = entries
+	return nil
+}
+
+// entry decides whether name of n is included; st is its stat data from
+// the listing, or nil to lstat it first.
+func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool) {
+	rel := join(n.dir.Path, name)
+	var st fileStat
+	if listed != nil {
+		st = *listed
+	} else {
+		var err error
+		if st, err = lstatAt(n.fd, name); err != nil {
+			if !n.rules.Ignored(rel, false) || !n.rules.Ignored(rel, true) {
+				w.report(rel, &fs.PathError{Op: "lstat", Path: rel, Err: err})
+			}
+			return Entry{}, false
+		}
+	}
+	if n.rules.Ignored(rel, st.typ == typeDir) {
+		return Entry{}, false
+	}
+	e := Entry{
+		Name: name, Mode: st.mode, Size: st.size,
+		MtimeNs: st.mtimeNs, CtimeNs: st.ctimeNs, Ino: st.ino, Dev: st.dev,
+	}
+	switch st.typ {
+	case typeFile:
+		if w.cfg.maxSize > 0 && st.size > w.cfg.maxSize {
+			w.skip(Skipped{Path: rel, Reason: ReasonTooLarge})
+			return Entry{}, false
+		}
+		if err := w.cfg.perm.check(n.fd, name, &st, accessRead); err != nil {
+			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
+			return Entry{}, false
+		}
+		e.Kind = KindFile
+	case typeSymlink:
+		target, err := readlinkAt(n.fd, name, st.size)
+		if err != nil {
+			w.report(rel, &fs.PathError{Op: "readlink", Path: rel, Err: err})
+			return Entry{}, false
+		}
+		e.Kind, e.Target, e.Size = KindSymlink, target, int64(len(target))
+	case typeDir:
+		if w.cfg.exclude[devIno{e.Dev, e.Ino}] {
+			return Entry{}, false
+		}
+		if err := w.cfg.perm.check(n.fd, name, &st, accessList); err != nil {
+			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
+			return Entry{}, false
+		}
+		e.Kind, e.Size = KindDir, 0
+	default:
+		w.skip(Skipped{Path: rel, Reason: specialReason(st.typ)})
+		return Entry{}, false
+	}
+	return e, true
+}
+
+func specialReason(typ fileType) string {
+	switch typ {
+	case typeFIFO:
+		return ReasonFIFO
+	case typeSocket:
+		return ReasonSocket
+	case typeDevice:
+		return ReasonDevice
+	}
+	return ReasonOther
+}
