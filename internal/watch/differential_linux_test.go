@@ -175,22 +175,6 @@ func (m *mutator) burst(w *Watcher) {
 	m.log = append(m.log, "burst")
 }
 
-// seedTree builds the starting workspace.
-func seedTree(t testing.TB, root string, dirs, files int) {
-	for i := range dirs {
-		d := filepath.Join(root, fmt.Sprintf("d%d", i%5), fmt.Sprintf("e%d", i))
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for j := range files {
-			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d", j)), []byte(d), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	os.MkdirAll(filepath.Join(root, "node_modules", "pkg"), 0o755)
-}
-
 // TestDifferential checks that a listing kept up to date from Changes
 // alone equals a cold full listing after every round of random mutations.
 func TestDifferential(t *testing.T) {

@@ -87,8 +87,67 @@
 //
 // Linux uses one inotify watch per captured directory (IN_ONLYDIR,
 // IN_DONT_FOLLOW, IN_EXCL_UNLINK) and one reader goroutine that Close
-// stops and waits for. Elsewhere (and on Linux when no inotify instance can
-// be created) every Changes reports All, so the engine walks as it does
-// without a watcher: FSEvents needs cgo and kqueue needs a descriptor per
-// file, neither of which scales to a workspace.
+// stops and waits for; without an inotify instance it falls back to
+// walking.
+//
+// Windows uses one ReadDirectoryChangesW handle on the root with
+// bWatchSubtree, read with overlapped I/O by a goroutine locked to its OS
+// thread; Watch only records which directories the caller reads, so that
+// a change is mapped to the nearest of them (a change in an ignored tree
+// dirties the directory that holds it, not one entry per directory). The
+// ordering barrier cancels the pending read and issues reads until one
+// stays pending: the file system reports a change inside the operation
+// that makes it, into the pending read or into the handle's buffer, which
+// the next read returns at once. Besides the rules above:
+//
+//   - the buffer overflowing (ERROR_NOTIFY_ENUM_DIR, or an empty read):
+//     All;
+//   - the handle failing, or the root's path no longer naming the
+//     directory it was opened on (checked at every Changes): All, and the
+//     handle is reopened once the root is back;
+//   - a name added or renamed in that is a directory: Rescan of it; a
+//     rename's old and new names each dirty their directory;
+//   - names in 8.3 short form are turned into long ones; one that no
+//     longer resolves makes its deepest existing ancestor a Rescan;
+//   - names are compared without case;
+//   - a change named below a directory removed or renamed away, or a new
+//     entry at the old name of one renamed away: All, and the handle is
+//     reopened (see Wine below);
+//   - rule files outside the root are not watched: the engine stats them
+//     at every save;
+//   - a network drive or share: no watcher (the server may never report
+//     changes other hosts make); Stats.Fallback says so.
+//
+// Elsewhere every Changes reports All, so the engine walks as it does
+// without a watcher; so does every platform when the environment variable
+// CKPT_WATCHER is "none". Stats.Backend names the backend in use.
+//
+// # Wine
+//
+// The Windows backend is tested under Wine 8 (the contract tests of this
+// package and the engine's watched-save differential test). Wine
+// implements ReadDirectoryChangesW in its server on top of inotify, and
+// differs from Windows in ways the tests met:
+//
+//   - subtree watches cover a directory below the root only once some
+//     program has opened it (or Wine saw it created): the engine opens
+//     every captured directory to list it right after Watch, so captured
+//     directories are covered; ignored trees report nothing;
+//   - a directory renamed, or moved out of the tree, keeps reporting its
+//     changes under its old path, and a move across the root's edge is
+//     reported as an addition or removal, not a rename; the stale-name
+//     rule above turns that into an All instead of a missed change;
+//   - the change records of an interval pile up in the server and an
+//     overflow is reported as ERROR_NOTIFY_ENUM_DIR when they do not fit
+//     the caller's buffer (TestBufferOverflowReportsAll shrinks the
+//     buffer to show it); Windows's own kernel buffer and its empty-read
+//     overflow cannot be shown;
+//   - a removed directory stays in place while a handle to it is open,
+//     so a removed root cannot be shown (a root moved away can);
+//   - short names are synthesised and changes are reported by long name,
+//     so 8.3 names in change records cannot be shown (the test feeds the
+//     handler such names directly);
+//   - ReadDirectoryChangesExW is absent, so the backend uses
+//     ReadDirectoryChangesW, which Windows has everywhere, and tells files
+//     from directories by their attributes when it handles the change.
 package watch

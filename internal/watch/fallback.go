@@ -6,7 +6,8 @@ import "sync"
 // vouches for nothing, so every Changes reports All and the engine walks
 // as it does without a watcher.
 type walkAlways struct {
-	why Reason
+	why    Reason
+	detail string // Stats.Fallback
 
 	mu struct {
 		sync.Mutex
@@ -26,7 +27,7 @@ func (b *walkAlways) changes() Changes {
 	return Changes{All: true, Reasons: why}
 }
 
-func (b *walkAlways) stats() Stats { return Stats{} }
+func (b *walkAlways) stats() Stats { return Stats{Backend: BackendNone, Fallback: b.detail} }
 
 func (b *walkAlways) close() error {
 	b.mu.Lock()

@@ -50,12 +50,12 @@ type inotify struct {
 func newBackend(root string, opts Options) backend {
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
-		return &walkAlways{why: ReasonUnsupported}
+		return &walkAlways{why: ReasonUnsupported, detail: "no eventfd: " + err.Error()}
 	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		unix.Close(wake)
-		return &walkAlways{why: ReasonUnsupported}
+		return &walkAlways{why: ReasonUnsupported, detail: "no inotify instance: " + err.Error()}
 	}
 	b := &inotify{root: root, opts: opts, wake: wake, done: make(chan struct{})}
 	b.mu.fd = fd
@@ -187,6 +187,7 @@ func (b *inotify) stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.mu.st
+	st.Backend = BackendInotify
 	st.Watches = len(b.mu.wds)
 	st.Unwatched = len(b.mu.failed)
 	return st

@@ -1,9 +1,9 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package watch
 
-// newBackend returns the always-walk backend: FSEvents needs cgo and kqueue
-// a descriptor per file, so no watcher here scales to a workspace.
+// newBackend returns the always-walk backend: the BSDs offer kqueue, which
+// needs a descriptor per file and does not scale to a workspace.
 func newBackend(string, Options) backend {
-	return &walkAlways{why: ReasonUnsupported}
+	return &walkAlways{why: ReasonUnsupported, detail: "no change watcher on this platform"}
 }

@@ -4,12 +4,14 @@ import "strings"
 
 // dirNode is one path component of a watched or unwatchable directory.
 // Nodes exist only on the paths to such directories, so memory grows with
-// the watches, not with the workspace.
+// the watches, not with the workspace. Children are keyed by foldName of
+// their names, so on a case-insensitive file system an event that spells
+// a path in another case finds the node of the directory it names.
 type dirNode struct {
 	name     string
 	parent   *dirNode
 	children map[string]*dirNode
-	wd       int32 // kernel watch descriptor; 0 when not watched
+	wd       int32 // the backend's watch of it (inotify: its descriptor); 0 when not watched
 	failed   bool  // Watch could not add a watch for it
 }
 
@@ -39,7 +41,7 @@ func (n *dirNode) lookup(rel string, create bool) *dirNode {
 		return n
 	}
 	for name := range strings.SplitSeq(rel, "/") {
-		c := n.children[name]
+		c := n.children[foldName(name)]
 		if c == nil {
 			if !create {
 				return nil
@@ -48,11 +50,33 @@ func (n *dirNode) lookup(rel string, create bool) *dirNode {
 			if n.children == nil {
 				n.children = map[string]*dirNode{}
 			}
-			n.children[name] = c
+			n.children[foldName(name)] = c
 		}
 		n = c
 	}
 	return n
+}
+
+// nearestWatched returns the deepest watched node on the path rel below n
+// (n itself when none below is), and whether that node is rel's own.
+func (n *dirNode) nearestWatched(rel string) (*dirNode, bool) {
+	best, at := n, n
+	if rel == "" {
+		return best, true
+	}
+	parts := strings.Split(rel, "/")
+	for i, name := range parts {
+		if at = at.children[foldName(name)]; at == nil {
+			return best, false
+		}
+		if at.wd != 0 {
+			best = at
+			if i == len(parts)-1 {
+				return best, true
+			}
+		}
+	}
+	return best, false
 }
 
 // each calls fn for n and every node below it.
@@ -67,7 +91,7 @@ func (n *dirNode) each(fn func(*dirNode)) {
 // neither a watch, a failure nor children. The root is never detached.
 func (n *dirNode) prune() {
 	for n.parent != nil && n.wd == 0 && !n.failed && len(n.children) == 0 {
-		delete(n.parent.children, n.name)
+		delete(n.parent.children, foldName(n.name))
 		n = n.parent
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package watch
 
 import (
@@ -8,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // entry is what the differential test compares per path: everything a
@@ -46,7 +47,7 @@ func statEntry(root, rel string) (entry, bool, error) {
 	if err != nil {
 		return entry{}, false, err
 	}
-	e := entry{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().UnixNano(), nlink: uint64(fi.Sys().(*syscall.Stat_t).Nlink)}
+	e := entry{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().UnixNano(), nlink: linkCount(fi)}
 	switch {
 	case fi.IsDir():
 		e.kind = 'd'
@@ -69,11 +70,6 @@ func statEntry(root, rel string) (entry, bool, error) {
 		e.digest = sha256.Sum256(data)
 	}
 	return e, true, nil
-}
-
-func isNotDir(err error) bool {
-	pe, ok := err.(*fs.PathError)
-	return ok && pe.Err == syscall.ENOTDIR
 }
 
 // mirror plays the engine: a listing of the captured tree kept up to date
