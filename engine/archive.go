@@ -83,10 +83,12 @@ type archiveWriter interface {
 // in name order, entering only directories the filter overlaps, then
 // writes them.
 type archiver struct {
-	ctx    context.Context
-	e      *Engine
-	src    diffview.TreeSource
-	blobs  interface{ Get(objects.ID) ([]byte, error) }
+	ctx   context.Context
+	e     *Engine
+	src   diffview.TreeSource
+	blobs interface {
+		Get(objects.ID) ([]byte, error)
+	}
 	w      archiveWriter
 	filter diffview.PathFilter
 	at     time.Time
