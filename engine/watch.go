@@ -35,9 +35,19 @@ func (e *Engine) startWatch() error {
 // WatchStats describes the change watcher of an Engine opened with
 // Options.Watch.
 type WatchStats struct {
-	Watches   int // kernel watches held for captured directories
-	Unwatched int // captured directories that could not be watched (walked at every save)
-	Overflows int // event queue overflows (each one walks the whole workspace)
+	// Backend is "inotify", "ReadDirectoryChangesW", "FSEvents", or "none"
+	// where the platform or the file system offers no watcher (or the
+	// environment variable CKPT_WATCHER is "none"): every save then walks
+	// the whole workspace, and Fallback says why.
+	Backend  string
+	Fallback string
+	// Provisional is set for a watcher not yet proven on its platform by
+	// this project's tests; it makes a save walk everything now and then
+	// on its own, so a missed change lasts at most that long.
+	Provisional bool
+	Watches     int // kernel watches held for captured directories
+	Unwatched   int // captured directories that could not be watched (walked at every save)
+	Overflows   int // event queue overflows (each one walks the whole workspace)
 }
 
 // WatchStats returns the watcher's counters; false when the Engine has no watcher.
@@ -46,5 +56,6 @@ func (e *Engine) WatchStats() (WatchStats, bool) {
 		return WatchStats{}, false
 	}
 	s := e.save.Tracker.Stats()
-	return WatchStats{Watches: s.Watches, Unwatched: s.Unwatched, Overflows: s.Overflows}, true
+	return WatchStats{Backend: s.Backend, Fallback: s.Fallback, Provisional: s.Provisional,
+		Watches: s.Watches, Unwatched: s.Unwatched, Overflows: s.Overflows}, true
 }

@@ -1,3 +1,5 @@
+//go:build linux || windows || darwin
+
 package engine
 
 import (
@@ -14,14 +16,17 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/watch"
 	"github.com/ckpt/ckpt/objects"
 )
 
-// The watcher exists on Linux only (elsewhere every save walks), so the
-// differential test of watched saves runs there.
+// The differential test of watched saves runs where a watcher exists. The
+// platform parts (the default round count, how a file is replaced
+// atomically, how a kernel queue is flooded) are in
+// watch_differential_{unix,windows}_test.go.
 
 var (
-	watchRounds = flag.Int("engine.watch-rounds", 100, "mutation rounds of TestWatchedSaveDifferential")
+	watchRounds = flag.Int("engine.watch-rounds", defaultWatchRounds, "mutation rounds of TestWatchedSaveDifferential")
 	watchSeed   = flag.Uint64("engine.watch-seed", 0, "seed of TestWatchedSaveDifferential (0: time-based)")
 )
 
@@ -107,12 +112,8 @@ func (c *churn) onFile(op int, f, dir string) error {
 		return os.Rename(f, filepath.Join(dir, c.label()))
 	case 3:
 		return os.Chmod(f, os.FileMode(0o644|c.rng.IntN(2)*0o111))
-	case 4: // replace by a symlink, atomically
-		link := filepath.Join(dir, fmt.Sprintf(".ln%d", c.n))
-		if err := os.Symlink(c.label(), link); err != nil {
-			return err
-		}
-		return os.Rename(link, f)
+	case 4:
+		return c.replace(f, dir)
 	default: // back-dated mtime
 		return os.Chtimes(f, time.Now(), time.Unix(int64(c.rng.IntN(1<<30)), 0))
 	}
@@ -179,21 +180,14 @@ func (c *churn) infoExclude() error {
 	return os.WriteFile(filepath.Join(info, "exclude"), []byte(c.label()+"\n"), 0o644)
 }
 
-// burst makes far more events than the kernel queue holds, in the hope of
-// a kernel overflow (the reader may keep up: the watch package's own test
-// holds it off), then creates and removes more directories in the root
-// than the watched engine's MaxPending, which takes the same path as an
-// overflow: every watch dropped, a full walk, the watches added again
-// during it. A file is also written in every directory, so the walk after
-// the overflow has changes to find everywhere.
+// burst floods the watcher with events (flood), then creates and removes
+// more directories in the root than the watched engine's MaxPending, which
+// takes the same path as an overflow: every watch dropped, a full walk,
+// the watches added again during it. A file is also written in every
+// directory, so the walk after the overflow has changes to find
+// everywhere.
 func (c *churn) burst() {
-	pair := [2]string{filepath.Join(c.ws, "burst0"), filepath.Join(c.ws, "burst1")}
-	for _, p := range pair {
-		os.WriteFile(p, nil, 0o644)
-	}
-	for i := range 40000 { // two names alternate so the kernel cannot merge the events
-		os.Chmod(pair[i%2], os.FileMode(0o600|i/2%2*0o100))
-	}
+	c.flood()
 	for i := range burstPending + 1 {
 		d := filepath.Join(c.ws, fmt.Sprintf("burst-%d-%d", c.n, i))
 		os.Mkdir(d, 0o755)
@@ -244,6 +238,37 @@ func saveRoot(t *testing.T, e *Engine) (objects.ID, *SaveResult) {
 // round of changes: the root tree ids must be equal. Every 25th round a
 // fresh store (no stat cache at all) is the judge as well.
 func TestWatchedSaveDifferential(t *testing.T) {
+	partial, st := watchedDifferential(t, *watchRounds)
+	if st.Backend == watch.BackendNone {
+		t.Fatalf("the watched engine has no watcher (%s): the test compares walks with walks", st.Fallback)
+	}
+	if *watchRounds > 61 && st.Overflows == 0 {
+		t.Errorf("no round overflowed; the burst no longer tests the overflow path")
+	}
+	if *watchRounds >= 10 && partial == 0 {
+		t.Errorf("no watched save pruned anything; the watcher vouched for nothing")
+	}
+}
+
+// TestWatchedSaveDifferentialWithoutWatcher forces the always-walk backend
+// (CKPT_WATCHER=none), the one of platforms without a watcher: the engine
+// opened with Options.Watch then walks everything at every save and
+// captures what a cold one does.
+func TestWatchedSaveDifferentialWithoutWatcher(t *testing.T) {
+	t.Setenv(watch.EnvBackend, watch.BackendNone)
+	partial, st := watchedDifferential(t, 12)
+	if st.Backend != watch.BackendNone || !strings.Contains(st.Fallback, watch.EnvBackend) {
+		t.Fatalf("watch stats %+v, want the always-walk backend, forced", st)
+	}
+	if partial != 0 {
+		t.Fatalf("%d saves without a watcher pruned subtrees", partial)
+	}
+}
+
+// watchedDifferential runs rounds of TestWatchedSaveDifferential and
+// returns how many watched saves listed fewer files than they captured,
+// and the watcher's stats.
+func watchedDifferential(t *testing.T, rounds int) (int, WatchStats) {
 	seed := *watchSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -266,7 +291,7 @@ func TestWatchedSaveDifferential(t *testing.T) {
 	cold := openAt(t, ws, Options{Profile: "none"})
 	c := &churn{rng: rand.New(rand.NewPCG(seed, 7)), ws: ws, away: away}
 	start := time.Now()
-	for round := range *watchRounds {
+	for round := range rounds {
 		if round%61 == 30 {
 			c.burst()
 		} else {
@@ -299,11 +324,9 @@ func TestWatchedSaveDifferential(t *testing.T) {
 		listedSum, coldSum = listedSum+int(listed), coldSum+int(coldRes.Stats.Files)
 	}
 	st, _ := watched.WatchStats()
-	if *watchRounds > 61 && st.Overflows == 0 {
-		t.Errorf("no round overflowed; the burst no longer tests the overflow path")
-	}
 	t.Logf("seed %d: %d rounds in %v, 0 differences; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d; watcher %+v",
-		seed, *watchRounds, time.Since(start).Round(time.Millisecond), partial, listedSum, coldSum, st)
+		seed, rounds, time.Since(start).Round(time.Millisecond), partial, listedSum, coldSum, st)
+	return partial, st
 }
 
 // flatten lists every entry below tree id of e's store as "path kind mode id".
