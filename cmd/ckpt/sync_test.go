@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,28 @@ func TestCLISyncExitCodes(t *testing.T) {
 			r := c.run("", "clone", fileURL(damaged))
 			if r.code != exitCorrupted {
 				t.Fatalf("clone of a remote with damaged %s: exit %d %s", sub, r.code, r.stderr)
+			}
+		})
+	}
+	// Object files cut short, inside their header and after it.
+	for _, size := range []int64{10, 50} {
+		t.Run(fmt.Sprint("data truncated to ", size), func(t *testing.T) {
+			cut := t.TempDir()
+			if err := os.CopyFS(cut, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+			ents, err := os.ReadDir(filepath.Join(cut, "data"))
+			if err != nil || len(ents) == 0 {
+				t.Fatalf("data objects: %v %v", ents, err)
+			}
+			for _, ent := range ents {
+				if err := os.Truncate(filepath.Join(cut, "data", ent.Name()), size); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := newEnv(t).run("", "clone", fileURL(cut))
+			if r.code != exitCorrupted || !strings.Contains(r.stderr, "corrupt") {
+				t.Fatalf("clone of a remote with truncated data objects: exit %d %s", r.code, r.stderr)
 			}
 		})
 	}

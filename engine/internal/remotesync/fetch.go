@@ -333,16 +333,35 @@ func (s *Syncer) readRange(ctx context.Context, sp span) ([]byte, error) {
 		return nil, &CorruptError{Key: key, Reason: "data object a segment names is missing", Err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
+		return nil, s.rangeError(ctx, key, sp.end, err)
 	}
 	defer rc.Close()
 	buf := make([]byte, sp.end-sp.start)
 	if _, err := io.ReadFull(rc, buf); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, &CorruptError{Key: key, Reason: "data object shorter than its records", Err: err}
-		}
-		return nil, fmt.Errorf("read %s: %w", key, err)
+		return nil, s.rangeError(ctx, key, sp.end, err)
 	}
 	atomic.AddInt64(&s.counters.BytesDown, int64(len(buf)))
 	return buf, nil
+}
+
+// rangeError accounts for a ranged read of key up to end that failed with
+// err. A read that ended early (io.ErrUnexpectedEOF, io.EOF) is a
+// *CorruptError when the object is indeed shorter than the records a
+// segment places in it; otherwise the connection was cut short, and err
+// stands.
+func (s *Syncer) rangeError(ctx context.Context, key string, end int64, err error) error {
+	if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return readError(key, err)
+	}
+	atomic.AddInt64(&s.counters.Stats, 1)
+	info, serr := s.Backend.Stat(ctx, key)
+	switch {
+	case errors.Is(serr, remote.ErrNotFound):
+		return &CorruptError{Key: key, Reason: "data object a segment names is missing", Err: serr}
+	case serr != nil:
+		return readError(key, serr)
+	case info.Size < end:
+		return &CorruptError{Key: key, Reason: fmt.Sprintf("data object of %d bytes is shorter than its records (%d)", info.Size, end), Err: err}
+	}
+	return readError(key, err)
 }

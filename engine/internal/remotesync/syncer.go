@@ -107,7 +107,7 @@ func (s *Syncer) readHead(ctx context.Context, task string) (h Head, etag string
 		return h, "", false, nil
 	}
 	if err != nil {
-		return h, "", false, fmt.Errorf("read head of task %q: %w", task, err)
+		return h, "", false, readError(key, err)
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(io.LimitReader(rc, 64<<20))
@@ -124,7 +124,7 @@ func (s *Syncer) getObject(ctx context.Context, key string) ([]byte, error) {
 	atomic.AddInt64(&s.counters.Gets, 1)
 	rc, _, err := s.Backend.Get(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
+		return nil, readError(key, err)
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
@@ -173,5 +173,18 @@ func (s *Syncer) exists(ctx context.Context, key string) (bool, error) {
 	if errors.Is(err, remote.ErrNotFound) {
 		return false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return false, readError(key, err)
+	}
+	return true, nil
+}
+
+// readError accounts for a failed request for key: an object the backend
+// finds damaged (remote.ErrDamaged) is a *CorruptError, anything else the
+// error it is.
+func readError(key string, err error) error {
+	if errors.Is(err, remote.ErrDamaged) {
+		return &CorruptError{Key: key, Reason: "damaged object", Err: err}
+	}
+	return fmt.Errorf("read %s: %w", key, err)
 }
