@@ -394,29 +394,13 @@ func TestCorruptRemoteObjectsAreDetectedAndNothingIsImported(t *testing.T) {
 	})
 }
 
-// damage flips a byte in the middle of the first object under prefix.
+// damage flips a byte in the middle of the largest object under prefix
+// (for data, the one holding most records).
 func damage(t *testing.T, b Backend, prefix string) {
 	t.Helper()
-	ctx := context.Background()
-	page, err := b.List(ctx, prefix, "", 0)
-	if err != nil || len(page.Objects) == 0 {
-		t.Fatalf("list %s: %v %v", prefix, page, err)
-	}
-	// The largest object: for data, the one holding most records.
-	key, size := "", int64(-1)
-	for _, o := range page.Objects {
-		if o.Size > size {
-			key, size = o.Key, o.Size
-		}
-	}
-	rc, _, err := b.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(rc)
-	rc.Close()
+	key, data := largestObject(t, b, prefix)
 	data[len(data)/2] ^= 0x40
-	if _, err := b.Put(ctx, key, bytes.NewReader(data), int64(len(data)), remote.Condition{}); err != nil {
+	if _, err := b.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)), remote.Condition{}); err != nil {
 		t.Fatal(err)
 	}
 }
