@@ -197,3 +197,25 @@ func TestCLIRemoteGC(t *testing.T) {
 		t.Fatalf("gc of an unknown remote: exit %d", r.code)
 	}
 }
+
+func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
+	for _, enc := range [][]string{nil, {"--new-key", filepath.Join(t.TempDir(), "remote.key")}} {
+		t.Run(fmt.Sprint("encrypted=", enc != nil), func(t *testing.T) {
+			e := newEnv(t)
+			e.write("a.txt", "alpha\n")
+			e.ok("save")
+			url := fileURL(filepath.Join(t.TempDir(), "a", "new", "dir"))
+			e.ok(append([]string{"remote", "add", "origin", url}, enc...)...)
+			e.ok("push")
+			c := newEnv(t)
+			args := []string{"clone", url}
+			if enc != nil {
+				args = append(args, "--key-file", enc[1])
+			}
+			c.ok(args...)
+			if got, err := os.ReadFile(filepath.Join(c.ws, "a.txt")); err != nil || string(got) != "alpha\n" {
+				t.Fatalf("clone of the new remote: %q, %v", got, err)
+			}
+		})
+	}
+}

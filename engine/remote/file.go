@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/zeebo/blake3"
@@ -35,36 +35,55 @@ type fileBackend struct {
 	root  string
 	tmp   string
 	locks *keyLocks
+
+	mu    sync.Mutex
+	ready bool // root, ~tmp and ~locks exist
 }
 
-// OpenDir opens the directory root as a Backend. The directory must exist
-// (a missing network mount must not turn into a local directory); OpenDir
-// creates the ~tmp and ~locks directories it uses inside.
+// OpenDir opens the directory root as a Backend. A missing root is
+// created, with its missing parents, by the first write, as an S3 prefix
+// needs no creation; until then reads find no object. OpenDir fails only
+// when root exists and is not a directory, or cannot be looked at.
 func OpenDir(root string) (Backend, error) {
 	st, err := os.Stat(root)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("remote: open %s: %w", root, err)
-	}
-	if !st.IsDir() {
+	case !st.IsDir():
 		return nil, fmt.Errorf("remote: open %s: not a directory", root)
 	}
-	b := &fileBackend{
+	return &fileBackend{
 		root:  root,
 		tmp:   filepath.Join(root, "~tmp"),
 		locks: &keyLocks{dir: filepath.Join(root, "~locks")},
+	}, nil
+}
+
+// prepare creates the root and the ~tmp and ~locks directories a write
+// uses inside it, once.
+func (b *fileBackend) prepare() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ready {
+		return nil
 	}
 	for _, dir := range []string{b.tmp, b.locks.dir} {
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("remote: open %s: %w", root, err)
+		if err := mkdirs(dir); err != nil {
+			return fmt.Errorf("remote: open %s: %w", b.root, err)
 		}
 	}
-	return b, nil
+	b.ready = true
+	return nil
 }
 
 func (b *fileBackend) Close() error { return nil }
 
 func (b *fileBackend) Put(ctx context.Context, key string, r io.Reader, size int64, cond Condition) (string, error) {
 	if err := validPut(key, size); err != nil {
+		return "", err
+	}
+	if err := b.prepare(); err != nil {
 		return "", err
 	}
 	tmp, etag, err := b.writeTemp(ctx, r, size)
@@ -81,7 +100,7 @@ func (b *fileBackend) Put(ctx context.Context, key string, r io.Reader, size int
 	if err := b.check(path, cond); err != nil {
 		return "", fmt.Errorf("remote: put %s (%v): %w", key, cond, err)
 	}
-	if err := b.mkdirs(filepath.Dir(path)); err != nil {
+	if err := mkdirs(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("remote: put %s: %w", key, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -162,32 +181,26 @@ func (b *fileBackend) check(path string, cond Condition) error {
 	return nil
 }
 
-// mkdirs creates dir and its missing parents below the root, syncing each
-// parent that gains an entry so the new path survives a crash.
-func (b *fileBackend) mkdirs(dir string) error {
+// mkdirs creates dir and its missing parents, syncing each parent that
+// gains an entry so the new path survives a crash.
+func mkdirs(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
-	rel, err := filepath.Rel(b.root, dir)
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirs(parent); err != nil {
+			return err
+		}
+	}
+	err := os.Mkdir(dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	cur := b.root
-	for seg := range strings.SplitSeq(rel, string(filepath.Separator)) {
-		parent := cur
-		cur = filepath.Join(cur, seg)
-		err := os.Mkdir(cur, 0o700)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := osfs.SyncDir(parent); err != nil {
-			return err
-		}
-	}
-	return nil
+	return osfs.SyncDir(parent)
 }
 
 func (b *fileBackend) Get(ctx context.Context, key string) (io.ReadCloser, ObjectInfo, error) {
@@ -279,6 +292,12 @@ func readHeader(f *os.File) (etag string, err error) {
 
 func (b *fileBackend) Delete(ctx context.Context, key string) error {
 	if err := ValidKey(key); err != nil {
+		return err
+	}
+	if _, err := os.Stat(b.root); errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing was ever written
+	}
+	if err := b.prepare(); err != nil {
 		return err
 	}
 	unlock, err := b.locks.lock(ctx, key)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -107,12 +108,45 @@ func TestFileBackendReportsADamagedObjectFile(t *testing.T) {
 	}
 }
 
-func TestOpenDirRefusesAMissingDirectory(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "unmounted")
-	if _, err := remote.OpenDir(missing); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("OpenDir(missing) = %v, want ErrNotExist", err)
+func TestFileBackendCreatesAMissingDirectoryOnFirstWrite(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "new", "remote")
+	b := openDir(t, missing)
+	ctx := context.Background()
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("OpenDir created %s before any write: %v", missing, err)
+	}
+	if _, err := b.Stat(ctx, "heads/x"); !errors.Is(err, remote.ErrNotFound) {
+		t.Fatalf("Stat in a missing directory = %v, want ErrNotFound", err)
+	}
+	if page, err := b.List(ctx, "", "", 0); err != nil || len(page.Objects) != 0 {
+		t.Fatalf("List of a missing directory = %+v, %v", page, err)
+	}
+	if err := b.Delete(ctx, "heads/x"); err != nil {
+		t.Fatalf("Delete in a missing directory: %v", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("OpenDir created %s", missing)
+		t.Fatalf("a read or delete created %s: %v", missing, err)
+	}
+	if _, err := b.Put(ctx, "heads/x", bytes.NewReader([]byte("x")), 1, remote.IfAbsent()); err != nil {
+		t.Fatalf("first Put into a missing directory: %v", err)
+	}
+	if rc, _, err := b.Get(ctx, "heads/x"); err != nil {
+		t.Fatal(err)
+	} else {
+		rc.Close()
+	}
+	// Another instance, opened before the directory existed, writes too.
+	if _, err := openDir(t, missing).Put(ctx, "heads/x", bytes.NewReader([]byte("y")), 1, remote.IfAbsent()); !errors.Is(err, remote.ErrPrecondition) {
+		t.Fatalf("second IfAbsent Put = %v, want ErrPrecondition", err)
+	}
+}
+
+func TestOpenDirRefusesAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.OpenDir(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("OpenDir(file) = %v, want not a directory", err)
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"runtime"
 )
 
-// Open opens the remote named by rawURL: file:///path (a directory that
-// must exist) or s3://bucket/prefix (configured by cfg). It sends no
-// request, so it fails only on a malformed URL, a missing directory or
-// unreadable credentials; ctx bounds the work of opening, not the
+// Open opens the remote named by rawURL: file:///path (a directory,
+// created by the first write if missing) or s3://bucket/prefix
+// (configured by cfg). It sends no request, so it fails only on a
+// malformed URL, a path that is not a directory or unreadable credentials; ctx bounds the work of opening, not the
 // backend's life.
 func Open(ctx context.Context, rawURL string, cfg Config) (Backend, error) {
 	if err := ctx.Err(); err != nil {
