@@ -26,7 +26,7 @@ func (e *Engine) Drop(ctx context.Context, task string) (*DropResult, error) {
 	if task == "" {
 		return nil, e.report(fmt.Errorf("%w: no task named", ErrBadRequest), start)
 	}
-	unlock, err := e.lockForWrite()
+	unlock, _, err := e.beginWrite(ctx)
 	if err != nil {
 		return nil, e.report(err, start)
 	}

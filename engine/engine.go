@@ -33,10 +33,10 @@ type Engine struct {
 
 	// writeMu serialises operations that change the store or the workspace.
 	writeMu sync.Mutex
-	// pending is the restore journal found at Open, nil when none.
+	// pending is the journal of an interrupted restore (found at Open, or
+	// left by a Restore of this Engine), nil when none; guarded by writeMu
+	// once Open has returned.
 	pending *Journal
-	// completed is the interrupted restore this Open completed, nil when none.
-	completed *RestoreResult
 
 	// remoteMu guards the backends of the store's remotes in use.
 	remoteMu struct {
@@ -49,13 +49,14 @@ type Engine struct {
 }
 
 // Open opens (creating on first use, unless Options.MustExist) the store of workspace and locks it.
-// An Open that may write (not ReadOnly) first completes a restore that was
-// interrupted (see CompletedRestore); a ReadOnly one reports it (see
-// PendingRestore). It fails with ErrBadRequest for invalid Options,
+// It changes nothing in the workspace: a restore that was interrupted is
+// reported by PendingRestore and settled by the first operation that may
+// write (see SettleRestore). With Options.Watch it starts the change
+// watcher.
+// It fails with ErrBadRequest for invalid Options,
 // ErrProtected for refused workspaces, a *WorkspaceMismatchError when the
 // store records another workspace, ErrStoreHoldsWorkspace when the store is
-// the workspace or above it, a *PendingRestoreError when an interrupted
-// restore cannot be completed, and a *BusyError (ErrBusy) when another
+// the workspace or above it, and a *BusyError (ErrBusy) when another
 // holder keeps the lock past the timeout: another process, or an Engine of
 // this process that was not closed. With Options.MustExist, a store that
 // does not exist is an error wrapping fs.ErrNotExist.
@@ -107,8 +108,8 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 		e.Close()
 		return nil, err
 	}
-	if e.pending != nil && !opts.ReadOnly {
-		if e.completed, err = e.completePendingRestore(ctx); err != nil {
+	if opts.Watch && !opts.ReadOnly {
+		if err := e.startWatch(); err != nil {
 			e.Close()
 			return nil, err
 		}
@@ -178,11 +179,6 @@ func (e *Engine) openStore() (created bool, err error) {
 		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush, AfterScan: e.opts.afterScan,
 		DeferFirstCompression: e.opts.DeferCompression,
 		CarryModes:            !fsHasModeBits || e.opts.carryModes,
-	}
-	if e.opts.Watch && !e.opts.ReadOnly {
-		if err := e.startWatch(); err != nil {
-			return false, err
-		}
 	}
 	return created, nil
 }
@@ -287,6 +283,11 @@ func (e *Engine) Workspace() string { return e.workspace }
 // StoreDir returns the store's directory.
 func (e *Engine) StoreDir() string { return e.storeDir }
 
-// PendingRestore returns the journal of a restore that was interrupted, or nil.
-// Running Restore again with the same target completes it.
-func (e *Engine) PendingRestore() *Journal { return e.pending }
+// PendingRestore returns the journal of a restore that was interrupted and
+// is not settled yet, or nil. Running Restore again with the same target
+// resumes it; any other writing operation settles it first (SettleRestore).
+func (e *Engine) PendingRestore() *Journal {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	return e.pending
+}

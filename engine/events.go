@@ -12,6 +12,9 @@ const (
 	EventCheckpoint EventType = "checkpoint"
 	EventRestore    EventType = "restore"
 	EventError      EventType = "error"
+	// EventWarning reports something the engine did on its own that the
+	// user should know of, such as an interrupted restore it discarded.
+	EventWarning EventType = "warning"
 )
 
 // Event is delivered to Options.OnEvent. Fields not meaningful for a type
@@ -24,7 +27,9 @@ type Event struct {
 	Created   bool          // initialize: the store was created; checkpoint: a checkpoint was made
 	FromHash  ID            // checkpoint: the previous head (zero for a task's first)
 	ToHash    ID            // checkpoint: the new head
-	Commit    ID            // restore: the checkpoint restored
+	Commit    ID            // restore: the checkpoint restored; warning: the checkpoint concerned, if any
+	Resumed   bool          // restore: an interrupted restore completed before a later write (see SettleRestore)
+	Message   string        // warning
 	Task      string        // checkpoint, restore
 	Duration  time.Duration // of the operation
 	Err       error         // error

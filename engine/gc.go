@@ -69,7 +69,7 @@ func (r *GCResult) Reclaimed() int64 { return r.PackBytesBefore - r.PackBytesAft
 // while being marked is left untouched and the error wraps ErrCorrupt.
 func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCResult, error) {
 	start := time.Now()
-	unlock, err := e.lockForWrite()
+	unlock, _, err := e.beginWrite(ctx)
 	if err != nil {
 		return nil, e.report(err, start)
 	}

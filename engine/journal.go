@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,13 +13,19 @@ import (
 
 // Journal records a restore in progress. It is written (and synced) before
 // the first workspace change and removed (durably) after the task head
-// moves, so a journal found at Open means a restore was interrupted. The
-// next Open that may write completes it before anything else runs (see
-// completePendingRestore); a read-only Open reports it via PendingRestore.
+// moves, so a journal found at Open means a restore was interrupted. Open
+// only reads it (PendingRestore); the first operation that may change the
+// workspace or a task's head settles it before anything else (see
+// SettleRestore): it completes the restore while the task's head is still
+// the one the journal recorded, and discards the journal otherwise.
 type Journal struct {
-	Task    string
-	Target  ID
-	Backup  ID // zero when the restore took no backup
+	Task   string
+	Target ID
+	Backup ID // zero when the restore took no backup
+	// Head is the task's head when the journal was written (after the
+	// backup). Zero in journals written before it was recorded: those
+	// are judged by the head checkpoint's time against Started.
+	Head    ID
 	Paths   []string
 	Started time.Time
 }
@@ -30,6 +35,7 @@ type journalFile struct {
 	Task    string    `json:"task"`
 	Target  ID        `json:"target"`
 	Backup  ID        `json:"backup"`
+	Head    ID        `json:"head"`
 	Paths   []string  `json:"paths,omitempty"`
 	Started time.Time `json:"started"`
 }
@@ -115,42 +121,3 @@ func (e *Engine) removeJournal() error {
 	}
 	return nil
 }
-
-// PendingRestoreError reports an interrupted restore that could not be
-// completed when the store was opened for writing. The journal stays, so
-// the next writing Open tries again.
-type PendingRestoreError struct {
-	Journal *Journal
-	Err     error
-}
-
-// Error names the restore and why it could not be completed.
-func (e *PendingRestoreError) Error() string {
-	return fmt.Sprintf("an interrupted restore to %s (task %s) could not be completed: %v",
-		e.Journal.Target.Short(), e.Journal.Task, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *PendingRestoreError) Unwrap() error { return e.Err }
-
-// completePendingRestore rolls an interrupted restore forward to its
-// journal's target, before any other operation of a writing Open: the same
-// restore runs again without a new backup, so the workspace ends fully
-// restored (the temporary files it left removed), the head moves, the
-// journal goes and an EventRestore is emitted. Whatever the workspace holds
-// that neither the journal's backup (or, without one, the task's head) nor
-// the target captures, such as an edit made after the interruption, is left
-// alone and reported in the result's conflicts.
-func (e *Engine) completePendingRestore(ctx context.Context) (*RestoreResult, error) {
-	j := e.pending
-	res, err := e.Restore(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths})
-	if err != nil {
-		return nil, &PendingRestoreError{Journal: j, Err: err}
-	}
-	return res, nil
-}
-
-// CompletedRestore returns the interrupted restore this Engine's Open
-// completed before anything else ran, or nil; its conflicts are paths the
-// completion left alone.
-func (e *Engine) CompletedRestore() *RestoreResult { return e.completed }

@@ -10,7 +10,7 @@ import (
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
-func TestInterruptedRestoreIsCompletedByTheNextWritingOpen(t *testing.T) {
+func TestInterruptedRestoreIsCompletedByTheNextWrite(t *testing.T) {
 	t.Parallel()
 	tree := testtree.Dir{}
 	for i := 0; i < 40; i++ {
@@ -42,33 +42,47 @@ func TestInterruptedRestoreIsCompletedByTheNextWritingOpen(t *testing.T) {
 		t.Fatal("an interrupted restore must not move the head")
 	}
 	j := f.e.PendingRestore()
-	if j == nil || j.Task != DefaultTask {
-		t.Fatalf("pending restore = %+v, want the journal", j)
+	if j == nil || j.Task != DefaultTask || j.Head != log.Head {
+		t.Fatalf("pending restore = %+v, want the journal recording head %s", j, log.Head.Short())
 	}
+	half := f.read()
 
 	// A read-only process only reports it.
 	f.open(Options{ReadOnly: true})
-	if p := f.e.PendingRestore(); p == nil || p.Target != j.Target || f.e.CompletedRestore() != nil {
-		t.Fatalf("read-only open: pending %+v, completed %+v", p, f.e.CompletedRestore())
+	if p := f.e.PendingRestore(); p == nil || p.Target != j.Target {
+		t.Fatalf("read-only open: pending %+v", p)
 	}
 
-	// The next process that may write completes it before anything else.
+	// Opening to write only opens: the workspace stays as the
+	// interruption left it until the first write.
 	var events []Event
 	f.open(Options{OnEvent: func(ev Event) { events = append(events, ev) }})
+	assertSameTree(t, half, f.read())
+	if f.e.PendingRestore() == nil {
+		t.Fatal("a writing open settled the journal; only a write may")
+	}
+	events = nil
+	res, err := f.e.Save(context.Background(), SaveOptions{Message: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	assertSameTree(t, original, f.read())
-	done := f.e.CompletedRestore()
-	if done == nil || done.Backup != j.Backup || len(done.Conflicts) != 0 {
-		t.Fatalf("completed restore = %+v, want the journal's (backup %s), no conflicts", done, j.Backup.Short())
+	done := res.Settled
+	if done == nil || done.Completed == nil || done.Completed.Backup != j.Backup || len(done.Completed.Conflicts) != 0 {
+		t.Fatalf("save settled %+v, want the journal's restore completed (backup %s), no conflicts", done, j.Backup.Short())
 	}
 	if f.e.PendingRestore() != nil {
 		t.Fatal("journal still pending after completion")
 	}
-	if len(events) == 0 || events[0].Type != EventRestore || events[0].Commit != j.Target {
-		t.Fatalf("events = %+v, want a restore event first", events)
+	if len(events) == 0 || events[0].Type != EventRestore || events[0].Commit != j.Target || !events[0].Resumed {
+		t.Fatalf("events = %+v, want a resumed restore event first", events)
+	}
+	if res.Created {
+		t.Fatalf("save after completion created %s; the workspace equals @1", res.ID.Short())
 	}
 	f.open(Options{})
-	if f.e.PendingRestore() != nil || f.e.CompletedRestore() != nil {
-		t.Fatal("journal found again after completion")
+	if s, err := f.e.SettleRestore(context.Background()); f.e.PendingRestore() != nil || s != nil || err != nil {
+		t.Fatalf("journal found again after completion: %+v, %v", s, err)
 	}
 	log, _ = f.e.List(context.Background(), "")
 	if log.Head.String() != log.Checkpoints[0].ID.String() {
@@ -104,19 +118,21 @@ func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
 	f.e.Close()
 	f.e = nil
 
-	// Still no space when the next process completes it: Open fails and says why.
-	_, err := Open(context.Background(), f.ws, Options{StoreDir: f.store, wrapRestoreFS: diskFull(0).wrap})
+	// Still no space when the next process completes it: its first write
+	// fails and says why.
+	f.open(Options{wrapRestoreFS: diskFull(0).wrap})
+	_, err := f.e.Save(context.Background(), SaveOptions{})
 	var pending *PendingRestoreError
 	if !errors.As(err, &pending) || !errors.Is(err, syscall.ENOSPC) || pending.Journal == nil {
-		t.Fatalf("open: %v, want a PendingRestoreError wrapping ENOSPC", err)
+		t.Fatalf("save: %v, want a PendingRestoreError wrapping ENOSPC", err)
 	}
 	f.open(Options{ReadOnly: true})
 	if f.e.PendingRestore() == nil {
 		t.Fatal("the failed completion lost the journal")
 	}
 	f.open(Options{})
-	if f.e.CompletedRestore() == nil {
-		t.Fatal("the restore was not completed")
+	if s, err := f.e.SettleRestore(context.Background()); err != nil || s == nil || s.Completed == nil {
+		t.Fatalf("the restore was not completed: %+v, %v", s, err)
 	}
 	assertSameTree(t, want, f.read())
 }

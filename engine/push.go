@@ -98,7 +98,7 @@ func (e *Engine) withSyncer(ctx context.Context, b Backend, name, task string, p
 	if err := e.checkKeying(ctx, name, b); err != nil {
 		return err
 	}
-	unlock, err := e.lockForWrite()
+	unlock, _, err := e.beginWrite(ctx)
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,9 @@ type RestoreResult struct {
 	// before the files were written.
 	Fetched  FetchedBlobs
 	Duration time.Duration
+	// Settled is another interrupted restore this one settled before it
+	// began (see SettleRestore), nil when there was none.
+	Settled *SettledRestore
 
 	task string // the task whose head moved
 }
@@ -98,9 +101,12 @@ type RestoreResult struct {
 // Durability: when Restore returns, every change it made (file contents,
 // renames, removals, new directories) is on disk. A journal, written before
 // the first change and removed after the head moves, makes an interrupted
-// restore resumable: the next Open that may write completes it, and a
-// Restore to the same target within this Engine resumes it without a new
-// backup. Other errors (no space, I/O) stop the restore with the journal kept.
+// restore resumable: a Restore to the same target resumes it without a new
+// backup, and any other writing operation (of this Engine, or of the next
+// process to open the store) settles it first: it completes it, or discards
+// the journal once the task's head has moved on (see SettleRestore). A
+// cancelled ctx or another error (no space, I/O) stops the restore with the
+// journal kept.
 func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
 	start := time.Now()
 	unlock, err := e.lockForWrite()
@@ -108,10 +114,17 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 		return nil, e.report(err, start)
 	}
 	defer unlock()
+	var settled *SettledRestore
+	if !opts.DryRun && !e.resumes(opts.Task, ref) {
+		if settled, err = e.settleLocked(ctx); err != nil {
+			return nil, e.report(err, start)
+		}
+	}
 	res, err := e.restoreLocked(ctx, ref, opts)
 	if err != nil {
 		return nil, e.report(err, start)
 	}
+	res.Settled = settled
 	res.Duration = time.Since(start)
 	if !opts.DryRun {
 		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Duration: res.Duration})
@@ -186,9 +199,28 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	}
 	j := e.pending
 	if !cur.resuming {
-		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Paths: filter, Started: time.Now().UTC()}
+		head, _, err := e.db.Task(task)
+		if err != nil {
+			return nil, storeError(err, e.storeDir)
+		}
+		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Started: time.Now().UTC()}
 	}
 	return res, e.applyJournaled(ctx, x, plan, j)
+}
+
+// resumes reports whether a Restore of ref in task would resume the
+// pending restore rather than settle it first; an unresolvable ref does
+// not (the Restore then fails before any change).
+func (e *Engine) resumes(task, ref string) bool {
+	if e.pending == nil {
+		return false
+	}
+	task, err := taskName(task)
+	if err != nil || task != e.pending.Task {
+		return false
+	}
+	target, _, err := e.resolveCheckpoint(task, ref)
+	return err == nil && ID(target) == e.pending.Target
 }
 
 // headRoot is the root of task's head checkpoint (zero: none yet).
@@ -256,7 +288,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
 	if err := x.Apply(ctx, plan); err != nil {
-		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next writing open of the store completes it", err)
+		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
 	}
 	if len(j.Paths) == 0 {
 		if err := e.moveHead(j.Task, objects.ID(j.Target)); err != nil {

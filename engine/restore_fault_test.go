@@ -161,9 +161,9 @@ func (c *faultCase) checkInterrupted(where string, err error, errno syscall.Errn
 		t.Fatalf("%s: journal on disk but not reported pending", where)
 	}
 	f.open(Options{})
-	done := f.e.CompletedRestore()
-	if done == nil || len(done.Conflicts) != 0 {
-		t.Fatalf("%s: the next open did not complete the restore: %+v", where, done)
+	done, err := f.e.SettleRestore(context.Background())
+	if err != nil || done == nil || done.Completed == nil || len(done.Completed.Conflicts) != 0 {
+		t.Fatalf("%s: settling did not complete the restore: %+v, %v", where, done, err)
 	}
 	if _, statErr := os.Stat(f.e.journalPath()); !errors.Is(statErr, os.ErrNotExist) || c.head() != c.one {
 		t.Fatalf("%s: after completion journal %v, head %s", where, statErr, c.head().Short())

@@ -32,6 +32,9 @@ type SaveResult struct {
 	Kind    CheckpointKind
 	Stats   Stats
 	Skipped []Skipped
+	// Settled is the interrupted restore this save settled before it
+	// scanned (see SettleRestore), nil when there was none.
+	Settled *SettledRestore
 }
 
 // saved is what saveLocked did, in the index's terms.
@@ -59,7 +62,7 @@ func (s *saved) public() *SaveResult {
 // result carries the current head with Created=false.
 func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
 	start := time.Now()
-	unlock, err := e.lockForWrite()
+	unlock, settled, err := e.beginWrite(ctx)
 	if err != nil {
 		return nil, e.report(err, start)
 	}
@@ -70,6 +73,7 @@ func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error
 	}
 	e.maybeAutoGC(ctx)
 	res := sv.public()
+	res.Settled = settled
 	e.emit(Event{Type: EventCheckpoint, Task: res.Task, Created: res.Created,
 		FromHash: res.Parent, ToHash: res.ID, Duration: time.Since(start)})
 	if res.Created {

@@ -84,8 +84,34 @@ type app struct {
 
 // noticesJSON are the fields an open adds to every JSON document.
 type noticesJSON struct {
-	CompletedRestore *restoreJSON `json:"completed_restore,omitempty"`
-	PendingRestore   *journalJSON `json:"pending_restore,omitempty"`
+	settledJSON
+	PendingRestore *journalJSON `json:"pending_restore,omitempty"`
+}
+
+// settledJSON is the interrupted restore an operation settled before it
+// began: completed, or discarded because its task moved on.
+type settledJSON struct {
+	CompletedRestore *restoreJSON   `json:"completed_restore,omitempty"`
+	DiscardedRestore *discardedJSON `json:"discarded_restore,omitempty"`
+}
+
+func settledView(s *engine.SettledRestore) settledJSON {
+	switch {
+	case s == nil:
+		return settledJSON{}
+	case s.Completed != nil:
+		view := restoreView(s.Completed, false)
+		return settledJSON{CompletedRestore: &view}
+	}
+	return settledJSON{DiscardedRestore: &discardedJSON{Target: s.Journal.Target.Text(), Task: s.Journal.Task, Reason: s.Discarded}}
+}
+
+// discardedJSON is an interrupted restore whose journal was dropped
+// without replaying it, because its task moved on.
+type discardedJSON struct {
+	Task   string `json:"task"`
+	Target string `json:"target"`
+	Reason string `json:"reason"`
 }
 
 // journalJSON is an interrupted restore's journal.
@@ -213,6 +239,10 @@ func envOr(key, def string) string {
 	return def
 }
 
+// residentCommands keep the engine open across requests: an interrupted
+// restore is settled by their first writing request, not when they start.
+var residentCommands = map[string]bool{"serve": true, "mcp": true}
+
 // readOnlyCommands open the store read-only: they never write, and so never
 // wait for the index compactions a save left due.
 var readOnlyCommands = map[string]bool{
@@ -240,8 +270,24 @@ func (a *app) checkGlobalFlags() error {
 	return nil
 }
 
-// open opens the engine for one command.
+// open opens the engine for one command and settles or reports an
+// interrupted restore (noticeRestores).
 func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
+	e, err := a.openEngine(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.noticeRestores(cmd.Context(), e, cmd.Name()); err != nil {
+		if a.server == nil {
+			e.Close()
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// openEngine opens the command's engine, or returns the server's.
+func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 	if a.server != nil {
 		return a.server.engineFor(a)
 	}
@@ -259,12 +305,7 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
 	}
-	e, err := engine.Open(cmd.Context(), a.workspace, opts)
-	if err != nil {
-		return nil, err
-	}
-	a.noticeRestores(e)
-	return e, nil
+	return engine.Open(cmd.Context(), a.workspace, opts)
 }
 
 // engineOptions are the options a command opens the store with: the global
@@ -293,28 +334,44 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 	}
 }
 
-// noticeRestores tells about an interrupted restore: one a read-only open
-// found pending, or one this open completed. Text goes to stderr (unless
-// -q); under --json every document carries it.
-func (a *app) noticeRestores(e *engine.Engine) {
-	if j := e.PendingRestore(); j != nil {
-		a.notices.PendingRestore = &journalJSON{Task: j.Task, Target: j.Target.Text(), Backup: j.Backup.Text(),
-			Paths: j.Paths, Started: j.Started}
-		if !a.quiet && !a.json {
-			fmt.Fprintf(a.stderr, "ckpt: a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it\n",
+// noticeRestores settles an interrupted restore before a command that may
+// write (the engine would settle it at its first write anyway; doing it
+// here reports it), or reports one a command that only reads finds
+// pending. Text goes to stderr (unless -q); under --json every document
+// carries it. serve and mcp leave it to their first writing request.
+func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command string) error {
+	if readOnlyCommands[command] || residentCommands[command] {
+		if j := e.PendingRestore(); j != nil {
+			a.notices.PendingRestore = &journalJSON{Task: j.Task, Target: j.Target.Text(), Backup: j.Backup.Text(),
+				Paths: j.Paths, Started: j.Started}
+			a.notef("a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it",
 				j.Target.Short(), j.Task, j.Started.Local().Format(time.DateTime))
 		}
+		return nil
 	}
-	if res := e.CompletedRestore(); res != nil {
-		view := restoreView(res, false)
-		a.notices.CompletedRestore = &view
-		if !a.quiet && !a.json {
-			for _, c := range res.Conflicts {
-				fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
-			}
-			fmt.Fprintf(a.stderr, "ckpt: completed an interrupted restore to %s: %d written, %d deleted, %d conflicts\n",
-				res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))
-		}
+	settled, err := e.SettleRestore(ctx)
+	if err != nil || settled == nil {
+		return err
+	}
+	a.notices.settledJSON = settledView(settled)
+	if settled.Discarded != "" {
+		a.notef("warning: discarded an interrupted restore to %s (task %s) without replaying it: %s",
+			settled.Journal.Target.Short(), settled.Journal.Task, settled.Discarded)
+		return nil
+	}
+	res := settled.Completed
+	for _, c := range res.Conflicts {
+		a.notef("conflict: %s: %s", c.Path, conflictReason(c))
+	}
+	a.notef("completed an interrupted restore to %s: %d written, %d deleted, %d conflicts",
+		res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))
+	return nil
+}
+
+// notef prints a notice line on stderr, unless -q or --json.
+func (a *app) notef(format string, args ...any) {
+	if !a.quiet && !a.json {
+		fmt.Fprintf(a.stderr, "ckpt: "+format+"\n", args...)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -34,6 +35,10 @@ type (
 	errorEvent struct {
 		Error string `json:"error"`
 		Task  string `json:"task"`
+	}
+	warningEvent struct {
+		Message string `json:"message"`
+		Task    string `json:"task"`
 	}
 )
 
@@ -85,6 +90,20 @@ func (t *taskEvents) restored(ctx context.Context, task string, res *engine.Rest
 	}
 	t.initialize(ctx, task, false, res.Duration)
 	t.notify("restore", restoreEvent{CommitHash: res.Restored.String(), Duration: durationMs(res.Duration), Task: task})
+}
+
+// settled sends the events of an interrupted restore an operation settled
+// first: a restore event when it was completed, a warning when its journal
+// was discarded.
+func (t *taskEvents) settled(ctx context.Context, s *engine.SettledRestore) {
+	switch {
+	case t.notify == nil || s == nil:
+	case s.Completed != nil:
+		t.restored(ctx, s.Journal.Task, s.Completed)
+	default:
+		t.notify("warning", warningEvent{Task: s.Journal.Task,
+			Message: fmt.Sprintf("discarded an interrupted restore to %s without replaying it: %s", s.Journal.Target.Short(), s.Discarded)})
+	}
 }
 
 // fail sends an error event for a failed save or restore and returns err.

@@ -96,6 +96,7 @@ func (h *host) save(ctx context.Context, p saveParams) (saveJSON, error) {
 	if err != nil {
 		return saveJSON{}, h.events.fail(opts.Task, err)
 	}
+	h.events.settled(ctx, res.Settled)
 	h.events.saved(ctx, res, time.Since(start))
 	return saveView(res), nil
 }

@@ -71,6 +71,7 @@ func sideContent(res *engine.DiffResult, c engine.Change, after bool) (text, b64
 // shape plus the restored state blob (only=state or both).
 type hostRestoreJSON struct {
 	restoreJSON
+	settledJSON
 	StateContent       *string `json:"state_content,omitempty"`
 	StateContentBase64 *string `json:"state_content_base64,omitempty"`
 }
@@ -100,10 +101,11 @@ func (h *host) restore(ctx context.Context, p restoreParams) (hostRestoreJSON, e
 	if err != nil {
 		return hostRestoreJSON{}, h.events.fail(opts.Task, err)
 	}
+	h.events.settled(ctx, res.Settled)
 	if !p.DryRun {
 		h.events.restored(ctx, opts.Task, res)
 	}
-	out := hostRestoreJSON{restoreJSON: restoreView(res, p.DryRun)}
+	out := hostRestoreJSON{restoreJSON: restoreView(res, p.DryRun), settledJSON: settledView(res.Settled)}
 	if (opts.Only == engine.OnlyState || opts.Only == engine.OnlyBoth) && !res.State.IsZero() {
 		state, err := h.e.ReadState(ctx, res.State)
 		if err != nil {

@@ -25,6 +25,7 @@ type saveJSON struct {
 	// BackgroundPID is the process this save started to compress what it
 	// stored uncompressed (see background.go), when it started one.
 	BackgroundPID int `json:"background_pid,omitempty"`
+	settledJSON
 }
 
 type statsJSON struct {
@@ -118,7 +119,8 @@ func saveView(res *engine.SaveResult) saveJSON {
 		Created: res.Created, Empty: res.Empty, Kind: string(res.Kind),
 		Stats: statsJSON{Files: res.Stats.Files, Added: res.Stats.Added, Modified: res.Stats.Modified,
 			Deleted: res.Stats.Deleted, BytesHashed: res.Stats.BytesHashed, DurationMs: res.Stats.Duration.Milliseconds()},
-		Skipped: make([]skippedJSON, 0, len(res.Skipped)),
+		Skipped:     make([]skippedJSON, 0, len(res.Skipped)),
+		settledJSON: settledView(res.Settled),
 	}
 	for _, s := range res.Skipped {
 		sj := skippedJSON{Path: s.Path, Reason: s.Reason}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// SettledRestore reports what became of a restore that was interrupted: a
+// journal Open found, or one a cancelled Restore of this Engine left.
+// Exactly one of Completed and Discarded is set.
+type SettledRestore struct {
+	Journal *Journal
+	// Completed is the restore carried to its end. Its conflicts are paths
+	// the completion left alone (an edit made after the interruption).
+	Completed *RestoreResult
+	// Discarded says why the journal was dropped without replaying it: the
+	// task's head moved after it was written, so replaying it would rewind
+	// newer checkpointed work. The workspace is left as it is.
+	Discarded string
+}
+
+// PendingRestoreError reports an interrupted restore that could not be
+// completed. The journal stays, so the next writing operation tries again.
+type PendingRestoreError struct {
+	Journal *Journal
+	Err     error
+}
+
+// Error names the restore and why it could not be completed.
+func (e *PendingRestoreError) Error() string {
+	return fmt.Sprintf("an interrupted restore to %s (task %s) could not be completed: %v",
+		e.Journal.Target.Short(), e.Journal.Task, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *PendingRestoreError) Unwrap() error { return e.Err }
+
+// SettleRestore settles a restore left interrupted, and returns nil when
+// there is none. Every operation that may change the workspace or a task's
+// head (Save, Restore, Drop, GC, Push, Pull, Clone) runs this step first, so
+// no write ever lands on top of a half-restored workspace and a journal is
+// never replayed later over newer work; a host calls it itself to report
+// the outcome before its first write.
+//
+// While the task's head is still the one the journal recorded (or already
+// the target: the restore moved it and was stopped before the journal
+// went), the restore is completed as Restore would resume it, and an
+// EventRestore with Resumed set is emitted. Otherwise the head moved after
+// the journal was written: the journal is removed without touching the
+// workspace and an EventWarning says so. It fails with a
+// *PendingRestoreError, keeping the journal, when the completion fails,
+// and with ErrBadRequest on an Engine opened ReadOnly.
+func (e *Engine) SettleRestore(ctx context.Context) (*SettledRestore, error) {
+	unlock, err := e.lockForWrite()
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer unlock()
+	s, err := e.settleLocked(ctx)
+	return s, translate(err)
+}
+
+// beginWrite serialises an operation that may change the workspace or a
+// task's head, after settling an interrupted restore (see SettleRestore).
+func (e *Engine) beginWrite(ctx context.Context) (unlock func(), settled *SettledRestore, err error) {
+	unlock, err = e.lockForWrite()
+	if err != nil {
+		return nil, nil, err
+	}
+	if settled, err = e.settleLocked(ctx); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return unlock, settled, nil
+}
+
+// settleLocked is SettleRestore under the write lock.
+func (e *Engine) settleLocked(ctx context.Context) (*SettledRestore, error) {
+	j := e.pending
+	if j == nil {
+		return nil, nil
+	}
+	why, err := e.journalOutdated(j)
+	if err != nil {
+		return nil, &PendingRestoreError{Journal: j, Err: err}
+	}
+	if why != "" {
+		if err := e.removeJournal(); err != nil {
+			return nil, &PendingRestoreError{Journal: j, Err: err}
+		}
+		e.pending = nil
+		msg := fmt.Sprintf("discarded an interrupted restore to %s (task %s) without replaying it: %s",
+			j.Target.Short(), j.Task, why)
+		e.emit(Event{Type: EventWarning, Task: j.Task, Commit: j.Target, Message: msg})
+		return &SettledRestore{Journal: j, Discarded: why}, nil
+	}
+	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths})
+	if err != nil {
+		return nil, &PendingRestoreError{Journal: j, Err: err}
+	}
+	e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: true})
+	return &SettledRestore{Journal: j, Completed: res}, nil
+}
+
+// journalOutdated says why replaying j would rewind work saved after it was
+// written ("" when it would not): the task's head is neither the journal's
+// recorded head nor its target. A journal that records no head is outdated
+// when the head checkpoint is younger than the journal.
+func (e *Engine) journalOutdated(j *Journal) (string, error) {
+	head, ok, err := e.db.Task(j.Task)
+	if err != nil {
+		return "", storeError(err, e.storeDir)
+	}
+	if !ok {
+		return fmt.Sprintf("task %s no longer exists", j.Task), nil
+	}
+	if ID(head.Head) == j.Target || (!j.Head.IsZero() && ID(head.Head) == j.Head) {
+		return "", nil
+	}
+	if j.Head.IsZero() {
+		cp, err := e.checkpoint(head.Head)
+		if err != nil {
+			return "", err
+		}
+		if !cp.Time.After(j.Started) {
+			return "", nil
+		}
+	}
+	return fmt.Sprintf("the task's head moved to %s after the restore was interrupted", ID(head.Head).Short()), nil
+}
