@@ -110,9 +110,6 @@
 //   - names in 8.3 short form are turned into long ones; one that no
 //     longer resolves makes its deepest existing ancestor a Rescan;
 //   - names are compared without case;
-//   - a change named below a directory removed or renamed away, or a new
-//     entry at the old name of one renamed away: All, and the handle is
-//     reopened (see Wine below);
 //   - rule files outside the root are not watched: the engine stats them
 //     at every save;
 //   - a network drive or share: no watcher (the server may never report
@@ -127,27 +124,43 @@
 // The Windows backend is tested under Wine 8 (the contract tests of this
 // package and the engine's watched-save differential test). Wine
 // implements ReadDirectoryChangesW in its server on top of inotify, and
-// differs from Windows in ways the tests met:
+// differs from Windows in ways the tests met; under Wine (ntdll exports
+// wine_get_version) the backend does two things more:
+//
+//   - Wine's server reads inotify in its own loop, so a change made before
+//     Changes may reach the handle after the barrier's cancel. The barrier
+//     first creates a file in a private directory outside the workspace,
+//     watched by a handle of its own, and waits for its report: Wine reads
+//     every watch from one inotify queue, first in, first out, so every
+//     earlier change has then reached the workspace's handle;
+//   - Wine records a directory's path when it first sees the directory and
+//     keeps it when the directory is renamed, or moved out of the tree and
+//     back (a move across the root's edge is reported as a removal or an
+//     addition), so it keeps reporting the directory's changes under the
+//     old path, which a new directory there then shares. Every change named
+//     at or below the path of a directory the caller read that was removed
+//     or renamed away is therefore an All (correct, and a full walk).
+//
+// Other differences, which need nothing more or which Wine cannot show:
 //
 //   - subtree watches cover a directory below the root only once some
 //     program has opened it (or Wine saw it created): the engine opens
 //     every captured directory to list it right after Watch, so captured
 //     directories are covered; ignored trees report nothing;
-//   - a directory renamed, or moved out of the tree, keeps reporting its
-//     changes under its old path, and a move across the root's edge is
-//     reported as an addition or removal, not a rename; the stale-name
-//     rule above turns that into an All instead of a missed change;
 //   - the change records of an interval pile up in the server and an
 //     overflow is reported as ERROR_NOTIFY_ENUM_DIR when they do not fit
-//     the caller's buffer (TestBufferOverflowReportsAll shrinks the
-//     buffer to show it); Windows's own kernel buffer and its empty-read
-//     overflow cannot be shown;
-//   - a removed directory stays in place while a handle to it is open,
-//     so a removed root cannot be shown (a root moved away can);
+//     the caller's buffer (TestBufferOverflowReportsAll shrinks the buffer
+//     to show it); Windows's own kernel buffer and its empty-read overflow
+//     cannot be shown;
+//   - a removed directory stays in place while a handle to it is open, so
+//     a removed root cannot be shown (a root moved away can);
 //   - short names are synthesised and changes are reported by long name,
 //     so 8.3 names in change records cannot be shown (the test feeds the
 //     handler such names directly);
 //   - ReadDirectoryChangesExW is absent, so the backend uses
 //     ReadDirectoryChangesW, which Windows has everywhere, and tells files
-//     from directories by their attributes when it handles the change.
+//     from directories by their attributes when it handles the change;
+//   - watches are the server's, shared by every process of the prefix, and
+//     its records of directories outlive them; tests that watch run best
+//     one process at a time.
 package watch

@@ -2,7 +2,6 @@ package watch
 
 import (
 	"errors"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -33,7 +32,6 @@ type rdcw struct {
 	root     string
 	longRoot string // root without 8.3 short components
 	opts     Options
-	rules    []string // folded root-relative paths of the rule files inside the root
 	wake     windows.Handle
 	sync     chan chan struct{} // Changes' barrier requests to the I/O thread
 	done     chan struct{}      // closed when the I/O thread has returned
@@ -44,14 +42,7 @@ type rdcw struct {
 		sync.Mutex
 		closed bool
 		open   bool // the root's handle is open
-		tree   *dirNode
-		// gone holds the folded paths of directories the caller read that
-		// were removed (false) or renamed away (true), for staleLocked;
-		// cleared with tree.
-		gone map[string]bool
-		// reopen asks the I/O thread to replace the handle once the
-		// current read is applied.
-		reopen bool
+		marks  subtreeMarks
 		p      pending
 		clock  clockCheck
 		st     Stats
@@ -73,13 +64,7 @@ func newBackend(root string, opts Options) backend {
 	if long, err := longName(root); err == nil {
 		b.longRoot = long
 	}
-	for _, f := range opts.RuleFiles {
-		if rel, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(rel) {
-			b.rules = append(b.rules, foldName(filepath.ToSlash(rel)))
-		}
-	}
-	b.mu.tree = &dirNode{}
-	b.mu.gone = map[string]bool{}
+	b.mu.marks = newSubtreeMarks(root, opts, underWine())
 	b.mu.clock = newClockCheck(opts.clock)
 	b.mu.p = newPending()
 	b.mu.p.markAll(ReasonStart)
@@ -112,7 +97,7 @@ func (b *rdcw) watch(rel string) {
 	if b.mu.closed || !b.mu.open {
 		return
 	}
-	b.mu.tree.lookup(rel, true).wd = 1
+	b.mu.marks.watch(rel)
 }
 
 // changes runs the ordering barrier on the I/O thread, then takes the
@@ -179,10 +164,17 @@ func (b *rdcw) run(started chan<- error) {
 	if err == nil {
 		err = d.issue()
 	}
+	var f *fence
+	if err == nil {
+		f, err = newFence()
+	}
 	started <- err
 	defer d.release()
 	if err != nil {
 		return
+	}
+	if f != nil {
+		defer f.close()
 	}
 	b.mu.Lock()
 	b.mu.open = true
@@ -207,12 +199,18 @@ func (b *rdcw) run(started chan<- error) {
 		}
 		select {
 		case reply := <-b.sync:
+			if f != nil && !f.pass() {
+				b.failed(d, errFence)
+			}
 			b.barrier(d)
 			close(reply)
 		default:
 		}
 	}
 }
+
+// errFence is the failure of a fence (see fence) to pass in time.
+var errFence = errors.New("watch: Wine's change reports did not catch up")
 
 // barrier makes every change of an operation that completed before it
 // began part of the pending marks. A file system reports a change to a
@@ -267,8 +265,7 @@ func (b *rdcw) reopen(d *dirReader, why Reason) {
 	d.close()
 	b.mu.Lock()
 	b.mu.p.markAll(why)
-	b.resetTreeLocked()
-	b.mu.reopen = false
+	b.mu.marks.reset()
 	b.mu.open = false
 	b.mu.Unlock()
 	if d.open(b.root) != nil || d.issue() != nil {
@@ -297,11 +294,7 @@ func (b *rdcw) apply(d *dirReader, r readResult) {
 				break
 			}
 		}
-		reopen := b.mu.reopen
 		b.mu.Unlock()
-		if reopen {
-			b.reopen(d, ReasonDropped)
-		}
 	}
 }
 
@@ -311,12 +304,5 @@ func (b *rdcw) overflowLocked() {
 	b.mu.st.Overflows++
 	b.mu.st.Resets++
 	b.mu.p.markAll(ReasonOverflow)
-	b.resetTreeLocked()
-}
-
-// resetTreeLocked forgets which directories the caller read: after an
-// All, its walk tells again.
-func (b *rdcw) resetTreeLocked() {
-	b.mu.tree = &dirNode{}
-	b.mu.gone = map[string]bool{}
+	b.mu.marks.reset()
 }

@@ -1,0 +1,168 @@
+package watch
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// changeKind is what a whole-tree watch (Windows's one handle, one FSEvents
+// stream) reports about a path.
+type changeKind uint8
+
+const (
+	changeModified    changeKind = iota // content or attributes
+	changeAdded                         // created, or renamed to this name
+	changeRemoved                       // deleted
+	changeRenamedAway                   // renamed from this name
+)
+
+// markResult is what marking one change did.
+type markResult uint8
+
+const (
+	marked      markResult = iota
+	markedAll              // a rule file changed: All
+	staleName              // the name may be stale (see staleNames)
+	overPending            // Options.MaxPending exceeded: handle as an overflow
+)
+
+// subtreeMarks turns the changes of a watch that covers the whole tree
+// into marks on the directories the caller reads. Watch only records
+// which directories those are, so a change is mapped to the nearest of
+// them: a change in an ignored tree dirties the directory that holds it,
+// not one entry per directory below. The backend guards it with its lock.
+type subtreeMarks struct {
+	root  string
+	opts  Options
+	rules []string // folded root-relative paths of the rule files inside the root
+	tree  *dirNode
+	// staleNames is set where the watch may name a change by a
+	// directory's former path (see stale); gone then holds the folded
+	// paths of directories the caller read that were removed or renamed
+	// away.
+	staleNames bool
+	gone       map[string]struct{}
+}
+
+func newSubtreeMarks(root string, opts Options, staleNames bool) subtreeMarks {
+	s := subtreeMarks{root: root, opts: opts, staleNames: staleNames, gone: map[string]struct{}{}}
+	for _, f := range opts.RuleFiles {
+		if rel, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(rel) {
+			s.rules = append(s.rules, foldName(filepath.ToSlash(rel)))
+		}
+	}
+	s.reset()
+	return s
+}
+
+// reset forgets which directories the caller read: after an All, its
+// walk tells again. The paths of gone directories stay: a watch that
+// names changes by stale paths keeps doing so.
+func (s *subtreeMarks) reset() { s.tree = &dirNode{} }
+
+// watch records that the caller reads directory rel.
+func (s *subtreeMarks) watch(rel string) { s.tree.lookup(rel, true).wd = 1 }
+
+// mark applies one change of root-relative, slash-separated rel to p.
+//
+// The entry's directory is dirty, or, when the caller never read that
+// directory (an ignored tree, or one new since the last walk), the nearest
+// directory above it that it read. A name added that is a directory now
+// is a Rescan: the directory may arrive with contents (moved in, or
+// renamed within the tree), and a directory of the same name may have
+// stood there before. A name removed or renamed away takes the records of
+// what the caller read below it along.
+func (s *subtreeMarks) mark(p *pending, kind changeKind, rel string) markResult {
+	if p.all {
+		// The caller walks everything and tells again what it reads.
+		return marked
+	}
+	if s.stale(rel) {
+		return staleName
+	}
+	if s.ruleFile(rel) {
+		p.markAll(ReasonRuleFile)
+		return markedAll
+	}
+	dir := parentRel(rel)
+	name := strings.TrimPrefix(rel[len(dir):], "/")
+	n, exact := s.tree.nearestWatched(dir)
+	p.markDirty(n.rel())
+	if exact {
+		if slices.ContainsFunc(s.opts.RuleNames, func(r string) bool { return foldName(r) == foldName(name) }) {
+			p.markRescan(n.rel(), ReasonRuleFile)
+		}
+		child := n.children[foldName(name)]
+		switch kind {
+		case changeAdded:
+			if isDirNow(filepath.Join(s.root, filepath.FromSlash(rel))) {
+				p.markRescan(joinRel(n.rel(), name), ReasonNewDir)
+			}
+		case changeRemoved, changeRenamedAway:
+			if s.staleNames && child != nil && child.wd != 0 {
+				s.gone[foldName(joinRel(n.rel(), name))] = struct{}{}
+			}
+		}
+		if child != nil && kind != changeModified {
+			forget(child)
+		}
+	}
+	if m := s.opts.MaxPending; m > 0 && p.size() > m {
+		return overPending
+	}
+	return marked
+}
+
+// forget drops what the caller read at and below n: those paths now name
+// something else, or nothing.
+func forget(n *dirNode) {
+	n.each(func(m *dirNode) { m.wd = 0 })
+	n.children = nil
+	n.prune()
+}
+
+// ruleFile reports whether rel is one of the rule files inside the root
+// or a directory on the way to one.
+func (s *subtreeMarks) ruleFile(rel string) bool {
+	f := foldName(rel)
+	for _, r := range s.rules {
+		if r == f || strings.HasPrefix(r, f+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxGone bounds the paths of gone directories kept; beyond them every
+// change is taken for stale.
+const maxGone = 1 << 12
+
+// stale reports whether rel may be a stale name: a path at or below a
+// directory the caller read that was removed or renamed away. Windows
+// names a change by the path its entry has when the change is made, so
+// there that never happens but for a new entry made at such a path, and
+// staleNames is off. Wine's subtree watch keeps its own record of each
+// directory's path, set when it first sees the directory and kept when
+// the directory is renamed, or moved out of the tree and back in (a move
+// across the root's edge is reported as a removal or an addition), so it
+// keeps reporting such a directory's changes under the old path, for as
+// long as the directory lives, and a new directory at that path reports
+// under the same path. Such a change is ambiguous, so every change named
+// at or below such a path makes everything dirty.
+func (s *subtreeMarks) stale(rel string) bool {
+	if len(s.gone) == 0 {
+		return false
+	}
+	if len(s.gone) > maxGone {
+		return true
+	}
+	for p := foldName(rel); ; p = parentRel(p) {
+		if _, ok := s.gone[p]; ok {
+			return true
+		}
+		if p == "" {
+			return false
+		}
+	}
+}

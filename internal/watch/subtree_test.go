@@ -1,0 +1,74 @@
+package watch
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestSubtreeMarks drives the marking of whole-tree watches (Windows,
+// FSEvents) with changes as those report them.
+func TestSubtreeMarks(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/b", "a/new", "node_modules/x/y"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(d)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exclude := filepath.Join(root, ".git", "info", "exclude")
+	s := newSubtreeMarks(root, Options{RuleNames: DefaultRuleNames, RuleFiles: []string{exclude}, MaxPending: 6}, true)
+	for _, d := range []string{"", "a", "a/b"} {
+		s.watch(d)
+	}
+	cases := []struct {
+		kind          changeKind
+		rel           string
+		want          markResult
+		dirty, rescan []string
+	}{
+		{changeModified, "a/b/f", marked, []string{"a/b"}, nil},
+		{changeAdded, "a/new", marked, []string{"a"}, []string{"a/new"}},
+		{changeAdded, "a/file", marked, []string{"a"}, nil},
+		{changeModified, "node_modules/x/y/z.js", marked, []string{""}, nil},
+		{changeModified, "A/B/f", marked, []string{"a/b"}, nil}, // case folded where names fold
+		{changeModified, "a/.gitignore", marked, nil, []string{"a"}},
+		{changeAdded, ".git", markedAll, nil, nil},
+		{changeRenamedAway, "a/b", marked, []string{"a"}, nil},
+		{changeModified, "a/b/f", staleName, nil, nil},
+	}
+	if foldName("A") != "A" {
+		cases[4].dirty = []string{"a/b"}
+	} else {
+		cases[4].dirty = []string{""}
+	}
+	for i, c := range cases {
+		p := newPending()
+		if got := s.mark(&p, c.kind, c.rel); got != c.want {
+			t.Fatalf("case %d (%q): result %d, want %d", i, c.rel, got, c.want)
+		}
+		if c.want != marked {
+			continue
+		}
+		ch := p.take(nil)
+		d, r := normalize(ch.Dirty, ch.Rescan)
+		if !slices.Equal(d, c.dirty) || !slices.Equal(r, c.rescan) {
+			t.Fatalf("case %d (%q): dirty %q rescan %q, want %q %q", i, c.rel, d, r, c.dirty, c.rescan)
+		}
+	}
+	s.reset()
+	for i := range 7 {
+		s.watch(string(rune('p' + i)))
+	}
+	p := newPending()
+	for i := range 7 {
+		res := s.mark(&p, changeModified, string(rune('p'+i))+"/f")
+		if want := i == 6; (res == overPending) != want {
+			t.Fatalf("change %d into distinct directories under MaxPending 6: result %d", i, res)
+		}
+	}
+	p.markAll(ReasonOverflow)
+	if res := s.mark(&p, changeModified, "a/b/f"); res != marked {
+		t.Fatalf("a change while All is pending: %d, want nothing more", res)
+	}
+}
