@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // The crash loop's size. CI runs the defaults; a long run raises them, e.g.
@@ -146,6 +148,7 @@ type crashLoopStats struct {
 // child it verifies the store and restores every checkpoint still listed,
 // comparing the workspace byte for byte with the generation it captured.
 func TestCrashLoop(t *testing.T) {
+	testbound.Long(t, "kills a process that saves, restores and collects, again and again")
 	t.Parallel()
 	ws := t.TempDir()
 	store := filepath.Join(t.TempDir(), "store")

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -66,6 +67,7 @@ func crashOp(e *Engine, op string) error {
 // compressed as it wrote, and on one whose first save deferred compression
 // (Options.DeferCompression), which the GC then also recompresses.
 func TestGCCrashSafety(t *testing.T) {
+	testbound.Long(t, "kills a collecting process before each of its steps")
 	t.Parallel()
 	for _, deferred := range []bool{false, true} {
 		t.Run(fmt.Sprintf("deferred=%v", deferred), func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -143,6 +144,7 @@ func TestRecompressNextGoesPackByPack(t *testing.T) {
 // verifies, lists every checkpoint and reads it back byte-exact, and a
 // collection afterwards leaves exactly the policy's survivors' records.
 func TestRecompressCrashSafety(t *testing.T) {
+	testbound.Long(t, "kills a recompressing process before each of its steps")
 	t.Parallel()
 	h := newHistory(t, 9, 24)
 	crashTest(t, true, "recompress", Options{Now: h.now, DeferCompression: true, packSize: 64 << 10}, h)

@@ -176,6 +176,7 @@ func TestFileSizeLimitOnTheIndexFailsSaveCleanly(t *testing.T) {
 }
 
 func TestFullFilesystemFailsSaveCleanly(t *testing.T) {
+	testbound.Long(t, "saves 12,000 files onto a full tmpfs")
 	t.Parallel()
 	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
 	if err := os.Mkdir(store, 0o700); err != nil {

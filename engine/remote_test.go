@@ -10,12 +10,14 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -71,11 +73,9 @@ func eachRemote(t *testing.T, fn func(t *testing.T, open func(t *testing.T) (Bac
 // syncTree holds what a clone must reproduce: text, binary, a file large
 // enough to be chunked, symlinks, modes and an empty directory.
 func syncTree() testtree.Dir {
-	big := make([]byte, 9<<20)
-	r := mrand.New(mrand.NewPCG(1, 2))
-	for i := range big {
-		big[i] = byte(r.Uint32())
-	}
+	// Above the 4 MiB chunk threshold, so it is stored as several chunks.
+	big := make([]byte, 5<<20)
+	mrand.NewChaCha8([32]byte{1, 2}).Read(big)
 	return testtree.Dir{
 		"README.md": testtree.File{Content: "hello\n"},
 		"bin":       testtree.Dir{"run.sh": testtree.File{Content: "#!/bin/sh\necho hi\n", Mode: 0o755}},
@@ -266,7 +266,7 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 	if total < 10 {
 		t.Fatalf("only %d puts", total)
 	}
-	for n := int64(1); n <= total; n++ {
+	for _, n := range cutPoints(total) {
 		t.Run(fmt.Sprint("fail put ", n), func(t *testing.T) {
 			b, url := open(t)
 			f := newFixture(t, tree)
@@ -304,6 +304,28 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 			}
 		})
 	}
+}
+
+// cutPoints returns the puts, numbered from 1 to total, at which the cut
+// push test fails one: every put when the long tests are on, otherwise the
+// first two, one from the middle and the last three (the last data object,
+// the segment and the head), where the push moves from one kind of object
+// to the next.
+func cutPoints(total int64) []int64 {
+	if testbound.LongTests() {
+		all := make([]int64, total)
+		for i := range all {
+			all[i] = int64(i) + 1
+		}
+		return all
+	}
+	var points []int64
+	for _, n := range []int64{1, 2, total / 2, total - 2, total - 1, total} {
+		if n >= 1 && !slices.Contains(points, n) {
+			points = append(points, n)
+		}
+	}
+	return points
 }
 
 func TestConcurrentPushersOfOneTaskKeepBothHistories(t *testing.T) {

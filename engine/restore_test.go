@@ -75,14 +75,9 @@ func mutateEverything(t *testing.T, ws string) {
 func TestRestoreRoundTripEverything(t *testing.T) {
 	t.Parallel()
 	tree := richTree(t)
-	big := make([]byte, 50<<20)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < len(big); i += 8 {
-		v := rng.Uint64()
-		for k := 0; k < 8 && i+k < len(big); k++ {
-			big[i+k] = byte(v >> (8 * k))
-		}
-	}
+	// Larger than the largest chunk (8 MiB): stored as several chunks.
+	big := make([]byte, 12<<20)
+	rand.NewChaCha8([32]byte{1, 2}).Read(big)
 	tree["big.bin"] = testtree.File{Content: string(big)}
 	f := newFixture(t, tree)
 	original := f.read()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/watch"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -26,7 +27,7 @@ import (
 // watch_differential_{unix,windows}_test.go.
 
 var (
-	watchRounds = flag.Int("engine.watch-rounds", defaultWatchRounds, "mutation rounds of TestWatchedSaveDifferential")
+	watchRounds = flag.Int("engine.watch-rounds", 0, "mutation rounds of TestWatchedSaveDifferential (0: 40, or the platform's default with "+testbound.LongEnv+"=1)")
 	watchSeed   = flag.Uint64("engine.watch-seed", 0, "seed of TestWatchedSaveDifferential (0: time-based)")
 )
 
@@ -238,14 +239,19 @@ func saveRoot(t *testing.T, e *Engine) (objects.ID, *SaveResult) {
 // round of changes: the root tree ids must be equal. Every 25th round a
 // fresh store (no stat cache at all) is the judge as well.
 func TestWatchedSaveDifferential(t *testing.T) {
-	partial, st := watchedDifferential(t, *watchRounds)
+	rounds := *watchRounds
+	if rounds == 0 {
+		// Both cover a fresh store's judgement (round 24) and a burst (round 30).
+		rounds = testbound.Scale(40, defaultWatchRounds)
+	}
+	partial, st := watchedDifferential(t, rounds)
 	if st.Backend == watch.BackendNone {
 		t.Fatalf("the watched engine has no watcher (%s): the test compares walks with walks", st.Fallback)
 	}
-	if *watchRounds > 61 && st.Overflows == 0 {
+	if rounds > 30 && st.Overflows == 0 {
 		t.Errorf("no round overflowed; the burst no longer tests the overflow path")
 	}
-	if *watchRounds >= 10 && partial == 0 {
+	if rounds >= 10 && partial == 0 {
 		t.Errorf("no watched save pruned anything; the watcher vouched for nothing")
 	}
 }

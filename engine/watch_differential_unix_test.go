@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 )
 
-// defaultWatchRounds is TestWatchedSaveDifferential's default: two bursts.
+// defaultWatchRounds is TestWatchedSaveDifferential's length with the long
+// tests (testbound.LongEnv): two bursts.
 const defaultWatchRounds = 100
 
 // replace replaces file f by a symlink, atomically.

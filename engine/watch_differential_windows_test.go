@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 )
 
-// defaultWatchRounds is TestWatchedSaveDifferential's default: one burst,
+// defaultWatchRounds is TestWatchedSaveDifferential's length with the long
+// tests (testbound.LongEnv): one burst,
 // in rounds that cost under Wine what ten cost on Linux.
 const defaultWatchRounds = 62
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 var ckptBin string
@@ -42,8 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	args := []string{"build", "-o", ckptBin, "."}
-	// The race detector needs cgo; without it the binary is built plain.
-	if cgo, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err == nil && strings.TrimSpace(string(cgo)) == "1" {
+	if raceCLI() {
 		args = append(args[:1], append([]string{"-race"}, args[1:]...)...)
 	}
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
@@ -52,6 +52,19 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// raceCLI reports whether the ckpt the tests run is built with the race
+// detector: with the long tests (CI) only, as it triples the CPU time of
+// every command the tests run (the tests that drive the protocol and the
+// server in this process run under -race either way). The detector needs
+// cgo.
+func raceCLI() bool {
+	if !testbound.LongTests() {
+		return false
+	}
+	cgo, err := exec.Command("go", "env", "CGO_ENABLED").Output()
+	return err == nil && strings.TrimSpace(string(cgo)) == "1"
 }
 
 // copyExecutable copies the program at src to dst.

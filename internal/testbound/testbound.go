@@ -1,5 +1,7 @@
-// Package testbound bounds how long a test waits for code that must never
-// hang: the failure paths of the store used to spin for ever.
+// Package testbound bounds how long tests take: how long a test waits for
+// code that must never hang (the failure paths of the store used to spin
+// for ever), and which tests are long enough to run only when asked
+// (LongEnv).
 package testbound
 
 import (

@@ -42,7 +42,9 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 760))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	// The one bound of every step: a step waits for its condition, however
+	// slowly a loaded machine under -race gets there, but not for ever.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	// The first action starts the browser, which lives as long as the
 	// context it ran on: run it on the test's own, not a per-step one.
@@ -72,13 +74,11 @@ func (b *browser) open(backend Backend) (url string) {
 	return url
 }
 
-// do runs steps, each batch bounded so a missing element fails the test
-// rather than hanging it.
+// do runs steps; the browser's bound ends one waiting for an element that
+// never comes.
 func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
 		b.t.Fatal(err)
 	}
 }
@@ -93,20 +93,21 @@ func (b *browser) eval(expr string) string {
 	return v
 }
 
-// wait blocks until the JavaScript predicate holds.
+// wait blocks until the JavaScript predicate holds (or the browser's bound
+// ends).
 func (b *browser) wait(pred string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](pred, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](pred, chromedp.WithPollingTimeout(0))); err != nil {
 		b.t.Fatalf("waiting for %s: %v (page: %.300s)", pred, err, b.eval(`document.body.innerText`))
 	}
 }
 
 // click clicks the element like a user does, with the mouse. The page
 // re-renders a panel when data or a live event arrives, which can replace
-// the element between finding and clicking it: then it is found again.
+// the element between finding and clicking it: then it is found again,
+// until the browser's bound ends.
 func (b *browser) click(css string) {
 	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	for {
 		b.wait(`!!document.querySelector(` + jsString(css) + `)`)
 		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
@@ -115,7 +116,7 @@ func (b *browser) click(css string) {
 		if err == nil {
 			return
 		}
-		if time.Now().After(deadline) {
+		if b.ctx.Err() != nil {
 			b.t.Fatalf("click %s: %v", css, err)
 		}
 	}

@@ -6,40 +6,41 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
-const bigTask = 10000
-
-// tenThousand builds a store whose default task has bigTask checkpoints:
-// one small file edited per save, every tenth save empty.
-func tenThousand(t *testing.T) *store {
+// longTask builds a store whose default task has bigTask checkpoints: one
+// small file edited per save, every tenth save empty. bigTask is more than
+// MaxPage, and 10,000 with the long tests.
+func longTask(t *testing.T) (s *store, bigTask uint64) {
 	t.Helper()
-	s := newStore(t, testtree.Dir{"a.txt": testtree.File{Content: "0"}, "b.txt": testtree.File{Content: "b"}})
-	for i := 1; i <= bigTask; i++ {
+	bigTask = uint64(testbound.Scale(MaxPage+DefaultPage+100, 10000))
+	s = newStore(t, testtree.Dir{"a.txt": testtree.File{Content: "0"}, "b.txt": testtree.File{Content: "b"}})
+	for i := uint64(1); i <= bigTask; i++ {
 		if i%10 != 0 {
-			if err := overlay(s.ws, testtree.Dir{"a.txt": testtree.File{Content: itoa(uint64(i))}}); err != nil {
+			if err := overlay(s.ws, testtree.Dir{"a.txt": testtree.File{Content: itoa(i)}}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.e.Save(context.Background(), engine.SaveOptions{Message: "step " + itoa(uint64(i)), AllowEmpty: true}); err != nil {
+		if _, err := s.e.Save(context.Background(), engine.SaveOptions{Message: "step " + itoa(i), AllowEmpty: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return s
+	return s, bigTask
 }
 
-// TestTenThousandCheckpointsLoadOnePageAtATime checks the work a first
-// load costs on a long task: the server asks the backend for one page,
-// never for diffs, and the page renders that page only.
-func TestTenThousandCheckpointsLoadOnePageAtATime(t *testing.T) {
-	s := tenThousand(t)
+// TestALongTaskLoadsOnePageAtATime checks the work a first load costs on a
+// long task: the server asks the backend for one page, never for diffs,
+// and the page renders that page only.
+func TestALongTaskLoadsOnePageAtATime(t *testing.T) {
+	s, bigTask := longTask(t)
 	t.Run("server", func(t *testing.T) {
 		c := &countingBackend{Backend: s.b}
 		srv := serve(t, c)
 		var tasks struct{ Tasks []Task }
 		getJSON(t, srv.URL+"/api/tasks", &tasks)
-		if len(tasks.Tasks) != 1 || tasks.Tasks[0].Checkpoints != bigTask {
+		if len(tasks.Tasks) != 1 || uint64(tasks.Tasks[0].Checkpoints) != bigTask {
 			t.Fatalf("tasks %+v", tasks.Tasks)
 		}
 		var p Page
@@ -58,6 +59,7 @@ func TestTenThousandCheckpointsLoadOnePageAtATime(t *testing.T) {
 		}
 	})
 	t.Run("browser", func(t *testing.T) {
+		testbound.Long(t, "drives chromium over a long task")
 		b := newBrowser(t)
 		c := &countingBackend{Backend: s.b}
 		b.open(c)

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 var (
-	diffRounds = flag.Int("watch.rounds", 300, "mutation rounds of TestDifferential")
+	diffRounds = flag.Int("watch.rounds", 0, "mutation rounds of TestDifferential (0: 60, or 300 with "+testbound.LongEnv+"=1)")
 	diffSeed   = flag.Uint64("watch.seed", 0, "seed of TestDifferential (0: time-based)")
 	diffLimit  = flag.Int("watch.limit", 0, "injected watch limit of TestDifferential (0: the kernel's)")
 )
@@ -182,7 +184,11 @@ func TestDifferential(t *testing.T) {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	t.Logf("seed %d, rounds %d", seed, *diffRounds)
+	rounds := *diffRounds
+	if rounds == 0 {
+		rounds = testbound.Scale(60, 300) // both cover a burst (round 50)
+	}
+	t.Logf("seed %d, rounds %d", seed, rounds)
 	root, outside := t.TempDir(), t.TempDir()
 	seedTree(t, root, 20, 5)
 	w, err := Start(context.Background(), root, Options{MaxWatches: *diffLimit})
@@ -195,7 +201,7 @@ func TestDifferential(t *testing.T) {
 	var all, partial, reads, full int
 	reasons := map[Reason]int{}
 	start := time.Now()
-	for round := range *diffRounds {
+	for round := range rounds {
 		mut.log = mut.log[:0]
 		switch {
 		case round%97 == 50:
@@ -233,8 +239,8 @@ func TestDifferential(t *testing.T) {
 	}
 	st := w.Stats()
 	t.Logf("%d rounds in %v: %d All, %d partial reading %d of %d directories; reasons %v; stats %+v",
-		*diffRounds, time.Since(start).Round(time.Millisecond), all, partial, reads, full, reasons, st)
-	if st.Overflows == 0 && *diffRounds > 50 {
+		rounds, time.Since(start).Round(time.Millisecond), all, partial, reads, full, reasons, st)
+	if st.Overflows == 0 && rounds > 50 {
 		t.Errorf("no round overflowed the queue; the burst no longer tests overflow")
 	}
 }
