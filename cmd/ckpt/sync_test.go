@@ -219,3 +219,30 @@ func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
 		})
 	}
 }
+
+func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	e.ok("remote", "add", "origin", fileURL(dir))
+	e.write("a.txt", "one\n")
+	e.ok("save")
+	e.ok("push")
+	old := t.TempDir()
+	if err := os.CopyFS(old, os.DirFS(filepath.Join(dir, "heads"))); err != nil {
+		t.Fatal(err)
+	}
+	e.write("a.txt", "two\n")
+	e.ok("save")
+	e.ok("push")
+	if err := os.RemoveAll(filepath.Join(dir, "heads")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "heads"), os.DirFS(old)); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"pull", "push"} {
+		if r := e.run("", verb); r.code != exitCorrupted || !strings.Contains(r.stderr, "rolled back") {
+			t.Fatalf("%s of a rolled back head: exit %d %s", verb, r.code, r.stderr)
+		}
+	}
+}

@@ -82,7 +82,9 @@
 //
 // What each remote holds is recorded in the store's index settings, under
 // "sync/<remote>/": b/<blob id> → remote locator, c/<checkpoint id> →
-// segment, s/<segment> → "". Pushes and pulls write it; fetches read it.
+// segment, s/<segment> → "", h/<task> → the newest generation of the
+// task's head seen there (a head older than that is a rollback, refused:
+// rollback.go). Pushes and pulls write it; fetches read it.
 // It is a cache: a push checks with Stat that what it names but the
 // remote head does not is still there, and uploads it again otherwise.
 package remotesync

@@ -110,7 +110,10 @@ func (s *Syncer) readHeadKey(ctx context.Context, key string) (Head, string, err
 		return Head{}, "", &CorruptError{Key: key, Reason: "head does not decode or names another task"}
 	}
 	h, err := decodeHead(key, named.Task, b)
-	return h, info.ETag, err
+	if err != nil {
+		return h, "", err
+	}
+	return h, info.ETag, s.checkSeen(key, named.Task, h.Gen)
 }
 
 // retain drops the checkpoints p selects from head h, replacing its

@@ -238,7 +238,7 @@ func (s *Syncer) unpushed(ctx context.Context, lt localTask, h Head) (newCps []o
 }
 
 // writeHead replaces the remote head (or creates it) conditionally on the
-// version read.
+// version read, and records its generation as seen.
 func (s *Syncer) writeHead(ctx context.Context, h Head, etag string, found bool) error {
 	b, err := encodeHead(h)
 	if err != nil {
@@ -252,5 +252,5 @@ func (s *Syncer) writeHead(ctx context.Context, h Head, etag string, found bool)
 	if _, err := s.Backend.Put(ctx, s.headKey(h.Task), bytes.NewReader(b), int64(len(b)), cond); err != nil {
 		return fmt.Errorf("write head of task %q: %w", h.Task, err)
 	}
-	return nil
+	return s.markSeen(h.Task, h.Gen)
 }

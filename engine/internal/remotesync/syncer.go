@@ -99,12 +99,13 @@ func (s *Syncer) Has(id objects.ID) (bool, error) {
 }
 
 // readHead reads task's head; found is false when the remote has none.
+// A head older than one this store saw there is a *CorruptError (rollback.go).
 func (s *Syncer) readHead(ctx context.Context, task string) (h Head, etag string, found bool, err error) {
 	key := s.headKey(task)
 	atomic.AddInt64(&s.counters.Gets, 1)
 	rc, info, err := s.Backend.Get(ctx, key)
 	if errors.Is(err, remote.ErrNotFound) {
-		return h, "", false, nil
+		return h, "", false, s.checkSeen(key, task, 0)
 	}
 	if err != nil {
 		return h, "", false, readError(key, err)
@@ -115,8 +116,10 @@ func (s *Syncer) readHead(ctx context.Context, task string) (h Head, etag string
 		return h, "", false, fmt.Errorf("read head of task %q: %w", task, err)
 	}
 	atomic.AddInt64(&s.counters.BytesDown, int64(len(b)))
-	h, err = decodeHead(key, task, b)
-	return h, info.ETag, err == nil, err
+	if h, err = decodeHead(key, task, b); err != nil {
+		return h, "", false, err
+	}
+	return h, info.ETag, true, s.checkSeen(key, task, h.Gen)
 }
 
 // getObject reads the whole object key.
