@@ -249,6 +249,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.writeServer(w)
+	r.writeStash(w)
 	fmt.Fprintln(w, "| resource | shadow git | ckpt CLI | ckpt library | ckpt ÷ git |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
 	gitStore := fmtMiB(r.get("git", opFirst, qStore))
@@ -283,6 +284,23 @@ func (r *Report) writeServer(w io.Writer) {
 	fmt.Fprintln(w, "|---|--:|--:|")
 	for _, o := range opLabels {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", o.label, fmtMiB(r.get("ckpt-server", o.op, qRSS)), fmtCount(r.get("ckpt-server", o.op, qWatches)))
+	}
+	fmt.Fprintln(w)
+}
+
+// writeStash sets Cline's stash flow (checkpoints committed into the
+// workspace's own repository) beside the server and the CLI, when it ran.
+func (r *Report) writeStash(w io.Writer) {
+	if r.get("stash", opFirst, qSeconds) == nil {
+		return
+	}
+	fmt.Fprintln(w, "| operation (workspace a git repository) | stash flow | ckpt server | ckpt CLI | stash ÷ server | stash ÷ CLI |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
+	for _, o := range opLabels {
+		stash := r.get("stash", o.op, qSeconds)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", o.label, fmtSeconds(stash), fmtSeconds(r.get("ckpt-server", o.op, qSeconds)),
+			fmtSeconds(r.get("ckpt-cli", o.op, qSeconds)), fmtRatio(r.ratio(stash, r.get("ckpt-server", o.op, qSeconds))),
+			fmtRatio(r.ratio(stash, r.get("ckpt-cli", o.op, qSeconds))))
 	}
 	fmt.Fprintln(w)
 }

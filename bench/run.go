@@ -26,7 +26,7 @@ type options struct {
 	edits      int
 	added      int
 	profileDir string
-	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server
+	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,stash
 	gc         bool
 	corpus     string // a directory to copy as the corpus, or "gomodcache" (realmods.go)
 	inPlace    bool   // measure the corpus directory itself: read-only operations only
@@ -136,6 +136,10 @@ func (b *bench) setup(ctx context.Context, work string) error {
 		&ckptLib{sp: sp, self: self, ws: b.ws, store: filepath.Join(work, "store-lib"), env: env, profileDir: b.opts.profileDir,
 			deferred: b.opts.deferCompression},
 		&ckptServer{bin: bin, ws: b.ws, store: filepath.Join(work, "store-server"), env: env},
+	}
+	if strings.Contains(","+b.opts.systems+",", ",stash,") {
+		// Only on request: it makes the workspace a git repository.
+		all = append(all, newStashFlow(sp, b.ws, home))
 	}
 	for _, s := range all {
 		if b.opts.systems == "" || strings.Contains(","+b.opts.systems+",", ","+s.name()+",") {

@@ -124,20 +124,39 @@ func (g *shadowGit) diff(ctx context.Context, from, to string) (step, error) {
 	if err != nil {
 		return s, err
 	}
-	for _, p := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if p == "" {
-			continue
-		}
+	return s, g.showSides(ctx, &s, lines(out), []string{from}, []string{to})
+}
+
+// showSides reads each path at every revision of before and of after
+// (the first that holds it, on each side), one `git show` per try.
+func (g *shadowGit) showSides(ctx context.Context, s *step, paths []string, before, after []string) error {
+	for _, p := range paths {
 		s.Files++
-		for _, ref := range []string{from, to} {
-			r, err := g.sp.runDiscard(ctx, g.ws, g.env, "git", "--git-dir="+g.gitDir, "--work-tree="+g.ws, "show", ref+":"+p)
-			s.add(r)
-			if err != nil && ctx.Err() != nil {
-				return s, err
+		for _, revs := range [][]string{before, after} {
+			for _, rev := range revs {
+				r, err := g.sp.runDiscard(ctx, g.ws, g.env, "git", "--git-dir="+g.gitDir, "--work-tree="+g.ws, "show", rev+":"+p)
+				s.add(r)
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					return err
+				}
 			}
 		}
 	}
-	return s, nil
+	return nil
+}
+
+// lines splits command output into its non-empty lines.
+func lines(out []byte) []string {
+	var l []string
+	for _, p := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if p != "" {
+			l = append(l, p)
+		}
+	}
+	return l
 }
 
 // untimed runs a git command directly, outside the measurements.
