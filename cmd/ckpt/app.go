@@ -17,22 +17,13 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/server"
 	"github.com/ckpt/ckpt/engine"
 )
 
 // version is ckpt's release, reported by --version and to MCP clients.
 const version = "0.1.0"
-
-// Exit codes of the CLI contract.
-const (
-	exitOK        = 0
-	exitError     = 1 // also: differences found under diff --exit-code
-	exitUsage     = 2 // bad usage or unknown ref
-	exitBusy      = 3
-	exitRefused   = 4 // refused workspace, store/workspace mismatch, or a remote's wrong key
-	exitCorrupted = 5
-	exitConflicts = 6 // restore finished with conflicts: the workspace does not fully match the target
-)
 
 // app holds the global flags and the output streams of one invocation.
 type app struct {
@@ -59,10 +50,10 @@ type app struct {
 	// progress is the terminal progress line, nil when not drawn.
 	progress *progressLine
 	// notices are fields the open added to every JSON document.
-	notices noticesJSON
+	notices protocol.NoticesJSON
 	// scans, set by serve and mcp before the open, receives the engine's
 	// scan progress.
-	scans *scanHub
+	scans *protocol.ScanHub
 	// writeErr is the first failure to write a JSON document: the command
 	// then exits non-zero even if its work succeeded.
 	writeErr error
@@ -79,64 +70,8 @@ type app struct {
 	noBackground bool
 	// idle recompresses deferred packs while a resident server (serve,
 	// mcp) answers no request; nil elsewhere.
-	idle *idleRecompressor
+	idle *server.Recompressor
 }
-
-// noticesJSON are the fields an open adds to every JSON document.
-type noticesJSON struct {
-	settledJSON
-	PendingRestore *journalJSON `json:"pending_restore,omitempty"`
-}
-
-// settledJSON is the interrupted restore an operation settled before it
-// began: completed, or discarded because its task moved on.
-type settledJSON struct {
-	CompletedRestore *restoreJSON   `json:"completed_restore,omitempty"`
-	DiscardedRestore *discardedJSON `json:"discarded_restore,omitempty"`
-}
-
-func settledView(s *engine.SettledRestore) settledJSON {
-	switch {
-	case s == nil:
-		return settledJSON{}
-	case s.Completed != nil:
-		view := restoreView(s.Completed, false)
-		return settledJSON{CompletedRestore: &view}
-	}
-	return settledJSON{DiscardedRestore: &discardedJSON{Target: s.Journal.Target.Text(), Task: s.Journal.Task, Reason: s.Discarded}}
-}
-
-// discardedJSON is an interrupted restore whose journal was dropped
-// without replaying it, because its task moved on.
-type discardedJSON struct {
-	Task   string `json:"task"`
-	Target string `json:"target"`
-	Reason string `json:"reason"`
-}
-
-// journalJSON is an interrupted restore's journal.
-type journalJSON struct {
-	Task    string    `json:"task"`
-	Target  string    `json:"target"`
-	Backup  string    `json:"backup"`
-	Paths   []string  `json:"paths,omitempty"`
-	Started time.Time `json:"started"`
-}
-
-// errorJSON is the JSON document of a failed command.
-type errorJSON struct {
-	Error errorBody `json:"error"`
-}
-
-type errorBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-// usageError marks command-line mistakes (exit 2).
-type usageError struct{ msg string }
-
-func (u usageError) Error() string { return u.msg }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	tty := isTerminal(stdout)
@@ -156,14 +91,14 @@ func (a *app) execute(ctx context.Context, args []string, stop func(), signalled
 	root.SetErr(a.stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	stop()
-	var usage usageError
+	var usage protocol.UsageError
 	var remote remoteExit
 	switch {
 	case errors.As(err, &remote): // a server ran it and printed everything
 		return remote.code
 	case err == nil && a.writeErr != nil:
 		fmt.Fprintf(a.stderr, "ckpt: %v\n", a.writeErr)
-		return exitError
+		return protocol.ExitError
 	case err == nil:
 		return a.exitCode
 	case signalled() != 0:
@@ -173,7 +108,7 @@ func (a *app) execute(ctx context.Context, args []string, stop func(), signalled
 		// The root command runs nothing: its errors (an unknown
 		// subcommand) are usage errors, found before any flag was parsed.
 		a.parseGlobalFlags(root, args)
-		err = usageError{err.Error()}
+		err = protocol.UsageError(err.Error())
 	}
 	return a.fail(err)
 }
@@ -210,7 +145,7 @@ func (a *app) rootCommand() *cobra.Command {
 	f.StringArrayVar(&a.exclude, "exclude", nil, "extra gitignore-style pattern to exclude (repeatable)")
 	f.Var(&sizeFlag{&a.maxFileSize}, "max-file-size", "skip files larger than this, e.g. 100MiB (0: 100 MiB; -1: no limit)")
 	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process (0: fail at once when it is busy)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return protocol.UsageError(err.Error()) })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
 		a.verifyCommand(), a.statsCommand(), a.listenFlags(a.serveCommand()), a.mcpCommand(), a.uiCommand(),
@@ -223,7 +158,7 @@ func (a *app) rootCommand() *cobra.Command {
 		if check := c.Args; check != nil {
 			c.Args = func(cmd *cobra.Command, args []string) error {
 				if err := check(cmd, args); err != nil {
-					return usageError{fmt.Sprintf("%s: %v", cmd.Name(), err)}
+					return protocol.UsageError(fmt.Sprintf("%s: %v", cmd.Name(), err))
 				}
 				return nil
 			}
@@ -253,19 +188,19 @@ var readOnlyCommands = map[string]bool{
 // errors naming the flag.
 func (a *app) checkGlobalFlags() error {
 	if a.lockTimeout < 0 {
-		return usageError{fmt.Sprintf("--lock-timeout %v: want a duration of 0 (fail at once when busy) or more", a.lockTimeout)}
+		return protocol.UsageError(fmt.Sprintf("--lock-timeout %v: want a duration of 0 (fail at once when busy) or more", a.lockTimeout))
 	}
 	if a.maxFileSize < engine.NoMaxFileSize {
-		return usageError{fmt.Sprintf("--max-file-size %d: want a byte count, 0 for 100 MiB or -1 for no limit", a.maxFileSize)}
+		return protocol.UsageError(fmt.Sprintf("--max-file-size %d: want a byte count, 0 for 100 MiB or -1 for no limit", a.maxFileSize))
 	}
 	fi, err := os.Stat(a.workspace)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return usageError{fmt.Sprintf("workspace %s does not exist", a.workspace)}
+		return protocol.UsageError(fmt.Sprintf("workspace %s does not exist", a.workspace))
 	case err != nil:
 		return fmt.Errorf("workspace %s: %w", a.workspace, err)
 	case !fi.IsDir():
-		return usageError{fmt.Sprintf("workspace %s is not a directory", a.workspace)}
+		return protocol.UsageError(fmt.Sprintf("workspace %s is not a directory", a.workspace))
 	}
 	return nil
 }
@@ -300,7 +235,7 @@ func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 	opts := a.engineOptions(cmd.Name(), readOnlyCommands[cmd.Name()])
 	opts.Watch = a.watch
 	if a.scans != nil { // serve and mcp: scan progress goes to the requests that asked
-		opts.OnProgress = a.scans.send
+		opts.OnProgress = a.scans.Send
 	} else if a.progress = a.newProgressLine(); a.progress != nil {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
@@ -320,7 +255,7 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 		LockTimeout: a.lockTimeout, // 0 fails at once in both
 		Command:     "ckpt " + command,
 		ReadOnly:    readOnly,
-		OpenRemote:  openRemote,
+		OpenRemote:  protocol.OpenRemote,
 		// A first save stores raw and is compressed afterwards, while a
 		// server idles or in a background process (background.go).
 		DeferCompression: a.deferCompression(command),
@@ -342,7 +277,7 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command string) error {
 	if readOnlyCommands[command] || residentCommands[command] {
 		if j := e.PendingRestore(); j != nil {
-			a.notices.PendingRestore = &journalJSON{Task: j.Task, Target: j.Target.Text(), Backup: j.Backup.Text(),
+			a.notices.PendingRestore = &protocol.JournalJSON{Task: j.Task, Target: j.Target.Text(), Backup: j.Backup.Text(),
 				Paths: j.Paths, Started: j.Started}
 			a.notef("a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it",
 				j.Target.Short(), j.Task, j.Started.Local().Format(time.DateTime))
@@ -353,7 +288,7 @@ func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command stri
 	if err != nil || settled == nil {
 		return err
 	}
-	a.notices.settledJSON = settledView(settled)
+	a.notices.SettledJSON = protocol.SettledView(settled)
 	if settled.Discarded != "" {
 		a.notef("warning: discarded an interrupted restore to %s (task %s) without replaying it: %s",
 			settled.Journal.Target.Short(), settled.Journal.Task, settled.Discarded)
@@ -361,7 +296,7 @@ func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command stri
 	}
 	res := settled.Completed
 	for _, c := range res.Conflicts {
-		a.notef("conflict: %s: %s", c.Path, conflictReason(c))
+		a.notef("conflict: %s: %s", c.Path, protocol.ConflictReason(c))
 	}
 	a.notef("completed an interrupted restore to %s: %d written, %d deleted, %d conflicts",
 		res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))
@@ -392,31 +327,14 @@ func (a *app) withEngine(cmd *cobra.Command, fn func(e *engine.Engine) error) er
 	return err
 }
 
-// exitCodeOf maps an error to the CLI's exit code.
-func exitCodeOf(err error) int {
-	var usage usageError
-	switch {
-	case errors.As(err, &usage), errors.Is(err, engine.ErrUnknownRef), errors.Is(err, engine.ErrBadRequest):
-		return exitUsage
-	case errors.Is(err, engine.ErrBusy):
-		return exitBusy
-	case errors.Is(err, engine.ErrProtected), errors.Is(err, engine.ErrWorkspaceMismatch), errors.Is(err, engine.ErrStoreHoldsWorkspace),
-		errors.Is(err, engine.ErrWrongKey):
-		return exitRefused
-	case errors.Is(err, engine.ErrCorrupt):
-		return exitCorrupted
-	}
-	return exitError
-}
-
 // fail prints err as one line (or one JSON document) and returns its exit code.
-func (a *app) fail(err error) int { return a.report(exitCodeOf(err), err) }
+func (a *app) fail(err error) int { return a.report(protocol.ExitCode(err), err) }
 
 // report prints err as one line (or one JSON document) and returns code.
 func (a *app) report(code int, err error) int {
-	msg := strings.ReplaceAll(message(err), "\n", " ")
+	msg := strings.ReplaceAll(protocol.Message(err), "\n", " ")
 	if a.json {
-		a.printJSON(errorJSON{errorBody{Code: code, Message: msg}})
+		a.printJSON(protocol.ErrorJSON{Error: protocol.ErrorBody{Code: code, Message: msg}})
 	} else {
 		fmt.Fprintf(a.stderr, "ckpt: %s\n", msg)
 	}
@@ -468,7 +386,7 @@ func marshalJSON(v any) ([]byte, error) {
 // withNotices splices the notices into the JSON object doc, keeping its
 // own fields and their order.
 func (a *app) withNotices(doc []byte) ([]byte, error) {
-	if a.notices == (noticesJSON{}) || len(doc) < 2 || doc[0] != '{' {
+	if a.notices == (protocol.NoticesJSON{}) || len(doc) < 2 || doc[0] != '{' {
 		return doc, nil
 	}
 	fields, err := marshalJSON(a.notices)

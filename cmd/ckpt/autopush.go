@@ -6,42 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
-
-// tasksAutoJSON is the tasks command's JSON shape: the tasks, and the
-// automatic push's state when a server started with --push runs it.
-type tasksAutoJSON struct {
-	Tasks    []taskJSON    `json:"tasks"`
-	AutoPush *autoPushJSON `json:"auto_push,omitempty"`
-}
-
-// autoPushJSON is the state of serve --push.
-type autoPushJSON struct {
-	Remote    string     `json:"remote"`
-	Pending   []string   `json:"pending"`
-	LastPush  *time.Time `json:"last_push,omitempty"`
-	LastError string     `json:"last_error,omitempty"`
-	Failures  int        `json:"failures"`
-	NextRetry *time.Time `json:"next_retry,omitempty"`
-}
-
-func autoPushView(st *engine.AutoPushStatus) *autoPushJSON {
-	if st == nil {
-		return nil
-	}
-	v := &autoPushJSON{Remote: st.Remote, Pending: st.Pending, LastError: st.LastError, Failures: st.Failures}
-	if v.Pending == nil {
-		v.Pending = []string{}
-	}
-	if !st.LastPush.IsZero() {
-		v.LastPush = &st.LastPush
-	}
-	if !st.NextRetry.IsZero() {
-		v.NextRetry = &st.NextRetry
-	}
-	return v
-}
 
 // autoPushLine says the automatic push's state in one line.
 func autoPushLine(st *engine.AutoPushStatus) string {
@@ -63,7 +30,7 @@ func autoPushLine(st *engine.AutoPushStatus) string {
 // startAutoPush opens remote name of the server's store and makes every
 // save push to it; the caller closes the backend after the engine.
 func startAutoPush(ctx context.Context, e *engine.Engine, name string) (engine.Backend, error) {
-	_, b, err := remoteBackend(ctx, e, []string{name})
+	_, b, err := protocol.RemoteBackend(ctx, e, []string{name})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 )
 
 // A server started with --push pushes after each save made through it,
@@ -27,15 +30,15 @@ func testAutoPush(t *testing.T, keyFlags ...string) {
 	e := newEnv(t)
 	e.write("a.txt", "one\n")
 	dir := t.TempDir()
-	url := fileURL(dir)
+	url := protocoltest.FileURL(dir)
 	e.ok("save")
 	e.ok(append([]string{"remote", "add", "origin", url}, keyFlags...)...)
 	e.listenServer("--push", "origin")
 	e.write("a.txt", "two\n")
-	saved := decode[saveJSON](t, e.ok("--lock-timeout", "0", "save", "--json"))
+	saved := decode[protocol.SaveJSON](t, e.ok("--lock-timeout", "0", "save", "--json"))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got := decode[tasksAutoJSON](t, e.ok("--lock-timeout", "0", "tasks", "--json"))
+		got := decode[protocol.TasksAutoJSON](t, e.ok("--lock-timeout", "0", "tasks", "--json"))
 		if got.AutoPush == nil {
 			t.Fatalf("tasks --json through a --push server has no auto_push: %+v", got)
 		}
@@ -48,11 +51,11 @@ func testAutoPush(t *testing.T, keyFlags ...string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	c := newEnv(t)
-	clone := decode[cloneJSON](t, c.ok(append([]string{"clone", url, "--json"}, keyFlags...)...))
+	clone := decode[protocol.CloneJSON](t, c.ok(append([]string{"clone", url, "--json"}, keyFlags...)...))
 	if clone.Head != saved.ID || clone.Checkpoints != 2 {
 		t.Fatalf("clone of what the server pushed: %+v, saved %s", clone, saved.ID)
 	}
-	if r := e.run("", "serve", "--push", "origin"); r.code != exitUsage {
+	if r := e.run("", "serve", "--push", "origin"); r.code != protocol.ExitUsage {
 		t.Fatalf("serve --push without --listen: exit %d", r.code)
 	}
 }
@@ -67,8 +70,8 @@ func TestAServerTakesKeyFilePathsRelativeToTheClient(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	e.ok("--lock-timeout", "0", "remote", "keygen", "rel.key")
-	e.ok("--lock-timeout", "0", "remote", "add", "origin", fileURL(t.TempDir()), "--key-file", "rel.key")
-	got := decode[remotesJSON](t, e.ok("--lock-timeout", "0", "remote", "list", "--json"))
+	e.ok("--lock-timeout", "0", "remote", "add", "origin", protocoltest.FileURL(t.TempDir()), "--key-file", "rel.key")
+	got := decode[protocol.RemotesJSON](t, e.ok("--lock-timeout", "0", "remote", "list", "--json"))
 	want := filepath.Join(cwd, "rel.key")
 	if len(got.Remotes) != 1 || got.Remotes[0].KeyFile != want {
 		t.Fatalf("remote list: %+v, want key file %s", got, want)

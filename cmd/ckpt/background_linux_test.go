@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -66,13 +67,13 @@ func TestBackgroundRecompressionAfterFirstSave(t *testing.T) {
 	}
 	// --lock-timeout 0 is the save's own: the process it starts still waits
 	// for the save to release the store.
-	first := decode[saveJSON](t, e.ok("--lock-timeout", "0", "--json", "save"))
+	first := decode[protocol.SaveJSON](t, e.ok("--lock-timeout", "0", "--json", "save"))
 	if first.BackgroundPID == 0 {
 		t.Fatal("the first save started no background process")
 	}
 	checkDetachedStdio(t, first.BackgroundPID)
 	e.write("src/f00.go", "changed\n")
-	second := decode[saveJSON](t, e.ok("--json", "save")) // races the background process
+	second := decode[protocol.SaveJSON](t, e.ok("--json", "save")) // races the background process
 	if !second.Created {
 		t.Fatal("the second save created nothing")
 	}
@@ -84,7 +85,7 @@ func TestBackgroundRecompressionAfterFirstSave(t *testing.T) {
 	if marks, _ := filepath.Glob(filepath.Join(e.store, "packs", "*.raw")); len(marks) != 0 {
 		t.Fatalf("deferred packs left after the background process: %v", marks)
 	}
-	st := decode[storeStatsJSON](t, e.ok("--json", "stats"))
+	st := decode[protocol.StoreStatsJSON](t, e.ok("--json", "stats"))
 	if st.DeferredPacks != 0 || st.DeferredBytes != 0 || st.CompressionRatio < 2 {
 		t.Fatalf("stats after recompression: %d deferred packs, %d bytes, compression %.2fx",
 			st.DeferredPacks, st.DeferredBytes, st.CompressionRatio)
@@ -101,10 +102,10 @@ func TestBackgroundRecompressionAfterFirstSave(t *testing.T) {
 func TestNoBackgroundKeepsFirstSaveCompressed(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", strings.Repeat("text\n", 10000))
-	if res := decode[saveJSON](t, e.ok("--json", "save")); res.BackgroundPID != 0 {
+	if res := decode[protocol.SaveJSON](t, e.ok("--json", "save")); res.BackgroundPID != 0 {
 		t.Fatalf("save started background process %d", res.BackgroundPID)
 	}
-	if st := decode[storeStatsJSON](t, e.ok("--json", "stats")); st.DeferredPacks != 0 {
+	if st := decode[protocol.StoreStatsJSON](t, e.ok("--json", "stats")); st.DeferredPacks != 0 {
 		t.Fatalf("%d deferred packs with %s set", st.DeferredPacks, noBackgroundEnv)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
 
@@ -33,7 +34,7 @@ func (a *app) showCommand() *cobra.Command {
 
 func (a *app) printShow(c engine.CheckpointInfo) {
 	if a.json {
-		a.printJSON(toCheckpointJSON(c))
+		a.printJSON(protocol.CheckpointView(c))
 		return
 	}
 	if a.quiet {
@@ -86,7 +87,7 @@ func (a *app) lsCommand() *cobra.Command {
 
 func (a *app) printLs(entries []engine.LsEntry) {
 	if a.json {
-		a.printJSON(lsView(entries))
+		a.printJSON(protocol.LsView(entries))
 		return
 	}
 	if a.quiet {
@@ -121,25 +122,4 @@ func (a *app) catCommand() *cobra.Command {
 			})
 		},
 	}
-}
-
-// lsJSON is the ls command's JSON shape.
-type lsJSON struct {
-	Entries []entryJSON `json:"entries"`
-}
-
-type entryJSON struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
-	Mode string `json:"mode"`
-	Size int64  `json:"size"`
-	ID   string `json:"id"`
-}
-
-func lsView(entries []engine.LsEntry) lsJSON {
-	out := make([]entryJSON, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, entryJSON{Path: e.Path, Kind: string(e.Kind), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
-	}
-	return lsJSON{out}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/testbound"
 )
@@ -148,11 +149,11 @@ func TestCLILifecycle(t *testing.T) {
 	e := newEnv(t)
 	e.write("main.go", "package main\n")
 	e.write("docs/a.md", "# a\n")
-	first := decode[saveJSON](t, e.ok("save", "--json", "-m", "first", "--meta", "tool=write_file"))
+	first := decode[protocol.SaveJSON](t, e.ok("save", "--json", "-m", "first", "--meta", "tool=write_file"))
 	if !first.Created || first.Seq != 1 || first.Stats.Added != 2 || first.Kind != "save" {
 		t.Fatalf("first save = %+v", first)
 	}
-	same := decode[saveJSON](t, e.ok("save", "--json"))
+	same := decode[protocol.SaveJSON](t, e.ok("save", "--json"))
 	if same.Created || same.ID != first.ID {
 		t.Fatalf("no-change save = %+v", same)
 	}
@@ -164,7 +165,7 @@ func TestCLILifecycle(t *testing.T) {
 	if r := e.run("", "diff", "--exit-code", "--stat"); r.code != 1 || !strings.Contains(r.stdout, "2 files changed") {
 		t.Fatalf("diff --exit-code = %d %q", r.code, r.stdout)
 	}
-	second := decode[saveJSON](t, e.ok("save", "--json", "-m", "second"))
+	second := decode[protocol.SaveJSON](t, e.ok("save", "--json", "-m", "second"))
 	if second.Seq != 2 || second.Parent != first.ID || second.Stats.Modified != 1 || second.Stats.Deleted != 1 {
 		t.Fatalf("second save = %+v", second)
 	}
@@ -172,9 +173,9 @@ func TestCLILifecycle(t *testing.T) {
 		t.Fatalf("diff against an unchanged workspace = %d %q", r.code, r.stdout)
 	}
 	list := decode[struct {
-		Task        string           `json:"task"`
-		Head        string           `json:"head"`
-		Checkpoints []checkpointJSON `json:"checkpoints"`
+		Task        string                    `json:"task"`
+		Head        string                    `json:"head"`
+		Checkpoints []protocol.CheckpointJSON `json:"checkpoints"`
 	}](t, e.ok("list", "--json"))
 	if list.Task != "default" || list.Head != second.ID || len(list.Checkpoints) != 2 || list.Checkpoints[0].Meta["tool"] != "write_file" {
 		t.Fatalf("list = %+v", list)
@@ -186,7 +187,7 @@ func TestCLILifecycle(t *testing.T) {
 	if !strings.Contains(patch, "diff --git a/main.go b/main.go") || !strings.Contains(patch, "+func main() {}") {
 		t.Fatalf("patch:\n%s", patch)
 	}
-	res := decode[restoreJSON](t, e.ok("restore", "@1", "--json"))
+	res := decode[protocol.RestoreJSON](t, e.ok("restore", "@1", "--json"))
 	if res.Written != 2 || res.Restored != first.ID || len(res.Conflicts) != 0 {
 		t.Fatalf("restore = %+v", res)
 	}
@@ -296,7 +297,7 @@ func TestCLIConcurrentSavesSerialise(t *testing.T) {
 		}
 	}
 	list := decode[struct {
-		Checkpoints []checkpointJSON `json:"checkpoints"`
+		Checkpoints []protocol.CheckpointJSON `json:"checkpoints"`
 	}](t, e.ok("list", "--json"))
 	if len(list.Checkpoints) != 1+created {
 		t.Fatalf("%d checkpoints after %d successful saves", len(list.Checkpoints), created)
@@ -336,7 +337,7 @@ func TestCLISaveWithFIFO(t *testing.T) {
 	e := newEnv(t)
 	e.write("f", "x")
 	mkfifo(t, filepath.Join(e.ws, "fifo"))
-	res := decode[saveJSON](t, e.ok("save", "--json"))
+	res := decode[protocol.SaveJSON](t, e.ok("save", "--json"))
 	if len(res.Skipped) != 1 || res.Skipped[0].Path != "fifo" {
 		t.Fatalf("skipped = %+v", res.Skipped)
 	}

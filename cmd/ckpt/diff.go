@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
 
@@ -22,7 +23,7 @@ func (a *app) diffCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			refs, paths := pathsAfterDash(cmd, args)
 			if len(refs) > 2 {
-				return usageError{"diff takes at most two refs"}
+				return protocol.UsageError("diff takes at most two refs")
 			}
 			from, to, err := diffRefs(engine.DiffMode(mode), refs)
 			if err != nil {
@@ -34,7 +35,7 @@ func (a *app) diffCommand() *cobra.Command {
 					return err
 				}
 				if exitCode && len(res.Changes) > 0 {
-					a.exitCode = exitError
+					a.exitCode = protocol.ExitError
 				}
 				return a.printDiff(res, stat, nameStatus)
 			})
@@ -54,10 +55,10 @@ func diffRefs(mode engine.DiffMode, refs []string) (from, to string, err error) 
 		switch mode {
 		case engine.ModeCheckpoint, engine.ModeFromInit, engine.ModeToCurrent, engine.ModeFull:
 		default:
-			return "", "", usageError{fmt.Sprintf("--mode %q: want checkpoint, from-init, to-current or full", mode)}
+			return "", "", protocol.UsageError(fmt.Sprintf("--mode %q: want checkpoint, from-init, to-current or full", mode))
 		}
 		if len(refs) > 1 || (len(refs) == 0 && mode != engine.ModeFull) {
-			return "", "", usageError{"--mode takes exactly one ref (none for full)"}
+			return "", "", protocol.UsageError("--mode takes exactly one ref (none for full)")
 		}
 		if len(refs) == 1 {
 			from = refs[0]
@@ -77,7 +78,7 @@ func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
 	format := engine.DiffFormat{Color: a.colour}
 	switch {
 	case a.json:
-		view, err := diffView(res, format)
+		view, err := protocol.DiffView(res, format)
 		if err != nil {
 			return err
 		}
@@ -91,24 +92,4 @@ func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
 		return res.WriteNameStatus(a.stdout)
 	}
 	return res.WritePatch(a.stdout, format)
-}
-
-// diffJSON is the diff command's JSON shape.
-type diffJSON struct {
-	From  string            `json:"from"`
-	To    string            `json:"to"`
-	Files []engine.FileDiff `json:"files"` // contents null for a side that does not exist, is binary or is too large
-}
-
-// diffView describes every change with its (text) contents.
-func diffView(res *engine.DiffResult, format engine.DiffFormat) (diffJSON, error) {
-	files, err := res.Files(format)
-	if err != nil {
-		return diffJSON{}, err
-	}
-	to := res.To.Text()
-	if res.ToWorkspace {
-		to = engine.WorkspaceRef
-	}
-	return diffJSON{From: res.From.String(), To: to, Files: files}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
 
@@ -38,8 +39,8 @@ func TestAdviceComesFromTypedErrors(t *testing.T) {
 		{&engine.CorruptError{Store: "/s", Err: errors.New("bad pack")}, "store corrupt: bad pack (store at /s); run `ckpt verify`"},
 		{fmt.Errorf("%w: x", engine.ErrUnknownRef), "unknown ref: x"},
 	} {
-		if got := message(tc.err); !strings.HasSuffix(got, tc.want) {
-			t.Errorf("message(%T) = %q, want …%q", tc.err, got, tc.want)
+		if got := protocol.Message(tc.err); !strings.HasSuffix(got, tc.want) {
+			t.Errorf("protocol.Message(%T) = %q, want …%q", tc.err, got, tc.want)
 		}
 	}
 }
@@ -55,7 +56,7 @@ func TestFailedJSONWriteExitsNonZero(t *testing.T) {
 	e := newEnv(t)
 	var stderr bytes.Buffer
 	code := run([]string{"-C", e.ws, "--store", e.store, "--json", "list"}, strings.NewReader(""), failingWriter{}, &stderr)
-	if code != exitError || !strings.Contains(stderr.String(), "broken pipe") {
-		t.Fatalf("exit %d, stderr %q; want %d naming the write error", code, stderr.String(), exitError)
+	if code != protocol.ExitError || !strings.Contains(stderr.String(), "broken pipe") {
+		t.Fatalf("exit %d, stderr %q; want %d naming the write error", code, stderr.String(), protocol.ExitError)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
 
@@ -26,7 +27,7 @@ func (a *app) dropCommand() *cobra.Command {
 					return err
 				}
 				if a.json {
-					a.printJSON(dropView(res))
+					a.printJSON(protocol.DropView(res))
 					return nil
 				}
 				a.say("dropped task %s: %d checkpoints; `ckpt gc` reclaims %s only it referenced",
@@ -66,7 +67,7 @@ func (a *app) gcCommand() *cobra.Command {
 						policy.MaxAge = maxAge
 					}
 					if fl.Changed("max-size") {
-						if policy.MaxSize, err = parseSize(maxSize); err != nil {
+						if policy.MaxSize, err = protocol.ParseSize(maxSize); err != nil {
 							return err
 						}
 					}
@@ -96,81 +97,15 @@ func (a *app) gcCommand() *cobra.Command {
 	return cmd
 }
 
-// dropJSON is the drop command's JSON shape.
-type dropJSON struct {
-	Task           string   `json:"task"`
-	Head           string   `json:"head"`
-	Checkpoints    []string `json:"checkpoints"`
-	ExclusiveBytes int64    `json:"exclusive_bytes"`
-}
-
-// dropView is the drop command's JSON shape of res.
-func dropView(res *engine.DropResult) dropJSON {
-	ids := make([]string, len(res.Checkpoints))
-	for i, id := range res.Checkpoints {
-		ids[i] = id.String()
-	}
-	return dropJSON{Task: res.Task, Head: res.Head.Text(), Checkpoints: ids, ExclusiveBytes: res.ExclusiveBytes}
-}
-
-// gcDoc is the gc command's JSON shape.
-type gcDoc struct {
-	Policy             policyJSON    `json:"policy"`
-	Dropped            []droppedJSON `json:"dropped"`
-	CheckpointsDeleted int           `json:"checkpoints_deleted"`
-	TreesDeleted       int           `json:"trees_deleted"`
-	BlobsDeleted       int           `json:"blobs_deleted"`
-	DirCachesDropped   int           `json:"dir_caches_dropped"`
-	PacksRewritten     int           `json:"packs_rewritten"`
-	PacksRemoved       int           `json:"packs_removed"`
-	PacksTruncated     int           `json:"packs_truncated"`
-	BytesCopied        int64         `json:"bytes_copied"`
-	BytesBefore        int64         `json:"bytes_before"`
-	BytesAfter         int64         `json:"bytes_after"`
-	Reclaimed          int64         `json:"reclaimed"`
-	DurationMs         int64         `json:"duration_ms"`
-}
-
-type policyJSON struct {
-	KeepLast int   `json:"keep_last"`
-	MaxAgeMs int64 `json:"max_age_ms"`
-	MaxSize  int64 `json:"max_size"`
-}
-
-type droppedJSON struct {
-	ID     string    `json:"id"`
-	Task   string    `json:"task"`
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	Kind   string    `json:"kind"`
-	Reason string    `json:"reason"`
-}
-
 func (a *app) printGC(res *engine.GCResult) {
 	if a.json {
-		a.printJSON(gcView(res))
+		a.printJSON(protocol.GCView(res))
 		return
 	}
 	a.say("dropped %d checkpoints, deleted %d blobs and %d trees, rewrote %d packs, removed %d; %s → %s (reclaimed %s) in %s",
 		len(res.Dropped), res.BlobsDeleted, res.TreesDeleted, res.PacksRewritten, res.PacksRemoved,
 		humanBytes(res.PackBytesBefore), humanBytes(res.PackBytesAfter), humanBytes(res.Reclaimed()),
 		res.Duration.Round(time.Millisecond))
-}
-
-// gcView is the gc command's JSON shape of res.
-func gcView(res *engine.GCResult) gcDoc {
-	out := gcDoc{
-		Policy:             policyJSON{KeepLast: res.Policy.KeepLast, MaxAgeMs: res.Policy.MaxAge.Milliseconds(), MaxSize: res.Policy.MaxSize},
-		Dropped:            make([]droppedJSON, 0, len(res.Dropped)),
-		CheckpointsDeleted: res.CheckpointsDeleted, TreesDeleted: res.TreesDeleted, BlobsDeleted: res.BlobsDeleted,
-		DirCachesDropped: res.DirCachesDropped, PacksRewritten: res.PacksRewritten, PacksRemoved: res.PacksRemoved,
-		PacksTruncated: res.PacksTruncated, BytesCopied: res.BytesCopied, BytesBefore: res.PackBytesBefore,
-		BytesAfter: res.PackBytesAfter, Reclaimed: res.Reclaimed(), DurationMs: res.Duration.Milliseconds(),
-	}
-	for _, d := range res.Dropped {
-		out.Dropped = append(out.Dropped, droppedJSON{d.ID.String(), d.Task, d.Seq, d.Time, string(d.Kind), d.Reason})
-	}
-	return out
 }
 
 func (a *app) verifyCommand() *cobra.Command {
@@ -197,10 +132,10 @@ func (a *app) verifyCommand() *cobra.Command {
 // the same document and only sets the exit code.
 func (a *app) printVerify(rep *engine.VerifyReport, verr error) error {
 	if a.json {
-		out := verifyView(rep)
+		out := protocol.VerifyView(rep)
 		if verr != nil {
-			a.exitCode = exitCodeOf(verr)
-			out.Error = &errorBody{Code: a.exitCode, Message: verr.Error()}
+			a.exitCode = protocol.ExitCode(verr)
+			out.Error = &protocol.ErrorBody{Code: a.exitCode, Message: verr.Error()}
 		}
 		a.printJSON(out)
 		return nil
@@ -214,40 +149,6 @@ func (a *app) printVerify(rep *engine.VerifyReport, verr error) error {
 	a.say("ok: %d checkpoints, %d trees, %d blobs, %d packs, %s hashed", rep.Checkpoints, rep.Trees, rep.Blobs,
 		rep.Packs, humanBytes(rep.BytesHashed))
 	return nil
-}
-
-// verifyView is the verify command's JSON shape of rep, without its error.
-func verifyView(rep *engine.VerifyReport) verifyDoc {
-	out := verifyDoc{OK: rep.OK(), Quick: rep.Quick, Checkpoints: rep.Checkpoints, Trees: rep.Trees, Blobs: rep.Blobs,
-		Locators: rep.Locators, Packs: rep.Packs, BytesHashed: rep.BytesHashed, Problems: make([]problemJSON, 0, len(rep.Problems))}
-	for _, p := range rep.Problems {
-		out.Problems = append(out.Problems, problemJSON{p.Checkpoint.Text(), p.Task, p.Seq, p.Path, p.Object.Text(), p.Kind, p.Message})
-	}
-	return out
-}
-
-// verifyDoc is the verify command's JSON shape.
-type verifyDoc struct {
-	OK          bool          `json:"ok"`
-	Quick       bool          `json:"quick"`
-	Checkpoints int           `json:"checkpoints"`
-	Trees       int           `json:"trees"`
-	Blobs       int           `json:"blobs"`
-	Locators    int           `json:"locators"`
-	Packs       int           `json:"packs"`
-	BytesHashed int64         `json:"bytes_hashed"`
-	Problems    []problemJSON `json:"problems"`
-	Error       *errorBody    `json:"error,omitempty"`
-}
-
-type problemJSON struct {
-	Checkpoint string `json:"checkpoint"`
-	Task       string `json:"task"`
-	Seq        uint64 `json:"seq"`
-	Path       string `json:"path"`
-	Object     string `json:"object"`
-	Kind       string `json:"kind"`
-	Message    string `json:"message"`
 }
 
 func (a *app) statsCommand() *cobra.Command {
@@ -270,7 +171,7 @@ func (a *app) statsCommand() *cobra.Command {
 
 func (a *app) printStats(st *engine.StoreStats) {
 	if a.json {
-		a.printJSON(storeStatsView(st))
+		a.printJSON(protocol.StoreStatsView(st))
 		return
 	}
 	if a.quiet {
@@ -292,57 +193,4 @@ func (a *app) printStats(st *engine.StoreStats) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.Name, t.Checkpoints, humanBytes(t.LogicalBytes), humanBytes(t.ExclusiveBytes))
 	}
 	tw.Flush()
-}
-
-// storeStatsJSON is the stats command's JSON shape.
-type storeStatsJSON struct {
-	DiskBytes        int64      `json:"disk_bytes"`
-	IndexBytes       int64      `json:"index_bytes"`
-	PackBytes        int64      `json:"pack_bytes"`
-	LiveBytes        int64      `json:"live_bytes"`
-	LiveFraction     float64    `json:"live_fraction"`
-	PackCount        int        `json:"pack_count"`
-	Packs            []packJSON `json:"packs"`
-	Checkpoints      int        `json:"checkpoints"`
-	Trees            int        `json:"trees"`
-	Blobs            int        `json:"blobs"`
-	LogicalBytes     int64      `json:"logical_bytes"`
-	UniqueBytes      int64      `json:"unique_bytes"`
-	StoredBytes      int64      `json:"stored_bytes"`
-	DedupRatio       float64    `json:"dedup_ratio"`
-	CompressionRatio float64    `json:"compression_ratio"`
-	// DeferredPacks and DeferredBytes are the packs a first save stored
-	// uncompressed, still waiting for compression.
-	DeferredPacks int             `json:"deferred_packs"`
-	DeferredBytes int64           `json:"deferred_bytes"`
-	Tasks         []taskStatsJSON `json:"tasks"`
-}
-
-type packJSON struct {
-	Pack      uint32 `json:"pack"`
-	Bytes     int64  `json:"bytes"`
-	LiveBytes int64  `json:"live_bytes"`
-}
-
-type taskStatsJSON struct {
-	Name           string `json:"name"`
-	Checkpoints    int    `json:"checkpoints"`
-	LogicalBytes   int64  `json:"logical_bytes"`
-	ExclusiveBytes int64  `json:"exclusive_bytes"`
-}
-
-func storeStatsView(st *engine.StoreStats) storeStatsJSON {
-	out := storeStatsJSON{DiskBytes: st.DiskBytes, IndexBytes: st.IndexBytes, PackBytes: st.PackBytes,
-		LiveBytes: st.LiveBytes, LiveFraction: st.LiveFraction, PackCount: len(st.Packs),
-		Packs: make([]packJSON, 0, len(st.Packs)), Checkpoints: st.Checkpoints, Trees: st.Trees, Blobs: st.Blobs,
-		LogicalBytes: st.LogicalBytes, UniqueBytes: st.UniqueBytes, StoredBytes: st.StoredBytes,
-		DedupRatio: st.DedupRatio, CompressionRatio: st.CompressionRatio, DeferredPacks: st.DeferredPacks,
-		DeferredBytes: st.DeferredBytes, Tasks: make([]taskStatsJSON, 0, len(st.Tasks))}
-	for _, p := range st.Packs {
-		out.Packs = append(out.Packs, packJSON(p))
-	}
-	for _, t := range st.Tasks {
-		out.Tasks = append(out.Tasks, taskStatsJSON(t))
-	}
-	return out
 }

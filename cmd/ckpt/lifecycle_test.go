@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 )
 
 type tasksJSON struct {
@@ -62,7 +64,7 @@ func TestCLITasksDropGCStats(t *testing.T) {
 	if drop.Task != "two" || len(drop.Checkpoints) != 4 || drop.Exclusive != tasks.Tasks[1].Exclusive {
 		t.Fatalf("drop = %+v", drop)
 	}
-	if r := e.run("", "drop", "two"); r.code != exitUsage {
+	if r := e.run("", "drop", "two"); r.code != protocol.ExitUsage {
 		t.Fatalf("dropping an unknown task: exit %d %s", r.code, r.stderr)
 	}
 
@@ -74,7 +76,7 @@ func TestCLITasksDropGCStats(t *testing.T) {
 	if again.Policy.KeepLast != 2 || again.Policy.MaxSize != 1<<20 || len(again.Dropped) != 0 {
 		t.Fatalf("second gc = %+v, want the remembered keep-last", again)
 	}
-	if r := e.run("", "gc", "--max-size", "lots"); r.code != exitUsage {
+	if r := e.run("", "gc", "--max-size", "lots"); r.code != protocol.ExitUsage {
 		t.Fatalf("bad size: exit %d", r.code)
 	}
 	if got := decode[verifyJSON](t, e.ok("verify", "--json")); !got.OK || got.Error != nil {
@@ -115,21 +117,21 @@ func TestCLIVerifyCorruptionExit5(t *testing.T) {
 	}
 	r := e.run("", "verify", "--json")
 	v := decode[verifyJSON](t, r.stdout)
-	if r.code != exitCorrupted || v.OK || v.Error == nil || v.Error.Code != exitCorrupted || len(v.Problems) == 0 {
+	if r.code != protocol.ExitCorrupted || v.OK || v.Error == nil || v.Error.Code != protocol.ExitCorrupted || len(v.Problems) == 0 {
 		t.Fatalf("verify of a flipped byte: exit %d %s", r.code, r.stdout)
 	}
 	if p := v.Problems[0]; p.Path != "src/data.bin" || p.Checkpoint == "" {
 		t.Fatalf("problem = %+v, want the path and checkpoint", p)
 	}
 	r = e.run("", "verify")
-	if r.code != exitCorrupted || !strings.Contains(r.stdout, "src/data.bin") || !strings.HasPrefix(r.stderr, "ckpt: ") {
+	if r.code != protocol.ExitCorrupted || !strings.Contains(r.stdout, "src/data.bin") || !strings.HasPrefix(r.stderr, "ckpt: ") {
 		t.Fatalf("human verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := e.run("", "verify", "--quick"); r.code != 0 {
 		t.Fatalf("quick verify re-hashed content: exit %d %s", r.code, r.stderr)
 	}
 	os.Remove(packs[0])
-	if r := e.run("", "verify", "--quick"); r.code != exitCorrupted || !strings.Contains(r.stdout, "missing") {
+	if r := e.run("", "verify", "--quick"); r.code != protocol.ExitCorrupted || !strings.Contains(r.stdout, "missing") {
 		t.Fatalf("verify of a missing pack: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -7,39 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
-
-// checkpointJSON is one checkpoint in list and show output.
-type checkpointJSON struct {
-	ID      string            `json:"id"`
-	Seq     uint64            `json:"seq"`
-	Parent  string            `json:"parent"`
-	Task    string            `json:"task"`
-	Time    time.Time         `json:"time"`
-	Message string            `json:"message"`
-	Kind    string            `json:"kind"`
-	Empty   bool              `json:"empty"`
-	Head    bool              `json:"head"`
-	Meta    map[string]string `json:"meta"`
-	Root    string            `json:"root"`
-	State   string            `json:"state,omitempty"`
-	Stats   statsJSON         `json:"stats"`
-}
-
-func toCheckpointJSON(c engine.CheckpointInfo) checkpointJSON {
-	meta := c.Meta
-	if meta == nil {
-		meta = map[string]string{}
-	}
-	return checkpointJSON{
-		ID: c.ID.String(), Seq: c.Seq, Parent: c.Parent.Text(), Task: c.Task, Time: c.Time,
-		Message: c.Message, Kind: string(c.Kind), Empty: c.Empty, Head: c.Head, Meta: meta,
-		Root: c.Root.String(), State: c.State.Text(),
-		Stats: statsJSON{Files: c.Stats.Files, Added: c.Stats.Added, Modified: c.Stats.Modified,
-			Deleted: c.Stats.Deleted, BytesHashed: c.Stats.BytesHashed, DurationMs: c.Stats.Duration.Milliseconds()},
-	}
-}
 
 func (a *app) listCommand() *cobra.Command {
 	return &cobra.Command{
@@ -59,24 +29,9 @@ func (a *app) listCommand() *cobra.Command {
 	}
 }
 
-// logJSON is the list command's JSON shape.
-type logJSON struct {
-	Task        string           `json:"task"`
-	Head        string           `json:"head"`
-	Checkpoints []checkpointJSON `json:"checkpoints"`
-}
-
-func logView(log *engine.Log) logJSON {
-	out := logJSON{Task: log.Task, Head: log.Head.Text(), Checkpoints: make([]checkpointJSON, 0, len(log.Checkpoints))}
-	for _, c := range log.Checkpoints {
-		out.Checkpoints = append(out.Checkpoints, toCheckpointJSON(c))
-	}
-	return out
-}
-
 func (a *app) printLog(log *engine.Log) {
 	if a.json {
-		a.printJSON(logView(log))
+		a.printJSON(protocol.LogView(log))
 		return
 	}
 	if a.quiet {
@@ -122,30 +77,11 @@ func (a *app) tasksCommand() *cobra.Command {
 	}
 }
 
-// taskJSON is one task in the tasks command's JSON shape.
-type taskJSON struct {
-	Name        string    `json:"name"`
-	Head        string    `json:"head"`
-	Checkpoints int       `json:"checkpoints"`
-	First       time.Time `json:"first"`
-	Last        time.Time `json:"last"`
-	Exclusive   int64     `json:"exclusive_bytes"`
-}
-
-func tasksView(tasks []engine.TaskInfo) map[string][]taskJSON {
-	out := make([]taskJSON, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, taskJSON{Name: t.Name, Head: t.Head.Text(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last,
-			Exclusive: t.ExclusiveBytes})
-	}
-	return map[string][]taskJSON{"tasks": out}
-}
-
 // printTasks prints the tasks, and the automatic push's state when auto
 // is set (a server started with --push runs the command).
 func (a *app) printTasks(tasks []engine.TaskInfo, auto *engine.AutoPushStatus) {
 	if a.json {
-		a.printJSON(tasksAutoJSON{Tasks: tasksView(tasks)["tasks"], AutoPush: autoPushView(auto)})
+		a.printJSON(protocol.TasksAutoJSON{Tasks: protocol.TasksView(tasks)["tasks"], AutoPush: protocol.AutoPushView(auto)})
 		return
 	}
 	if a.quiet {

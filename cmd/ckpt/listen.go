@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/server"
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/cmdwire"
 )
 
 // remoteExit ends a command that a server ran: its output was printed
@@ -47,8 +53,8 @@ func (s *serverContext) engineFor(a *app) (*engine.Engine, error) {
 		return nil, fmt.Errorf("workspace %s: %w", a.workspace, err)
 	}
 	if ws != r.e.Workspace() || a.profile != r.profile || !slices.Equal(a.exclude, r.exclude) || a.maxFileSize != r.maxFileSize {
-		return nil, usageError{fmt.Sprintf("the server holding store %s serves workspace %s with other options "+
-			"(--profile, --exclude, --max-file-size); stop it or use its options", r.e.StoreDir(), r.e.Workspace())}
+		return nil, protocol.UsageError(fmt.Sprintf("the server holding store %s serves workspace %s with other options "+
+			"(--profile, --exclude, --max-file-size); stop it or use its options", r.e.StoreDir(), r.e.Workspace()))
 	}
 	return r.e, nil
 }
@@ -66,12 +72,12 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 	serve.RunE = func(cmd *cobra.Command, args []string) error {
 		if !listen {
 			if cmd.Flags().Changed("idle") || push != "" {
-				return usageError{"serve: --idle and --push need --listen"}
+				return protocol.UsageError("serve: --idle and --push need --listen")
 			}
 			return stdio(cmd, args)
 		}
 		if idle < 0 {
-			return usageError{fmt.Sprintf("--idle %v: want a duration of 0 (never) or more", idle)}
+			return protocol.UsageError(fmt.Sprintf("--idle %v: want a duration of 0 (never) or more", idle))
 		}
 		var remote engine.Backend
 		err := a.withEngine(cmd, func(e *engine.Engine) error {
@@ -83,7 +89,8 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 			}
 			defer a.startIdle(cmd.Context(), e)()
 			res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
-			return a.listen(cmd.Context(), res, idle)
+			return server.Listen(cmd.Context(), server.Config{StoreDir: e.StoreDir(), Idle: idle,
+				Listening: a.sayListening, Run: res.run, Busy: a.idle.Begin})
 		})
 		if remote != nil { // after the engine, which stops pushing at Close
 			remote.Close()
@@ -91,4 +98,35 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 		return err
 	}
 	return serve
+}
+
+// sayListening tells the endpoint a listening server accepts clients on.
+func (a *app) sayListening(addr string) {
+	if a.json {
+		a.printJSON(struct {
+			Listening string `json:"listening"`
+		}{addr})
+	} else if !a.quiet {
+		fmt.Fprintf(a.stdout, "listening on %s\n", addr)
+	}
+}
+
+// run runs a client's command line in the server, on its engine.
+func (r *resident) run(ctx context.Context, req cmdwire.Request, stdin io.Reader, stdout, stderr io.Writer) int {
+	sa := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: req.Colour, indentJSON: req.Terminal,
+		server: &serverContext{res: r, cwd: req.Cwd}}
+	if name := commandName(sa, req.Args); name == "serve" || name == "mcp" {
+		fmt.Fprintf(stderr, "ckpt: %s cannot run through a server\n", name)
+		return protocol.ExitUsage
+	}
+	return sa.execute(ctx, req.Args, func() {}, func() syscall.Signal { return 0 })
+}
+
+// commandName is the name of the subcommand args run, "" when none.
+func commandName(a *app, args []string) string {
+	cmd, _, err := a.rootCommand().Find(args)
+	if err != nil || cmd == nil {
+		return ""
+	}
+	return cmd.Name()
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
 )
@@ -42,7 +43,7 @@ func TestCommandsRunThroughListeningServer(t *testing.T) {
 	e.write("a.txt", "one\n")
 	srv := e.listenServer()
 	checkEndpointIsPrivate(t, localsock.Endpoint(e.store))
-	first := decode[saveJSON](t, e.ok("--lock-timeout", "0", "save", "--json", "-m", "one"))
+	first := decode[protocol.SaveJSON](t, e.ok("--lock-timeout", "0", "save", "--json", "-m", "one"))
 	if !first.Created || first.Seq != 1 {
 		t.Fatalf("save through the server = %+v", first)
 	}
@@ -63,7 +64,7 @@ func TestCommandsRunThroughListeningServer(t *testing.T) {
 	served := e.run("", "--lock-timeout", "0", "restore", "@9")
 	stopServer(t, srv, e.store)
 	local := e.run("", "--lock-timeout", "0", "restore", "@9")
-	if served != local || local.code != exitUsage {
+	if served != local || local.code != protocol.ExitUsage {
 		t.Fatalf("restore @9 through the server = %+v, without = %+v; want the same usage error", served, local)
 	}
 }

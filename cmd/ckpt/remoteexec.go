@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
@@ -66,7 +67,7 @@ func (a *app) forwardRequest(cmd *cobra.Command, store string) (cmdwire.Request,
 		if name := f.Value.String(); name != "-" {
 			file, err := os.Open(name)
 			if err != nil {
-				return req, usageError{fmt.Sprintf("state file: %v", err)}
+				return req, protocol.UsageError(fmt.Sprintf("state file: %v", err))
 			}
 			defer file.Close()
 			in = file

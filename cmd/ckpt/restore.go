@@ -7,28 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
-
-// restoreJSON is the restore command's JSON shape.
-// conflictJSON is a path a restore left alone, and why.
-type conflictJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
-
-type restoreJSON struct {
-	Restored     string         `json:"restored"`
-	Backup       string         `json:"backup"`
-	Written      int            `json:"written"`
-	Deleted      int            `json:"deleted"`
-	WrittenPaths []string       `json:"written_paths"`
-	DeletedPaths []string       `json:"deleted_paths"`
-	Conflicts    []conflictJSON `json:"conflicts"`
-	State        string         `json:"state,omitempty"`
-	DryRun       bool           `json:"dry_run"`
-	DurationMs   int64          `json:"duration_ms"`
-}
 
 func (a *app) restoreCommand() *cobra.Command {
 	var (
@@ -50,7 +31,7 @@ func (a *app) restoreCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			refs, paths := pathsAfterDash(cmd, args)
 			if len(refs) != 1 {
-				return usageError{"restore takes exactly one ref"}
+				return protocol.UsageError("restore takes exactly one ref")
 			}
 			opts.Task, opts.Only, opts.Paths = a.task, engine.Only(only), paths
 			switch opts.Only {
@@ -68,7 +49,7 @@ func (a *app) restoreCommand() *cobra.Command {
 				}
 				a.printRestore(res, opts.DryRun)
 				if len(res.Conflicts) > 0 && !opts.DryRun {
-					a.exitCode = exitConflicts
+					a.exitCode = protocol.ExitConflicts
 				}
 				return nil
 			})
@@ -102,27 +83,13 @@ func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.Rest
 	return nil
 }
 
-// restoreView is the JSON shape of a restore result.
-func restoreView(res *engine.RestoreResult, dryRun bool) restoreJSON {
-	conflicts := make([]conflictJSON, len(res.Conflicts))
-	for i, c := range res.Conflicts {
-		conflicts[i] = conflictJSON{Path: c.Path, Reason: conflictReason(c)}
-	}
-	return restoreJSON{
-		Restored: res.Restored.String(), Backup: res.Backup.Text(),
-		Written: len(res.Written), Deleted: len(res.Deleted),
-		WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
-		Conflicts: conflicts, State: res.State.Text(), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
-	}
-}
-
 func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 	if a.json {
-		a.printJSON(restoreView(res, dryRun))
+		a.printJSON(protocol.RestoreView(res, dryRun))
 		return
 	}
 	for _, c := range res.Conflicts {
-		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
+		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, protocol.ConflictReason(c))
 	}
 	verb := "restored"
 	if dryRun {
@@ -141,20 +108,3 @@ func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 	a.say("%s %s: %d written, %d deleted, %d conflicts%s", verb, res.Restored.Short(),
 		len(res.Written), len(res.Deleted), len(res.Conflicts), backup)
 }
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// conflictAdvice is what the restore flags can do about a conflict.
-var conflictAdvice = map[engine.ConflictKind]string{
-	engine.ConflictUncaptured: "; use --force to overwrite it",
-	engine.ConflictUnsaved:    "; use --force to discard it, or restore with a backup",
-	engine.ConflictDirHolds:   "; use --force to remove them",
-}
-
-// conflictReason is a conflict's reason with the advice its kind implies.
-func conflictReason(c engine.Conflict) string { return c.Reason + conflictAdvice[c.Kind] }

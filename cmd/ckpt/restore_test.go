@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 )
 
 func TestCLIStoreThatIsTheWorkspaceIsRefused(t *testing.T) {
@@ -16,7 +18,7 @@ func TestCLIStoreThatIsTheWorkspaceIsRefused(t *testing.T) {
 	for _, store := range []string{e.ws, filepath.Dir(e.ws)} {
 		in := &env{t: t, ws: e.ws, store: store, home: e.home}
 		r := in.run("", "save")
-		if r.code != exitRefused || !strings.Contains(r.stderr, "may not be the workspace") || strings.Count(r.stderr, "\n") != 1 {
+		if r.code != protocol.ExitRefused || !strings.Contains(r.stderr, "may not be the workspace") || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("--store %s: exit %d, stderr %q; want exit 4 and one line", store, r.code, r.stderr)
 		}
 	}
@@ -33,18 +35,18 @@ func TestCLIRestoreWithConflictsExits6(t *testing.T) {
 	e.write("top", "top\nEDIT\n")
 	e.write("brandnew", "new\n")
 	r := e.run("", "--json", "restore", "--no-backup", "@1")
-	var doc restoreJSON
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != exitConflicts || len(doc.Conflicts) != 2 {
+	var doc protocol.RestoreJSON
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != protocol.ExitConflicts || len(doc.Conflicts) != 2 {
 		t.Fatalf("exit %d, JSON %s (%v); want exit 6 and two conflicts", r.code, r.stdout, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.ws, "top")); string(b) != "top\nEDIT\n" {
 		t.Fatalf("the unsaved edit was lost: %q", b)
 	}
 	r = e.run("", "restore", "--no-backup", "@1")
-	if r.code != exitConflicts || strings.Count(r.stderr, "ckpt: conflict: ") != 2 {
+	if r.code != protocol.ExitConflicts || strings.Count(r.stderr, "ckpt: conflict: ") != 2 {
 		t.Fatalf("text: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if r := e.run("", "restore", "--no-backup", "--dry-run", "@1"); r.code != exitOK {
+	if r := e.run("", "restore", "--no-backup", "--dry-run", "@1"); r.code != protocol.ExitOK {
 		t.Fatalf("a dry run exits %d, want 0: it reports the conflicts it would meet", r.code)
 	}
 	e.ok("restore", "--no-backup", "--force", "@1")
@@ -58,10 +60,10 @@ func TestCLIInterruptedRestoreIsReportedThenCompleted(t *testing.T) {
 	e := newEnv(t)
 	e.write("a", "a1\n")
 	e.write("b", "b1\n")
-	one := decode[saveJSON](t, e.ok("save", "--json"))
+	one := decode[protocol.SaveJSON](t, e.ok("save", "--json"))
 	e.write("a", "a2\n")
 	e.write("b", "b2\n")
-	two := decode[saveJSON](t, e.ok("save", "--json"))
+	two := decode[protocol.SaveJSON](t, e.ok("save", "--json"))
 	// A restore to @1 killed half way: a written, b not yet, a temporary
 	// file left, the journal in the store.
 	e.write("a", "a1\n")
@@ -85,9 +87,9 @@ func TestCLIInterruptedRestoreIsReportedThenCompleted(t *testing.T) {
 	}
 
 	var save struct {
-		Completed *restoreJSON `json:"completed_restore"`
-		Created   bool         `json:"created"`
-		ID        string       `json:"id"`
+		Completed *protocol.RestoreJSON `json:"completed_restore"`
+		Created   bool                  `json:"created"`
+		ID        string                `json:"id"`
 	}
 	if err := json.Unmarshal([]byte(e.ok("save", "--json")), &save); err != nil || save.Completed == nil || save.Completed.Restored != one.ID {
 		t.Fatalf("save --json: completed %+v (%v); want the restore to @1 completed first", save.Completed, err)

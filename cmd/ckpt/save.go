@@ -8,40 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
-
-// saveJSON is the save command's JSON shape.
-type saveJSON struct {
-	ID      string        `json:"id"`
-	Parent  string        `json:"parent"`
-	Task    string        `json:"task"`
-	Seq     uint64        `json:"seq"`
-	Created bool          `json:"created"`
-	Empty   bool          `json:"empty"`
-	Kind    string        `json:"kind"`
-	Stats   statsJSON     `json:"stats"`
-	Skipped []skippedJSON `json:"skipped"`
-	// BackgroundPID is the process this save started to compress what it
-	// stored uncompressed (see background.go), when it started one.
-	BackgroundPID int `json:"background_pid,omitempty"`
-	settledJSON
-}
-
-type statsJSON struct {
-	Files       uint64 `json:"files"`
-	Added       uint64 `json:"added"`
-	Modified    uint64 `json:"modified"`
-	Deleted     uint64 `json:"deleted"`
-	BytesHashed uint64 `json:"bytes_hashed"`
-	DurationMs  int64  `json:"duration_ms"`
-}
-
-type skippedJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-	Error  string `json:"error,omitempty"`
-}
 
 func (a *app) saveCommand() *cobra.Command {
 	var (
@@ -93,7 +62,7 @@ func parseMeta(kvs []string) (map[string]string, error) {
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usageError{fmt.Sprintf("--meta %q: want KEY=VALUE", kv)}
+			return nil, protocol.UsageError(fmt.Sprintf("--meta %q: want KEY=VALUE", kv))
 		}
 		m[k] = v
 	}
@@ -107,36 +76,16 @@ func (a *app) openInput(name string) (io.Reader, func(), error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, nil, usageError{fmt.Sprintf("state file: %v", err)}
+		return nil, nil, protocol.UsageError(fmt.Sprintf("state file: %v", err))
 	}
 	return f, func() { f.Close() }, nil
-}
-
-// saveView is the JSON shape of a save result.
-func saveView(res *engine.SaveResult) saveJSON {
-	out := saveJSON{
-		ID: res.ID.String(), Parent: res.Parent.Text(), Task: res.Task, Seq: res.Seq,
-		Created: res.Created, Empty: res.Empty, Kind: string(res.Kind),
-		Stats: statsJSON{Files: res.Stats.Files, Added: res.Stats.Added, Modified: res.Stats.Modified,
-			Deleted: res.Stats.Deleted, BytesHashed: res.Stats.BytesHashed, DurationMs: res.Stats.Duration.Milliseconds()},
-		Skipped:     make([]skippedJSON, 0, len(res.Skipped)),
-		settledJSON: settledView(res.Settled),
-	}
-	for _, s := range res.Skipped {
-		sj := skippedJSON{Path: s.Path, Reason: s.Reason}
-		if s.Err != nil {
-			sj.Error = s.Err.Error()
-		}
-		out.Skipped = append(out.Skipped, sj)
-	}
-	return out
 }
 
 // printSave prints a save's result; background is the process it started
 // to compress in the background, 0 for none.
 func (a *app) printSave(res *engine.SaveResult, background int) {
 	if a.json {
-		view := saveView(res)
+		view := protocol.SaveView(res)
 		view.BackgroundPID = background
 		a.printJSON(view)
 		return

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/server"
 	"github.com/ckpt/ckpt/engine"
-	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -20,20 +23,45 @@ func (a *app) serveCommand() *cobra.Command {
 			"cost of what changed (--watch=false turns it off).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.scans = &scanHub{}
+			a.scans = &protocol.ScanHub{}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				defer a.startIdle(cmd.Context(), e)()
-				var conn *jsonrpc.Conn
-				notify := func(method string, params any) { _ = conn.Notify(method, params) }
-				srv, err := jsonrpc.NewServer(jsonrpc.Options{MapError: rpcError}, hostMethods(a, e, notify)...)
-				if err != nil {
-					return err
-				}
-				conn = srv.NewConn(closableInput(a.stdin), a.stdout)
-				return conn.Serve(cmd.Context())
+				return protocol.ServeJSONRPC(cmd.Context(), e, a.session(), a.stdin, a.stdout)
 			})
 		},
 	})
+}
+
+func (a *app) mcpCommand() *cobra.Command {
+	return a.watchFlag(&cobra.Command{
+		Use:   "mcp",
+		Short: "Run a Model Context Protocol server on stdio exposing ckpt's checkpoints as tools",
+		Long: "mcp serves every operation of serve as the tool ckpt_<name> (annotated read-only or\n" +
+			"destructive), with progress for _meta.progressToken, cancellation and structured output.\n" +
+			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".\n" +
+			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.scans = &protocol.ScanHub{}
+			return a.withEngine(cmd, func(e *engine.Engine) error {
+				defer a.startIdle(cmd.Context(), e)()
+				return protocol.ServeMCP(cmd.Context(), e, a.session(), version, a.stdin, a.stdout)
+			})
+		},
+	})
+}
+
+// session is what the host methods of serve and mcp share: the --task, the
+// scan progress and the idle recompression they pause.
+func (a *app) session() protocol.Session {
+	return protocol.Session{Task: a.task, Scans: a.scans, Busy: a.idle.Begin}
+}
+
+// startIdle starts recompressing e's deferred packs while the resident
+// command's requests leave it idle (a.idle); the returned function stops it.
+func (a *app) startIdle(ctx context.Context, e *engine.Engine) (stop func()) {
+	a.idle = server.NewRecompressor(e)
+	return a.idle.Start(ctx)
 }
 
 // watchFlag adds --watch to a command that keeps the store open for a host

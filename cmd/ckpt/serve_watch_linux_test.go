@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,7 +50,7 @@ func (e *env) serverCommand(args ...string) *exec.Cmd {
 // stdioServe starts `ckpt serve` with flags and returns its process and a
 // session over its stdio; the test's end closes its stdin and expects it
 // to exit 0.
-func (e *env) stdioServe(flags ...string) (*exec.Cmd, *rpcSession) {
+func (e *env) stdioServe(flags ...string) (*exec.Cmd, *protocoltest.Client) {
 	e.t.Helper()
 	cmd := e.serverCommand(append([]string{"serve"}, flags...)...)
 	in, err := cmd.StdinPipe()
@@ -69,9 +70,7 @@ func (e *env) stdioServe(flags ...string) (*exec.Cmd, *rpcSession) {
 			e.t.Errorf("serve after its input ended: %v", err)
 		}
 	})
-	s := &rpcSession{t: e.t, ws: e.ws, in: in, out: bufio.NewScanner(out)}
-	s.out.Buffer(nil, 64<<20)
-	return cmd, s
+	return cmd, protocoltest.NewClient(e.t, in, out)
 }
 
 // checkWatchedSaves saves e's workspace through save, edits a file two
@@ -79,7 +78,7 @@ func (e *env) stdioServe(flags ...string) (*exec.Cmd, *rpcSession) {
 // seen and the last save create nothing. The server (process pid) must
 // hold a watch for each of the four captured directories when watched and
 // none when not.
-func checkWatchedSaves(t *testing.T, e *env, pid int, watched bool, save func() saveJSON) {
+func checkWatchedSaves(t *testing.T, e *env, pid int, watched bool, save func() protocol.SaveJSON) {
 	t.Helper()
 	first := save()
 	if !first.Created || first.Stats.Files != 4 {
@@ -119,9 +118,9 @@ func TestServeStdioWatchesTheWorkspace(t *testing.T) {
 				flags = append(flags, "--watch=false")
 			}
 			cmd, s := e.stdioServe(flags...)
-			checkWatchedSaves(t, e, cmd.Process.Pid, watched, func() saveJSON {
-				var res saveJSON
-				s.ok("save", map[string]any{}, &res)
+			checkWatchedSaves(t, e, cmd.Process.Pid, watched, func() protocol.SaveJSON {
+				var res protocol.SaveJSON
+				s.OK("save", map[string]any{}, &res)
 				return res
 			})
 		})
@@ -144,13 +143,13 @@ func TestMCPWatchesTheWorkspace(t *testing.T) {
 					t.Errorf("close: %v", err)
 				}
 			})
-			checkWatchedSaves(t, e, cmd.Process.Pid, watched, func() saveJSON {
+			checkWatchedSaves(t, e, cmd.Process.Pid, watched, func() protocol.SaveJSON {
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ckpt_save", Arguments: map[string]any{}})
 				if err != nil || res.IsError {
 					t.Fatalf("save: %v %+v", err, res)
 				}
 				b, _ := json.Marshal(res.StructuredContent)
-				var out saveJSON
+				var out protocol.SaveJSON
 				if err := json.Unmarshal(b, &out); err != nil {
 					t.Fatalf("save result %s: %v", b, err)
 				}
@@ -166,8 +165,8 @@ func TestServeListenWatchFlag(t *testing.T) {
 		t.Run(fmt.Sprintf("watch=%v", watched), func(t *testing.T) {
 			e := watchedTree(t)
 			srv := e.listenServer(fmt.Sprintf("--watch=%v", watched))
-			checkWatchedSaves(t, e, srv.Process.Pid, watched, func() saveJSON {
-				return decode[saveJSON](t, e.ok("--lock-timeout", "0", "save", "--json"))
+			checkWatchedSaves(t, e, srv.Process.Pid, watched, func() protocol.SaveJSON {
+				return decode[protocol.SaveJSON](t, e.ok("--lock-timeout", "0", "save", "--json"))
 			})
 		})
 	}

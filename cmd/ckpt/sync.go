@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 )
 
@@ -48,9 +49,9 @@ func (a *app) remoteCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out := remotesJSON{Remotes: []remoteJSON{}}
+				out := protocol.RemotesJSON{Remotes: []protocol.RemoteJSON{}}
 				for _, r := range rs {
-					out.Remotes = append(out.Remotes, remoteView(r))
+					out.Remotes = append(out.Remotes, protocol.RemoteView(r))
 					a.say("%s\t%s%s", r.Name, r.URL, keyingText(r.Key))
 				}
 				if a.json {
@@ -76,7 +77,7 @@ func (a *app) remoteAddCommand() *cobra.Command {
 				return err
 			}
 			r := engine.RemoteInfo{Name: args[0], URL: args[1], Key: key}
-			b, err := openRemote(cmd.Context(), r)
+			b, err := protocol.OpenRemote(cmd.Context(), r)
 			if err != nil {
 				return err
 			}
@@ -90,28 +91,13 @@ func (a *app) remoteAddCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				a.printOrSay(remoteView(r), "added remote %s %s%s", r.Name, r.URL, keyingText(key))
+				a.printOrSay(protocol.RemoteView(r), "added remote %s %s%s", r.Name, r.URL, keyingText(key))
 				return nil
 			})
 		},
 	}
 	kf.register(cmd, true)
 	return cmd
-}
-
-type remoteJSON struct {
-	Name          string `json:"name"`
-	URL           string `json:"url"`
-	KeyFile       string `json:"key_file,omitempty"`
-	PassphraseEnv string `json:"passphrase_env,omitempty"`
-}
-
-func remoteView(r engine.RemoteInfo) remoteJSON {
-	return remoteJSON{Name: r.Name, URL: r.URL, KeyFile: r.Key.KeyFile, PassphraseEnv: r.Key.PassphraseEnv}
-}
-
-type remotesJSON struct {
-	Remotes []remoteJSON `json:"remotes"`
 }
 
 // printOrSay prints v under --json, the sentence otherwise.
@@ -121,28 +107,6 @@ func (a *app) printOrSay(v any, format string, args ...any) {
 		return
 	}
 	a.say(format, args...)
-}
-
-// pickRemote returns the remote a push or pull names, or the default:
-// "origin", or the store's only remote.
-func pickRemote(ctx context.Context, e *engine.Engine, args []string) (engine.RemoteInfo, error) {
-	rs, err := e.Remotes(ctx)
-	if err != nil {
-		return engine.RemoteInfo{}, err
-	}
-	want := ""
-	if len(args) > 0 {
-		want = args[0]
-	}
-	for _, r := range rs {
-		if r.Name == want || (want == "" && (r.Name == "origin" || len(rs) == 1)) {
-			return r, nil
-		}
-	}
-	if want == "" {
-		return engine.RemoteInfo{}, usageError{"no remote given and no remote named origin (`ckpt remote add NAME URL`)"}
-	}
-	return engine.RemoteInfo{}, usageError{fmt.Sprintf("no remote %q (`ckpt remote list` lists them)", want)}
 }
 
 // syncProgress draws a push's, pull's or clone's phases on the progress
@@ -164,36 +128,6 @@ func (a *app) syncProgress(verb string) func(engine.SyncProgress) {
 	}
 }
 
-// trafficJSON is what a sync sent and read.
-type trafficJSON struct {
-	Puts       int64 `json:"puts"`
-	Gets       int64 `json:"gets"`
-	Stats      int64 `json:"stats"`
-	BytesUp    int64 `json:"bytes_up"`
-	BytesDown  int64 `json:"bytes_down"`
-	ObjectsUp  int64 `json:"objects_up"`
-	SegmentsUp int64 `json:"segments_up"`
-}
-
-func trafficView(t engine.SyncTraffic) trafficJSON { return trafficJSON(t) }
-
-// syncJSON are the fields push and pull reports share.
-type syncJSON struct {
-	Remote      string `json:"remote"`
-	Task        string `json:"task"`
-	Head        string `json:"head"`
-	Checkpoints int    `json:"checkpoints"`
-}
-
-type pushJSON struct {
-	syncJSON
-	UpToDate   bool        `json:"up_to_date"`
-	Behind     bool        `json:"behind"`
-	Forked     string      `json:"forked,omitempty"`
-	Traffic    trafficJSON `json:"traffic"`
-	DurationMs int64       `json:"duration_ms"`
-}
-
 func (a *app) pushCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "push [REMOTE]",
@@ -205,7 +139,7 @@ func (a *app) pushCommand() *cobra.Command {
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				view, res, err := runPush(cmd.Context(), e, args, a.task, a.syncProgress("push"))
+				view, res, err := protocol.RunPush(cmd.Context(), e, args, a.task, a.syncProgress("push"))
 				if err != nil {
 					return err
 				}
@@ -232,42 +166,6 @@ func (a *app) pushCommand() *cobra.Command {
 	}
 }
 
-// runPush pushes task to the remote args name (or the default remote);
-// the CLI and the push method share it.
-func runPush(ctx context.Context, e *engine.Engine, args []string, task string, progress func(engine.SyncProgress)) (pushJSON, *engine.PushResult, error) {
-	r, b, err := remoteBackend(ctx, e, args)
-	if err != nil {
-		return pushJSON{}, nil, err
-	}
-	defer b.Close()
-	res, err := e.Push(ctx, b, engine.PushOptions{Remote: r.Name, Task: task, Progress: progress})
-	if err != nil {
-		return pushJSON{}, nil, err
-	}
-	return pushJSON{syncJSON: syncJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints},
-		UpToDate: res.UpToDate, Behind: res.Behind, Forked: res.Forked, Traffic: trafficView(res.Traffic),
-		DurationMs: res.Duration.Milliseconds()}, res, nil
-}
-
-// remoteBackend picks the remote args name and opens its backend.
-func remoteBackend(ctx context.Context, e *engine.Engine, args []string) (engine.RemoteInfo, engine.Backend, error) {
-	r, err := pickRemote(ctx, e, args)
-	if err != nil {
-		return r, nil, err
-	}
-	b, err := openRemote(ctx, r)
-	return r, b, err
-}
-
-type pullJSON struct {
-	syncJSON
-	Trees      int         `json:"trees"`
-	Blobs      int         `json:"blobs"`
-	Moved      bool        `json:"moved"`
-	Traffic    trafficJSON `json:"traffic"`
-	DurationMs int64       `json:"duration_ms"`
-}
-
 func (a *app) pullCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "pull [REMOTE]",
@@ -275,7 +173,7 @@ func (a *app) pullCommand() *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				view, err := runPull(cmd.Context(), e, args, a.task, a.syncProgress("pull"))
+				view, err := protocol.RunPull(cmd.Context(), e, args, a.task, a.syncProgress("pull"))
 				if err != nil {
 					return err
 				}
@@ -285,62 +183,6 @@ func (a *app) pullCommand() *cobra.Command {
 			})
 		},
 	}
-}
-
-// runPull pulls task from the remote args name (or the default remote);
-// the CLI and the pull method share it.
-func runPull(ctx context.Context, e *engine.Engine, args []string, task string, progress func(engine.SyncProgress)) (pullJSON, error) {
-	r, b, err := remoteBackend(ctx, e, args)
-	if err != nil {
-		return pullJSON{}, err
-	}
-	defer b.Close()
-	res, err := e.Pull(ctx, b, engine.PullOptions{Remote: r.Name, Task: task, Progress: progress})
-	if errors.Is(err, engine.ErrDiverged) {
-		return pullJSON{}, fmt.Errorf("%w (push keeps this store's history as a new task; `ckpt drop %s` then pull takes the remote's)", err, task)
-	}
-	if err != nil {
-		return pullJSON{}, err
-	}
-	return pullJSON{syncJSON: syncJSON{Remote: r.Name, Task: res.Task, Head: res.Head.String(), Checkpoints: res.Checkpoints},
-		Trees: res.Trees, Blobs: res.Blobs, Moved: res.Moved, Traffic: trafficView(res.Traffic),
-		DurationMs: res.Duration.Milliseconds()}, nil
-}
-
-// syncParams are the params of the push and pull methods.
-type syncParams struct {
-	Remote string `json:"remote,omitempty" jsonschema:"the remote's name (default: origin, or the only remote)"`
-	Task   string `json:"task,omitempty" jsonschema:"the task (default: the session's)"`
-}
-
-func (p syncParams) args() []string {
-	if p.Remote == "" {
-		return nil
-	}
-	return []string{p.Remote}
-}
-
-func (h *host) push(ctx context.Context, p syncParams) (pushJSON, error) {
-	view, _, err := runPush(ctx, h.e, p.args(), h.task(p.Task), nil)
-	return view, err
-}
-
-func (h *host) pull(ctx context.Context, p syncParams) (pullJSON, error) {
-	return runPull(ctx, h.e, p.args(), h.task(p.Task), nil)
-}
-
-type cloneJSON struct {
-	Remote      string      `json:"remote"`
-	URL         string      `json:"url"`
-	Task        string      `json:"task"`
-	Head        string      `json:"head"`
-	Workspace   string      `json:"workspace"`
-	Checkpoints int         `json:"checkpoints"`
-	Written     int         `json:"written"`
-	Conflicts   int         `json:"conflicts"`
-	Fetched     int         `json:"fetched"`
-	Traffic     trafficJSON `json:"traffic"`
-	DurationMs  int64       `json:"duration_ms"`
 }
 
 func (a *app) cloneCommand() *cobra.Command {
@@ -356,7 +198,7 @@ func (a *app) cloneCommand() *cobra.Command {
 				return err
 			}
 			// Opened first: a wrong key or URL creates no workspace or store.
-			b, err := openRemote(cmd.Context(), engine.RemoteInfo{URL: args[0], Key: key})
+			b, err := protocol.OpenRemote(cmd.Context(), engine.RemoteInfo{URL: args[0], Key: key})
 			if err != nil {
 				return err
 			}
@@ -372,17 +214,17 @@ func (a *app) cloneCommand() *cobra.Command {
 				}
 				a.progress.clear()
 				if len(res.Restore.Conflicts) > 0 {
-					a.exitCode = exitConflicts
+					a.exitCode = protocol.ExitConflicts
 					if !a.json {
 						for _, c := range res.Restore.Conflicts {
-							fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, conflictReason(c))
+							fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, protocol.ConflictReason(c))
 						}
 					}
 				}
-				view := cloneJSON{Remote: name, URL: args[0], Task: res.Pull.Task, Head: res.Pull.Head.String(),
+				view := protocol.CloneJSON{Remote: name, URL: args[0], Task: res.Pull.Task, Head: res.Pull.Head.String(),
 					Workspace: e.Workspace(), Checkpoints: res.Pull.Checkpoints, Written: len(res.Restore.Written),
 					Conflicts: len(res.Restore.Conflicts),
-					Fetched:   res.Restore.Fetched.Blobs, Traffic: trafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()}
+					Fetched:   res.Restore.Fetched.Blobs, Traffic: protocol.TrafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()}
 				if a.json {
 					a.printJSON(view)
 					return nil
@@ -398,21 +240,9 @@ func (a *app) cloneCommand() *cobra.Command {
 	return cmd
 }
 
-// remoteGCJSON is gc --remote's JSON shape.
-type remoteGCJSON struct {
-	Remote       string      `json:"remote"`
-	Tasks        int         `json:"tasks"`
-	Dropped      int         `json:"dropped"`
-	Marked       int         `json:"marked"`
-	Deleted      int         `json:"deleted"`
-	DeletedBytes int64       `json:"deleted_bytes"`
-	Traffic      trafficJSON `json:"traffic"`
-	DurationMs   int64       `json:"duration_ms"`
-}
-
 // remoteGC runs gc --remote name with policy.
 func (a *app) remoteGC(ctx context.Context, e *engine.Engine, name string, policy engine.RetentionPolicy, grace time.Duration) error {
-	r, b, err := remoteBackend(ctx, e, []string{name})
+	r, b, err := protocol.RemoteBackend(ctx, e, []string{name})
 	if err != nil {
 		return err
 	}
@@ -421,8 +251,8 @@ func (a *app) remoteGC(ctx context.Context, e *engine.Engine, name string, polic
 	if err != nil {
 		return err
 	}
-	a.printOrSay(remoteGCJSON{Remote: r.Name, Tasks: res.Tasks, Dropped: res.Dropped, Marked: res.Marked, Deleted: res.Deleted,
-		DeletedBytes: res.DeletedBytes, Traffic: trafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()},
+	a.printOrSay(protocol.RemoteGCJSON{Remote: r.Name, Tasks: res.Tasks, Dropped: res.Dropped, Marked: res.Marked, Deleted: res.Deleted,
+		DeletedBytes: res.DeletedBytes, Traffic: protocol.TrafficView(res.Traffic), DurationMs: res.Duration.Milliseconds()},
 		"gc of %s: %d tasks, %d checkpoints dropped, %d objects deleted (%s), %d marked for a gc %v from now",
 		r.Name, res.Tasks, res.Dropped, res.Deleted, humanBytes(res.DeletedBytes), res.Marked, grace)
 	return nil

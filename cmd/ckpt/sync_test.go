@@ -1,24 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 )
-
-// fileURL is the file:// URL of directory dir (file:///C:/x on Windows).
-func fileURL(dir string) string {
-	p := filepath.ToSlash(dir)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	return "file://" + p
-}
 
 // damageRemote flips a byte in the middle of every object of a file://
 // remote directory under sub (data, meta or heads).
@@ -47,22 +38,22 @@ func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
 	src.write("sub/b.bin", "\x00\x01binary")
 	src.ok("save", "-m", "one")
 	dir := t.TempDir()
-	url := fileURL(dir)
+	url := protocoltest.FileURL(dir)
 	src.ok("remote", "add", "origin", url)
-	if got := decode[remotesJSON](t, src.ok("remote", "list", "--json")); len(got.Remotes) != 1 || got.Remotes[0].URL != url {
+	if got := decode[protocol.RemotesJSON](t, src.ok("remote", "list", "--json")); len(got.Remotes) != 1 || got.Remotes[0].URL != url {
 		t.Fatalf("remote list: %+v", got)
 	}
-	push := decode[pushJSON](t, src.ok("push", "--json"))
+	push := decode[protocol.PushJSON](t, src.ok("push", "--json"))
 	if push.Checkpoints != 1 || push.Traffic.ObjectsUp != 1 || push.Traffic.SegmentsUp != 1 {
 		t.Fatalf("push: %+v", push)
 	}
-	if again := decode[pushJSON](t, src.ok("push", "--json")); !again.UpToDate || again.Traffic.Puts != 0 {
+	if again := decode[protocol.PushJSON](t, src.ok("push", "--json")); !again.UpToDate || again.Traffic.Puts != 0 {
 		t.Fatalf("second push: %+v", again)
 	}
 
 	dst := newEnv(t)
 	dst.ws = filepath.Join(dst.ws, "new") // clone creates it
-	clone := decode[cloneJSON](t, dst.ok("clone", url, "--json"))
+	clone := decode[protocol.CloneJSON](t, dst.ok("clone", url, "--json"))
 	if clone.Head != push.Head || clone.Written != 2 {
 		t.Fatalf("clone: %+v, push head %s", clone, push.Head)
 	}
@@ -78,7 +69,7 @@ func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
 	src.write("a.txt", "alpha two\n")
 	src.ok("save", "-m", "two")
 	src.ok("push")
-	pull := decode[pullJSON](t, dst.ok("pull", "--json"))
+	pull := decode[protocol.PullJSON](t, dst.ok("pull", "--json"))
 	if pull.Checkpoints != 1 || !pull.Moved {
 		t.Fatalf("pull: %+v", pull)
 	}
@@ -91,19 +82,19 @@ func TestCLISyncExitCodes(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "alpha\n")
 	e.ok("save")
-	if r := e.run("", "push"); r.code != exitUsage || !strings.Contains(r.stderr, "remote add") {
+	if r := e.run("", "push"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "remote add") {
 		t.Fatalf("push without a remote: exit %d %s", r.code, r.stderr)
 	}
 	dir := t.TempDir()
-	url := fileURL(dir)
+	url := protocoltest.FileURL(dir)
 	e.ok("remote", "add", "origin", url)
-	if r := e.run("", "remote", "add", "origin", url); r.code != exitUsage {
+	if r := e.run("", "remote", "add", "origin", url); r.code != protocol.ExitUsage {
 		t.Fatalf("adding a name twice: exit %d %s", r.code, r.stderr)
 	}
-	if r := e.run("", "push", "nosuch"); r.code != exitUsage {
+	if r := e.run("", "push", "nosuch"); r.code != protocol.ExitUsage {
 		t.Fatalf("push to an unknown remote: exit %d %s", r.code, r.stderr)
 	}
-	if r := e.run("", "push", "--task", "nosuch"); r.code != exitUsage {
+	if r := e.run("", "push", "--task", "nosuch"); r.code != protocol.ExitUsage {
 		t.Fatalf("push of an unknown task: exit %d %s", r.code, r.stderr)
 	}
 	e.ok("push")
@@ -115,8 +106,8 @@ func TestCLISyncExitCodes(t *testing.T) {
 			}
 			damageRemote(t, damaged, sub)
 			c := newEnv(t)
-			r := c.run("", "clone", fileURL(damaged))
-			if r.code != exitCorrupted {
+			r := c.run("", "clone", protocoltest.FileURL(damaged))
+			if r.code != protocol.ExitCorrupted {
 				t.Fatalf("clone of a remote with damaged %s: exit %d %s", sub, r.code, r.stderr)
 			}
 		})
@@ -137,63 +128,32 @@ func TestCLISyncExitCodes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := newEnv(t).run("", "clone", fileURL(cut))
-			if r.code != exitCorrupted || !strings.Contains(r.stderr, "corrupt") {
+			r := newEnv(t).run("", "clone", protocoltest.FileURL(cut))
+			if r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "corrupt") {
 				t.Fatalf("clone of a remote with truncated data objects: exit %d %s", r.code, r.stderr)
 			}
 		})
 	}
 }
 
-func TestHostPushAndPullMethods(t *testing.T) {
-	ctx := context.Background()
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Open(ctx, ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	h := newHost(&app{task: engine.DefaultTask}, e, nil)
-	if _, err := e.Save(ctx, engine.SaveOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.push(ctx, syncParams{}); exitCodeOf(err) != exitUsage {
-		t.Fatalf("push without a remote: %v", err)
-	}
-	if err := e.AddRemote(ctx, "backup", fileURL(t.TempDir())); err != nil {
-		t.Fatal(err)
-	}
-	push, err := h.push(ctx, syncParams{})
-	if err != nil || push.Remote != "backup" || push.Checkpoints != 1 {
-		t.Fatalf("push: %+v, %v", push, err)
-	}
-	pull, err := h.pull(ctx, syncParams{Remote: "backup"})
-	if err != nil || pull.Checkpoints != 0 || pull.Moved || pull.Head != push.Head {
-		t.Fatalf("pull of what was pushed: %+v, %v", pull, err)
-	}
-}
-
 func TestCLIRemoteGC(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	e.ok("remote", "add", "origin", fileURL(dir))
+	e.ok("remote", "add", "origin", protocoltest.FileURL(dir))
 	for _, v := range []string{"one\n", "two\n", "three\n"} {
 		e.write("a.txt", v)
 		e.ok("save")
 		e.ok("push")
 	}
-	first := decode[remoteGCJSON](t, e.ok("gc", "--remote", "origin", "--keep-last", "1", "--grace", "1ns", "--json"))
+	first := decode[protocol.RemoteGCJSON](t, e.ok("gc", "--remote", "origin", "--keep-last", "1", "--grace", "1ns", "--json"))
 	if first.Tasks != 1 || first.Dropped != 2 || first.Marked == 0 {
 		t.Fatalf("gc --remote: %+v", first)
 	}
-	second := decode[remoteGCJSON](t, e.ok("gc", "--remote", "origin", "--grace", "1ns", "--json"))
+	second := decode[protocol.RemoteGCJSON](t, e.ok("gc", "--remote", "origin", "--grace", "1ns", "--json"))
 	if second.Deleted != first.Marked {
 		t.Fatalf("second gc --remote: %+v after %+v", second, first)
 	}
-	if r := e.run("", "gc", "--remote", "nosuch"); r.code != exitUsage {
+	if r := e.run("", "gc", "--remote", "nosuch"); r.code != protocol.ExitUsage {
 		t.Fatalf("gc of an unknown remote: exit %d", r.code)
 	}
 }
@@ -204,7 +164,7 @@ func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
 			e := newEnv(t)
 			e.write("a.txt", "alpha\n")
 			e.ok("save")
-			url := fileURL(filepath.Join(t.TempDir(), "a", "new", "dir"))
+			url := protocoltest.FileURL(filepath.Join(t.TempDir(), "a", "new", "dir"))
 			e.ok(append([]string{"remote", "add", "origin", url}, enc...)...)
 			e.ok("push")
 			c := newEnv(t)
@@ -223,7 +183,7 @@ func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
 func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	e.ok("remote", "add", "origin", fileURL(dir))
+	e.ok("remote", "add", "origin", protocoltest.FileURL(dir))
 	e.write("a.txt", "one\n")
 	e.ok("save")
 	e.ok("push")
@@ -241,7 +201,7 @@ func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, verb := range []string{"pull", "push"} {
-		if r := e.run("", verb); r.code != exitCorrupted || !strings.Contains(r.stderr, "rolled back") {
+		if r := e.run("", verb); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "rolled back") {
 			t.Fatalf("%s of a rolled back head: exit %d %s", verb, r.code, r.stderr)
 		}
 	}

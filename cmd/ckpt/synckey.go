@@ -1,52 +1,13 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
-	"github.com/ckpt/ckpt/engine/remote"
 )
-
-// openRemote opens a remote's backend, with the endpoint, region and
-// credentials of the standard AWS_* variables (never stored), and for an
-// encrypted remote sealed with the key its record points to: the key
-// file, or the passphrase read now from the variable it names.
-func openRemote(ctx context.Context, r engine.RemoteInfo) (engine.Backend, error) {
-	b, err := remote.Open(ctx, r.URL, remote.ConfigFromEnv(os.Getenv))
-	if err != nil {
-		return nil, usageError{err.Error()}
-	}
-	if !r.Key.Encrypted() {
-		return b, nil
-	}
-	secret, err := remoteSecret(r.Key)
-	if err == nil {
-		var sealed engine.Backend
-		if sealed, err = engine.EncryptRemote(ctx, b, secret); err == nil {
-			return sealed, nil
-		}
-	}
-	b.Close()
-	return nil, err
-}
-
-// remoteSecret resolves how a remote is keyed into its secret: the key
-// file's path, or the passphrase in the variable named.
-func remoteSecret(k engine.RemoteKey) (engine.RemoteSecret, error) {
-	if k.KeyFile != "" {
-		return engine.RemoteSecret{KeyFile: k.KeyFile}, nil
-	}
-	pass := os.Getenv(k.PassphraseEnv)
-	if pass == "" {
-		return engine.RemoteSecret{}, usageError{fmt.Sprintf("the remote is encrypted with the passphrase in $%s, which is empty or unset", k.PassphraseEnv)}
-	}
-	return engine.RemoteSecret{Passphrase: []byte(pass)}, nil
-}
 
 // keyFlags are the flags that say how a remote is encrypted.
 type keyFlags struct {
@@ -75,7 +36,7 @@ func (f *keyFlags) key(local func(string) string) (engine.RemoteKey, error) {
 		}
 	}
 	if set > 1 {
-		return engine.RemoteKey{}, usageError{"give one of --key-file, --passphrase-env and --new-key"}
+		return engine.RemoteKey{}, protocol.UsageError("give one of --key-file, --passphrase-env and --new-key")
 	}
 	if f.newKey != "" {
 		if err := engine.GenerateRemoteKey(local(f.newKey)); err != nil {
@@ -88,7 +49,7 @@ func (f *keyFlags) key(local func(string) string) (engine.RemoteKey, error) {
 	}
 	abs, err := filepath.Abs(local(f.keyFile))
 	if err != nil {
-		return engine.RemoteKey{}, usageError{err.Error()}
+		return engine.RemoteKey{}, protocol.UsageError(err.Error())
 	}
 	return engine.RemoteKey{KeyFile: abs}, nil
 }

@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 )
 
 // assertNoneShows fails if any file under dir shows one of needles in its
@@ -46,13 +49,13 @@ func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
 		t.Fatal("keygen replaced an existing key file")
 	}
 	dir := t.TempDir()
-	url := fileURL(dir)
+	url := protocoltest.FileURL(dir)
 	src.ok("remote", "add", "origin", url, "--key-file", key)
-	got := decode[remotesJSON](t, src.ok("remote", "list", "--json"))
+	got := decode[protocol.RemotesJSON](t, src.ok("remote", "list", "--json"))
 	if len(got.Remotes) != 1 || got.Remotes[0].KeyFile != key {
 		t.Fatalf("remote list: %+v", got)
 	}
-	push := decode[pushJSON](t, src.ok("--task", "hush-hush", "push", "--json"))
+	push := decode[protocol.PushJSON](t, src.ok("--task", "hush-hush", "push", "--json"))
 	if push.Checkpoints != 1 {
 		t.Fatalf("push: %+v", push)
 	}
@@ -63,7 +66,7 @@ func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
 	src.ok("remote", "keygen", wrong)
 	bad := newEnv(t)
 	bad.ws = filepath.Join(bad.ws, "new")
-	if r := bad.run("", "--task", "hush-hush", "clone", url, "--key-file", wrong); r.code != exitRefused || !strings.Contains(r.stderr, "wrong key") {
+	if r := bad.run("", "--task", "hush-hush", "clone", url, "--key-file", wrong); r.code != protocol.ExitRefused || !strings.Contains(r.stderr, "wrong key") {
 		t.Fatalf("clone with a wrong key: exit %d %s", r.code, r.stderr)
 	}
 	for _, p := range []string{bad.ws, bad.store} {
@@ -71,7 +74,7 @@ func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
 			t.Fatalf("a refused clone left %s: %v", p, err)
 		}
 	}
-	if r := bad.run("", "--task", "hush-hush", "clone", url); r.code != exitRefused {
+	if r := bad.run("", "--task", "hush-hush", "clone", url); r.code != protocol.ExitRefused {
 		t.Fatalf("clone without a key: exit %d %s", r.code, r.stderr)
 	}
 
@@ -84,11 +87,11 @@ func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
 	// An edit pushes one data object; a flipped byte in it fails a clone with exit 5.
 	src.write("quarterly-layoffs.txt", "names on the list: still nobody\n")
 	src.ok("--task", "hush-hush", "save")
-	if again := decode[pushJSON](t, src.ok("--task", "hush-hush", "push", "--json")); again.Traffic.ObjectsUp != 1 || again.Traffic.SegmentsUp != 1 {
+	if again := decode[protocol.PushJSON](t, src.ok("--task", "hush-hush", "push", "--json")); again.Traffic.ObjectsUp != 1 || again.Traffic.SegmentsUp != 1 {
 		t.Fatalf("incremental push: %+v", again.Traffic)
 	}
 	damageRemote(t, dir, "data")
-	if r := newEnv(t).run("", "--task", "hush-hush", "clone", url, "--key-file", key); r.code != exitCorrupted {
+	if r := newEnv(t).run("", "--task", "hush-hush", "clone", url, "--key-file", key); r.code != protocol.ExitCorrupted {
 		t.Fatalf("clone of a tampered remote: exit %d %s", r.code, r.stderr)
 	}
 }
@@ -99,13 +102,13 @@ func TestCLIEncryptedRemoteWithAPassphrase(t *testing.T) {
 	src.write("a.txt", "alpha\n")
 	src.ok("save")
 	dir := t.TempDir()
-	url := fileURL(dir)
+	url := protocoltest.FileURL(dir)
 	src.ok("remote", "add", "origin", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
 	src.ok("push")
 	if b, err := os.ReadFile(filepath.Join(dir, "crypt", "params")); err != nil || bytes.Contains(b, []byte("correct horse")) {
 		t.Fatalf("params: %q, %v", b, err)
 	}
-	if r := src.run("", "remote", "add", "two", url, "--key-file", "k", "--passphrase-env", "X"); r.code != exitUsage {
+	if r := src.run("", "remote", "add", "two", url, "--key-file", "k", "--passphrase-env", "X"); r.code != protocol.ExitUsage {
 		t.Fatalf("two kinds of key: exit %d %s", r.code, r.stderr)
 	}
 	dst := newEnv(t)
@@ -114,14 +117,14 @@ func TestCLIEncryptedRemoteWithAPassphrase(t *testing.T) {
 		t.Fatalf("cloned file: %q, %v", b, err)
 	}
 	t.Setenv("CKPT_TEST_PASSPHRASE", "incorrect horse")
-	if r := newEnv(t).run("", "clone", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE"); r.code != exitRefused {
+	if r := newEnv(t).run("", "clone", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE"); r.code != protocol.ExitRefused {
 		t.Fatalf("clone with a wrong passphrase: exit %d %s", r.code, r.stderr)
 	}
-	if r := src.run("", "push"); r.code != exitRefused {
+	if r := src.run("", "push"); r.code != protocol.ExitRefused {
 		t.Fatalf("push with a wrong passphrase: exit %d %s", r.code, r.stderr)
 	}
 	t.Setenv("CKPT_TEST_PASSPHRASE", "")
-	if r := src.run("", "push"); r.code != exitUsage || !strings.Contains(r.stderr, "CKPT_TEST_PASSPHRASE") {
+	if r := src.run("", "push"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "CKPT_TEST_PASSPHRASE") {
 		t.Fatalf("push with the variable unset: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"context"
@@ -14,29 +14,29 @@ import (
 // checkpoint service emits (camelCase, durations in milliseconds), each
 // naming its task.
 type (
-	initializeEvent struct {
+	InitializeEvent struct {
 		WorkspaceDir string `json:"workspaceDir"`
 		BaseHash     string `json:"baseHash"` // the task's first checkpoint
 		Created      bool   `json:"created"`  // the task began with this operation
 		Duration     int64  `json:"duration"`
 		Task         string `json:"task"`
 	}
-	checkpointEvent struct {
+	CheckpointEvent struct {
 		FromHash string `json:"fromHash"` // the previous head; "" for a task's first
 		ToHash   string `json:"toHash"`
 		Duration int64  `json:"duration"`
 		Task     string `json:"task"`
 	}
-	restoreEvent struct {
+	RestoreEvent struct {
 		CommitHash string `json:"commitHash"`
 		Duration   int64  `json:"duration"`
 		Task       string `json:"task"`
 	}
-	errorEvent struct {
+	ErrorEvent struct {
 		Error string `json:"error"`
 		Task  string `json:"task"`
 	}
-	warningEvent struct {
+	WarningEvent struct {
 		Message string `json:"message"`
 		Task    string `json:"task"`
 	}
@@ -65,7 +65,7 @@ func (t *taskEvents) initialize(ctx context.Context, task string, created bool, 
 		return
 	}
 	t.inited[task] = true
-	ev := initializeEvent{WorkspaceDir: t.e.Workspace(), Created: created, Duration: durationMs(d), Task: task}
+	ev := InitializeEvent{WorkspaceDir: t.e.Workspace(), Created: created, Duration: durationMs(d), Task: task}
 	if log, err := t.e.List(ctx, task); err == nil && len(log.Checkpoints) > 0 {
 		ev.BaseHash = log.Checkpoints[0].ID.String()
 	}
@@ -79,7 +79,7 @@ func (t *taskEvents) saved(ctx context.Context, res *engine.SaveResult, d time.D
 	}
 	t.initialize(ctx, res.Task, res.Created && res.Parent.IsZero(), d)
 	if res.Created {
-		t.notify("checkpoint", checkpointEvent{FromHash: res.Parent.Text(), ToHash: res.ID.String(), Duration: durationMs(d), Task: res.Task})
+		t.notify("checkpoint", CheckpointEvent{FromHash: res.Parent.Text(), ToHash: res.ID.String(), Duration: durationMs(d), Task: res.Task})
 	}
 }
 
@@ -89,7 +89,7 @@ func (t *taskEvents) restored(ctx context.Context, task string, res *engine.Rest
 		return
 	}
 	t.initialize(ctx, task, false, res.Duration)
-	t.notify("restore", restoreEvent{CommitHash: res.Restored.String(), Duration: durationMs(res.Duration), Task: task})
+	t.notify("restore", RestoreEvent{CommitHash: res.Restored.String(), Duration: durationMs(res.Duration), Task: task})
 }
 
 // settled sends the events of an interrupted restore an operation settled
@@ -101,7 +101,7 @@ func (t *taskEvents) settled(ctx context.Context, s *engine.SettledRestore) {
 	case s.Completed != nil:
 		t.restored(ctx, s.Journal.Task, s.Completed)
 	default:
-		t.notify("warning", warningEvent{Task: s.Journal.Task,
+		t.notify("warning", WarningEvent{Task: s.Journal.Task,
 			Message: fmt.Sprintf("discarded an interrupted restore to %s without replaying it: %s", s.Journal.Target.Short(), s.Discarded)})
 	}
 }
@@ -109,21 +109,21 @@ func (t *taskEvents) settled(ctx context.Context, s *engine.SettledRestore) {
 // fail sends an error event for a failed save or restore and returns err.
 func (t *taskEvents) fail(task string, err error) error {
 	if t.notify != nil {
-		t.notify("error", errorEvent{Error: message(err), Task: task})
+		t.notify("error", ErrorEvent{Error: Message(err), Task: task})
 	}
 	return err
 }
 
-// scanHub passes the engine's scan progress (one callback per engine) to
+// ScanHub passes the engine's scan progress (one callback per engine) to
 // the requests running a scan, as $/progress for those that asked.
-type scanHub struct {
+type ScanHub struct {
 	mu   sync.Mutex
 	ctxs map[*context.Context]struct{}
 }
 
 // add makes the engine's scan progress reach ctx's request until the
 // returned function is called.
-func (h *scanHub) add(ctx context.Context) func() {
+func (h *ScanHub) add(ctx context.Context) func() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ctxs == nil {
@@ -146,8 +146,8 @@ type scanValue struct {
 	ElapsedMs   int64  `json:"elapsed_ms"`
 }
 
-// send reports p to every request registered.
-func (h *scanHub) send(p engine.ScanProgress) {
+// Send reports p to every request registered.
+func (h *ScanHub) Send(p engine.ScanProgress) {
 	h.mu.Lock()
 	ctxs := make([]context.Context, 0, len(h.ctxs))
 	for k := range h.ctxs {

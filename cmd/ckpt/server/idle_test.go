@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
-// sliceOutcome is what one slice of an idleRecompressor returned.
+// sliceOutcome is what one slice of an Recompressor returned.
 type sliceOutcome struct {
 	res *engine.RecompressResult
 	err error
@@ -56,7 +56,7 @@ func TestIdleRecompressionYieldsToRequests(t *testing.T) {
 		t.Fatal("the first save deferred no pack")
 	}
 
-	r := newIdleRecompressor(e)
+	r := NewRecompressor(e)
 	r.quiet = 0
 	real := r.slice
 	held := make(chan struct{})
@@ -72,11 +72,11 @@ func TestIdleRecompressionYieldsToRequests(t *testing.T) {
 		outcomes <- sliceOutcome{res, err}
 		return res, err
 	}
-	stop := r.start(context.Background())
+	stop := r.Start(context.Background())
 	defer stop()
 
 	<-held
-	end := r.begin()
+	end := r.Begin()
 	if o := <-outcomes; !errors.Is(o.err, context.Canceled) {
 		t.Fatalf("the held slice returned %+v, %v; want context.Canceled", o.res, o.err)
 	}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
-// idleRecompressor compresses, in a resident server, the packs a first
+// Recompressor compresses, in a resident server, the packs a first
 // save stored uncompressed (engine.Options.DeferCompression), one pack at
 // a time while no request runs. It starts once the server has been quiet
 // for idleQuiet: a host's requests come in bursts (a save before and after
@@ -19,7 +19,7 @@ import (
 // engine checks between blobs); recompression resumes after the next quiet
 // period. With nothing deferred, a slice costs one listing of the pack
 // directory.
-type idleRecompressor struct {
+type Recompressor struct {
 	// slice runs one slice; engine.Engine.RecompressNext unless a test
 	// wraps it.
 	slice func(context.Context) (*engine.RecompressResult, error)
@@ -34,16 +34,16 @@ type idleRecompressor struct {
 	}
 }
 
-func newIdleRecompressor(e *engine.Engine) *idleRecompressor {
-	r := &idleRecompressor{slice: e.RecompressNext, wake: make(chan struct{}, 1), quiet: idleQuiet}
+func NewRecompressor(e *engine.Engine) *Recompressor {
+	r := &Recompressor{slice: e.RecompressNext, wake: make(chan struct{}, 1), quiet: idleQuiet}
 	r.wake <- struct{}{} // a store may hold deferred packs from before
 	return r
 }
 
-// begin marks a request running: it cancels the slice in flight and waits
+// Begin marks a request running: it cancels the slice in flight and waits
 // for it to stop. The returned function ends the request. A nil
-// idleRecompressor does nothing.
-func (r *idleRecompressor) begin() (end func()) {
+// Recompressor does nothing.
+func (r *Recompressor) Begin() (end func()) {
 	if r == nil {
 		return func() {}
 	}
@@ -58,7 +58,7 @@ func (r *idleRecompressor) begin() (end func()) {
 	return r.end
 }
 
-func (r *idleRecompressor) end() {
+func (r *Recompressor) end() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.mu.busy--; r.mu.busy == 0 {
@@ -69,9 +69,9 @@ func (r *idleRecompressor) end() {
 	}
 }
 
-// start runs the recompression until the returned stop is called (or ctx
+// Start runs the recompression until the returned stop is called (or ctx
 // ends); stop cancels the slice in flight and waits for it.
-func (r *idleRecompressor) start(ctx context.Context) (stop func()) {
+func (r *Recompressor) Start(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.run(ctx) })
@@ -85,7 +85,7 @@ func (r *idleRecompressor) start(ctx context.Context) (stop func()) {
 // recompresses.
 const idleQuiet = 3 * time.Second
 
-func (r *idleRecompressor) run(ctx context.Context) {
+func (r *Recompressor) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -102,7 +102,7 @@ func (r *idleRecompressor) run(ctx context.Context) {
 
 // quietFor waits until no request has ended for r.quiet and reports
 // whether it did (false when ctx ended).
-func (r *idleRecompressor) quietFor(ctx context.Context) bool {
+func (r *Recompressor) quietFor(ctx context.Context) bool {
 	t := time.NewTimer(r.quiet)
 	defer t.Stop()
 	for {
@@ -120,7 +120,7 @@ func (r *idleRecompressor) quietFor(ctx context.Context) bool {
 // next runs one slice unless a request is running, and reports whether
 // another slice should follow at once. A failed slice is reported by the
 // engine as an error event; the next wake tries again.
-func (r *idleRecompressor) next(ctx context.Context) bool {
+func (r *Recompressor) next(ctx context.Context) bool {
 	r.mu.Lock()
 	if r.mu.busy > 0 || ctx.Err() != nil {
 		r.mu.Unlock()
@@ -145,11 +145,4 @@ func (r *idleRecompressor) next(ctx context.Context) bool {
 		return false
 	}
 	return res.Remaining > 0
-}
-
-// startIdle starts recompressing e's deferred packs while the resident
-// command's requests leave it idle (a.idle); the returned function stops it.
-func (a *app) startIdle(ctx context.Context, e *engine.Engine) (stop func()) {
-	a.idle = newIdleRecompressor(e)
-	return a.idle.start(ctx)
 }

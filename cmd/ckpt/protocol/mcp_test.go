@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"context"
@@ -31,13 +31,13 @@ func newMCPFixture(t *testing.T) *mcpFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &mcpFixture{ws: t.TempDir(), progCh: make(chan struct{}, 1)}
-	a := &app{task: engine.DefaultTask, scans: &scanHub{}}
-	e, err := engine.Open(ctx, f.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnProgress: a.scans.send})
+	scans := &ScanHub{}
+	e, err := engine.Open(ctx, f.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnProgress: scans.Send})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := newMCPServer(a, e).Connect(ctx, st, nil)
+	ss, err := NewMCPServer(e, Session{Task: engine.DefaultTask, Scans: scans}, "test").Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestMCPEveryToolValidAndInvalid(t *testing.T) {
 	checkOutput(t, schemas, "ckpt_show", res)
 	data, _ := json.Marshal(res.StructuredContent)
 	var got struct {
-		Error struct{ Data rpcErrorData }
+		Error struct{ Data ErrorData }
 	}
 	if json.Unmarshal(data, &got); !res.IsError || got.Error.Data.Kind != "unknown_ref" {
 		t.Errorf("unknown ref = %s", data)

@@ -1,42 +1,28 @@
-package main
+package protocol_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
-// rpcSession is a serve connection driven one request at a time.
+// rpcSession is a serve connection on a fresh workspace, driven one
+// request at a time.
 type rpcSession struct {
-	t    *testing.T
-	ws   string
-	in   io.WriteCloser
-	out  *bufio.Scanner
-	id   int
-	done chan error
-}
-
-// wireMsg is any message serve writes.
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int          `json:"code"`
-		Message string       `json:"message"`
-		Data    rpcErrorData `json:"data"`
-	} `json:"error"`
+	*protocoltest.Client
+	t  *testing.T
+	ws string
+	e  *engine.Engine
 }
 
 // newRPCSession opens an engine on a fresh workspace and serves it as
@@ -44,28 +30,24 @@ type wireMsg struct {
 func newRPCSession(t *testing.T) *rpcSession {
 	t.Helper()
 	ws := t.TempDir()
-	a := &app{task: engine.DefaultTask, scans: &scanHub{}}
-	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnProgress: a.scans.send})
+	scans := &protocol.ScanHub{}
+	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnProgress: scans.Send})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var conn *jsonrpc.Conn
-	srv, err := jsonrpc.NewServer(jsonrpc.Options{MapError: rpcError},
-		hostMethods(a, e, func(m string, p any) { _ = conn.Notify(m, p) })...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn = srv.NewConn(inR, outW)
-	s := &rpcSession{t: t, ws: ws, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
-	s.out.Buffer(nil, 64<<20)
-	go func() { err := conn.Serve(context.Background()); outW.Close(); s.done <- err }()
+	done := make(chan error, 1)
+	go func() {
+		err := protocol.ServeJSONRPC(context.Background(), e, protocol.Session{Task: engine.DefaultTask, Scans: scans}, inR, outW)
+		outW.Close()
+		done <- err
+	}()
+	s := &rpcSession{Client: protocoltest.NewClient(t, inW, outR), t: t, ws: ws, e: e}
 	t.Cleanup(func() {
 		inW.Close()
-		for s.out.Scan() {
-		}
-		if err := <-s.done; err != nil {
+		s.Drain()
+		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 		if err := e.Close(); err != nil {
@@ -73,66 +55,6 @@ func newRPCSession(t *testing.T) *rpcSession {
 		}
 	})
 	return s
-}
-
-// send writes one raw line.
-func (s *rpcSession) send(line string) {
-	s.t.Helper()
-	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
-// next reads one message.
-func (s *rpcSession) next() wireMsg {
-	s.t.Helper()
-	if !s.out.Scan() {
-		s.t.Fatalf("serve ended: %v", s.out.Err())
-	}
-	var m wireMsg
-	if err := json.Unmarshal(s.out.Bytes(), &m); err != nil {
-		s.t.Fatalf("%q: %v", s.out.Text(), err)
-	}
-	return m
-}
-
-// call sends a request and returns its reply and the notifications sent
-// before it.
-func (s *rpcSession) call(method string, params any) (wireMsg, []wireMsg) {
-	s.t.Helper()
-	s.id++
-	p, err := json.Marshal(params)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.id, method, p))
-	var notes []wireMsg
-	for {
-		m := s.next()
-		if m.Method != "" {
-			notes = append(notes, m)
-			continue
-		}
-		if string(m.ID) != fmt.Sprint(s.id) {
-			s.t.Fatalf("reply to %s, want %d", m.ID, s.id)
-		}
-		return m, notes
-	}
-}
-
-// ok calls method, fails on an error reply, and decodes the result into out.
-func (s *rpcSession) ok(method string, params, out any) []wireMsg {
-	s.t.Helper()
-	m, notes := s.call(method, params)
-	if m.Error != nil {
-		s.t.Fatalf("%s: %+v", method, *m.Error)
-	}
-	if out != nil {
-		if err := json.Unmarshal(m.Result, out); err != nil {
-			s.t.Fatalf("%s result %s: %v", method, m.Result, err)
-		}
-	}
-	return notes
 }
 
 func (s *rpcSession) write(name string, content []byte) {
@@ -147,47 +69,47 @@ func (s *rpcSession) write(name string, content []byte) {
 func TestServeMethodsAndEvents(t *testing.T) {
 	s := newRPCSession(t)
 	s.write("a.txt", []byte("one\n"))
-	var first saveJSON
-	notes := s.ok("save", map[string]any{"message": "first", "state": "conversation v1"}, &first)
+	var first protocol.SaveJSON
+	notes := s.OK("save", map[string]any{"message": "first", "state": "conversation v1"}, &first)
 	if len(notes) != 2 || notes[0].Method != "initialize" || notes[1].Method != "checkpoint" {
 		t.Fatalf("events of the first save = %v", notes)
 	}
-	var ini initializeEvent
+	var ini protocol.InitializeEvent
 	json.Unmarshal(notes[0].Params, &ini)
 	if ini.BaseHash != first.ID || !ini.Created || ini.WorkspaceDir != s.ws || ini.Task != "default" {
 		t.Fatalf("initialize = %+v", ini)
 	}
-	if notes = s.ok("save", map[string]any{}, nil); len(notes) != 0 {
+	if notes = s.OK("save", map[string]any{}, nil); len(notes) != 0 {
 		t.Fatalf("a save that created nothing sent %v", notes)
 	}
 	s.write("a.txt", []byte("two\n"))
-	var second saveJSON
-	notes = s.ok("save", map[string]any{}, &second)
-	var cp checkpointEvent
+	var second protocol.SaveJSON
+	notes = s.OK("save", map[string]any{}, &second)
+	var cp protocol.CheckpointEvent
 	if len(notes) != 1 || json.Unmarshal(notes[0].Params, &cp) != nil || cp.FromHash != first.ID || cp.ToHash != second.ID {
 		t.Fatalf("checkpoint event = %v", notes)
 	}
-	var other saveJSON
-	notes = s.ok("save", map[string]any{"task": "chat-2", "allow_empty": true}, &other)
+	var other protocol.SaveJSON
+	notes = s.OK("save", map[string]any{"task": "chat-2", "allow_empty": true}, &other)
 	json.Unmarshal(notes[0].Params, &ini)
 	if notes[0].Method != "initialize" || ini.Task != "chat-2" || ini.BaseHash != other.ID {
 		t.Fatalf("second task's initialize = %v", notes)
 	}
 
-	var log logJSON
-	s.ok("list", map[string]any{}, &log)
-	var show checkpointJSON
-	s.ok("show", map[string]any{"ref": "@1"}, &show)
-	var ls lsJSON
-	s.ok("ls", map[string]any{"ref": "HEAD"}, &ls)
-	var cat catJSON
-	s.ok("cat", map[string]any{"ref": "@1", "path": "a.txt"}, &cat)
-	var tasks tasksResult
-	s.ok("tasks", nil, &tasks)
-	var stats storeStatsJSON
-	s.ok("stats", nil, &stats)
-	var verify verifyDoc
-	s.ok("verify", map[string]any{"quick": true}, &verify)
+	var log protocol.LogJSON
+	s.OK("list", map[string]any{}, &log)
+	var show protocol.CheckpointJSON
+	s.OK("show", map[string]any{"ref": "@1"}, &show)
+	var ls protocol.LsJSON
+	s.OK("ls", map[string]any{"ref": "HEAD"}, &ls)
+	var cat protocol.CatJSON
+	s.OK("cat", map[string]any{"ref": "@1", "path": "a.txt"}, &cat)
+	var tasks protocol.TasksJSON
+	s.OK("tasks", nil, &tasks)
+	var stats protocol.StoreStatsJSON
+	s.OK("stats", nil, &stats)
+	var verify protocol.VerifyJSON
+	s.OK("verify", map[string]any{"quick": true}, &verify)
 	switch {
 	case len(log.Checkpoints) != 2 || log.Head != second.ID:
 		t.Errorf("list = %+v", log)
@@ -201,19 +123,19 @@ func TestServeMethodsAndEvents(t *testing.T) {
 		t.Errorf("tasks = %+v, stats = %+v, verify = %+v", tasks, stats, verify)
 	}
 
-	var state hostRestoreJSON
-	notes = s.ok("restore", map[string]any{"ref": "@1", "only": "state"}, &state)
+	var state protocol.HostRestoreJSON
+	notes = s.OK("restore", map[string]any{"ref": "@1", "only": "state"}, &state)
 	if state.StateContent == nil || *state.StateContent != "conversation v1" || len(notes) != 1 || notes[0].Method != "restore" {
 		t.Fatalf("state-only restore = %+v, events %v", state, notes)
 	}
-	s.ok("list", map[string]any{}, &log)
+	s.OK("list", map[string]any{}, &log)
 	if log.Head != second.ID {
 		t.Fatalf("a state-only restore moved the head to %s", log.Head)
 	}
-	var drop dropJSON
-	s.ok("drop", map[string]any{"task": "chat-2"}, &drop)
-	var gc gcDoc
-	s.ok("gc", map[string]any{"keep_last": 5}, &gc)
+	var drop protocol.DropJSON
+	s.OK("drop", map[string]any{"task": "chat-2"}, &drop)
+	var gc protocol.GCJSON
+	s.OK("gc", map[string]any{"keep_last": 5}, &gc)
 	if drop.Task != "chat-2" || len(drop.Checkpoints) != 1 || gc.Policy.KeepLast != 5 {
 		t.Fatalf("drop = %+v, gc = %+v", drop, gc)
 	}
@@ -226,11 +148,11 @@ func TestServeKeepsBytes(t *testing.T) {
 	s.write("l.txt", latin1)
 	s.write("t.txt", []byte("text\n"))
 	blob := []byte{0xff, 0x00, 0xfe}
-	s.ok("save", map[string]any{"state_base64": base64.StdEncoding.EncodeToString(blob)}, nil)
+	s.OK("save", map[string]any{"state_base64": base64.StdEncoding.EncodeToString(blob)}, nil)
 	s.write("l.txt", []byte("caf\xe8\n"))
 	s.write("t.txt", []byte("more text\n"))
-	var diff hostDiffJSON
-	s.ok("diff", map[string]any{}, &diff)
+	var diff protocol.HostDiffJSON
+	s.OK("diff", map[string]any{}, &diff)
 	if len(diff.Files) != 2 {
 		t.Fatalf("diff = %+v", diff)
 	}
@@ -247,13 +169,13 @@ func TestServeKeepsBytes(t *testing.T) {
 			}
 		}
 	}
-	var cat catJSON
-	s.ok("cat", map[string]any{"ref": "HEAD", "path": "l.txt"}, &cat)
+	var cat protocol.CatJSON
+	s.OK("cat", map[string]any{"ref": "HEAD", "path": "l.txt"}, &cat)
 	if cat.ContentBase64 == nil || *cat.ContentBase64 != base64.StdEncoding.EncodeToString(latin1) {
 		t.Fatalf("cat = %+v", cat)
 	}
-	var res hostRestoreJSON
-	s.ok("restore", map[string]any{"ref": "HEAD", "only": "both"}, &res)
+	var res protocol.HostRestoreJSON
+	s.OK("restore", map[string]any{"ref": "HEAD", "only": "both"}, &res)
 	if res.StateContentBase64 == nil || *res.StateContentBase64 != base64.StdEncoding.EncodeToString(blob) {
 		t.Fatalf("restore state = %+v", res)
 	}
@@ -266,7 +188,7 @@ func TestServeKeepsBytes(t *testing.T) {
 func TestServeErrorKinds(t *testing.T) {
 	s := newRPCSession(t)
 	s.write("a.txt", []byte("one\n"))
-	s.ok("save", map[string]any{}, nil)
+	s.OK("save", map[string]any{}, nil)
 	for _, c := range []struct {
 		method string
 		params any
@@ -280,7 +202,7 @@ func TestServeErrorKinds(t *testing.T) {
 		{"save", map[string]any{"bogus": true}, jsonrpc.CodeInvalidParams, ""},
 		{"rm", map[string]any{}, jsonrpc.CodeMethodNotFound, ""},
 	} {
-		m, _ := s.call(c.method, c.params)
+		m, _ := s.Call(c.method, c.params)
 		if m.Error == nil || m.Error.Code != c.code || m.Error.Data.Kind != c.kind {
 			t.Errorf("%s %v = %+v, want code %d kind %q", c.method, c.params, m.Error, c.code, c.kind)
 		}
@@ -290,13 +212,13 @@ func TestServeErrorKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.write("d/f", []byte("x"))
-	s.ok("save", map[string]any{}, nil)
+	s.OK("save", map[string]any{}, nil)
 	if err := os.Remove(filepath.Join(s.ws, "d/f")); err != nil {
 		t.Fatal(err)
 	}
 	s.write("d/new", []byte("uncaptured"))
-	m, _ := s.call("restore", map[string]any{"ref": "@1", "no_backup": true})
-	if m.Error == nil || m.Error.Data.Kind != "conflict" || m.Error.Data.ExitCode != exitConflicts || len(m.Error.Data.Conflicts) == 0 {
+	m, _ := s.Call("restore", map[string]any{"ref": "@1", "no_backup": true})
+	if m.Error == nil || m.Error.Data.Kind != "conflict" || m.Error.Data.ExitCode != protocol.ExitConflicts || len(m.Error.Data.Conflicts) == 0 {
 		t.Fatalf("conflicting restore = %+v", m.Error)
 	}
 	if !strings.Contains(m.Error.Data.Conflicts[0].Path, "d") || m.Error.Data.Restore == nil {

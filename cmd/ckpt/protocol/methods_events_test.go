@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"context"
@@ -21,14 +21,14 @@ func TestScanHubReachesRunningRequestsOnly(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	h := &scanHub{}
+	h := &ScanHub{}
 	endA := h.add(reporter("a"))
 	endB := h.add(reporter("b"))
-	h.send(engine.ScanProgress{Files: 10, BytesHashed: 100, Elapsed: time.Second})
+	h.Send(engine.ScanProgress{Files: 10, BytesHashed: 100, Elapsed: time.Second})
 	endA()
-	h.send(engine.ScanProgress{Files: 20})
+	h.Send(engine.ScanProgress{Files: 20})
 	endB()
-	h.send(engine.ScanProgress{Files: 30})
+	h.Send(engine.ScanProgress{Files: 30})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got["a"]) != 1 || got["a"][0] != (scanValue{Phase: "scan", Files: 10, BytesHashed: 100, ElapsedMs: 1000}) {

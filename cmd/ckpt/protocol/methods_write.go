@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"context"
@@ -8,21 +8,21 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
-// hostDiffJSON is the diff method's result: the CLI's diff --json shape with
+// HostDiffJSON is the diff method's result: the CLI's diff --json shape with
 // every side's bytes kept (text, or base64 when not valid UTF-8).
-type hostDiffJSON struct {
+type HostDiffJSON struct {
 	From  string         `json:"from"`
 	To    string         `json:"to"`
-	Files []hostFileJSON `json:"files"`
+	Files []HostFileJSON `json:"files"`
 }
 
-type hostFileJSON struct {
+type HostFileJSON struct {
 	engine.FileDiff
 	BeforeBase64 *string `json:"before_base64,omitempty"`
 	AfterBase64  *string `json:"after_base64,omitempty"`
 }
 
-func (h *host) diff(ctx context.Context, p diffParams) (hostDiffJSON, error) {
+func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	if p.Mode != "" {
 		p.From, p.To = p.Ref, ""
 	} else if p.From == "" {
@@ -31,21 +31,21 @@ func (h *host) diff(ctx context.Context, p diffParams) (hostDiffJSON, error) {
 	defer h.scans.add(ctx)()
 	res, err := h.e.Diff(ctx, p.From, p.To, engine.DiffOptions{Task: h.task(p.Task), Paths: p.Paths, Mode: engine.DiffMode(p.Mode)})
 	if err != nil {
-		return hostDiffJSON{}, err
+		return HostDiffJSON{}, err
 	}
-	view, err := diffView(res, engine.DiffFormat{})
+	view, err := DiffView(res, engine.DiffFormat{})
 	if err != nil {
-		return hostDiffJSON{}, err
+		return HostDiffJSON{}, err
 	}
-	out := hostDiffJSON{From: view.From, To: view.To, Files: make([]hostFileJSON, len(view.Files))}
+	out := HostDiffJSON{From: view.From, To: view.To, Files: make([]HostFileJSON, len(view.Files))}
 	for i, f := range view.Files {
-		hf := hostFileJSON{FileDiff: f}
+		hf := HostFileJSON{FileDiff: f}
 		if !f.TooLarge {
 			if hf.Before, hf.BeforeBase64, err = sideContent(res, res.Changes[i], false); err != nil {
-				return hostDiffJSON{}, err
+				return HostDiffJSON{}, err
 			}
 			if hf.After, hf.AfterBase64, err = sideContent(res, res.Changes[i], true); err != nil {
-				return hostDiffJSON{}, err
+				return HostDiffJSON{}, err
 			}
 		}
 		out.Files[i] = hf
@@ -67,62 +67,62 @@ func sideContent(res *engine.DiffResult, c engine.Change, after bool) (text, b64
 	return text, b64, nil
 }
 
-// hostRestoreJSON is the restore method's result: the CLI's restore --json
+// HostRestoreJSON is the restore method's result: the CLI's restore --json
 // shape plus the restored state blob (only=state or both).
-type hostRestoreJSON struct {
-	restoreJSON
-	settledJSON
+type HostRestoreJSON struct {
+	RestoreJSON
+	SettledJSON
 	StateContent       *string `json:"state_content,omitempty"`
 	StateContentBase64 *string `json:"state_content_base64,omitempty"`
 }
 
-// conflictData is the error data of a restore that finished with conflicts.
-type conflictData struct {
-	Conflicts []conflictJSON  `json:"conflicts"`
-	Restore   hostRestoreJSON `json:"restore"`
+// ConflictData is the error data of a restore that finished with conflicts.
+type ConflictData struct {
+	Conflicts []ConflictJSON  `json:"conflicts"`
+	Restore   HostRestoreJSON `json:"restore"`
 }
 
 // restoreConflictError is a restore that finished with conflicts: the
 // workspace matches the target except at the conflicting paths.
-type restoreConflictError struct{ data conflictData }
+type restoreConflictError struct{ data ConflictData }
 
 func (e *restoreConflictError) Error() string {
 	return fmt.Sprintf("restored %s with %d conflicts", e.data.Restore.Restored, len(e.data.Conflicts))
 }
 
-func (h *host) restore(ctx context.Context, p restoreParams) (hostRestoreJSON, error) {
+func (h *host) restore(ctx context.Context, p restoreParams) (HostRestoreJSON, error) {
 	if err := required("ref", p.Ref); err != nil {
-		return hostRestoreJSON{}, err
+		return HostRestoreJSON{}, err
 	}
 	opts := engine.RestoreOptions{Task: h.task(p.Task), Only: engine.Only(p.Only), Paths: p.Paths,
 		DryRun: p.DryRun, NoBackup: p.NoBackup, Force: p.Force}
 	defer h.scans.add(ctx)()
 	res, err := h.e.Restore(ctx, p.Ref, opts)
 	if err != nil {
-		return hostRestoreJSON{}, h.events.fail(opts.Task, err)
+		return HostRestoreJSON{}, h.events.fail(opts.Task, err)
 	}
 	h.events.settled(ctx, res.Settled)
 	if !p.DryRun {
 		h.events.restored(ctx, opts.Task, res)
 	}
-	out := hostRestoreJSON{restoreJSON: restoreView(res, p.DryRun), settledJSON: settledView(res.Settled)}
+	out := HostRestoreJSON{RestoreJSON: RestoreView(res, p.DryRun), SettledJSON: SettledView(res.Settled)}
 	if (opts.Only == engine.OnlyState || opts.Only == engine.OnlyBoth) && !res.State.IsZero() {
 		state, err := h.e.ReadState(ctx, res.State)
 		if err != nil {
-			return hostRestoreJSON{}, err
+			return HostRestoreJSON{}, err
 		}
 		out.StateContent, out.StateContentBase64 = splitText(state)
 	}
 	if len(res.Conflicts) > 0 && !p.DryRun {
-		return hostRestoreJSON{}, &restoreConflictError{conflictData{Conflicts: out.Conflicts, Restore: out}}
+		return HostRestoreJSON{}, &restoreConflictError{ConflictData{Conflicts: out.Conflicts, Restore: out}}
 	}
 	return out, nil
 }
 
-func (h *host) gc(ctx context.Context, p gcParams) (gcDoc, error) {
+func (h *host) gc(ctx context.Context, p gcParams) (GCJSON, error) {
 	policy, err := h.e.Retention(ctx)
 	if err != nil {
-		return gcDoc{}, err
+		return GCJSON{}, err
 	}
 	if p.KeepLast != nil || p.MaxAge != nil || p.MaxSize != nil {
 		if p.KeepLast != nil {
@@ -130,33 +130,33 @@ func (h *host) gc(ctx context.Context, p gcParams) (gcDoc, error) {
 		}
 		if p.MaxAge != nil {
 			if policy.MaxAge, err = time.ParseDuration(*p.MaxAge); err != nil {
-				return gcDoc{}, usageError{fmt.Sprintf("invalid params: max_age: %v", err)}
+				return GCJSON{}, UsageError(fmt.Sprintf("invalid params: max_age: %v", err))
 			}
 		}
 		if p.MaxSize != nil {
-			if policy.MaxSize, err = parseSize(*p.MaxSize); err != nil {
-				return gcDoc{}, err
+			if policy.MaxSize, err = ParseSize(*p.MaxSize); err != nil {
+				return GCJSON{}, err
 			}
 		}
 		if err := h.e.SetRetention(ctx, policy); err != nil {
-			return gcDoc{}, err
+			return GCJSON{}, err
 		}
 	}
 	res, err := h.e.GC(ctx, engine.GCOptions{Policy: &policy, Progress: phaseReporter(ctx)})
 	if err != nil {
-		return gcDoc{}, err
+		return GCJSON{}, err
 	}
-	return gcView(res), nil
+	return GCView(res), nil
 }
 
-func (h *host) verify(ctx context.Context, p verifyParams) (verifyDoc, error) {
+func (h *host) verify(ctx context.Context, p verifyParams) (VerifyJSON, error) {
 	rep, err := h.e.Verify(ctx, engine.VerifyOptions{Quick: p.Quick, Progress: phaseReporter(ctx)})
 	if rep == nil {
-		return verifyDoc{}, err
+		return VerifyJSON{}, err
 	}
-	out := verifyView(rep)
+	out := VerifyView(rep)
 	if err != nil {
-		out.Error = &errorBody{Code: exitCodeOf(err), Message: err.Error()}
+		out.Error = &ErrorBody{Code: ExitCode(err), Message: err.Error()}
 	}
 	return out, nil
 }

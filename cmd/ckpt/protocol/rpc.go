@@ -1,6 +1,7 @@
-package main
+package protocol
 
 import (
+	"context"
 	"errors"
 	"io"
 
@@ -8,19 +9,19 @@ import (
 	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
-// rpcErrorData is the data of an error serve and mcp report: the CLI's exit
+// ErrorData is the data of an error serve and mcp report: the CLI's exit
 // code and a kind a host can switch on (busy, unknown_ref, usage, refused,
 // corrupt, conflict, error), never to be parsed from the message.
-type rpcErrorData struct {
+type ErrorData struct {
 	ExitCode  int              `json:"exit_code"`
 	Kind      string           `json:"kind"`
-	Conflicts []conflictJSON   `json:"conflicts,omitempty"` // kind conflict
-	Restore   *hostRestoreJSON `json:"restore,omitempty"`   // kind conflict: what the restore did
+	Conflicts []ConflictJSON   `json:"conflicts,omitempty"` // kind conflict
+	Restore   *HostRestoreJSON `json:"restore,omitempty"`   // kind conflict: what the restore did
 }
 
 // errorKind names the class of err.
 func errorKind(err error) string {
-	var usage usageError
+	var usage UsageError
 	switch {
 	case errors.Is(err, engine.ErrUnknownRef):
 		return "unknown_ref"
@@ -36,19 +37,19 @@ func errorKind(err error) string {
 	return "error"
 }
 
-// rpcError turns a method's error into the JSON-RPC error sent: usage
+// MapError turns a method's error into the JSON-RPC error sent: usage
 // mistakes are Invalid Params, the rest application errors (-32000).
-func rpcError(err error) *jsonrpc.Error {
+func MapError(err error) *jsonrpc.Error {
 	var conflict *restoreConflictError
 	if errors.As(err, &conflict) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeServerError, Message: err.Error(), Data: rpcErrorData{ExitCode: exitConflicts,
+		return &jsonrpc.Error{Code: jsonrpc.CodeServerError, Message: err.Error(), Data: ErrorData{ExitCode: ExitConflicts,
 			Kind: "conflict", Conflicts: conflict.data.Conflicts, Restore: &conflict.data.Restore}}
 	}
 	kind, code := errorKind(err), jsonrpc.CodeServerError
 	if kind == "usage" {
 		code = jsonrpc.CodeInvalidParams
 	}
-	return &jsonrpc.Error{Code: code, Message: message(err), Data: rpcErrorData{ExitCode: exitCodeOf(err), Kind: kind}}
+	return &jsonrpc.Error{Code: code, Message: Message(err), Data: ErrorData{ExitCode: ExitCode(err), Kind: kind}}
 }
 
 // closableInput returns a reader of r whose Close makes a blocked Read
@@ -62,4 +63,17 @@ func closableInput(r io.Reader) io.ReadCloser {
 		pw.CloseWithError(err) // nil: EOF
 	}()
 	return pr
+}
+
+// ServeJSONRPC answers JSON-RPC requests read from r, one per line, on w
+// until r ends or ctx is cancelled; the events go to w as notifications.
+func ServeJSONRPC(ctx context.Context, e *engine.Engine, s Session, r io.Reader, w io.Writer) error {
+	var conn *jsonrpc.Conn
+	notify := func(method string, params any) { _ = conn.Notify(method, params) }
+	srv, err := jsonrpc.NewServer(jsonrpc.Options{MapError: MapError}, Routes(e, s, notify)...)
+	if err != nil {
+		return err
+	}
+	conn = srv.NewConn(closableInput(r), w)
+	return conn.Serve(ctx)
 }

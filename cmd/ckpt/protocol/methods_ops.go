@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"bytes"
@@ -75,17 +75,17 @@ type (
 func required(fields ...string) error {
 	for i := 0; i+1 < len(fields); i += 2 {
 		if fields[i+1] == "" {
-			return usageError{fmt.Sprintf("invalid params: %s is required", fields[i])}
+			return UsageError(fmt.Sprintf("invalid params: %s is required", fields[i]))
 		}
 	}
 	return nil
 }
 
-func (h *host) save(ctx context.Context, p saveParams) (saveJSON, error) {
+func (h *host) save(ctx context.Context, p saveParams) (SaveJSON, error) {
 	opts := engine.SaveOptions{Task: h.task(p.Task), Message: p.Message, AllowEmpty: p.AllowEmpty, Meta: p.Meta}
 	state, err := textOrBase64("state", p.State, p.StateBase64)
 	if err != nil {
-		return saveJSON{}, err
+		return SaveJSON{}, err
 	}
 	if state != nil {
 		opts.State = bytes.NewReader(state)
@@ -94,99 +94,99 @@ func (h *host) save(ctx context.Context, p saveParams) (saveJSON, error) {
 	start := time.Now()
 	res, err := h.e.Save(ctx, opts)
 	if err != nil {
-		return saveJSON{}, h.events.fail(opts.Task, err)
+		return SaveJSON{}, h.events.fail(opts.Task, err)
 	}
 	h.events.settled(ctx, res.Settled)
 	h.events.saved(ctx, res, time.Since(start))
-	return saveView(res), nil
+	return SaveView(res), nil
 }
 
-func (h *host) list(ctx context.Context, p taskParams) (logJSON, error) {
+func (h *host) list(ctx context.Context, p taskParams) (LogJSON, error) {
 	log, err := h.e.List(ctx, h.task(p.Task))
 	if err != nil {
-		return logJSON{}, err
+		return LogJSON{}, err
 	}
-	return logView(log), nil
+	return LogView(log), nil
 }
 
-func (h *host) show(ctx context.Context, p refParams) (checkpointJSON, error) {
+func (h *host) show(ctx context.Context, p refParams) (CheckpointJSON, error) {
 	if err := required("ref", p.Ref); err != nil {
-		return checkpointJSON{}, err
+		return CheckpointJSON{}, err
 	}
 	c, err := h.e.Show(ctx, h.task(p.Task), p.Ref)
 	if err != nil {
-		return checkpointJSON{}, err
+		return CheckpointJSON{}, err
 	}
-	return toCheckpointJSON(c), nil
+	return CheckpointView(c), nil
 }
 
-func (h *host) ls(ctx context.Context, p lsParams) (lsJSON, error) {
+func (h *host) ls(ctx context.Context, p lsParams) (LsJSON, error) {
 	if err := required("ref", p.Ref); err != nil {
-		return lsJSON{}, err
+		return LsJSON{}, err
 	}
 	entries, err := h.e.Ls(ctx, h.task(p.Task), p.Ref, p.Path)
 	if err != nil {
-		return lsJSON{}, err
+		return LsJSON{}, err
 	}
-	return lsView(entries), nil
+	return LsView(entries), nil
 }
 
-// catJSON is a file's bytes: content when valid UTF-8, else content_base64.
-type catJSON struct {
+// CatJSON is a file's bytes: content when valid UTF-8, else content_base64.
+type CatJSON struct {
 	Path          string  `json:"path"`
 	Size          int64   `json:"size"`
 	Content       *string `json:"content,omitempty"`
 	ContentBase64 *string `json:"content_base64,omitempty"`
 }
 
-func (h *host) cat(ctx context.Context, p catParams) (catJSON, error) {
+func (h *host) cat(ctx context.Context, p catParams) (CatJSON, error) {
 	if err := required("ref", p.Ref, "path", p.Path); err != nil {
-		return catJSON{}, err
+		return CatJSON{}, err
 	}
 	rc, size, err := h.e.Cat(ctx, h.task(p.Task), p.Ref, p.Path)
 	if err != nil {
-		return catJSON{}, err
+		return CatJSON{}, err
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
 	if err != nil {
-		return catJSON{}, fmt.Errorf("read %s: %w", p.Path, err)
+		return CatJSON{}, fmt.Errorf("read %s: %w", p.Path, err)
 	}
-	out := catJSON{Path: p.Path, Size: size}
+	out := CatJSON{Path: p.Path, Size: size}
 	out.Content, out.ContentBase64 = splitText(b)
 	return out, nil
 }
 
-func (h *host) tasks(ctx context.Context, _ noParams) (tasksResult, error) {
+func (h *host) tasks(ctx context.Context, _ noParams) (TasksJSON, error) {
 	tasks, err := h.e.Tasks(ctx)
 	if err != nil {
-		return tasksResult{}, err
+		return TasksJSON{}, err
 	}
-	return tasksResult{Tasks: tasksView(tasks)["tasks"]}, nil
+	return TasksJSON{Tasks: TasksView(tasks)["tasks"]}, nil
 }
 
-// tasksResult is the tasks method's result (the CLI's tasks --json shape).
-type tasksResult struct {
-	Tasks []taskJSON `json:"tasks"`
+// TasksJSON is the tasks method's result (the CLI's tasks --json shape).
+type TasksJSON struct {
+	Tasks []TaskJSON `json:"tasks"`
 }
 
-func (h *host) drop(ctx context.Context, p dropParams) (dropJSON, error) {
+func (h *host) drop(ctx context.Context, p dropParams) (DropJSON, error) {
 	if err := required("task", p.Task); err != nil {
-		return dropJSON{}, err
+		return DropJSON{}, err
 	}
 	res, err := h.e.Drop(ctx, p.Task)
 	if err != nil {
-		return dropJSON{}, err
+		return DropJSON{}, err
 	}
-	return dropView(res), nil
+	return DropView(res), nil
 }
 
-func (h *host) stats(ctx context.Context, _ noParams) (storeStatsJSON, error) {
+func (h *host) stats(ctx context.Context, _ noParams) (StoreStatsJSON, error) {
 	st, err := h.e.Stats(ctx)
 	if err != nil {
-		return storeStatsJSON{}, err
+		return StoreStatsJSON{}, err
 	}
-	return storeStatsView(st), nil
+	return StoreStatsView(st), nil
 }
 
 // splitText returns b as text when it is valid UTF-8, else as base64.
@@ -204,13 +204,13 @@ func splitText(b []byte) (text, b64 *string) {
 func textOrBase64(name string, text, b64 *string) ([]byte, error) {
 	switch {
 	case text != nil && b64 != nil:
-		return nil, usageError{fmt.Sprintf("invalid params: give %s or %s_base64, not both", name, name)}
+		return nil, UsageError(fmt.Sprintf("invalid params: give %s or %s_base64, not both", name, name))
 	case text != nil:
 		return []byte(*text), nil
 	case b64 != nil:
 		b, err := base64.StdEncoding.DecodeString(*b64)
 		if err != nil {
-			return nil, usageError{fmt.Sprintf("invalid params: %s_base64: %v", name, err)}
+			return nil, UsageError(fmt.Sprintf("invalid params: %s_base64: %v", name, err))
 		}
 		return b, nil
 	}

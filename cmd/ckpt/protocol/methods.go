@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"context"
@@ -30,14 +30,14 @@ type hostMethod struct {
 
 // defineMethod makes a hostMethod from a typed function: the JSON-RPC route
 // and the MCP tool both decode P and encode R, so their schemas cannot drift.
-// Each call counts as a request for idle (which may be nil): background
-// recompression stops while it runs.
-func defineMethod[P, R any](idle *idleRecompressor, name, title string, acc access, doc string,
+// Each call runs between busy's begin and end (busy may be nil): a resident
+// server's background work yields while it runs.
+func defineMethod[P, R any](busy func() (end func()), name, title string, acc access, doc string,
 	fn func(context.Context, P) (R, error)) hostMethod {
-	if idle != nil {
+	if busy != nil {
 		inner := fn
 		fn = func(ctx context.Context, p P) (R, error) {
-			defer idle.begin()()
+			defer busy()()
 			return inner(ctx, p)
 		}
 	}
@@ -45,11 +45,22 @@ func defineMethod[P, R any](idle *idleRecompressor, name, title string, acc acce
 		route: jsonrpc.Method(name, fn), tool: mcpTool(name, title, acc, doc, fn)}
 }
 
-// hostMethods is the method table of serve: every engine operation as a
-// JSON-RPC route on e. notify sends the events (initialize, checkpoint,
-// restore, error) to the host; it may be nil.
-func hostMethods(a *app, e *engine.Engine, notify func(method string, params any)) []jsonrpc.Route {
-	table := newHost(a, e, notify).table()
+// Session is what every request of a host connection shares.
+type Session struct {
+	// Task is the task of requests that name none (the CLI's --task).
+	Task string
+	// Scans receives the engine's scan progress (open the engine with
+	// Options.OnProgress = Scans.Send); nil: requests get none.
+	Scans *ScanHub
+	// Busy, when set, is called as each request starts; the request calls
+	// the function it returns when it ends.
+	Busy func() (end func())
+}
+
+// Routes is the method table as JSON-RPC routes on e. notify sends the
+// events (initialize, checkpoint, restore, error) to the host; it may be nil.
+func Routes(e *engine.Engine, s Session, notify func(method string, params any)) []jsonrpc.Route {
+	table := newHost(e, s, notify).table()
 	routes := make([]jsonrpc.Route, len(table))
 	for i, m := range table {
 		routes[i] = m.route
@@ -59,31 +70,31 @@ func hostMethods(a *app, e *engine.Engine, notify func(method string, params any
 
 // host binds the method table to an engine and the session's defaults.
 type host struct {
-	a      *app
+	s      Session
 	e      *engine.Engine
 	events *taskEvents
-	scans  *scanHub
+	scans  *ScanHub
 }
 
-func newHost(a *app, e *engine.Engine, notify func(string, any)) *host {
-	scans := a.scans
+func newHost(e *engine.Engine, s Session, notify func(string, any)) *host {
+	scans := s.Scans
 	if scans == nil {
-		scans = &scanHub{} // the engine was opened without one: no scan progress
+		scans = &ScanHub{} // the engine was opened without one: no scan progress
 	}
-	return &host{a: a, e: e, events: newTaskEvents(e, notify), scans: scans}
+	return &host{s: s, e: e, events: newTaskEvents(e, notify), scans: scans}
 }
 
-// task returns t, or the session's --task when empty.
+// task returns t, or the session's task when empty.
 func (h *host) task(t string) string {
 	if t == "" {
-		return h.a.task
+		return h.s.Task
 	}
 	return t
 }
 
 // table lists every operation.
 func (h *host) table() []hostMethod {
-	idle := h.a.idle
+	idle := h.s.Busy
 	return []hostMethod{
 		defineMethod(idle, "save", "Save a checkpoint", write,
 			"Save a checkpoint of the workspace. With nothing changed and allow_empty unset, nothing is created and the head is returned with created=false.",

@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/engine"
 )
@@ -19,35 +18,23 @@ type mcpServer = mcp.Server
 // mcpInstructions tells an MCP client how the tools fit together.
 const mcpInstructions = "Save a checkpoint before and after changing files; diff and restore to rewind."
 
-func (a *app) mcpCommand() *cobra.Command {
-	return a.watchFlag(&cobra.Command{
-		Use:   "mcp",
-		Short: "Run a Model Context Protocol server on stdio exposing ckpt's checkpoints as tools",
-		Long: "mcp serves every operation of serve as the tool ckpt_<name> (annotated read-only or\n" +
-			"destructive), with progress for _meta.progressToken, cancellation and structured output.\n" +
-			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".\n" +
-			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.scans = &scanHub{}
-			return a.withEngine(cmd, func(e *engine.Engine) error {
-				defer a.startIdle(cmd.Context(), e)()
-				t := &mcp.IOTransport{Reader: closableInput(a.stdin), Writer: nopWriteCloser{a.stdout}}
-				return newMCPServer(a, e).Run(cmd.Context(), t)
-			})
-		},
-	})
-}
-
 // nopWriteCloser leaves the writer open: the process's stdout outlives a
 // session.
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// newMCPServer makes the MCP server of the method table on e. Events go to
+// ServeMCP answers MCP requests read from r on w (the stdio transport)
+// until r ends or ctx is cancelled; version is ckpt's release, told to the
+// client.
+func ServeMCP(ctx context.Context, e *engine.Engine, s Session, version string, r io.Reader, w io.Writer) error {
+	t := &mcp.IOTransport{Reader: closableInput(r), Writer: nopWriteCloser{w}}
+	return NewMCPServer(e, s, version).Run(ctx, t)
+}
+
+// NewMCPServer makes the MCP server of the method table on e. Events go to
 // every connected session as log messages.
-func newMCPServer(a *app, e *engine.Engine) *mcp.Server {
+func NewMCPServer(e *engine.Engine, s Session, version string) *mcp.Server {
 	var srv *mcp.Server
 	notify := func(method string, params any) {
 		for ss := range srv.Sessions() {
@@ -57,7 +44,7 @@ func newMCPServer(a *app, e *engine.Engine) *mcp.Server {
 	}
 	srv = mcp.NewServer(&mcp.Implementation{Name: "ckpt", Title: "ckpt checkpoints", Version: version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
-	for _, m := range newHost(a, e, notify).table() {
+	for _, m := range newHost(e, s, notify).table() {
 		m.tool(srv)
 	}
 	return srv
@@ -125,17 +112,17 @@ type toolErrorJSON struct {
 }
 
 type toolErrorBody struct {
-	Code    int          `json:"code"`
-	Message string       `json:"message"`
-	Data    rpcErrorData `json:"data"`
+	Code    int       `json:"code"`
+	Message string    `json:"message"`
+	Data    ErrorData `json:"data"`
 }
 
 // toolError is a failed call's result: the message as text, and the error
 // serve sends (code, message, data with exit_code, kind, conflicts) as
 // structured content.
 func toolError(err error) *mcp.CallToolResult {
-	rerr := rpcError(err)
-	data, _ := rerr.Data.(rpcErrorData) // rpcError always sets it
+	rerr := MapError(err)
+	data, _ := rerr.Data.(ErrorData) // MapError always sets it
 	body := toolErrorBody{Code: rerr.Code, Message: rerr.Message, Data: data}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: rerr.Message}},
 		StructuredContent: toolErrorJSON{Error: body}}

@@ -1,4 +1,4 @@
-package main
+package protocol
 
 import (
 	"errors"
@@ -6,9 +6,9 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
-// message is err's text for the user followed by the advice its type
+// Message is err's text for the user followed by the advice its type
 // implies (see advice).
-func message(err error) string { return err.Error() + advice(err) }
+func Message(err error) string { return err.Error() + advice(err) }
 
 // advice is what the user can do about err with ckpt's own commands and
 // flags, taken from the engine's typed errors ("" when there is nothing

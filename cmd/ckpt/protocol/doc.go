@@ -1,0 +1,13 @@
+// Package protocol is ckpt's host protocol: the method table a host calls
+// (save, list, show, ls, cat, diff, restore, tasks, drop, gc, verify, stats,
+// push, pull), served as JSON-RPC 2.0 (ServeJSONRPC, `ckpt serve`) and as
+// MCP tools named ckpt_<method> (ServeMCP, `ckpt mcp`), and the wire schema
+// they and the CLI's --json output share: the *JSON types and the views
+// that make them from the engine's results, the events, the error data and
+// the exit codes.
+//
+// Params are named like the CLI's flags and results are shaped like its
+// --json output, so a host can move between the CLI and a server without
+// renaming a field. A method and its tool decode the same params type and
+// encode the same result type, so their schemas cannot drift.
+package protocol

@@ -1,0 +1,269 @@
+package protocol
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// SaveJSON is the save command's JSON shape.
+type SaveJSON struct {
+	ID      string        `json:"id"`
+	Parent  string        `json:"parent"`
+	Task    string        `json:"task"`
+	Seq     uint64        `json:"seq"`
+	Created bool          `json:"created"`
+	Empty   bool          `json:"empty"`
+	Kind    string        `json:"kind"`
+	Stats   StatsJSON     `json:"stats"`
+	Skipped []SkippedJSON `json:"skipped"`
+	// BackgroundPID is the process this save started to compress what it
+	// stored uncompressed (see the CLI's background-recompress), when it started one.
+	BackgroundPID int `json:"background_pid,omitempty"`
+	SettledJSON
+}
+
+type StatsJSON struct {
+	Files       uint64 `json:"files"`
+	Added       uint64 `json:"added"`
+	Modified    uint64 `json:"modified"`
+	Deleted     uint64 `json:"deleted"`
+	BytesHashed uint64 `json:"bytes_hashed"`
+	DurationMs  int64  `json:"duration_ms"`
+}
+
+type SkippedJSON struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Error  string `json:"error,omitempty"`
+}
+
+// SaveView is the JSON shape of a save result.
+func SaveView(res *engine.SaveResult) SaveJSON {
+	out := SaveJSON{
+		ID: res.ID.String(), Parent: res.Parent.Text(), Task: res.Task, Seq: res.Seq,
+		Created: res.Created, Empty: res.Empty, Kind: string(res.Kind),
+		Stats: StatsJSON{Files: res.Stats.Files, Added: res.Stats.Added, Modified: res.Stats.Modified,
+			Deleted: res.Stats.Deleted, BytesHashed: res.Stats.BytesHashed, DurationMs: res.Stats.Duration.Milliseconds()},
+		Skipped:     make([]SkippedJSON, 0, len(res.Skipped)),
+		SettledJSON: SettledView(res.Settled),
+	}
+	for _, s := range res.Skipped {
+		sj := SkippedJSON{Path: s.Path, Reason: s.Reason}
+		if s.Err != nil {
+			sj.Error = s.Err.Error()
+		}
+		out.Skipped = append(out.Skipped, sj)
+	}
+	return out
+}
+
+// CheckpointJSON is one checkpoint in list and show output.
+type CheckpointJSON struct {
+	ID      string            `json:"id"`
+	Seq     uint64            `json:"seq"`
+	Parent  string            `json:"parent"`
+	Task    string            `json:"task"`
+	Time    time.Time         `json:"time"`
+	Message string            `json:"message"`
+	Kind    string            `json:"kind"`
+	Empty   bool              `json:"empty"`
+	Head    bool              `json:"head"`
+	Meta    map[string]string `json:"meta"`
+	Root    string            `json:"root"`
+	State   string            `json:"state,omitempty"`
+	Stats   StatsJSON         `json:"stats"`
+}
+
+func CheckpointView(c engine.CheckpointInfo) CheckpointJSON {
+	meta := c.Meta
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return CheckpointJSON{
+		ID: c.ID.String(), Seq: c.Seq, Parent: c.Parent.Text(), Task: c.Task, Time: c.Time,
+		Message: c.Message, Kind: string(c.Kind), Empty: c.Empty, Head: c.Head, Meta: meta,
+		Root: c.Root.String(), State: c.State.Text(),
+		Stats: StatsJSON{Files: c.Stats.Files, Added: c.Stats.Added, Modified: c.Stats.Modified,
+			Deleted: c.Stats.Deleted, BytesHashed: c.Stats.BytesHashed, DurationMs: c.Stats.Duration.Milliseconds()},
+	}
+}
+
+// LogJSON is the list command's JSON shape.
+type LogJSON struct {
+	Task        string           `json:"task"`
+	Head        string           `json:"head"`
+	Checkpoints []CheckpointJSON `json:"checkpoints"`
+}
+
+func LogView(log *engine.Log) LogJSON {
+	out := LogJSON{Task: log.Task, Head: log.Head.Text(), Checkpoints: make([]CheckpointJSON, 0, len(log.Checkpoints))}
+	for _, c := range log.Checkpoints {
+		out.Checkpoints = append(out.Checkpoints, CheckpointView(c))
+	}
+	return out
+}
+
+// TaskJSON is one task in the tasks command's JSON shape.
+type TaskJSON struct {
+	Name        string    `json:"name"`
+	Head        string    `json:"head"`
+	Checkpoints int       `json:"checkpoints"`
+	First       time.Time `json:"first"`
+	Last        time.Time `json:"last"`
+	Exclusive   int64     `json:"exclusive_bytes"`
+}
+
+func TasksView(tasks []engine.TaskInfo) map[string][]TaskJSON {
+	out := make([]TaskJSON, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, TaskJSON{Name: t.Name, Head: t.Head.Text(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last,
+			Exclusive: t.ExclusiveBytes})
+	}
+	return map[string][]TaskJSON{"tasks": out}
+}
+
+// LsJSON is the ls command's JSON shape.
+type LsJSON struct {
+	Entries []EntryJSON `json:"entries"`
+}
+
+type EntryJSON struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	Mode string `json:"mode"`
+	Size int64  `json:"size"`
+	ID   string `json:"id"`
+}
+
+func LsView(entries []engine.LsEntry) LsJSON {
+	out := make([]EntryJSON, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, EntryJSON{Path: e.Path, Kind: string(e.Kind), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
+	}
+	return LsJSON{out}
+}
+
+// DiffJSON is the diff command's JSON shape.
+type DiffJSON struct {
+	From  string            `json:"from"`
+	To    string            `json:"to"`
+	Files []engine.FileDiff `json:"files"` // contents null for a side that does not exist, is binary or is too large
+}
+
+// DiffView describes every change with its (text) contents.
+func DiffView(res *engine.DiffResult, format engine.DiffFormat) (DiffJSON, error) {
+	files, err := res.Files(format)
+	if err != nil {
+		return DiffJSON{}, err
+	}
+	to := res.To.Text()
+	if res.ToWorkspace {
+		to = engine.WorkspaceRef
+	}
+	return DiffJSON{From: res.From.String(), To: to, Files: files}, nil
+}
+
+// RestoreJSON is the restore command's JSON shape.
+// ConflictJSON is a path a restore left alone, and why.
+type ConflictJSON struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+type RestoreJSON struct {
+	Restored     string         `json:"restored"`
+	Backup       string         `json:"backup"`
+	Written      int            `json:"written"`
+	Deleted      int            `json:"deleted"`
+	WrittenPaths []string       `json:"written_paths"`
+	DeletedPaths []string       `json:"deleted_paths"`
+	Conflicts    []ConflictJSON `json:"conflicts"`
+	State        string         `json:"state,omitempty"`
+	DryRun       bool           `json:"dry_run"`
+	DurationMs   int64          `json:"duration_ms"`
+}
+
+// RestoreView is the JSON shape of a restore result.
+func RestoreView(res *engine.RestoreResult, dryRun bool) RestoreJSON {
+	conflicts := make([]ConflictJSON, len(res.Conflicts))
+	for i, c := range res.Conflicts {
+		conflicts[i] = ConflictJSON{Path: c.Path, Reason: ConflictReason(c)}
+	}
+	return RestoreJSON{
+		Restored: res.Restored.String(), Backup: res.Backup.Text(),
+		Written: len(res.Written), Deleted: len(res.Deleted),
+		WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
+		Conflicts: conflicts, State: res.State.Text(), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// conflictAdvice is what the restore flags can do about a conflict.
+var conflictAdvice = map[engine.ConflictKind]string{
+	engine.ConflictUncaptured: "; use --force to overwrite it",
+	engine.ConflictUnsaved:    "; use --force to discard it, or restore with a backup",
+	engine.ConflictDirHolds:   "; use --force to remove them",
+}
+
+// ConflictReason is a conflict's reason with the advice its kind implies.
+func ConflictReason(c engine.Conflict) string { return c.Reason + conflictAdvice[c.Kind] }
+
+// NoticesJSON are the fields an open adds to every JSON document.
+type NoticesJSON struct {
+	SettledJSON
+	PendingRestore *JournalJSON `json:"pending_restore,omitempty"`
+}
+
+// SettledJSON is the interrupted restore an operation settled before it
+// began: completed, or discarded because its task moved on.
+type SettledJSON struct {
+	CompletedRestore *RestoreJSON   `json:"completed_restore,omitempty"`
+	DiscardedRestore *DiscardedJSON `json:"discarded_restore,omitempty"`
+}
+
+// SettledView is the JSON shape of a settled restore (none when s is nil).
+func SettledView(s *engine.SettledRestore) SettledJSON {
+	switch {
+	case s == nil:
+		return SettledJSON{}
+	case s.Completed != nil:
+		view := RestoreView(s.Completed, false)
+		return SettledJSON{CompletedRestore: &view}
+	}
+	return SettledJSON{DiscardedRestore: &DiscardedJSON{Target: s.Journal.Target.Text(), Task: s.Journal.Task, Reason: s.Discarded}}
+}
+
+// DiscardedJSON is an interrupted restore whose journal was dropped
+// without replaying it, because its task moved on.
+type DiscardedJSON struct {
+	Task   string `json:"task"`
+	Target string `json:"target"`
+	Reason string `json:"reason"`
+}
+
+// JournalJSON is an interrupted restore's journal.
+type JournalJSON struct {
+	Task    string    `json:"task"`
+	Target  string    `json:"target"`
+	Backup  string    `json:"backup"`
+	Paths   []string  `json:"paths,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// ErrorJSON is the JSON document of a failed command.
+type ErrorJSON struct {
+	Error ErrorBody `json:"error"`
+}
+
+type ErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}

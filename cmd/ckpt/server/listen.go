@@ -1,0 +1,97 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/cmdwire"
+	"github.com/ckpt/ckpt/internal/localsock"
+)
+
+// Command runs one forwarded command line (req.Args, in req.Cwd) with the
+// given streams and returns its exit code; ctx ends when the client goes
+// away.
+type Command func(ctx context.Context, req cmdwire.Request, stdin io.Reader, stdout, stderr io.Writer) int
+
+// Config is what Listen serves.
+type Config struct {
+	// StoreDir is the store whose endpoint is listened on.
+	StoreDir string
+	// Idle, when > 0, stops the server after this long without a client.
+	Idle time.Duration
+	// Listening is told the endpoint's address once it accepts clients.
+	Listening func(addr string)
+	// Run runs each client's command.
+	Run Command
+	// Busy, when set, is called as each client's command starts; the
+	// command calls the function it returns when it ends.
+	Busy func() (end func())
+}
+
+// Listen serves forwarded commands on the store's endpoint (see package
+// localsock) until ctx ends or, with c.Idle > 0, until no client has been
+// connected for c.Idle. The endpoint is removed on return.
+func Listen(ctx context.Context, c Config) error {
+	ln, err := localsock.Listen(c.StoreDir)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	act := newActivity(c.Idle, cancel)
+	defer act.stop()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	if c.Listening != nil {
+		c.Listening(ln.Addr().String())
+	}
+	busy := c.Busy
+	if busy == nil {
+		busy = func() func() { return func() {} }
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		act.begin()
+		wg.Go(func() {
+			defer act.end()
+			defer busy()()
+			defer conn.Close()
+			serveConn(ctx, c.Run, conn)
+		})
+	}
+}
+
+// serveConn runs the one command a client sends and streams its output
+// back (see package cmdwire). The command's context ends when the client
+// goes away.
+func serveConn(ctx context.Context, run Command, conn io.ReadWriter) {
+	r := bufio.NewReader(conn)
+	req, err := cmdwire.ReadRequest(r)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // the client sends nothing more: EOF or an error means it left
+		io.Copy(io.Discard, r)
+		cancel()
+	}()
+	frames := cmdwire.NewFrames(conn)
+	frames.Exit(run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
+}
