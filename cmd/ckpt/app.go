@@ -145,6 +145,8 @@ func (a *app) rootCommand() *cobra.Command {
 	f.StringArrayVar(&a.exclude, "exclude", nil, "extra gitignore-style pattern to exclude (repeatable)")
 	f.Var(&sizeFlag{&a.maxFileSize}, "max-file-size", "skip files larger than this, e.g. 100MiB (0: 100 MiB; -1: no limit)")
 	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process (0: fail at once when it is busy)")
+	// --version is spelled out (as git and jj do): cobra would add -v too.
+	root.Flags().Bool("version", false, "print ckpt's version")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return protocol.UsageError(err.Error()) })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),

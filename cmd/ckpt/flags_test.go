@@ -60,3 +60,17 @@ func TestFailedJSONWriteExitsNonZero(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want %d naming the write error", code, stderr.String(), protocol.ExitError)
 	}
 }
+
+// --version is spelled out: -v is not a shorthand for it (git and jj
+// spell it out too), so -v is an unknown flag.
+func TestVersionIsSpelledOut(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--version"}, strings.NewReader(""), &out, &errOut); code != 0 || !strings.Contains(out.String(), version) {
+		t.Fatalf("--version: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"-v"}, strings.NewReader(""), &out, &errOut); code != protocol.ExitUsage || !strings.Contains(errOut.String(), "-v") || out.Len() != 0 {
+		t.Fatalf("-v: exit %d, stdout %q, stderr %q; want a usage error", code, out.String(), errOut.String())
+	}
+}
