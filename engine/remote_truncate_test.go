@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -94,15 +95,20 @@ func truncateFile(t *testing.T, dir, prefix string, size int64) {
 	}
 }
 
-// truncations are the cuts every remote object must survive being
-// detected after: to nothing, to half, and one byte short.
-var truncations = []struct {
+// truncation is a cut every remote object must be detected after.
+type truncation struct {
 	name string
 	keep func(int) int
-}{
-	{"empty", func(int) int { return 0 }},
-	{"half", func(n int) int { return n / 2 }},
-	{"one byte short", func(n int) int { return n - 1 }},
+}
+
+// truncations are to half, and with the long tests on also to nothing
+// and one byte short.
+func truncations() []truncation {
+	half := truncation{"half", func(n int) int { return n / 2 }}
+	if !testbound.LongTests() {
+		return []truncation{half}
+	}
+	return []truncation{{"empty", func(int) int { return 0 }}, half, {"one byte short", func(n int) int { return n - 1 }}}
 }
 
 // assertCloneCorrupt clones b's default task and wants ErrCorrupt.
@@ -124,7 +130,7 @@ func TestTruncatedRemoteObjectsAreCorrupt(t *testing.T) {
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		for _, enc := range []bool{false, true} {
 			for _, prefix := range prefixes {
-				for _, cut := range truncations {
+				for _, cut := range truncations() {
 					t.Run(fmt.Sprintf("encrypted=%v/%s/%s", enc, strings.TrimSuffix(prefix, "/"), cut.name), func(t *testing.T) {
 						b, url := open(t)
 						sb, key := pushSmall(t, b, url, enc)
