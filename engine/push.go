@@ -48,7 +48,9 @@ type PushResult struct {
 	// Forked is set when the remote's task had forked from the store's
 	// (both saved since they last synced): the store's task was copied to
 	// the task Forked ("<task>~<short id>"), locally and on the remote, and
-	// the remote's task was left as it was. Both histories are kept.
+	// the remote's task was left as it was. Both histories are kept. While
+	// the remote's task stays forked, later pushes of the task advance the
+	// same fork by the checkpoints saved since.
 	Forked   string
 	Traffic  SyncTraffic
 	Duration time.Duration

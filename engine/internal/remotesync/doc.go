@@ -75,16 +75,19 @@
 // finds the remote head is neither behind nor equal to its own keeps both:
 // it copies its task to a new local task "<task>~<tip>" (tip: the short id
 // of its newest checkpoint) and pushes that, leaving the remote's task
-// untouched. A pull that would import checkpoints conflicting with local
-// ones imports nothing and reports the divergence (*DivergedError).
+// untouched. Later pushes of the task that find it still forked bring
+// that same fork up to the task's head and push it (fork.go). A pull that
+// would import checkpoints conflicting with local ones imports nothing and
+// reports the divergence (*DivergedError).
 //
 // # Local record
 //
 // What each remote holds is recorded in the store's index settings, under
 // "sync/<remote>/": b/<blob id> → remote locator, c/<checkpoint id> →
-// segment, s/<segment> → "", h/<task> → the newest generation of the
-// task's head seen there (a head older than that is a rollback, refused:
-// rollback.go). Pushes and pulls write it; fetches read it.
+// segment, s/<segment> → "", f/<task> → the task's fork (above), h/<task>
+// → the newest generation of the task's head seen there (a head older than
+// that is a rollback, refused: rollback.go). Pushes and pulls write it;
+// fetches read it.
 // It is a cache: a push checks with Stat that what it names but the
 // remote head does not is still there, and uploads it again otherwise.
 package remotesync

@@ -177,7 +177,7 @@ func (s *Syncer) pushOnce(ctx context.Context, task string, mayFork bool) (PushR
 
 // pushDiverged handles a remote head the store's task does not hold: the
 // store is behind (nothing to push), or the task forked and the store's
-// history goes up as a copy under a new name.
+// history goes up as its fork (fork.go).
 func (s *Syncer) pushDiverged(ctx context.Context, task string, h Head, lt localTask, mayFork bool) (PushResult, error) {
 	res := PushResult{Task: task, Head: lt.head.Head}
 	behind, err := s.remoteHolds(ctx, h, lt.tip)
@@ -191,18 +191,14 @@ func (s *Syncer) pushDiverged(ctx context.Context, task string, h Head, lt local
 	if !mayFork {
 		return res, fmt.Errorf("push %q: the remote's task forked from this store's too", task)
 	}
-	fork := ForkName(task, lt.tip)
-	if err := copyTask(s.DB, task, fork); err != nil {
+	fork, err := s.forkOf(task, lt)
+	if err != nil {
 		return res, err
 	}
 	res, err = s.pushOnce(ctx, fork, false)
 	res.Forked = fork
 	return res, err
 }
-
-// ForkName is the name a fork of task whose newest checkpoint is tip is
-// kept under.
-func ForkName(task string, tip objects.ID) string { return task + "~" + tip.Short() }
 
 // unpushed splits the task's checkpoints into those the remote lacks and
 // the segments holding the others. A checkpoint the record places in a
