@@ -253,8 +253,12 @@ func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
 func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 	b, url := open(t)
 	tree := syncTree()
+	// 4 MiB of incompressible files: four group records, each a data
+	// object of its own, whatever the size of syncTree's big file.
 	for i := range 40 {
-		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprint(i), 50000)}
+		b := make([]byte, 100<<10)
+		mrand.NewChaCha8([32]byte{byte(i)}).Read(b)
+		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.bin", i)] = testtree.File{Content: string(b)}
 	}
 	small := Options{syncObjectSize: 256 << 10}
 	probe := newFixture(t, tree)
