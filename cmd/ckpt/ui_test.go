@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,8 +36,9 @@ func uiGet(t *testing.T, base, token, path string) (int, []byte) {
 }
 
 // The page's server opens the store per request: while it runs, another
-// process saves, the page shows the new checkpoint, requests without the
-// token are refused, and a signal stops the server.
+// process saves, the page shows the new checkpoint, previews and makes a
+// restore, requests without the token are refused, and a signal stops the
+// server.
 func TestCLIUIServesTheStoreWithoutHoldingIt(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "one")
@@ -69,10 +71,45 @@ func TestCLIUIServesTheStoreWithoutHoldingIt(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(string(body), `"second"`) || !strings.Contains(string(body), `"first"`) {
 		t.Fatalf("checkpoints: %d %s", code, body)
 	}
+	// The page previews a restore, then makes it, through the CLI's backend.
+	plan := uiPost(t, base, token, "/api/plan", `{"task":"default","ref":"@1"}`)
+	if !strings.Contains(plan, `"write":["a.txt"]`) {
+		t.Fatalf("plan of a restore to @1: %s", plan)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "two" {
+		t.Fatalf("the preview changed a.txt to %q", b)
+	}
+	restored := uiPost(t, base, token, "/api/restore", `{"task":"default","ref":"@1"}`)
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "one" || !strings.Contains(restored, `"backup":"`) {
+		t.Fatalf("after the page's restore to @1: a.txt = %q, result %s", b, restored)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code, _ := waitExit(t, cmd); code != 143 {
 		t.Errorf("ui after SIGTERM exited %d, want 143", code)
 	}
+}
+
+// uiPost posts body to path as the page does (token, its own Origin, a
+// JSON body) and returns the answer, failing unless it is 200.
+func uiPost(t *testing.T, base, token, path, body string) string {
+	t.Helper()
+	req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Ckpt-Token", token)
+	req.Header.Set("Origin", base)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %d %s", path, res.StatusCode, answer)
+	}
+	return string(answer)
 }
 
 // jsonDocument reads one JSON document from a command's output: off a

@@ -15,7 +15,9 @@ import (
 // the store for each request (never holding its lock between requests, so
 // an agent's saves are not kept waiting), use the same adapter.
 type EngineBackend struct {
-	// Acquire returns an Engine for one call; write is true for a restore.
+	// Acquire returns an Engine for one call; write is true for a restore
+	// and for its preview (Plan), a dry run the engine refuses to make on a
+	// read-only open.
 	Acquire func(ctx context.Context, write bool) (e *engine.Engine, release func(), err error)
 	// Events streams checkpoint and restore events (an EventHub's
 	// Subscribe, or PollHeads); nil sends none.
@@ -251,7 +253,7 @@ func restoreOptions(req RestoreRequest, dry bool) engine.RestoreOptions {
 
 // Plan implements Backend: a dry run of the restore.
 func (b *EngineBackend) Plan(ctx context.Context, req RestoreRequest) (p RestorePlan, err error) {
-	err = b.with(ctx, false, func(e *engine.Engine) error {
+	err = b.with(ctx, true, func(e *engine.Engine) error {
 		res, err := e.Restore(ctx, req.Ref, restoreOptions(req, true))
 		if err != nil {
 			return err
