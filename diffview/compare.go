@@ -2,18 +2,12 @@ package diffview
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/ckpt/ckpt/objects"
 )
-
-// ErrCorruptTree reports a tree whose entries break the Tree invariants
-// (names unique and sorted, no empty, ".", ".." or slash-containing names).
-// Test for it with errors.Is.
-var ErrCorruptTree = errors.New("diffview: corrupt tree")
 
 // TreeSource loads trees by id. Errors, including not-found errors, are
 // passed through to the caller of Compare wrapped with %w. Compare never asks
@@ -74,7 +68,9 @@ func (c Change) beforePath() string {
 // NewPathFilter for the rules). Subtrees with equal ids on both sides are
 // never loaded, so the cost is proportional to the changed part of the
 // trees. Blob contents are never loaded. Errors from src are wrapped with %w;
-// malformed trees yield ErrCorruptTree; ctx is checked before each tree load.
+// malformed trees (entries that break the Tree invariants: names unique and
+// sorted, no empty, ".", ".." or slash-containing names) yield an error
+// marked with objects.ErrCorrupt; ctx is checked before each tree load.
 func Compare(ctx context.Context, src TreeSource, from, to objects.ID, filters []string) ([]Change, error) {
 	fs, err := NewPathFilter(filters)
 	if err != nil {
@@ -105,7 +101,7 @@ func (w *treeWalker) load(dir string, id objects.ID) ([]objects.Entry, error) {
 	}
 	t, err := w.src.Tree(id)
 	if err != nil {
-		return nil, fmt.Errorf("diffview: load tree %s for %q: %w", id.Short(), displayDir(dir), err)
+		return nil, fmt.Errorf("load tree %s for %q: %w", id.Short(), displayDir(dir), err)
 	}
 	if err := checkEntries(t.Entries); err != nil {
 		return nil, fmt.Errorf("tree %s for %q: %w", id.Short(), displayDir(dir), err)
@@ -123,13 +119,13 @@ func displayDir(dir string) string {
 func checkEntries(entries []objects.Entry) error {
 	for i, e := range entries {
 		if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
-			return fmt.Errorf("%w: bad entry name %q", ErrCorruptTree, e.Name)
+			return objects.MarkCorrupt(fmt.Errorf("tree bad entry name %q", e.Name))
 		}
 		if i > 0 && entries[i-1].Name >= e.Name {
-			return fmt.Errorf("%w: entries not sorted at %q", ErrCorruptTree, e.Name)
+			return objects.MarkCorrupt(fmt.Errorf("tree entries not sorted at %q", e.Name))
 		}
 		if e.Kind != objects.KindFile && e.Kind != objects.KindSymlink && e.Kind != objects.KindDir {
-			return fmt.Errorf("%w: entry %q has unknown kind %d", ErrCorruptTree, e.Name, e.Kind)
+			return objects.MarkCorrupt(fmt.Errorf("tree entry %q has unknown kind %d", e.Name, e.Kind))
 		}
 	}
 	return nil

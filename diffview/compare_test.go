@@ -105,8 +105,8 @@ func TestCompareErrors(t *testing.T) {
 		{{Name: "a", Kind: 9}},
 	} {
 		bad := s.putTree(objects.Tree{Entries: entries})
-		if _, err := Compare(context.Background(), s, objects.ID{}, bad, nil); !errors.Is(err, ErrCorruptTree) {
-			t.Errorf("entries %v: err = %v, want ErrCorruptTree", entries, err)
+		if _, err := Compare(context.Background(), s, objects.ID{}, bad, nil); !errors.Is(err, objects.ErrCorrupt) {
+			t.Errorf("entries %v: err = %v, want objects.ErrCorrupt", entries, err)
 		}
 	}
 }

@@ -119,7 +119,7 @@ func loadSide(l BlobLoader, path string, s *Side, sniffOnly bool) ([]byte, error
 		data, err = l.LoadBlob(path, s.ID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("diffview: load %q (%s): %w", path, s.ID.Short(), err)
+		return nil, fmt.Errorf("load %q (%s): %w", path, s.ID.Short(), err)
 	}
 	if sniffOnly {
 		data = data[:min(len(data), binarySniffLen)]

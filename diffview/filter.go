@@ -8,7 +8,7 @@ import (
 )
 
 // ErrBadFilter reports a path filter that is absolute or leaves the tree.
-var ErrBadFilter = errors.New("diffview: bad path filter")
+var ErrBadFilter = errors.New("bad path filter")
 
 // PathFilter is a normalised list of slash-separated relative paths. A path
 // is covered when it equals a filter or lies under a filter directory; an

@@ -30,7 +30,7 @@ const (
 // lists the files and symlinks written.
 func (e *Engine) WriteArchive(ctx context.Context, ref string, w io.Writer, format ArchiveFormat, opts ExportOptions) (*ExportResult, error) {
 	res, err := e.writeArchive(ctx, ref, w, format, opts)
-	return res, translate(err)
+	return res, translate(err, e.storeDir)
 }
 
 func (e *Engine) writeArchive(ctx context.Context, ref string, w io.Writer, format ArchiveFormat, opts ExportOptions) (*ExportResult, error) {
@@ -110,7 +110,7 @@ func (a *archiver) dir(rel string, id objects.ID) error {
 	}
 	t, err := a.src.Tree(id)
 	if err != nil {
-		return storeError(err, a.e.storeDir)
+		return err
 	}
 	for _, ent := range t.Entries {
 		p := path.Join(rel, ent.Name)
@@ -138,7 +138,7 @@ func (a *archiver) write(it archiveItem) error {
 	if it.ent.Kind != objects.KindDir {
 		var err error
 		if body, err = a.blobs.Get(it.ent.ID); err != nil {
-			return storeError(err, a.e.storeDir)
+			return err
 		}
 		a.res.Written = append(a.res.Written, it.path)
 	}

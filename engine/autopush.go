@@ -54,7 +54,7 @@ type autoPusher struct {
 // with ErrBadRequest for an unknown remote or when already started.
 func (e *Engine) StartAutoPush(b Backend, name string) error {
 	if _, err := e.remoteURL(name); err != nil {
-		return translate(err)
+		return translate(err, e.storeDir)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &autoPusher{remote: name, b: b, kick: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
@@ -64,7 +64,7 @@ func (e *Engine) StartAutoPush(b Backend, name string) error {
 	if e.remoteMu.auto != nil {
 		e.remoteMu.Unlock()
 		cancel()
-		return translate(fmt.Errorf("%w: automatic push to %s runs already", ErrBadRequest, e.remoteMu.auto.remote))
+		return translate(fmt.Errorf("%w: automatic push to %s runs already", ErrBadRequest, e.remoteMu.auto.remote), e.storeDir)
 	}
 	e.remoteMu.auto = p
 	e.remoteMu.Unlock()

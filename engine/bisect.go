@@ -74,7 +74,7 @@ type BisectResult struct {
 // per skipped checkpoint.
 func (e *Engine) Bisect(ctx context.Context, opts BisectOptions) (*BisectResult, error) {
 	res, err := e.bisect(ctx, opts)
-	return res, translate(err)
+	return res, translate(err, e.storeDir)
 }
 
 func (e *Engine) bisect(ctx context.Context, opts BisectOptions) (*BisectResult, error) {

@@ -38,7 +38,7 @@ func (e *Engine) lookup(root objects.ID, rel string) (objects.Entry, error) {
 		}
 		t, err := e.db.Tree(ent.ID)
 		if err != nil {
-			return ent, storeError(err, e.storeDir)
+			return ent, err
 		}
 		found := false
 		for _, c := range t.Entries {
@@ -58,7 +58,7 @@ func (e *Engine) lookup(root objects.ID, rel string) (objects.Entry, error) {
 // single entry, when dir names a file or symlink).
 func (e *Engine) Ls(ctx context.Context, task, ref, dir string) ([]LsEntry, error) {
 	out, err := e.ls(ctx, task, ref, dir)
-	return out, translate(err)
+	return out, translate(err, e.storeDir)
 }
 
 func (e *Engine) ls(ctx context.Context, task, ref, dir string) ([]LsEntry, error) {
@@ -75,7 +75,7 @@ func (e *Engine) ls(ctx context.Context, task, ref, dir string) ([]LsEntry, erro
 	}
 	t, err := e.db.Tree(ent.ID)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	out := make([]LsEntry, len(t.Entries))
 	for i, c := range t.Entries {
@@ -88,7 +88,7 @@ func (e *Engine) ls(ctx context.Context, task, ref, dir string) ([]LsEntry, erro
 // symlink, its target text). The reader verifies the content's hash.
 func (e *Engine) Cat(ctx context.Context, task, ref, file string) (io.ReadCloser, int64, error) {
 	rc, n, err := e.cat(ctx, task, ref, file)
-	return rc, n, translate(err)
+	return rc, n, translate(err, e.storeDir)
 }
 
 func (e *Engine) cat(ctx context.Context, task, ref, file string) (io.ReadCloser, int64, error) {
@@ -127,5 +127,5 @@ func (e *Engine) ReadState(ctx context.Context, id ID) ([]byte, error) {
 		return nil, err
 	}
 	b, err := e.getBlob(ctx, objects.ID(id))
-	return b, translate(err)
+	return b, translate(err, e.storeDir)
 }

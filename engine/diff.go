@@ -67,6 +67,7 @@ type DiffResult struct {
 
 	raw       []diffview.Change // Changes in diffview's terms
 	workspace string
+	storeDir  string // for the reports of damage the loaders meet
 	before    diffview.BlobLoader
 	after     diffview.BlobLoader
 }
@@ -80,7 +81,7 @@ type DiffResult struct {
 // and writes nothing to the store.
 func (e *Engine) Diff(ctx context.Context, from, to string, opts DiffOptions) (*DiffResult, error) {
 	res, err := e.diff(ctx, from, to, opts)
-	return res, translate(err)
+	return res, translate(err, e.storeDir)
 }
 
 func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*DiffResult, error) {
@@ -105,7 +106,7 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 		return nil, err
 	}
 	store := storeLoader{e, e.blobs.ReadSession()}
-	res := &DiffResult{From: ID(fromID), workspace: e.workspace, before: store, after: store}
+	res := &DiffResult{From: ID(fromID), workspace: e.workspace, storeDir: e.storeDir, before: store, after: store}
 	var snap *save.Snapshot
 	var toRoot objects.ID
 	if to == "" || to == WorkspaceRef {
@@ -122,7 +123,7 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	}
 	res.raw, err = diffview.Compare(ctx, e.save.TreeSource(snap), fromCP.Root, toRoot, filter)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	res.Changes = make([]Change, len(res.raw))
 	for i, c := range res.raw {
@@ -152,22 +153,22 @@ func (r *DiffResult) Content(c Change, after bool) ([]byte, error) {
 		return nil, nil
 	}
 	b, err := loader.LoadBlob(p, objects.ID(side.ID))
-	return b, translate(err)
+	return b, translate(err, r.storeDir)
 }
 
 // WritePatch writes a unified patch that git apply and patch -p1 accept.
 func (r *DiffResult) WritePatch(w io.Writer, f DiffFormat) error {
-	return translate(diffview.WritePatch(w, r.raw, r.before, r.after, f.internal()))
+	return translate(diffview.WritePatch(w, r.raw, r.before, r.after, f.internal()), r.storeDir)
 }
 
 // WriteStat writes a git-style --stat summary.
 func (r *DiffResult) WriteStat(w io.Writer, f DiffFormat) error {
-	return translate(diffview.WriteStat(w, r.raw, r.before, r.after, f.internal()))
+	return translate(diffview.WriteStat(w, r.raw, r.before, r.after, f.internal()), r.storeDir)
 }
 
 // WriteNameStatus writes one "STATUS\tpath" line per change.
 func (r *DiffResult) WriteNameStatus(w io.Writer) error {
-	return translate(diffview.WriteNameStatus(w, r.raw))
+	return translate(diffview.WriteNameStatus(w, r.raw), r.storeDir)
 }
 
 // Files describes every change with its contents (text only) and absolute path.
@@ -181,7 +182,7 @@ func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
 		g.Go(func() error {
 			d, err := diffview.Describe(c, r.before, r.after, f.internal())
 			if err != nil {
-				return translate(err)
+				return translate(err, r.storeDir)
 			}
 			fd := FileDiff{Path: c.Path, Absolute: filepath.Join(r.workspace, filepath.FromSlash(c.Path)),
 				Status: ChangeStatus(c.Status), OldPath: c.OldPath, Binary: d.Binary, TooLarge: d.TooLarge,
@@ -212,7 +213,7 @@ type storeLoader struct {
 
 func (s storeLoader) LoadBlob(_ string, id objects.ID) ([]byte, error) {
 	if b, err := s.reads.Get(id); !errors.Is(err, objects.ErrNotFound) {
-		return b, storeError(err, s.e.storeDir)
+		return b, err
 	}
 	return s.e.getBlob(context.Background(), id)
 }

@@ -15,5 +15,7 @@
 //   - One process uses a store at a time (an OS lock, held from Open to
 //     Close); within the process an Engine is safe for concurrent use.
 //   - Integrity failures of the store are reported as ErrCorrupt, never as
-//     wrong bytes.
+//     wrong bytes. ErrCorrupt is objects.ErrCorrupt: every layer marks the
+//     damage it finds with it, and every such error an Engine returns is,
+//     or wraps, a *CorruptError naming the store (or the remote) it is in.
 package engine

@@ -42,7 +42,7 @@ func (e *Engine) dropLocked(ctx context.Context, task string) (*DropResult, erro
 	}
 	head, ok, err := e.db.Task(task)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: task %q does not exist", ErrUnknownRef, task)

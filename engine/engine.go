@@ -62,7 +62,7 @@ type Engine struct {
 // does not exist is an error wrapping fs.ErrNotExist.
 func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
 	e, err := open(ctx, workspace, opts)
-	return e, translate(err)
+	return e, translate(err, "")
 }
 
 func open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
@@ -102,16 +102,16 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	created, err := e.openStore()
 	if err != nil {
 		e.Close()
-		return nil, err
+		return nil, translate(err, storeDir)
 	}
 	if e.pending, err = readJournal(e.journalPath()); err != nil {
 		e.Close()
-		return nil, err
+		return nil, translate(err, storeDir)
 	}
 	if opts.Watch && !opts.ReadOnly {
 		if err := e.startWatch(); err != nil {
 			e.Close()
-			return nil, err
+			return nil, translate(err, storeDir)
 		}
 	}
 	ev := Event{Type: EventInitialize, Workspace: ws, Created: created, Duration: time.Since(start)}
@@ -139,7 +139,7 @@ func (e *Engine) openStore() (created bool, err error) {
 		return false, err
 	}
 	if !hasIndex && len(packs) > 0 {
-		return false, fmt.Errorf("%w: index missing but %d packs present in %s", ErrCorrupt, len(packs), e.storeDir)
+		return false, objects.MarkCorrupt(fmt.Errorf("index missing but %d packs present", len(packs)))
 	}
 	if !e.opts.ReadOnly {
 		if err := probeWritable(e.storeDir, dir, filepath.Join(e.storeDir, "packs")); err != nil {
@@ -153,7 +153,7 @@ func (e *Engine) openStore() (created bool, err error) {
 		FS:                e.opts.indexFS,
 	})
 	if err != nil {
-		return false, storeError(err, e.storeDir)
+		return false, err
 	}
 	e.db = db
 	if created, err = e.checkIdentity(len(packs)); err != nil {
@@ -165,11 +165,11 @@ func (e *Engine) openStore() (created bool, err error) {
 	// with a record per blob.
 	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: !e.opts.ungrouped, PackSize: e.opts.packSize})
 	if err != nil {
-		return false, storeError(err, e.storeDir)
+		return false, err
 	}
 	e.blobs = blobs
 	e.save = &save.Store{
-		Workspace: e.workspace, DB: db, Blobs: blobs, StoreErr: e.storeErr,
+		Workspace: e.workspace, DB: db, Blobs: blobs,
 		Walk: walker.Options{
 			Profile:     e.opts.Profile,
 			Extra:       e.opts.Exclude,
@@ -188,17 +188,17 @@ func (e *Engine) openStore() (created bool, err error) {
 func (e *Engine) checkIdentity(packs int) (created bool, err error) {
 	meta, ok, err := e.db.Meta()
 	if err != nil {
-		return false, storeError(err, e.storeDir)
+		return false, err
 	}
 	switch {
 	case !ok && packs > 0:
-		return false, fmt.Errorf("%w: index records no store but %d packs present in %s", ErrCorrupt, packs, e.storeDir)
+		return false, objects.MarkCorrupt(fmt.Errorf("index records no store but %d packs present", packs))
 	case !ok:
 		b := e.db.NewBatch()
 		defer b.Close()
 		b.SetMeta(index.Meta{FormatVersion: index.FormatVersion, Workspace: e.workspace, Created: time.Now()})
 		if err := b.Commit(); err != nil {
-			return false, storeError(err, e.storeDir)
+			return false, err
 		}
 		return true, nil
 	case meta.Workspace != e.workspace:

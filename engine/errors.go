@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/diffview"
-	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
@@ -21,8 +20,10 @@ var (
 	ErrBusy = errors.New("store busy")
 	// ErrWorkspaceMismatch: the store records a different workspace (see *WorkspaceMismatchError).
 	ErrWorkspaceMismatch = errors.New("store belongs to another workspace")
-	// ErrCorrupt: the store failed an integrity check (see *CorruptError).
-	ErrCorrupt = errors.New("store corrupt")
+	// ErrCorrupt: the store, or a remote, failed an integrity check (see
+	// *CorruptError). It is objects.ErrCorrupt, the one mark every layer
+	// puts on the damage it finds.
+	ErrCorrupt = objects.ErrCorrupt
 	// ErrBadRequest: the caller passed an invalid option or argument.
 	ErrBadRequest = errors.New("bad request")
 	// ErrProtected: the workspace is one ckpt refuses (/, the home directory,
@@ -89,9 +90,10 @@ func (e *WorkspaceMismatchError) Error() string {
 func (e *WorkspaceMismatchError) Unwrap() error { return ErrWorkspaceMismatch }
 
 // CorruptError reports a store that failed an integrity check. It matches
-// ErrCorrupt and the internal cause.
+// ErrCorrupt and its cause. Every error an Engine method returns that
+// matches ErrCorrupt is, or wraps, a *CorruptError.
 type CorruptError struct {
-	Store  string // the store directory
+	Store  string // the store directory, or "remote NAME" for a remote's damage
 	Object ID     // the damaged object, zero when the failure names none
 	Err    error
 }
@@ -102,11 +104,14 @@ func (e *CorruptError) Error() string {
 	if !e.Object.IsZero() {
 		obj = " " + e.Object.Short() + ":"
 	}
-	return fmt.Sprintf("%v:%s %s (store at %s)", ErrCorrupt, obj, plainText(e.Err), e.Store)
+	return fmt.Sprintf("%v:%s %v (store at %s)", ErrCorrupt, obj, e.Err, e.Store)
 }
 
-// Unwrap returns ErrCorrupt and the cause.
-func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+// Is reports whether target is ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Unwrap returns the cause.
+func (e *CorruptError) Unwrap() error { return e.Err }
 
 // WrongTaskError reports a checkpoint that belongs to another task than
 // the one an operation was asked to change. It matches ErrBadRequest.
@@ -130,71 +135,39 @@ func (e *WrongTaskError) Unwrap() error { return ErrBadRequest }
 type BackgroundError struct{ Err error }
 
 // Error says where the failure came from.
-func (e *BackgroundError) Error() string { return "index background work: " + plainText(e.Err) }
+func (e *BackgroundError) Error() string { return "index background work: " + e.Err.Error() }
 
 // Unwrap returns the cause.
 func (e *BackgroundError) Unwrap() error { return e.Err }
 
-// storeError marks the internal packages' integrity failures as a
-// *CorruptError, so callers can tell them apart.
-func storeError(err error, storeDir string) error {
-	var ce *CorruptError
-	if err == nil || errors.As(err, &ce) || !isInternalCorrupt(err) {
-		return err
-	}
-	return &CorruptError{Store: storeDir, Err: err}
-}
-
-// isInternalCorrupt reports whether err is an internal package's integrity failure.
-func isInternalCorrupt(err error) bool {
-	return errors.Is(err, objects.ErrCorrupt) || errors.Is(err, index.ErrCorrupt)
-}
-
 // publicError is an internal error at the public boundary: it matches the
-// public sentinel and the original, and reads as the original without the
-// internal packages' prefixes.
+// public sentinel and the original, and reads as the original.
 type publicError struct {
-	public error // nil when only the text needed translating
+	public error
 	err    error
 }
 
-func (p *publicError) Error() string { return plainText(p.err) }
+func (p *publicError) Error() string { return p.err.Error() }
 
-func (p *publicError) Unwrap() []error {
-	if p.public == nil {
-		return []error{p.err}
-	}
-	return []error{p.public, p.err}
-}
+func (p *publicError) Unwrap() []error { return []error{p.public, p.err} }
 
-// translate is the one place where errors leave the engine: an internal
-// sentinel is matched to its public one, and the text loses the internal
-// packages' prefixes. Every public method returns its error through it.
-func translate(err error) error {
-	if err == nil {
-		return nil
-	}
-	var public error
+// translate is the one place where errors leave the engine: damage found
+// by any layer (marked with ErrCorrupt) becomes a *CorruptError naming
+// storeDir unless it is one already, and an internal package's sentinel is
+// matched to its public one. Every public method returns its error
+// through it; storeDir is "" where no store is open yet.
+func translate(err error, storeDir string) error {
+	var ce *CorruptError
+	var pe *publicError
 	switch {
-	case errors.Is(err, walker.ErrProtected):
-		public = ErrProtected
-	case errors.Is(err, walker.ErrUnknownProfile), errors.Is(err, diffview.ErrBadFilter):
-		public = ErrBadRequest
-	}
-	if public == nil && plainText(err) == err.Error() {
+	case err == nil || errors.As(err, &pe):
 		return err
+	case errors.Is(err, ErrCorrupt) && !errors.As(err, &ce) && storeDir != "":
+		return &CorruptError{Store: storeDir, Err: err}
+	case errors.Is(err, walker.ErrProtected):
+		return &publicError{public: ErrProtected, err: err}
+	case errors.Is(err, walker.ErrUnknownProfile), errors.Is(err, diffview.ErrBadFilter):
+		return &publicError{public: ErrBadRequest, err: err}
 	}
-	return &publicError{public: public, err: err}
-}
-
-// internalPrefixes start the texts of the internal packages' sentinels.
-var internalPrefixes = []string{"walker: ", "objects: ", "index: ", "diffview: "}
-
-// plainText is err's text without the internal packages' prefixes.
-func plainText(err error) string {
-	s := err.Error()
-	for _, p := range internalPrefixes {
-		s = strings.ReplaceAll(s, p, "")
-	}
-	return s
+	return err
 }

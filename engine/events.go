@@ -44,7 +44,7 @@ func (e *Engine) emit(ev Event) {
 // report translates the error of a public operation (see translate) and
 // emits it as an error event.
 func (e *Engine) report(err error, start time.Time) error {
-	err = translate(err)
+	err = translate(err, e.storeDir)
 	if err != nil {
 		e.emit(Event{Type: EventError, Err: err, Duration: time.Since(start)})
 	}

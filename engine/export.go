@@ -38,7 +38,7 @@ type ExportResult struct {
 // write lock: it runs beside saves.
 func (e *Engine) Export(ctx context.Context, ref, dir string, opts ExportOptions) (*ExportResult, error) {
 	res, err := e.export(ctx, ref, dir, opts)
-	return res, translate(err)
+	return res, translate(err, e.storeDir)
 }
 
 func (e *Engine) export(ctx context.Context, ref, dir string, opts ExportOptions) (*ExportResult, error) {
@@ -126,7 +126,7 @@ func (x *exporter) to(ctx context.Context, root objects.ID) (restore.Result, err
 	}
 	plan, err := restore.NewPlan(ctx, x.e.save.TreeSource(nil), x.root, root, x.filter, names)
 	if err != nil {
-		return restore.Result{}, storeError(err, x.e.storeDir)
+		return restore.Result{}, err
 	}
 	if _, err := x.e.fetchBlobs(ctx, plan.Blobs(), nil); err != nil {
 		return restore.Result{}, err
@@ -136,7 +136,7 @@ func (x *exporter) to(ctx context.Context, root objects.ID) (restore.Result, err
 		return restore.Result{}, fmt.Errorf("export: %w", err)
 	}
 	defer closeFS()
-	a := &restore.Applier{FS: fsys, Blobs: x.e.blobs.ReadSession(), StoreErr: x.e.storeErr, Force: true, NameProblem: osfs.NameProblem}
+	a := &restore.Applier{FS: fsys, Blobs: x.e.blobs.ReadSession(), Force: true, NameProblem: osfs.NameProblem}
 	if err := a.Apply(ctx, plan); err != nil {
 		return a.Result, err
 	}

@@ -137,7 +137,7 @@ func (e *Engine) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error
 func (e *Engine) maybeAutoGC(ctx context.Context) {
 	start := time.Now()
 	if err := e.autoGC(ctx); err != nil {
-		e.emit(Event{Type: EventError, Err: translate(fmt.Errorf("automatic gc: %w", err)), Duration: time.Since(start)})
+		e.emit(Event{Type: EventError, Err: translate(fmt.Errorf("automatic gc: %w", err), e.storeDir), Duration: time.Since(start)})
 	}
 }
 

@@ -12,13 +12,13 @@ func (e *Engine) Heads(ctx context.Context) (map[string]ID, error) {
 	}
 	names, err := e.db.Tasks()
 	if err != nil {
-		return nil, translate(storeError(err, e.storeDir))
+		return nil, translate(err, e.storeDir)
 	}
 	heads := make(map[string]ID, len(names))
 	for _, name := range names {
 		head, ok, err := e.db.Task(name)
 		if err != nil {
-			return nil, translate(storeError(err, e.storeDir))
+			return nil, translate(err, e.storeDir)
 		}
 		if ok {
 			heads[name] = ID(head.Head)

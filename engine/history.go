@@ -51,7 +51,7 @@ type History struct {
 // checkpoint and its parent.
 func (e *Engine) History(ctx context.Context, opts HistoryOptions) (*History, error) {
 	h, err := e.history(ctx, opts)
-	return h, translate(err)
+	return h, translate(err, e.storeDir)
 }
 
 func (e *Engine) history(ctx context.Context, opts HistoryOptions) (*History, error) {
@@ -106,7 +106,7 @@ func (e *Engine) history(ctx context.Context, opts HistoryOptions) (*History, er
 func (e *Engine) chainDiff(ctx context.Context, src diffview.TreeSource, store storeLoader, cp CheckpointInfo, parentRoot ID, filter diffview.PathFilter) (*DiffResult, error) {
 	raw, err := diffview.Compare(ctx, src, objects.ID(parentRoot), objects.ID(cp.Root), filter)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	d := &DiffResult{From: cp.Parent, To: cp.ID, workspace: e.workspace, before: store, after: store, raw: raw,
 		Changes: make([]Change, len(raw))}
@@ -123,7 +123,7 @@ func (e *Engine) historyTasks(opts HistoryOptions) ([]string, error) {
 		return []string{task}, err
 	}
 	names, err := e.db.Tasks()
-	return names, storeError(err, e.storeDir)
+	return names, err
 }
 
 // parentRoot is the root tree of cp's parent: zero (the empty tree) for a

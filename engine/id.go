@@ -38,7 +38,7 @@ func (id ID) Text() string {
 func (id ID) MarshalText() ([]byte, error) { return []byte(id.Text()), nil }
 
 // UnmarshalText decodes the hex form; "" decodes to the zero ID.
-func (id *ID) UnmarshalText(b []byte) error { return translate((*objects.ID)(id).UnmarshalText(b)) }
+func (id *ID) UnmarshalText(b []byte) error { return (*objects.ID)(id).UnmarshalText(b) }
 
 // publicIDs converts internal ids to public ones.
 func publicIDs[T ~[32]byte](in []T) []ID {

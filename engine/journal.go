@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // Journal records a restore in progress. It is written (and synced) before
@@ -56,7 +57,7 @@ func readJournal(path string) (*Journal, error) {
 	}
 	var j journalFile
 	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("%w: restore journal %s is unreadable (%v); remove it after checking the workspace", ErrCorrupt, path, err)
+		return nil, objects.MarkCorrupt(fmt.Errorf("restore journal %s is unreadable (%v); remove it after checking the workspace", path, err))
 	}
 	return (*Journal)(&j), nil
 }

@@ -17,7 +17,7 @@ type Log struct {
 // An unknown task has an empty log; an invalid name fails with ErrBadRequest.
 func (e *Engine) List(ctx context.Context, task string) (*Log, error) {
 	log, err := e.list(ctx, task)
-	return log, translate(err)
+	return log, translate(err, e.storeDir)
 }
 
 func (e *Engine) list(ctx context.Context, task string) (*Log, error) {
@@ -31,12 +31,12 @@ func (e *Engine) list(ctx context.Context, task string) (*Log, error) {
 	log := &Log{Task: task}
 	head, ok, err := e.db.Task(task)
 	if err != nil || !ok {
-		return log, storeError(err, e.storeDir)
+		return log, err
 	}
 	log.Head = ID(head.Head)
 	ids, err := e.db.TaskCheckpoints(task)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	log.Checkpoints = make([]CheckpointInfo, 0, len(ids))
 	for _, id := range ids {
@@ -56,10 +56,10 @@ func (e *Engine) Show(ctx context.Context, task, ref string) (CheckpointInfo, er
 	}
 	id, cp, err := e.resolveCheckpoint(task, ref)
 	if err != nil {
-		return CheckpointInfo{}, translate(err)
+		return CheckpointInfo{}, translate(err, e.storeDir)
 	}
 	head, _, err := e.db.Task(cp.Task)
-	return checkpointInfo(ID(id), cp, head.Head == id), translate(storeError(err, e.storeDir))
+	return checkpointInfo(ID(id), cp, head.Head == id), translate(err, e.storeDir)
 }
 
 // TaskInfo summarises one task.
@@ -76,13 +76,13 @@ type TaskInfo struct {
 // Tasks lists every task of the store, sorted by name.
 func (e *Engine) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	out, err := e.tasks(ctx)
-	return out, translate(err)
+	return out, translate(err, e.storeDir)
 }
 
 func (e *Engine) tasks(ctx context.Context) ([]TaskInfo, error) {
 	names, err := e.db.Tasks()
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	out := make([]TaskInfo, 0, len(names))
 	for _, name := range names {

@@ -43,7 +43,7 @@ func (e *Engine) Pull(ctx context.Context, b Backend, opts PullOptions) (*PullRe
 	start := time.Now()
 	res, err := e.pull(ctx, b, opts)
 	if err != nil {
-		return nil, translate(remoteError(err, opts.Remote))
+		return nil, translate(remoteError(err, opts.Remote), e.storeDir)
 	}
 	res.Duration = time.Since(start)
 	return res, nil
@@ -54,7 +54,7 @@ func (e *Engine) pull(ctx context.Context, b Backend, opts PullOptions) (*PullRe
 	err := e.withSyncer(ctx, b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
 		r, err := s.Pull(ctx, task)
 		if err != nil {
-			return storeError(fmt.Errorf("pull %q from %s: %w", task, opts.Remote, err), e.storeDir)
+			return fmt.Errorf("pull %q from %s: %w", task, opts.Remote, err)
 		}
 		res = &PullResult{Task: task, Head: ID(r.Head), Checkpoints: r.Checkpoints, Trees: r.Trees, Blobs: r.Blobs,
 			Moved: r.Moved, Traffic: SyncTraffic(s.Counters())}
@@ -99,15 +99,15 @@ func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*Clon
 	}
 	tasks, err := e.db.Tasks()
 	if err != nil {
-		return nil, translate(storeError(err, e.storeDir))
+		return nil, translate(err, e.storeDir)
 	}
 	if len(tasks) > 0 {
-		return nil, translate(fmt.Errorf("%w: clone needs a new store; %s has %d task(s)", ErrBadRequest, e.storeDir, len(tasks)))
+		return nil, translate(fmt.Errorf("%w: clone needs a new store; %s has %d task(s)", ErrBadRequest, e.storeDir, len(tasks)), e.storeDir)
 	}
 	if err := checkKeying(ctx, opts.Remote, opts.Key, b); err != nil {
-		return nil, translate(err)
+		return nil, translate(err, e.storeDir)
 	}
-	if err := translate(e.addRemote(ctx, RemoteInfo{Name: opts.Remote, URL: opts.URL, Key: opts.Key})); err != nil {
+	if err := translate(e.addRemote(ctx, RemoteInfo{Name: opts.Remote, URL: opts.URL, Key: opts.Key}), e.storeDir); err != nil {
 		return nil, err
 	}
 	pr, err := e.Pull(ctx, b, PullOptions{Remote: opts.Remote, Task: opts.Task, Progress: opts.Progress})

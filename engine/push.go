@@ -68,7 +68,7 @@ func (e *Engine) Push(ctx context.Context, b Backend, opts PushOptions) (*PushRe
 	start := time.Now()
 	res, err := e.push(ctx, b, opts)
 	if err != nil {
-		return nil, translate(remoteError(err, opts.Remote))
+		return nil, translate(remoteError(err, opts.Remote), e.storeDir)
 	}
 	res.Duration = time.Since(start)
 	return res, nil
@@ -79,7 +79,7 @@ func (e *Engine) push(ctx context.Context, b Backend, opts PushOptions) (*PushRe
 	err := e.withSyncer(ctx, b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
 		r, err := s.Push(ctx, task)
 		if err != nil {
-			return storeError(fmt.Errorf("push %q to %s: %w", task, opts.Remote, err), e.storeDir)
+			return fmt.Errorf("push %q to %s: %w", task, opts.Remote, err)
 		}
 		res = &PushResult{Task: r.Task, Head: ID(r.Head), Checkpoints: r.Checkpoints, UpToDate: r.UpToDate,
 			Behind: r.Behind, Forked: r.Forked, Traffic: SyncTraffic(s.Counters())}

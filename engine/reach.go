@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ckpt/ckpt/engine/internal/maint"
@@ -42,13 +41,13 @@ type PhaseProgress struct {
 
 // maintStore is the maintenance mechanics' view of the store.
 func (e *Engine) maintStore() *maint.Store {
-	return &maint.Store{Dir: e.storeDir, DB: e.db, Blobs: e.blobs, StoreErr: e.storeErr, Step: e.opts.gcStep}
+	return &maint.Store{Dir: e.storeDir, DB: e.db, Blobs: e.blobs, Step: e.opts.gcStep}
 }
 
 // publicProblem renders an internal problem for the caller.
 func publicProblem(p maint.Problem) Problem {
 	return Problem{Checkpoint: ID(p.Checkpoint), Task: p.Task, Seq: p.Seq, Path: p.Path,
-		Object: ID(p.Object), Kind: p.Kind, Message: plainText(errors.New(p.Message))}
+		Object: ID(p.Object), Kind: p.Kind, Message: p.Message}
 }
 
 // progressFunc adapts a caller's progress callback; nil stays nil.

@@ -61,7 +61,7 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 	defer unlock()
 	deferred, err := e.blobs.DeferredPacks()
 	if err != nil {
-		return nil, e.report(storeError(err, e.storeDir), start)
+		return nil, e.report(err, start)
 	}
 	res := &RecompressResult{Remaining: len(deferred)}
 	if len(deferred) == 0 {
@@ -90,11 +90,11 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 func (e *Engine) Deferred() (bytes int64, packs int, err error) {
 	deferred, err := e.blobs.DeferredPacks()
 	if err != nil {
-		return 0, 0, storeError(err, e.storeDir)
+		return 0, 0, err
 	}
 	sizes, _, err := e.maintStore().PackSizes()
 	if err != nil {
-		return 0, 0, storeError(err, e.storeDir)
+		return 0, 0, err
 	}
 	for _, n := range deferred {
 		bytes += sizes[n]

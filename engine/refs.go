@@ -30,7 +30,7 @@ func (e *Engine) Resolve(ctx context.Context, task, ref string) (ID, error) {
 		return ID{}, err
 	}
 	id, err := e.resolve(task, ref)
-	return ID(id), translate(err)
+	return ID(id), translate(err, e.storeDir)
 }
 
 // resolve is Resolve without the cancellation check, for callers that already hold a context.
@@ -59,7 +59,7 @@ func (e *Engine) resolve(task, ref string) (objects.ID, error) {
 		}
 		id, ok, err := e.db.CheckpointAt(task, seq)
 		if err != nil {
-			return objects.ID{}, storeError(err, e.storeDir)
+			return objects.ID{}, err
 		}
 		if !ok {
 			return objects.ID{}, unknownRef(task, ref)
@@ -77,7 +77,7 @@ func unknownRef(task, ref string) error {
 func (e *Engine) headOf(task, ref string) (objects.ID, error) {
 	head, ok, err := e.db.Task(task)
 	if err != nil {
-		return objects.ID{}, storeError(err, e.storeDir)
+		return objects.ID{}, err
 	}
 	if !ok {
 		return objects.ID{}, fmt.Errorf("%w %q: task %q has no checkpoints yet", ErrUnknownRef, ref, task)
@@ -116,7 +116,7 @@ func (e *Engine) byPrefix(task, ref string) (objects.ID, error) {
 	}
 	ids, err := e.db.CheckpointsWithPrefix(lower)
 	if err != nil {
-		return objects.ID{}, storeError(err, e.storeDir)
+		return objects.ID{}, err
 	}
 	switch len(ids) {
 	case 0:
@@ -143,5 +143,5 @@ func (e *Engine) checkpoint(id objects.ID) (index.Checkpoint, error) {
 	if errors.Is(err, index.ErrNotFound) {
 		return cp, fmt.Errorf("%w: checkpoint %s does not exist", ErrUnknownRef, id.Short())
 	}
-	return cp, storeError(err, e.storeDir)
+	return cp, err
 }

@@ -46,7 +46,7 @@ func validRemoteName(name string) error {
 // ErrBadRequest for an invalid name or a name already taken. Only the URL
 // is stored: credentials are never written to the store.
 func (e *Engine) AddRemote(ctx context.Context, name, url string) error {
-	return translate(e.addRemote(ctx, RemoteInfo{Name: name, URL: url}))
+	return translate(e.addRemote(ctx, RemoteInfo{Name: name, URL: url}), e.storeDir)
 }
 
 // AddEncryptedRemote is AddRemote for a remote encrypted as key says (see
@@ -56,9 +56,9 @@ func (e *Engine) AddRemote(ctx context.Context, name, url string) error {
 // with ErrBadRequest when key is zero.
 func (e *Engine) AddEncryptedRemote(ctx context.Context, name, url string, key RemoteKey) error {
 	if !key.Encrypted() {
-		return translate(fmt.Errorf("%w: remote %q: no key file or passphrase variable given", ErrBadRequest, name))
+		return translate(fmt.Errorf("%w: remote %q: no key file or passphrase variable given", ErrBadRequest, name), e.storeDir)
 	}
-	return translate(e.addRemote(ctx, RemoteInfo{Name: name, URL: url, Key: key}))
+	return translate(e.addRemote(ctx, RemoteInfo{Name: name, URL: url, Key: key}), e.storeDir)
 }
 
 func (e *Engine) addRemote(ctx context.Context, r RemoteInfo) error {
@@ -78,7 +78,7 @@ func (e *Engine) addRemote(ctx context.Context, r RemoteInfo) error {
 		return err
 	}
 	if old, ok, err := e.db.Config(remoteKey(name)); err != nil {
-		return storeError(err, e.storeDir)
+		return err
 	} else if ok {
 		return fmt.Errorf("%w: remote %q exists already (%s)", ErrBadRequest, name, old)
 	}
@@ -92,7 +92,7 @@ func (e *Engine) addRemote(ctx context.Context, r RemoteInfo) error {
 		}
 		b.SetConfig(remoteKeyKey(name), string(k))
 	}
-	return storeError(b.Commit(), e.storeDir)
+	return b.Commit()
 }
 
 // RemoveRemote forgets remote name and what the store recorded about it.
@@ -100,7 +100,7 @@ func (e *Engine) addRemote(ctx context.Context, r RemoteInfo) error {
 // never fetched become unreadable here, so RemoveRemote fails with
 // ErrBadRequest while the store still needs some, unless force is set.
 func (e *Engine) RemoveRemote(ctx context.Context, name string, force bool) error {
-	return translate(e.removeRemote(ctx, name, force))
+	return translate(e.removeRemote(ctx, name, force), e.storeDir)
 }
 
 func (e *Engine) removeRemote(ctx context.Context, name string, force bool) error {
@@ -110,7 +110,7 @@ func (e *Engine) removeRemote(ctx context.Context, name string, force bool) erro
 	}
 	defer unlock()
 	if _, ok, err := e.db.Config(remoteKey(name)); err != nil {
-		return storeError(err, e.storeDir)
+		return err
 	} else if !ok {
 		return fmt.Errorf("%w: no remote %q", ErrBadRequest, name)
 	}
@@ -132,12 +132,12 @@ func (e *Engine) removeRemote(ctx context.Context, name string, force bool) erro
 		return nil
 	})
 	if err != nil {
-		return storeError(err, e.storeDir)
+		return err
 	}
 	e.remoteMu.Lock()
 	delete(e.remoteMu.backends, name)
 	e.remoteMu.Unlock()
-	return storeError(b.Commit(), e.storeDir)
+	return b.Commit()
 }
 
 // Remotes lists the store's remotes by name.
@@ -147,13 +147,13 @@ func (e *Engine) Remotes(ctx context.Context) ([]RemoteInfo, error) {
 	}
 	names, err := e.remoteNames()
 	if err != nil {
-		return nil, translate(err)
+		return nil, translate(err, e.storeDir)
 	}
 	out := make([]RemoteInfo, 0, len(names))
 	for _, name := range names {
 		r, err := e.remoteInfo(name)
 		if err != nil {
-			return nil, translate(err)
+			return nil, translate(err, e.storeDir)
 		}
 		out = append(out, r)
 	}
@@ -164,7 +164,7 @@ func (e *Engine) Remotes(ctx context.Context) ([]RemoteInfo, error) {
 func (e *Engine) remoteURL(name string) (string, error) {
 	url, ok, err := e.db.Config(remoteKey(name))
 	if err != nil {
-		return "", storeError(err, e.storeDir)
+		return "", err
 	}
 	if !ok {
 		return "", fmt.Errorf("%w: no remote %q", ErrBadRequest, name)
@@ -181,8 +181,8 @@ func (e *Engine) syncer(name string, b Backend, progress func(SyncProgress)) *re
 	return s
 }
 
-// remoteError marks a remote's integrity failures as a *CorruptError
-// naming the remote, a missing task as ErrUnknownRef, a fork as
+// remoteError marks a remote's integrity failures (an object that does not
+// verify, a damaged object file) as a *CorruptError naming the remote, a missing task as ErrUnknownRef, a fork as
 // ErrDiverged, and an encrypted remote's failures as cryptError does.
 func remoteError(err error, name string) error {
 	if cerr := cryptError(err, name); cerr != nil {
@@ -190,7 +190,7 @@ func remoteError(err error, name string) error {
 	}
 	var ce *remotesync.CorruptError
 	switch {
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.Is(err, remote.ErrDamaged):
 		return &CorruptError{Store: "remote " + name, Err: err}
 	case errors.Is(err, remotesync.ErrNoTask):
 		return &publicError{public: ErrUnknownRef, err: err}

@@ -49,7 +49,7 @@ type RemoteSecret struct {
 // readable by its owner only (0600 on Unix). It never replaces a file:
 // losing a key loses everything encrypted with it.
 func GenerateRemoteKey(path string) error {
-	return translate(crypt.GenerateKeyFile(path))
+	return crypt.GenerateKeyFile(path)
 }
 
 // sealedBackend is a Backend that EncryptRemote returned: every object it
@@ -76,7 +76,7 @@ type sealedBackend struct {
 func EncryptRemote(ctx context.Context, b Backend, secret RemoteSecret) (Backend, error) {
 	k, err := secretKey(ctx, b, secret)
 	if err != nil {
-		return nil, translate(keyError(err))
+		return nil, keyError(err)
 	}
 	return &sealedBackend{Backend: crypt.Wrap(b, k), key: k}, nil
 }
@@ -184,7 +184,7 @@ func (e *Engine) remoteInfo(name string) (RemoteInfo, error) {
 	r := RemoteInfo{Name: name, URL: url}
 	v, ok, err := e.db.Config(remoteKeyKey(name))
 	if err != nil {
-		return r, storeError(err, e.storeDir)
+		return r, err
 	}
 	if ok {
 		if err := json.Unmarshal([]byte(v), &r.Key); err != nil {

@@ -311,7 +311,7 @@ func TestRemoteErrorsOfAnEncryptedRemoteMatchTheirPublicSentinels(t *testing.T) 
 		{fmt.Errorf("read data/x: %w", crypt.ErrChanged), ErrRemoteChanged, ErrCorrupt},
 		{fmt.Errorf("read data/x: segment 3: %w", crypt.ErrAuth), ErrCorrupt, ErrWrongKey},
 	} {
-		got := translate(remoteError(c.err, "origin"))
+		got := translate(remoteError(c.err, "origin"), "/s")
 		if !errors.Is(got, c.want) || errors.Is(got, c.not) {
 			t.Errorf("%v became %v: want it to match %v and not %v", c.err, got, c.want, c.not)
 		}

@@ -85,7 +85,7 @@ func (e *Engine) remoteNames() ([]string, error) {
 		names = append(names, strings.TrimPrefix(key, "remote/"))
 		return nil
 	})
-	return names, storeError(err, e.storeDir)
+	return names, err
 }
 
 // fetchBlobs copies into the store those of ids that it lacks and a remote
@@ -103,12 +103,12 @@ func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(obj
 		for _, id := range ids {
 			if _, found, err := e.db.Locator(id); err != nil || found {
 				if err != nil {
-					return got, storeError(err, e.storeDir)
+					return got, err
 				}
 				continue
 			}
 			if has, err := s.Has(id); err != nil {
-				return got, storeError(err, e.storeDir)
+				return got, err
 			} else if has {
 				mine = append(mine, id)
 			}
@@ -134,7 +134,7 @@ func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(obj
 		got.Bytes += r.Bytes
 		got.Requests += int64(r.Requests)
 		if err != nil {
-			return got, storeError(remoteError(fmt.Errorf("fetch from %s: %w", name, err), name), e.storeDir)
+			return got, remoteError(fmt.Errorf("fetch from %s: %w", name, err), name)
 		}
 	}
 	return got, nil
@@ -157,7 +157,7 @@ func (e *Engine) openBlob(ctx context.Context, id objects.ID) (io.ReadCloser, in
 		}
 		rc, n, err = e.blobs.Open(id)
 	}
-	return rc, n, storeError(err, e.storeDir)
+	return rc, n, err
 }
 
 // getBlob is openBlob for a whole blob in memory. A read-only Engine
@@ -165,7 +165,7 @@ func (e *Engine) openBlob(ctx context.Context, id objects.ID) (io.ReadCloser, in
 func (e *Engine) getBlob(ctx context.Context, id objects.ID) ([]byte, error) {
 	b, err := e.blobs.Get(id)
 	if !errors.Is(err, objects.ErrNotFound) {
-		return b, storeError(err, e.storeDir)
+		return b, err
 	}
 	var into func(objects.ID, []byte) error
 	got := false
@@ -179,7 +179,7 @@ func (e *Engine) getBlob(ctx context.Context, id objects.ID) ([]byte, error) {
 		return b, nil
 	}
 	b, err = e.blobs.Get(id)
-	return b, storeError(err, e.storeDir)
+	return b, err
 }
 
 // remoteOnly counts the blobs the store knows only by remote name's record.
@@ -200,7 +200,7 @@ func (e *Engine) remoteOnly(ctx context.Context, name string) (int, error) {
 		}
 		return err
 	})
-	return n, storeError(err, e.storeDir)
+	return n, err
 }
 
 // onRemote reports whether some remote holds blob id, so that its absence

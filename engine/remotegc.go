@@ -63,14 +63,14 @@ func (e *Engine) RemoteGC(ctx context.Context, b Backend, opts RemoteGCOptions) 
 	err := e.withSyncer(ctx, b, opts.Remote, "", nil, func(s *remotesync.Syncer, _ string) error {
 		r, err := s.GC(ctx, remotesync.GCPolicy{KeepLast: policy.KeepLast, MaxAge: policy.MaxAge, Grace: grace, Now: e.opts.now()})
 		if err != nil {
-			return storeError(fmt.Errorf("gc of remote %s: %w", opts.Remote, err), e.storeDir)
+			return fmt.Errorf("gc of remote %s: %w", opts.Remote, err)
 		}
 		res = &RemoteGCResult{Tasks: r.Tasks, Dropped: r.Dropped, Marked: r.Marked, Deleted: r.Deleted,
 			DeletedBytes: r.DeletedBytes, Traffic: SyncTraffic(s.Counters())}
 		return nil
 	})
 	if err != nil {
-		return nil, translate(remoteError(err, opts.Remote))
+		return nil, translate(remoteError(err, opts.Remote), e.storeDir)
 	}
 	res.Duration = time.Since(start)
 	return res, nil

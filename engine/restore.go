@@ -172,14 +172,14 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	}
 	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names)
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	fsys, closeFS, err := restore.OpenRoot(e.workspace, e.opts.wrapRestoreFS)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &restore.Applier{FS: fsys, Blobs: e.blobs.ReadSession(), StoreErr: e.storeErr, Force: opts.Force, Resuming: cur.resuming,
+	x := &restore.Applier{FS: fsys, Blobs: e.blobs.ReadSession(), Force: opts.Force, Resuming: cur.resuming,
 		NameProblem: osfs.NameProblem}
 	if e.opts.nameProblem != nil {
 		x.NameProblem = e.opts.nameProblem
@@ -187,7 +187,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
 		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {
-			return nil, storeError(err, e.storeDir)
+			return nil, err
 		}
 	}
 	if opts.DryRun {
@@ -227,11 +227,11 @@ func (e *Engine) resumes(task, ref string) bool {
 func (e *Engine) headRoot(task string) (objects.ID, error) {
 	head, ok, err := e.db.Task(task)
 	if err != nil || !ok {
-		return objects.ID{}, storeError(err, e.storeDir)
+		return objects.ID{}, err
 	}
 	cp, err := e.db.Checkpoint(head.Head)
 	if err != nil {
-		return objects.ID{}, storeError(err, e.storeDir)
+		return objects.ID{}, err
 	}
 	return cp.Root, nil
 }
@@ -257,9 +257,6 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 		r.Conflicts[i] = Conflict{Path: c.Path, Kind: ConflictKind(c.Kind), Reason: c.Reason}
 	}
 }
-
-// storeErr marks the store's integrity failures (see storeError).
-func (e *Engine) storeErr(err error) error { return storeError(err, e.storeDir) }
 
 // parsePathFilter validates workspace-relative paths given by a caller; a
 // path naming the root (or none at all) means the whole workspace.
@@ -352,13 +349,13 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 func (e *Engine) baselines(backup objects.ID) ([]objects.ID, error) {
 	tasks, err := e.db.Tasks()
 	if err != nil {
-		return nil, storeError(err, e.storeDir)
+		return nil, err
 	}
 	ids := []objects.ID{backup}
 	for _, task := range tasks {
 		head, ok, err := e.db.Task(task)
 		if err != nil {
-			return nil, storeError(err, e.storeDir)
+			return nil, err
 		}
 		if ok {
 			ids = append(ids, head.Head)
@@ -384,7 +381,7 @@ func (e *Engine) baselines(backup objects.ID) ([]objects.ID, error) {
 func (e *Engine) moveHead(task string, target objects.ID) error {
 	head, _, err := e.db.Task(task)
 	if err != nil {
-		return storeError(err, e.storeDir)
+		return err
 	}
 	b := e.db.NewBatch()
 	defer b.Close()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/ckpt/ckpt/objects"
 )
 
 // RetentionPolicy says which checkpoints GC drops. A task's head is never
@@ -53,7 +55,7 @@ const (
 // was set).
 func (e *Engine) Retention(ctx context.Context) (RetentionPolicy, error) {
 	p, err := e.retention()
-	return p, translate(err)
+	return p, translate(err, e.storeDir)
 }
 
 func (e *Engine) retention() (RetentionPolicy, error) {
@@ -78,7 +80,7 @@ func (e *Engine) retention() (RetentionPolicy, error) {
 // collection a save runs once the store exceeds p.MaxSize. The change is
 // one durable index commit.
 func (e *Engine) SetRetention(ctx context.Context, p RetentionPolicy) error {
-	return translate(e.setRetention(p))
+	return translate(e.setRetention(p), e.storeDir)
 }
 
 func (e *Engine) setRetention(p RetentionPolicy) error {
@@ -106,11 +108,11 @@ func (e *Engine) setRetention(p RetentionPolicy) error {
 func (e *Engine) configInt(key string) (int64, error) {
 	v, ok, err := e.db.Config(key)
 	if err != nil || !ok {
-		return 0, storeError(err, e.storeDir)
+		return 0, err
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: setting %s = %q is not a number", ErrCorrupt, key, v)
+		return 0, objects.MarkCorrupt(fmt.Errorf("setting %s = %q is not a number", key, v))
 	}
 	return n, nil
 }

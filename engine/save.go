@@ -92,12 +92,12 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	}
 	head, hasHead, err := e.db.Task(task)
 	if err != nil {
-		return nil, nil, storeError(err, e.storeDir)
+		return nil, nil, err
 	}
 	var parent index.Checkpoint
 	if hasHead {
 		if parent, err = e.db.Checkpoint(head.Head); err != nil {
-			return nil, nil, storeError(err, e.storeDir)
+			return nil, nil, err
 		}
 	}
 	blobs, err := e.save.NewBatch()

@@ -61,7 +61,7 @@ type TaskStats struct {
 // it is serialised with the Engine's writes.
 func (e *Engine) Stats(ctx context.Context) (*StoreStats, error) {
 	st, err := e.stats(ctx)
-	return st, translate(err)
+	return st, translate(err, e.storeDir)
 }
 
 func (e *Engine) stats(ctx context.Context) (*StoreStats, error) {

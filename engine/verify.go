@@ -42,7 +42,7 @@ func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 // serialised with the Engine's writes.
 func (e *Engine) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
 	rep, err := e.verify(ctx, opts)
-	return rep, translate(err)
+	return rep, translate(err, e.storeDir)
 }
 
 func (e *Engine) verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {

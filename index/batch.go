@@ -11,7 +11,7 @@ import (
 )
 
 // errBatchDone is returned by a Batch used after Commit or Close.
-var errBatchDone = errors.New("index: batch already committed or closed")
+var errBatchDone = errors.New("batch already committed or closed")
 
 // Batch collects the writes of one save: locators, trees, the checkpoint,
 // the task head, dir caches. Nothing of it is visible to readers before
@@ -147,7 +147,7 @@ func (b *Batch) PutDirCache(dir string, dc DirCache) {
 		return
 	}
 	if err := validDirCache(&dc); err != nil {
-		b.fail(fmt.Errorf("index: dircache %q: %w", dir, err))
+		b.fail(fmt.Errorf("dircache %q: %w", dir, err))
 		return
 	}
 	buf := bufPool.Get().(*[]byte)
@@ -179,7 +179,7 @@ func (b *Batch) SetMeta(m Meta) {
 // fail.
 func (b *Batch) SetConfig(key, value string) {
 	if key == "" {
-		b.fail(errors.New("index: empty config key"))
+		b.fail(errors.New("empty config key"))
 		return
 	}
 	_ = b.set(stringKey(prefixConfig, key), []byte(value))
@@ -243,7 +243,7 @@ func (b *Batch) Commit() error {
 	}
 	b.mu.done = true
 	if err := b.db.health.err(); err != nil {
-		return fmt.Errorf("index: commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
 	pb := b.mu.pb
 	err := b.db.await("commit", b.db.health.stuck, func() error { return pb.Commit(pebble.Sync) })
@@ -253,7 +253,7 @@ func (b *Batch) Commit() error {
 		if b.db.abandoned.Load() > 0 {
 			b.mu.pb = nil
 		}
-		return fmt.Errorf("index: commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
@@ -269,7 +269,7 @@ func (b *Batch) Close() error {
 	err := b.mu.pb.Close()
 	b.mu.pb = nil
 	if err != nil {
-		return fmt.Errorf("index: close batch: %w", err)
+		return fmt.Errorf("close batch: %w", err)
 	}
 	return nil
 }

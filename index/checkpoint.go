@@ -84,10 +84,10 @@ func validCheckpoint(c *Checkpoint) error {
 		return err
 	}
 	if c.Kind != KindSave && c.Kind != KindBackup {
-		return fmt.Errorf("index: checkpoint: unknown kind %d", c.Kind)
+		return fmt.Errorf("checkpoint: unknown kind %d", c.Kind)
 	}
 	if c.Seq == 0 {
-		return errors.New("index: checkpoint: seq must be at least 1")
+		return errors.New("checkpoint: seq must be at least 1")
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func boolByte(v bool) byte {
 // DecodeCheckpoint parses a checkpoint encoding. It never panics; malformed
 // or truncated input, an unsupported version, an invalid task name, a zero
 // seq, an unknown kind, a non-boolean empty flag, unsorted or duplicate
-// meta keys, and trailing bytes yield an error wrapping ErrCorrupt. Meta is
+// meta keys, and trailing bytes yield an error marked with objects.ErrCorrupt. Meta is
 // nil when empty; Time is in UTC. An accepted input re-encodes to exactly
 // the same bytes.
 func DecodeCheckpoint(b []byte) (Checkpoint, error) {
@@ -159,10 +159,10 @@ func DecodeCheckpoint(b []byte) (Checkpoint, error) {
 		return Checkpoint{}, r.err
 	}
 	if empty > 1 {
-		return Checkpoint{}, fmt.Errorf("%w: checkpoint: empty flag %d is not 0 or 1", ErrCorrupt, empty)
+		return Checkpoint{}, objects.MarkCorrupt(fmt.Errorf("checkpoint: empty flag %d is not 0 or 1", empty))
 	}
 	if err := validCheckpoint(&c); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return Checkpoint{}, objects.MarkCorrupt(err)
 	}
 	meta, err := r.meta()
 	if err != nil {
@@ -192,7 +192,7 @@ func (r *reader) meta() (map[string]string, error) {
 			return nil, r.err
 		}
 		if i > 0 && k <= prev {
-			return nil, fmt.Errorf("%w: checkpoint meta key %d %q is not after %q", ErrCorrupt, i, k, prev)
+			return nil, objects.MarkCorrupt(fmt.Errorf("checkpoint meta key %d %q is not after %q", i, k, prev))
 		}
 		m[k] = v
 		prev = k

@@ -20,7 +20,7 @@ func appendString(b []byte, s string) []byte {
 // reader decodes the primitives of the index encodings. Its first failure
 // sticks: later reads return zero values and err keeps the first error, so a
 // decoder can read a whole record and check err once per loop iteration.
-// Every error wraps ErrCorrupt.
+// Every error is marked with objects.ErrCorrupt.
 type reader struct {
 	b   []byte
 	off int
@@ -29,7 +29,7 @@ type reader struct {
 
 func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: at byte %d: %s", ErrCorrupt, r.off, fmt.Sprintf(format, args...))
+		r.err = objects.MarkCorrupt(fmt.Errorf("at byte %d: %s", r.off, fmt.Sprintf(format, args...)))
 	}
 }
 

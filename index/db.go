@@ -57,7 +57,7 @@ type Options struct {
 // last committed Batch; nothing is visible half-committed.
 //
 // No method panics on a damaged index: pebble's fatal paths and panics
-// are turned into errors wrapping ErrCorrupt (a *CorruptError naming the
+// are turned into errors marked with objects.ErrCorrupt (naming the
 // damaged file when pebble names it). A write pebble cannot complete (a
 // full disk, a read-only directory, an I/O error) fails the Commit that
 // needs it, and every later Commit, instead of being retried for ever.
@@ -75,7 +75,7 @@ type DB struct {
 // flushed (disk full, say), Open returns that error; pebble's lock on dir
 // is then held until the process exits. It never creates an index over existing
 // files: a dir holding files but no index (a deleted MANIFEST marker, say)
-// fails with ErrCorrupt and is left untouched, as does damaged index
+// fails with objects.ErrCorrupt and is left untouched, as does damaged index
 // metadata (MANIFEST, OPTIONS). The write-ahead log is on; see
 // Batch.Commit for the durability guarantee. Open fails if the store's
 // Meta records a FormatVersion newer than this package's.
@@ -83,11 +83,11 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	h := newHealth(opts.OnBackgroundError)
 	defer h.recovered("open "+dir, &err)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("index: open: %w", err)
+		return nil, fmt.Errorf("open: %w", err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("index: open: %w", err)
+		return nil, fmt.Errorf("open: %w", err)
 	}
 	existing := len(entries) > 0
 	if existing && !hasManifestMarker(entries) {
@@ -107,7 +107,7 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	}
 	m, ok, err := db.Meta()
 	if err == nil && ok && m.FormatVersion > FormatVersion {
-		err = fmt.Errorf("index: open %s: store format %d is newer than supported format %d", dir, m.FormatVersion, FormatVersion)
+		err = fmt.Errorf("open %s: store format %d is newer than supported format %d", dir, m.FormatVersion, FormatVersion)
 	}
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
@@ -163,9 +163,9 @@ func hasManifestMarker(entries []os.DirEntry) bool {
 // openError describes a failed pebble.Open. Damaged metadata, and over
 // existing files anything but an operating-system refusal (permission,
 // space, I/O, pebble's own lock), means the index is missing or damaged: a
-// *CorruptError naming dir unless pebble named the file.
+// *damageError naming dir unless pebble named the file.
 func openError(dir string, existing bool, err error) error {
-	var ce *CorruptError
+	var ce *damageError
 	var errno syscall.Errno
 	switch {
 	case errors.As(err, &ce):
@@ -174,11 +174,11 @@ func openError(dir string, existing bool, err error) error {
 		}
 		return err
 	case errors.Is(err, pebble.ErrDBDoesNotExist):
-		return &CorruptError{Path: dir, Err: errors.New("files present but no MANIFEST marker (marker.manifest.*); refusing to create an index over them")}
+		return &damageError{Path: dir, Err: errors.New("files present but no MANIFEST marker (marker.manifest.*); refusing to create an index over them")}
 	case existing && !(errors.As(err, &errno) && errno != syscall.ENOENT) && !strings.Contains(err.Error(), "lock held"):
-		return &CorruptError{Path: dir, Err: err}
+		return &damageError{Path: dir, Err: err}
 	}
-	return fmt.Errorf("index: open %s: %w", dir, err)
+	return fmt.Errorf("open %s: %w", dir, err)
 }
 
 // Close flushes nothing extra (every committed batch is already durable)
@@ -196,7 +196,7 @@ func (db *DB) Close() (err error) {
 	var flushErr error
 	if !db.readOnly && db.health.err() == nil && db.pdb.Metrics().WAL.Size > walFlushBytes {
 		if err := db.await("flush", db.health.failed, db.pdb.Flush); err != nil {
-			flushErr = fmt.Errorf("index: flush: %w", err)
+			flushErr = fmt.Errorf("flush: %w", err)
 		}
 	}
 	db.health.release()
@@ -208,7 +208,7 @@ func (db *DB) Close() (err error) {
 	}
 	// Closing writes the log's tail; a failure there wedges the DB.
 	if err := db.await("close", db.health.stuck, db.pdb.Close); err != nil {
-		flushErr = errors.Join(flushErr, fmt.Errorf("index: close: %w", err))
+		flushErr = errors.Join(flushErr, fmt.Errorf("close: %w", err))
 	}
 	if fatal := db.health.err(); fatal != nil && flushErr == nil {
 		return fatal
@@ -244,7 +244,7 @@ func (db *DB) await(op string, abort <-chan struct{}, fn func() error) error {
 }
 
 // get looks key up and decodes its value. It reports false for a missing
-// key; a decode failure is returned naming the key (and wraps ErrCorrupt
+// key; a decode failure is returned naming the key (and is marked with objects.ErrCorrupt
 // when decode's error does).
 func get[T any](db *DB, key []byte, decode func([]byte) (T, error)) (x T, ok bool, err error) {
 	defer db.health.recovered("get "+describeKey(key), &err)
@@ -254,12 +254,12 @@ func get[T any](db *DB, key []byte, decode func([]byte) (T, error)) (x T, ok boo
 		return zero, false, nil
 	}
 	if err != nil {
-		return zero, false, fmt.Errorf("index: get %s: %w", describeKey(key), db.health.classify(err))
+		return zero, false, fmt.Errorf("get %s: %w", describeKey(key), db.health.classify(err))
 	}
 	defer closer.Close()
 	x, err = decode(v)
 	if err != nil {
-		return zero, false, fmt.Errorf("index: key %s: %w", describeKey(key), err)
+		return zero, false, fmt.Errorf("key %s: %w", describeKey(key), err)
 	}
 	return x, true, nil
 }
@@ -270,17 +270,17 @@ func (db *DB) scan(prefix []byte, fn func(k, v []byte) error) (err error) {
 	defer db.health.recovered("scan "+describeKey(prefix), &err)
 	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return fmt.Errorf("index: scan %s: %w", describeKey(prefix), db.health.classify(err))
+		return fmt.Errorf("scan %s: %w", describeKey(prefix), db.health.classify(err))
 	}
 	defer func() {
 		if cerr := it.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("index: scan %s: %w", describeKey(prefix), db.health.classify(cerr))
+			err = fmt.Errorf("scan %s: %w", describeKey(prefix), db.health.classify(cerr))
 		}
 	}()
 	for it.First(); it.Valid(); it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return fmt.Errorf("index: read %s: %w", describeKey(it.Key()), db.health.classify(err))
+			return fmt.Errorf("read %s: %w", describeKey(it.Key()), db.health.classify(err))
 		}
 		if err := fn(it.Key(), v); err != nil {
 			return err
@@ -293,16 +293,16 @@ func (db *DB) scan(prefix []byte, fn func(k, v []byte) error) (err error) {
 // corruption error naming the key.
 func idFromKey(k []byte) (objects.ID, error) {
 	if len(k) != 1+objects.IDSize {
-		return objects.ID{}, fmt.Errorf("index: key %s: %w: key length %d", describeKey(k), ErrCorrupt, len(k))
+		return objects.ID{}, objects.MarkCorrupt(fmt.Errorf("key %s: key length %d", describeKey(k), len(k)))
 	}
 	return objects.ID(k[1:]), nil
 }
 
-// checkSum reports, wrapping ErrCorrupt, a content-addressed value that
+// checkSum reports, marked with objects.ErrCorrupt, a content-addressed value that
 // does not hash to the id it is stored under.
 func checkSum(id objects.ID, b []byte) error {
 	if objects.Sum(b) != id {
-		return fmt.Errorf("%w: content does not hash to its id", ErrCorrupt)
+		return objects.MarkCorrupt(errors.New("content does not hash to its id"))
 	}
 	return nil
 }
@@ -315,7 +315,7 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 }
 
 // Tree returns the tree with the given id. It returns an error wrapping
-// ErrNotFound if there is none, and one wrapping ErrCorrupt (naming the
+// ErrNotFound if there is none, and one marked with objects.ErrCorrupt (naming the
 // key) if the stored value does not decode or does not hash to id.
 // Decoding allocates a fresh objects.Tree the caller owns.
 func (db *DB) Tree(id objects.ID) (objects.Tree, error) {
@@ -326,19 +326,19 @@ func (db *DB) Tree(id objects.ID) (objects.Tree, error) {
 		return DecodeTree(b)
 	})
 	if err == nil && !ok {
-		err = fmt.Errorf("index: tree %s: %w", id, ErrNotFound)
+		err = fmt.Errorf("tree %s: %w", id, ErrNotFound)
 	}
 	return t, err
 }
 
 // Checkpoint returns the checkpoint with the given id, with the same
-// ErrNotFound and ErrCorrupt behaviour as Tree.
+// ErrNotFound and objects.ErrCorrupt behaviour as Tree.
 func (db *DB) Checkpoint(id objects.ID) (Checkpoint, error) {
 	c, ok, err := get(db, idKey(prefixCheckpoint, id), func(b []byte) (Checkpoint, error) {
 		return decodeCheckpointWithID(id, b)
 	})
 	if err == nil && !ok {
-		err = fmt.Errorf("index: checkpoint %s: %w", id, ErrNotFound)
+		err = fmt.Errorf("checkpoint %s: %w", id, ErrNotFound)
 	}
 	return c, err
 }
@@ -349,7 +349,7 @@ func (db *DB) Checkpoint(id objects.ID) (Checkpoint, error) {
 // prefix that is not hex is an error; no match is an empty result.
 func (db *DB) CheckpointsWithPrefix(hexPrefix string) ([]objects.ID, error) {
 	if len(hexPrefix) > 2*objects.IDSize {
-		return nil, fmt.Errorf("index: checkpoint prefix %q longer than an id", hexPrefix)
+		return nil, fmt.Errorf("checkpoint prefix %q longer than an id", hexPrefix)
 	}
 	even := hexPrefix[:len(hexPrefix)&^1]
 	p, err := hex.DecodeString(even)
@@ -362,7 +362,7 @@ func (db *DB) CheckpointsWithPrefix(hexPrefix string) ([]objects.ID, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("index: checkpoint prefix %q: %w", hexPrefix, err)
+		return nil, fmt.Errorf("checkpoint prefix %q: %w", hexPrefix, err)
 	}
 	prefix := append([]byte{prefixCheckpoint}, p...)
 	var ids []objects.ID
@@ -392,8 +392,8 @@ func (db *DB) EachTree(fn func(id objects.ID) error) error {
 }
 
 // EachCheckpoint calls fn with every stored checkpoint, in id order. A value
-// that does not decode or hash to its id stops the iteration with an error wrapping
-// ErrCorrupt that names the key; an error from fn stops it and is returned.
+// that does not decode or hash to its id stops the iteration with an error marked
+// with objects.ErrCorrupt that names the key; an error from fn stops it and is returned.
 func (db *DB) EachCheckpoint(fn func(id objects.ID, c Checkpoint) error) error {
 	return db.scan([]byte{prefixCheckpoint}, func(k, v []byte) error {
 		id, err := idFromKey(k)
@@ -402,7 +402,7 @@ func (db *DB) EachCheckpoint(fn func(id objects.ID, c Checkpoint) error) error {
 		}
 		c, err := decodeCheckpointWithID(id, v)
 		if err != nil {
-			return fmt.Errorf("index: key %s: %w", describeKey(k), err)
+			return fmt.Errorf("key %s: %w", describeKey(k), err)
 		}
 		return fn(id, c)
 	})

@@ -454,7 +454,7 @@ func TestCorruptValues(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := c.read()
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), describeKey(c.key)) {
+		if !errors.Is(err, objects.ErrCorrupt) || !strings.Contains(err.Error(), describeKey(c.key)) {
 			t.Errorf("reading garbage under %s: %v; want ErrCorrupt naming the key", describeKey(c.key), err)
 		}
 	}
@@ -463,7 +463,7 @@ func TestCorruptValues(t *testing.T) {
 	if err := db.pdb.Set(idKey(prefixTree, treeID), enc, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Tree(treeID); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "tree/"+treeID.String()) {
+	if _, err := db.Tree(treeID); !errors.Is(err, objects.ErrCorrupt) || !strings.Contains(err.Error(), "tree/"+treeID.String()) {
 		t.Errorf("tree under the wrong id: %v", err)
 	}
 }

@@ -74,7 +74,7 @@ func appendDirCache(b []byte, dc *DirCache) []byte {
 // decodeDirCache parses a dir cache encoding. It makes two allocations
 // whatever the entry count: the Entries slice, and one string holding the
 // whole value that every Name is a substring of. Malformed input (including
-// invalid, unsorted or duplicate names) yields an error wrapping ErrCorrupt.
+// invalid, unsorted or duplicate names) yields an error marked with objects.ErrCorrupt.
 func decodeDirCache(b []byte) (DirCache, error) {
 	s := string(b)
 	r := reader{b: b}
@@ -104,7 +104,7 @@ func decodeDirCache(b []byte) (DirCache, error) {
 			return DirCache{}, r.err
 		}
 		if mode > 1<<32-1 {
-			return DirCache{}, fmt.Errorf("%w: dircache entry %d: mode %#o overflows uint32", ErrCorrupt, i, mode)
+			return DirCache{}, objects.MarkCorrupt(fmt.Errorf("dircache entry %d: mode %#o overflows uint32", i, mode))
 		}
 		e.Mode = uint32(mode)
 		e.Name = s[start : start+int(nameLen)]
@@ -113,7 +113,7 @@ func decodeDirCache(b []byte) (DirCache, error) {
 		return DirCache{}, err
 	}
 	if err := validDirCache(&dc); err != nil {
-		return DirCache{}, fmt.Errorf("%w: dircache %w", ErrCorrupt, err)
+		return DirCache{}, objects.MarkCorrupt(fmt.Errorf("dircache %w", err))
 	}
 	return dc, nil
 }
@@ -121,7 +121,7 @@ func decodeDirCache(b []byte) (DirCache, error) {
 // DirCache returns the stat cache of workspace directory dir (a
 // slash-separated path relative to the workspace root, "" for the root);
 // false if there is none. A stored value that does not decode yields an
-// error wrapping ErrCorrupt that names the key.
+// error marked with objects.ErrCorrupt that names the key.
 func (db *DB) DirCache(dir string) (DirCache, bool, error) {
 	return get(db, stringKey(prefixDirCache, dir), decodeDirCache)
 }
@@ -145,7 +145,7 @@ func (db *DB) LoadDirCaches() (*DirCacheSet, error) {
 }
 
 // Get decodes the cache of dir; false if there is none. A value that does
-// not decode yields an error wrapping ErrCorrupt that names the directory.
+// not decode yields an error marked with objects.ErrCorrupt that names the directory.
 func (s *DirCacheSet) Get(dir string) (DirCache, bool, error) {
 	v, ok := s.raw[dir]
 	if !ok {
@@ -153,7 +153,7 @@ func (s *DirCacheSet) Get(dir string) (DirCache, bool, error) {
 	}
 	dc, err := decodeDirCache(v)
 	if err != nil {
-		return DirCache{}, false, fmt.Errorf("index: key %s: %w", describeKey(stringKey(prefixDirCache, dir)), err)
+		return DirCache{}, false, fmt.Errorf("key %s: %w", describeKey(stringKey(prefixDirCache, dir)), err)
 	}
 	return dc, true, nil
 }
@@ -162,13 +162,13 @@ func (s *DirCacheSet) Get(dir string) (DirCache, bool, error) {
 // (bytewise: "" first, then "a", "a.txt", "a/b": not a depth-first walk),
 // with one iterator: a save prefetches the whole stat cache this way instead
 // of one lookup per directory. fn owns dc. A value that does not decode stops
-// the iteration with an error wrapping ErrCorrupt that names the key; an
+// the iteration with an error marked with objects.ErrCorrupt that names the key; an
 // error from fn stops it and is returned.
 func (db *DB) AllDirCaches(fn func(dir string, dc DirCache) error) error {
 	return db.scan([]byte{prefixDirCache}, func(k, v []byte) error {
 		dc, err := decodeDirCache(v)
 		if err != nil {
-			return fmt.Errorf("index: key %s: %w", describeKey(k), err)
+			return fmt.Errorf("key %s: %w", describeKey(k), err)
 		}
 		return fn(string(k[1:]), dc)
 	})

@@ -10,9 +10,9 @@
 //
 // No DB method panics on a damaged index or a failing disk. Damage pebble
 // detects (a table or MANIFEST failing its checksums, OPTIONS that do not
-// parse) is an error wrapping ErrCorrupt, a *CorruptError naming the file
-// when pebble names it. Open never creates an index over existing files:
-// a directory with files but no MANIFEST marker is ErrCorrupt and is left
+// parse) is an error marked with objects.ErrCorrupt, naming the file when
+// pebble names it. Open never creates an index over existing files: a
+// directory with files but no MANIFEST marker is damage too and is left
 // untouched. A write pebble cannot complete (ENOSPC, EDQUOT, EFBIG, EACCES,
 // EIO in the log, a table, the MANIFEST or a directory fsync) fails the
 // Commit, Open or Close waiting on it with that error, and every later
@@ -26,7 +26,7 @@
 // record and treats the rest as an unclean tail, so commits recorded after
 // the damage are silently lost (an earlier task head, say) and the index
 // opens without error. Logs older than the newest are checked strictly
-// (damage is ErrCorrupt), and tables are checksummed on every read.
+// (damage is marked with objects.ErrCorrupt), and tables are checksummed on every read.
 //
 // # Key schema (FormatVersion 1)
 //

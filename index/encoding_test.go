@@ -139,7 +139,7 @@ func TestDecodeTreeRejects(t *testing.T) {
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := DecodeTree(b)
-			if !errors.Is(err, ErrCorrupt) {
+			if !errors.Is(err, objects.ErrCorrupt) {
 				t.Fatalf("DecodeTree(%x) = %v, want ErrCorrupt", b, err)
 			}
 		})
@@ -151,7 +151,7 @@ func TestDecodeTreeRejects(t *testing.T) {
 func checkTruncations(t *testing.T, enc []byte, decode func([]byte) error) {
 	t.Helper()
 	for i := range enc {
-		if err := decode(enc[:i]); !errors.Is(err, ErrCorrupt) {
+		if err := decode(enc[:i]); !errors.Is(err, objects.ErrCorrupt) {
 			t.Fatalf("decode of the first %d of %d bytes = %v, want ErrCorrupt", i, len(enc), err)
 		}
 	}
@@ -274,7 +274,7 @@ func TestDecodeCheckpointRejects(t *testing.T) {
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := DecodeCheckpoint(b)
-			if !errors.Is(err, ErrCorrupt) {
+			if !errors.Is(err, objects.ErrCorrupt) {
 				t.Fatalf("DecodeCheckpoint = %v, want ErrCorrupt", err)
 			}
 		})
@@ -329,7 +329,7 @@ func TestDecodeDirCacheRejects(t *testing.T) {
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
-			if _, err := decodeDirCache(b); !errors.Is(err, ErrCorrupt) {
+			if _, err := decodeDirCache(b); !errors.Is(err, objects.ErrCorrupt) {
 				t.Fatalf("decodeDirCache = %v, want ErrCorrupt", err)
 			}
 		})

@@ -5,9 +5,8 @@ import "errors"
 // ErrNotFound is returned (possibly wrapped) when a tree or checkpoint the
 // caller asked for is not in the index. Lookups that can legitimately miss
 // (Meta, Locator, Task, ...) report a miss with a false bool instead.
-var ErrNotFound = errors.New("index: not found")
-
-// ErrCorrupt is wrapped by every decode failure: the Decode functions return
-// it for malformed input, and DB methods return it, naming the key, when a
-// stored value does not decode. Test with errors.Is.
-var ErrCorrupt = errors.New("index: corrupt")
+//
+// Damage is not an error of this package's own: every decode failure, and
+// every stored value or index file that does not decode or verify, is
+// marked with objects.ErrCorrupt (test with errors.Is).
+var ErrNotFound = errors.New("not found")

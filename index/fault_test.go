@@ -97,7 +97,7 @@ func TestCorruptTableIsAnErrorNamingTheFileNotAPanic(t *testing.T) {
 	}
 	defer db.Close()
 	err = db.EachLocator(func(objects.ID, objects.Locator) error { return nil })
-	if !errors.Is(err, ErrCorrupt) {
+	if !errors.Is(err, objects.ErrCorrupt) {
 		t.Fatalf("scan of a damaged table: %v, want ErrCorrupt", err)
 	}
 	if !strings.Contains(err.Error(), filepath.Base(table)) {
@@ -107,13 +107,13 @@ func TestCorruptTableIsAnErrorNamingTheFileNotAPanic(t *testing.T) {
 	// none panics. Every 37th key reaches every block of the table, the
 	// damaged one among them.
 	for i := 0; i < 60000; i += 37 {
-		if _, _, err := db.Locator(objects.Sum(fmt.Appendf(nil, "x%d", i))); err != nil && !errors.Is(err, ErrCorrupt) {
+		if _, _, err := db.Locator(objects.Sum(fmt.Appendf(nil, "x%d", i))); err != nil && !errors.Is(err, objects.ErrCorrupt) {
 			t.Fatalf("lookup: %v, want nil or ErrCorrupt", err)
 		}
 	}
 	batch := db.NewBatch()
 	batch.SetConfig("k", "v")
-	if err := batch.Commit(); !errors.Is(err, ErrCorrupt) {
+	if err := batch.Commit(); !errors.Is(err, objects.ErrCorrupt) {
 		t.Errorf("commit on a DB that met corruption: %v, want ErrCorrupt", err)
 	}
 	batch.Close()
@@ -143,7 +143,7 @@ func TestOpenRefusesFilesWithoutManifestMarkerAndTouchesNothing(t *testing.T) {
 	before := dirState(t, dir)
 	for _, readOnly := range []bool{false, true} {
 		_, err := Open(dir, Options{ReadOnly: readOnly})
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "marker") {
+		if !errors.Is(err, objects.ErrCorrupt) || !strings.Contains(err.Error(), "marker") {
 			t.Fatalf("ReadOnly=%v: open without marker: %v, want ErrCorrupt naming the marker", readOnly, err)
 		}
 	}
@@ -174,7 +174,7 @@ func TestOpenGarbageMetadataIsCorruptWithAReadableMessage(t *testing.T) {
 				}
 			}
 			_, err := Open(dir, Options{})
-			if !errors.Is(err, ErrCorrupt) {
+			if !errors.Is(err, objects.ErrCorrupt) {
 				t.Fatalf("open: %v, want ErrCorrupt", err)
 			}
 			if !strings.Contains(err.Error(), dir) || strings.Contains(err.Error(), dir+"/invalid") {

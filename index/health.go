@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/ckpt/ckpt/objects"
 )
 
 // health tracks the failures pebble reports outside the API's return
@@ -56,8 +58,8 @@ func (h *health) checkStuckLocked() {
 // as a failed flush or compaction, and a report naming the damaged file
 // replaces one that does not.
 func (h *health) fail(err error) {
-	if !errors.Is(err, ErrCorrupt) && pebble.IsCorruptionError(err) {
-		err = &CorruptError{Err: err}
+	if !errors.Is(err, objects.ErrCorrupt) && pebble.IsCorruptionError(err) {
+		err = &damageError{Err: err}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -67,7 +69,7 @@ func (h *health) fail(err error) {
 		h.checkStuckLocked()
 		return
 	}
-	var old, ce *CorruptError
+	var old, ce *damageError
 	if errors.As(err, &ce) && ce.Path != "" && (!errors.As(h.mu.err, &old) || old.Path == "") {
 		h.mu.err = err
 	}
@@ -87,24 +89,28 @@ func (h *health) report(err error) {
 	}
 }
 
-// CorruptError reports index damage pebble detected: a table, log or
+// damageError reports index damage pebble detected: a table, log or
 // MANIFEST that fails its checksums or does not parse. Path names the
-// damaged file when pebble said which one. It wraps ErrCorrupt.
-type CorruptError struct {
+// damaged file when pebble said which one. It is marked with
+// objects.ErrCorrupt.
+type damageError struct {
 	Path string // "" when pebble did not name the file
 	Err  error
 }
 
 // Error names the file, then pebble's description.
-func (e *CorruptError) Error() string {
+func (e *damageError) Error() string {
 	if e.Path == "" {
-		return fmt.Sprintf("index: corrupt: %v", e.Err)
+		return fmt.Sprintf("index damaged: %v", e.Err)
 	}
-	return fmt.Sprintf("index: %s is damaged: %v", e.Path, e.Err)
+	return fmt.Sprintf("index file %s is damaged: %v", e.Path, e.Err)
 }
 
-// Unwrap returns ErrCorrupt and pebble's error.
-func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+// Is reports whether target is objects.ErrCorrupt.
+func (e *damageError) Is(target error) bool { return target == objects.ErrCorrupt }
+
+// Unwrap returns pebble's error.
+func (e *damageError) Unwrap() error { return e.Err }
 
 // logger is the pebble Logger of one DB. Informational messages are
 // dropped; error messages go to Options.OnBackgroundError. Fatalf, which
@@ -117,7 +123,7 @@ type logger struct{ h *health }
 func (logger) Infof(string, ...any) {}
 
 func (l logger) Errorf(format string, args ...any) {
-	l.h.report(fmt.Errorf("index: "+format, args...))
+	l.h.report(fmt.Errorf(format, args...))
 }
 
 func (l logger) Fatalf(format string, args ...any) {
@@ -129,7 +135,7 @@ func (l logger) Fatalf(format string, args ...any) {
 	}
 	var err error = fe
 	if pebble.IsCorruptionError(fe) {
-		err = &CorruptError{Err: fe}
+		err = &damageError{Err: fe}
 	}
 	l.h.fail(err)
 	l.h.report(err)
@@ -142,7 +148,7 @@ type fatalError struct {
 	causes []error
 }
 
-func (e *fatalError) Error() string   { return "index: pebble fatal error: " + e.msg }
+func (e *fatalError) Error() string   { return "pebble fatal error: " + e.msg }
 func (e *fatalError) Unwrap() []error { return e.causes }
 
 // eventListener turns pebble's failure events into health updates.
@@ -152,7 +158,7 @@ func (h *health) eventListener() *pebble.EventListener {
 		WriteStallBegin: func(pebble.WriteStallBeginInfo) { h.setStalled(true) },
 		WriteStallEnd:   func() { h.setStalled(false) },
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
-			err := &CorruptError{Path: info.Path, Err: info.Details}
+			err := &damageError{Path: info.Path, Err: info.Details}
 			h.fail(err)
 			h.report(err)
 		},
@@ -160,22 +166,22 @@ func (h *health) eventListener() *pebble.EventListener {
 			// A flush whose keys were all deleted writes no table; pebble
 			// reports that success with an unexported "empty table" error.
 			if info.Err != nil && info.Err.Error() != "pebble: empty table" {
-				h.fail(fmt.Errorf("index: flush: %w", info.Err))
+				h.fail(fmt.Errorf("index flush: %w", info.Err))
 			}
 		},
 		CompactionEnd: func(info pebble.CompactionInfo) {
 			if info.Err != nil && !errors.Is(info.Err, pebble.ErrCancelledCompaction) {
-				h.fail(fmt.Errorf("index: compaction: %w", info.Err))
+				h.fail(fmt.Errorf("index compaction: %w", info.Err))
 			}
 		},
 		ManifestCreated: func(info pebble.ManifestCreateInfo) {
 			if info.Err != nil {
-				h.fail(fmt.Errorf("index: create %s: %w", info.Path, info.Err))
+				h.fail(fmt.Errorf("create %s: %w", info.Path, info.Err))
 			}
 		},
 		WALCreated: func(info pebble.WALCreateInfo) {
 			if info.Err != nil {
-				h.fail(fmt.Errorf("index: create %s: %w", info.Path, info.Err))
+				h.fail(fmt.Errorf("create %s: %w", info.Path, info.Err))
 			}
 		},
 	}
@@ -193,13 +199,13 @@ func (h *health) recovered(op string, errp *error) {
 	}
 	err := h.err()
 	if err == nil {
-		err = &CorruptError{Err: fmt.Errorf("%s: pebble panicked: %v", op, r)}
+		err = &damageError{Err: fmt.Errorf("%s: pebble panicked: %v", op, r)}
 		h.fail(err)
 	}
 	*errp = errors.Join(*errp, err)
 }
 
-// classify wraps a pebble error: corruption becomes a *CorruptError (naming
+// classify wraps a pebble error: corruption becomes a *damageError (naming
 // the file pebble recorded as damaged, if it did), a recorded fatal failure
 // is preferred to the symptom pebble returned, anything else is returned
 // as is.
@@ -207,7 +213,7 @@ func (h *health) classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ce *CorruptError
+	var ce *damageError
 	if errors.As(err, &ce) {
 		return err
 	}

@@ -9,12 +9,12 @@ import (
 
 var _ objects.LocatorIndex = (*DB)(nil)
 
-// decodeLocator parses a stored locator; failures wrap both ErrCorrupt and
+// decodeLocator parses a stored locator; failures are marked with objects.ErrCorrupt and wrap
 // the objects package's error.
 func decodeLocator(b []byte) (objects.Locator, error) {
 	loc, err := objects.ParseLocator(b)
 	if err != nil {
-		return objects.Locator{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return objects.Locator{}, objects.MarkCorrupt(err)
 	}
 	return loc, nil
 }
@@ -22,13 +22,13 @@ func decodeLocator(b []byte) (objects.Locator, error) {
 // Locator returns where blob id is stored; false (and a nil error) if the
 // index holds no locator for it. It implements objects.LocatorIndex and is
 // safe for concurrent use. A stored value that does not decode yields an
-// error wrapping ErrCorrupt that names the key.
+// error marked with objects.ErrCorrupt that names the key.
 func (db *DB) Locator(id objects.ID) (objects.Locator, bool, error) {
 	return get(db, idKey(prefixLocator, id), decodeLocator)
 }
 
 // EachLocator calls fn with every stored locator, in id order. A value that
-// does not decode stops the iteration with an error wrapping ErrCorrupt that
+// does not decode stops the iteration with an error marked with objects.ErrCorrupt that
 // names the key; an error from fn stops it and is returned.
 func (db *DB) EachLocator(fn func(id objects.ID, loc objects.Locator) error) error {
 	return db.scan([]byte{prefixLocator}, func(k, v []byte) error {
@@ -38,7 +38,7 @@ func (db *DB) EachLocator(fn func(id objects.ID, loc objects.Locator) error) err
 		}
 		loc, err := decodeLocator(v)
 		if err != nil {
-			return fmt.Errorf("index: key %s: %w", describeKey(k), err)
+			return fmt.Errorf("key %s: %w", describeKey(k), err)
 		}
 		return fn(id, loc)
 	})
@@ -59,4 +59,4 @@ func (db *DB) HasLocators() (bool, error) {
 }
 
 // errStopScan ends a scan early without an error.
-var errStopScan = errors.New("index: stop scan")
+var errStopScan = errors.New("stop scan")

@@ -17,11 +17,11 @@ const maxTaskLen = 256
 func ValidTask(name string) error {
 	switch {
 	case name == "":
-		return errors.New("index: invalid task name: empty")
+		return errors.New("invalid task name: empty")
 	case len(name) > maxTaskLen:
-		return fmt.Errorf("index: invalid task name %.32q...: longer than %d bytes", name, maxTaskLen)
+		return fmt.Errorf("invalid task name %.32q...: longer than %d bytes", name, maxTaskLen)
 	case strings.IndexByte(name, 0) >= 0:
-		return fmt.Errorf("index: invalid task name %q: contains NUL", name)
+		return fmt.Errorf("invalid task name %q: contains NUL", name)
 	}
 	return nil
 }
@@ -34,7 +34,7 @@ func validDir(dir string) error {
 	}
 	for elem := range strings.SplitSeq(dir, "/") {
 		if err := objects.ValidName(elem); err != nil {
-			return fmt.Errorf("index: invalid directory %q: %w", dir, err)
+			return fmt.Errorf("invalid directory %q: %w", dir, err)
 		}
 	}
 	return nil

@@ -33,14 +33,14 @@ func decodeMeta(b []byte) (Meta, error) {
 		return Meta{}, err
 	}
 	if v > 1<<32-1 {
-		return Meta{}, fmt.Errorf("%w: meta: format version %d overflows uint32", ErrCorrupt, v)
+		return Meta{}, objects.MarkCorrupt(fmt.Errorf("meta: format version %d overflows uint32", v))
 	}
 	m.FormatVersion = uint32(v)
 	return m, nil
 }
 
 // Meta returns the store's Meta record; false if none has been written. A
-// stored value that does not decode yields an error wrapping ErrCorrupt.
+// stored value that does not decode yields an error marked with objects.ErrCorrupt.
 func (db *DB) Meta() (Meta, bool, error) {
 	return get(db, metaKey(), decodeMeta)
 }
@@ -68,8 +68,8 @@ func decodeTaskHead(b []byte) (TaskHead, error) {
 }
 
 // Task returns the head of the named task; false if the task does not
-// exist. A stored value that does not decode yields an error wrapping
-// ErrCorrupt.
+// exist. A stored value that does not decode yields an error marked with
+// objects.ErrCorrupt.
 func (db *DB) Task(name string) (TaskHead, bool, error) {
 	return get(db, stringKey(prefixTaskHead, name), decodeTaskHead)
 }
@@ -86,7 +86,7 @@ func (db *DB) Tasks() ([]string, error) {
 
 func decodeIDValue(b []byte) (objects.ID, error) {
 	if len(b) != objects.IDSize {
-		return objects.ID{}, fmt.Errorf("%w: id value of %d bytes", ErrCorrupt, len(b))
+		return objects.ID{}, objects.MarkCorrupt(fmt.Errorf("id value of %d bytes", len(b)))
 	}
 	return objects.ID(b), nil
 }
@@ -104,7 +104,7 @@ func (db *DB) TaskCheckpoints(task string) ([]objects.ID, error) {
 	err := db.scan(taskSeqPrefix(task), func(k, v []byte) error {
 		id, err := decodeIDValue(v)
 		if err != nil {
-			return fmt.Errorf("index: key %s: %w", describeKey(k), err)
+			return fmt.Errorf("key %s: %w", describeKey(k), err)
 		}
 		ids = append(ids, id)
 		return nil

@@ -40,7 +40,7 @@ func validEntry(e *objects.Entry, i int, prev string) error {
 }
 
 // EncodeTree returns the canonical encoding of t (format in doc.go). It
-// fails, without wrapping ErrCorrupt, if an entry name is not a objects.ValidName,
+// fails, without the objects.ErrCorrupt mark, if an entry name is not a objects.ValidName,
 // names are not strictly increasing, a kind is unknown, a mode exceeds
 // 0o7777, or a size is negative (or non-zero for a directory).
 func EncodeTree(t objects.Tree) ([]byte, error) {
@@ -62,7 +62,7 @@ func appendTree(b []byte, t objects.Tree) ([]byte, error) {
 			prev = t.Entries[i-1].Name
 		}
 		if err := validEntry(e, i, prev); err != nil {
-			return nil, fmt.Errorf("index: encode tree: %w", err)
+			return nil, fmt.Errorf("encode tree: %w", err)
 		}
 		b = appendString(b, e.Name)
 		b = append(b, byte(e.Kind))
@@ -76,7 +76,7 @@ func appendTree(b []byte, t objects.Tree) ([]byte, error) {
 // DecodeTree parses a tree encoding. It never panics; malformed or
 // truncated input, an unsupported version, invalid names, unsorted or
 // duplicate entries, unknown kinds, out-of-range modes or sizes, and
-// trailing bytes all yield an error wrapping ErrCorrupt. An accepted input
+// trailing bytes all yield an error marked with objects.ErrCorrupt. An accepted input
 // re-encodes to exactly the same bytes. Decoding makes two allocations
 // whatever the entry count; the Names share one copy of b.
 func DecodeTree(b []byte) (objects.Tree, error) {
@@ -105,7 +105,7 @@ func DecodeTree(b []byte) (objects.Tree, error) {
 		}
 		e.Name = s[start : start+int(nameLen)]
 		if mode > maxMode {
-			return objects.Tree{}, fmt.Errorf("%w: tree entry %d (%q): mode %#o has bits beyond 0o7777", ErrCorrupt, i, e.Name, mode)
+			return objects.Tree{}, objects.MarkCorrupt(fmt.Errorf("tree entry %d (%q): mode %#o has bits beyond 0o7777", i, e.Name, mode))
 		}
 		e.Mode = uint32(mode)
 		prev := ""
@@ -113,7 +113,7 @@ func DecodeTree(b []byte) (objects.Tree, error) {
 			prev = t.Entries[i-1].Name
 		}
 		if err := validEntry(e, i, prev); err != nil {
-			return objects.Tree{}, fmt.Errorf("%w: tree %w", ErrCorrupt, err)
+			return objects.Tree{}, objects.MarkCorrupt(fmt.Errorf("tree %w", err))
 		}
 	}
 	if err := r.end(); err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // errBatchClosed is returned by Batch methods after Close.
-var errBatchClosed = errors.New("objects: batch closed")
+var errBatchClosed = errors.New("batch closed")
 
 // Batch is one writer session (one save). Put, PutBytes and Has are safe
 // for concurrent use by many goroutines; Sync and Close wait for appends in
@@ -91,7 +91,7 @@ func (b *Batch) committed(id ID) (bool, error) {
 	}
 	_, found, err := b.s.idx.Locator(id)
 	if err != nil {
-		return false, fmt.Errorf("objects: look up %s: %w", id.Short(), err)
+		return false, fmt.Errorf("look up %s: %w", id.Short(), err)
 	}
 	return found, nil
 }
@@ -124,7 +124,7 @@ func (b *Batch) Put(r io.Reader) (ID, int64, error) {
 			return id, int64(n), err
 		}
 		if err != nil {
-			return ID{}, 0, fmt.Errorf("objects: put: %w", err)
+			return ID{}, 0, fmt.Errorf("put: %w", err)
 		}
 		read = (*buf)[:n]
 	}
@@ -191,7 +191,7 @@ func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
 			break
 		}
 		if err != nil {
-			return ID{}, 0, fmt.Errorf("objects: put: %w", err)
+			return ID{}, 0, fmt.Errorf("put: %w", err)
 		}
 		whole.Write(chunk)
 		c := chunkRef{id: Sum(chunk), size: uint32(len(chunk))}

@@ -61,7 +61,7 @@ func (r *chunkedReader) next() ([]byte, error) {
 func (r *chunkedReader) loadChunk(c chunkRef) ([]byte, error) {
 	loc, found, err := r.s.idx.Locator(c.id)
 	if err != nil {
-		return nil, fmt.Errorf("objects: look up chunk %s: %w", c.id.Short(), err)
+		return nil, fmt.Errorf("look up chunk %s: %w", c.id.Short(), err)
 	}
 	if !found {
 		return nil, r.corrupt("chunk " + c.id.Short() + " is not in the index")
@@ -92,6 +92,6 @@ func (r *chunkedReader) Read(p []byte) (int, error) {
 
 // Close releases the reader; reading after Close fails.
 func (r *chunkedReader) Close() error {
-	r.chunks, r.cur, r.err = nil, nil, fmt.Errorf("objects: read after close")
+	r.chunks, r.cur, r.err = nil, nil, fmt.Errorf("read after close")
 	return nil
 }

@@ -38,7 +38,7 @@ type codec struct {
 func newCodec(level int) (*codec, error) {
 	levels := [...]zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression, zstd.SpeedBestCompression}
 	if level < 0 || level >= len(levels) {
-		return nil, fmt.Errorf("objects: compression level %d out of range 0..%d", level, len(levels)-1)
+		return nil, fmt.Errorf("compression level %d out of range 0..%d", level, len(levels)-1)
 	}
 	n := runtime.GOMAXPROCS(0)
 	c := &codec{level: levels[level], enc: make(chan *zstd.Encoder, n), dec: make(chan *zstd.Decoder, n)}
@@ -64,7 +64,7 @@ func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
 		e, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),
 			zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true), zstd.WithZeroFrames(true))
 		if err != nil {
-			return nil, 0, fmt.Errorf("objects: zstd encoder: %w", err)
+			return nil, 0, fmt.Errorf("zstd encoder: %w", err)
 		}
 	}
 	var out []byte

@@ -182,7 +182,7 @@ func (r *Rewriter) Close() error {
 	}
 	r.open = nil // never written: nothing references its blobs' new places
 	if r.err == nil {
-		r.err = errors.New("objects: rewriter closed")
+		r.err = errors.New("rewriter closed")
 	}
 	return nil
 }
@@ -200,7 +200,7 @@ func (s *Store) rawRecord(loc Locator) ([]byte, error) {
 		if err == io.EOF {
 			return nil, &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, Reason: "record extends past end of pack"}
 		}
-		return nil, fmt.Errorf("objects: read pack: %w", err)
+		return nil, fmt.Errorf("read pack: %w", err)
 	}
 	return buf, nil
 }
@@ -211,13 +211,13 @@ func (s *Store) newFreshPackWriter() (*packWriter, error) {
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()
-		return nil, errors.New("objects: store closed")
+		return nil, errors.New("store closed")
 	}
 	return s.createNextPackLocked()
 }
 
 // errPackHeld is returned when GC touches a pack a writer holds.
-var errPackHeld = errors.New("objects: pack is being written")
+var errPackHeld = errors.New("pack is being written")
 
 // RemovePack deletes pack n, and its deferred mark, and fsyncs the packs
 // directory. The caller guarantees that its index no longer references the
@@ -242,7 +242,7 @@ func (s *Store) RemovePack(n uint32) error {
 		return err
 	}
 	if err := s.opts.fs.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("objects: remove pack: %w", err)
+		return fmt.Errorf("remove pack: %w", err)
 	}
 	return s.syncDir()
 }
@@ -253,7 +253,7 @@ func (s *Store) RemovePack(n uint32) error {
 // that end is a record boundary; the next writer appends there.
 func (s *Store) TruncatePack(n uint32, end int64) error {
 	if end < int64(packHeaderLen) {
-		return fmt.Errorf("objects: truncate pack %s to %d bytes: inside the pack header", s.PackPath(n), end)
+		return fmt.Errorf("truncate pack %s to %d bytes: inside the pack header", s.PackPath(n), end)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -263,14 +263,14 @@ func (s *Store) TruncatePack(n uint32, end int64) error {
 	}
 	f, err := s.opts.fs.OpenRW(s.PackPath(n))
 	if err != nil {
-		return fmt.Errorf("objects: truncate pack: %w", err)
+		return fmt.Errorf("truncate pack: %w", err)
 	}
 	defer f.Close()
 	if err := f.Truncate(end); err != nil {
-		return fmt.Errorf("objects: truncate pack: %w", err)
+		return fmt.Errorf("truncate pack: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("objects: fsync pack %s: %w", s.PackPath(n), err)
+		return fmt.Errorf("fsync pack %s: %w", s.PackPath(n), err)
 	}
 	if st != nil {
 		st.size, st.clean = end, true

@@ -47,10 +47,10 @@ func (s *Store) markDeferred(ns []uint32) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("objects: mark pack %s deferred: %w", s.PackPath(n), err)
+			return fmt.Errorf("mark pack %s deferred: %w", s.PackPath(n), err)
 		}
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("objects: mark pack %s deferred: %w", s.PackPath(n), err)
+			return fmt.Errorf("mark pack %s deferred: %w", s.PackPath(n), err)
 		}
 	}
 	return nil
@@ -62,7 +62,7 @@ func (s *Store) markDeferred(ns []uint32) error {
 func (s *Store) DeferredPacks() ([]uint32, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, fmt.Errorf("objects: list packs: %w", err)
+		return nil, fmt.Errorf("list packs: %w", err)
 	}
 	var out []uint32
 	for _, e := range ents {
@@ -81,7 +81,7 @@ func (s *Store) DeferredPacks() ([]uint32, error) {
 // removeDeferredMark removes pack n's mark, if any.
 func (s *Store) removeDeferredMark(n uint32) error {
 	if err := s.opts.fs.Remove(s.deferredPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("objects: remove mark of pack %s: %w", s.PackPath(n), err)
+		return fmt.Errorf("remove mark of pack %s: %w", s.PackPath(n), err)
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func (r *Rewriter) Recompress(id ID, loc Locator) (Locator, error) {
 		return Locator{}, r.err
 	}
 	if loc.Flags&(FlagChunked|FlagGroup) != 0 {
-		return Locator{}, fmt.Errorf("objects: recompress %s: not a plain record", id.Short())
+		return Locator{}, fmt.Errorf("recompress %s: not a plain record", id.Short())
 	}
 	_, content, err := r.s.readRecord(loc, id)
 	if err != nil {

@@ -133,5 +133,6 @@
 // locator, a locator past the end of its pack, a missing pack file, a
 // malformed locator — yields a *CorruptError naming the pack and offset,
 // which matches ErrCorrupt under errors.Is. Reads never return unverified
-// bytes.
+// bytes. ErrCorrupt is the one mark of damage for every layer of ckpt: the
+// index, the remotes and the engine mark what they find with MarkCorrupt.
 package objects

@@ -57,7 +57,7 @@ func readPackVersion(f io.ReaderAt, path string) (uint32, error) {
 	got := make([]byte, packHeaderLen)
 	n, err := f.ReadAt(got, 0)
 	if n < len(got) && err != io.EOF {
-		return 0, fmt.Errorf("objects: read pack header %s: %w", path, err)
+		return 0, fmt.Errorf("read pack header %s: %w", path, err)
 	}
 	if v := packVersionOf(got[:n]); v != 0 {
 		return v, nil

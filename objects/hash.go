@@ -13,7 +13,7 @@ func HashReader(r io.Reader) (ID, int64, error) {
 	h := blake3.New()
 	n, err := io.CopyBuffer(h, r, make([]byte, 256<<10))
 	if err != nil {
-		return ID{}, n, fmt.Errorf("objects: hash: %w", err)
+		return ID{}, n, fmt.Errorf("hash: %w", err)
 	}
 	return ID(h.Sum(nil)), n, nil
 }

@@ -26,10 +26,10 @@ func Sum(data []byte) ID {
 func ParseID(s string) (ID, error) {
 	var id ID
 	if len(s) != 2*IDSize {
-		return id, fmt.Errorf("objects: invalid id %q: want %d hex characters, got %d", s, 2*IDSize, len(s))
+		return id, fmt.Errorf("invalid id %q: want %d hex characters, got %d", s, 2*IDSize, len(s))
 	}
 	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
-		return id, fmt.Errorf("objects: invalid id %q: %w", s, err)
+		return id, fmt.Errorf("invalid id %q: %w", s, err)
 	}
 	return id, nil
 }

@@ -2,7 +2,6 @@ package objects
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 )
@@ -18,7 +17,7 @@ func (s *Store) CheckPackHeader(n uint32) error {
 		return &CorruptError{Pack: s.PackPath(n), Reason: "pack file missing"}
 	}
 	if err != nil {
-		return fmt.Errorf("objects: %w", err)
+		return err
 	}
 	defer f.Close()
 	_, err = readPackVersion(f, s.PackPath(n))

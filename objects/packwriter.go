@@ -33,11 +33,11 @@ func (w *packWriter) append(h recordHeader, payload []byte) (int64, error) {
 	off := w.size
 	w.hdr = appendRecordHeader(w.hdr[:0], h)
 	if _, err := w.bw.Write(w.hdr); err != nil {
-		w.err = fmt.Errorf("objects: write pack %s: %w", w.path, err)
+		w.err = fmt.Errorf("write pack %s: %w", w.path, err)
 		return 0, w.err
 	}
 	if _, err := w.bw.Write(payload); err != nil {
-		w.err = fmt.Errorf("objects: write pack %s: %w", w.path, err)
+		w.err = fmt.Errorf("write pack %s: %w", w.path, err)
 		return 0, w.err
 	}
 	w.size += h.recordLen()
@@ -52,11 +52,11 @@ func (w *packWriter) sync() error {
 		return w.err
 	}
 	if err := w.bw.Flush(); err != nil {
-		w.err = fmt.Errorf("objects: write pack %s: %w", w.path, err)
+		w.err = fmt.Errorf("write pack %s: %w", w.path, err)
 		return w.err
 	}
 	if err := w.f.Sync(); err != nil {
-		w.err = fmt.Errorf("objects: fsync pack %s: %w", w.path, err)
+		w.err = fmt.Errorf("fsync pack %s: %w", w.path, err)
 		return w.err
 	}
 	w.unsynced = false
@@ -82,7 +82,7 @@ func (s *Store) newPackWriter() (w *packWriter, created bool, err error) {
 		s.mu.Lock()
 		if s.mu.closed {
 			s.mu.Unlock()
-			return nil, false, errors.New("objects: store closed")
+			return nil, false, errors.New("store closed")
 		}
 		n, st := s.appendCandidateLocked()
 		if st == nil {
@@ -123,7 +123,7 @@ func (s *Store) createPack(n uint32) (*packWriter, error) {
 	path := s.PackPath(n)
 	f, err := s.opts.fs.Create(path, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("objects: create pack: %w", err)
+		return nil, fmt.Errorf("create pack: %w", err)
 	}
 	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer)}
 	w.bw.Write(packHeader()) // cannot fail: the buffer is larger than the header
@@ -137,7 +137,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	path := s.PackPath(n)
 	f, err := s.opts.fs.OpenRW(path)
 	if err != nil {
-		return nil, fmt.Errorf("objects: open pack: %w", err)
+		return nil, fmt.Errorf("open pack: %w", err)
 	}
 	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer), size: size}
 	if size >= int64(packHeaderLen) {
@@ -155,7 +155,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 		end, err := scanRecords(f, path, func(recordHeader, int64) error { return nil })
 		if err == nil && end != size {
 			if err = f.Truncate(end); err != nil {
-				err = fmt.Errorf("objects: truncate pack %s: %w", path, err)
+				err = fmt.Errorf("truncate pack %s: %w", path, err)
 			}
 		}
 		if err != nil {
@@ -166,7 +166,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	}
 	if _, err := f.Seek(w.size, io.SeekStart); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("objects: open pack: %w", err)
+		return nil, fmt.Errorf("open pack: %w", err)
 	}
 	if w.size == 0 {
 		w.bw.Write(packHeader())
@@ -198,7 +198,7 @@ func (s *Store) releasePackState(n uint32, size int64, clean bool) {
 // it are durable.
 func (s *Store) syncDir() error {
 	if err := s.opts.fs.SyncDir(s.dir); err != nil {
-		return fmt.Errorf("objects: fsync %s: %w", s.dir, err)
+		return fmt.Errorf("fsync %s: %w", s.dir, err)
 	}
 	return nil
 }

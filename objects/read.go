@@ -11,7 +11,7 @@ import (
 func (s *Store) Stat(id ID) (Locator, error) {
 	loc, found, err := s.idx.Locator(id)
 	if err != nil {
-		return Locator{}, fmt.Errorf("objects: look up %s: %w", id.Short(), err)
+		return Locator{}, fmt.Errorf("look up %s: %w", id.Short(), err)
 	}
 	if !found {
 		return Locator{}, fmt.Errorf("%w: %s", ErrNotFound, id.Short())
@@ -99,7 +99,7 @@ func (s *Store) ChunkList(id ID) ([]ID, error) {
 		return nil, err
 	}
 	if loc.Flags&FlagChunked == 0 {
-		return nil, fmt.Errorf("objects: blob %s is not chunked", id.Short())
+		return nil, fmt.Errorf("blob %s is not chunked", id.Short())
 	}
 	chunks, err := s.readChunkList(id, loc)
 	if err != nil {
@@ -258,7 +258,7 @@ func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeade
 	if loc.Length > 1<<20 {
 		fi, err := ph.f.Stat()
 		if err != nil {
-			return h, nil, fmt.Errorf("objects: %w", err)
+			return h, nil, err
 		}
 		if loc.Offset+int64(loc.Length) > fi.Size() {
 			return h, nil, corrupt(fmt.Sprintf("record extends past end of pack (%d bytes)", fi.Size()))
@@ -269,7 +269,7 @@ func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeade
 		if err == io.EOF {
 			return h, nil, corrupt("record extends past end of pack")
 		}
-		return h, nil, fmt.Errorf("objects: read pack: %w", err)
+		return h, nil, fmt.Errorf("read pack: %w", err)
 	}
 	return checkFraming(buf, loc, ph.version, corrupt)
 }

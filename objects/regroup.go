@@ -15,7 +15,7 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 		return r.err
 	}
 	if loc.Flags&FlagChunked != 0 || loc.Size > groupBlobMax {
-		return fmt.Errorf("objects: regroup %s: only blobs of at most %d bytes that are not chunk lists join groups", id.Short(), groupBlobMax)
+		return fmt.Errorf("regroup %s: only blobs of at most %d bytes that are not chunk lists join groups", id.Short(), groupBlobMax)
 	}
 	// A group is read once for all its members regrouped one after another.
 	content, err := r.reads.content(loc, id)
@@ -73,7 +73,7 @@ const (
 // value, and damage is a *CorruptError.
 func (s *Store) GroupSize(loc Locator) (int64, error) {
 	if loc.Flags&FlagGroup == 0 {
-		return 0, fmt.Errorf("objects: locator %d/%d is not a group member", loc.Pack, loc.Offset)
+		return 0, fmt.Errorf("locator %d/%d is not a group member", loc.Pack, loc.Offset)
 	}
 	corrupt := func(reason string) error {
 		return &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, Reason: reason}

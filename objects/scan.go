@@ -24,7 +24,7 @@ func (s *Store) ScanPack(n uint32, fn func(id ID, loc Locator) error) error {
 		return &CorruptError{Pack: s.PackPath(n), Reason: "pack file missing"}
 	}
 	if err != nil {
-		return fmt.Errorf("objects: scan pack: %w", err)
+		return fmt.Errorf("scan pack: %w", err)
 	}
 	defer f.Close()
 	_, err = scanRecords(f, s.PackPath(n), func(h recordHeader, off int64) error {
@@ -39,7 +39,7 @@ func (s *Store) ScanPack(n uint32, fn func(id ID, loc Locator) error) error {
 func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) error) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("objects: scan pack: %w", err)
+		return 0, fmt.Errorf("scan pack: %w", err)
 	}
 	size := fi.Size()
 	corrupt := func(off int64, reason string) error {
@@ -52,7 +52,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 	if size < int64(len(hdr)) {
 		got := buf[:size]
 		if _, err := io.ReadFull(br, got); err != nil {
-			return 0, fmt.Errorf("objects: scan pack: %w", err)
+			return 0, fmt.Errorf("scan pack: %w", err)
 		}
 		if bytes.HasPrefix(hdr, got) || allZero(got) {
 			return 0, nil
@@ -60,7 +60,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 		return 0, corrupt(0, "bad pack header")
 	}
 	if _, err := io.ReadFull(br, buf[:len(hdr)]); err != nil {
-		return 0, fmt.Errorf("objects: scan pack: %w", err)
+		return 0, fmt.Errorf("scan pack: %w", err)
 	}
 	if version = packVersionOf(buf[:len(hdr)]); version == 0 {
 		if zero, err := zeroFrom(f, 0, size); err != nil || zero {
@@ -71,7 +71,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 	off := int64(len(hdr))
 	for size-off >= recordHeaderLen {
 		if _, err := io.ReadFull(br, buf); err != nil {
-			return off, fmt.Errorf("objects: scan pack: %w", err)
+			return off, fmt.Errorf("scan pack: %w", err)
 		}
 		h, perr := parseRecordHeader(buf)
 		if perr == nil && h.flags&FlagGroup != 0 && version == packVersion1 {
@@ -90,7 +90,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 			return off, err
 		}
 		if _, err := br.Discard(int(h.payloadLen)); err != nil {
-			return off, fmt.Errorf("objects: scan pack: %w", err)
+			return off, fmt.Errorf("scan pack: %w", err)
 		}
 		off += h.recordLen()
 	}
@@ -113,7 +113,7 @@ func zeroFrom(f io.ReaderAt, off, size int64) (bool, error) {
 			return false, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("objects: scan pack: %w", err)
+			return false, fmt.Errorf("scan pack: %w", err)
 		}
 		off += int64(n)
 	}

@@ -67,7 +67,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.ChunkThreshold = defaultChunkThreshold
 	}
 	if o.ChunkThreshold > maxBlobSize {
-		return o, fmt.Errorf("objects: chunk threshold %d above the maximum %d", o.ChunkThreshold, maxBlobSize)
+		return o, fmt.Errorf("chunk threshold %d above the maximum %d", o.ChunkThreshold, maxBlobSize)
 	}
 	if o.Writers <= 0 {
 		o.Writers = runtime.GOMAXPROCS(0)
@@ -145,7 +145,7 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 		s.chunkBufs <- nil
 	}
 	if err := opts.fs.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("objects: open store: %w", err)
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.mu.packs = make(map[uint32]*packState)
 	s.mu.open = make(map[uint32]*packHandle)
@@ -156,7 +156,7 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 	for _, n := range packs {
 		fi, err := os.Stat(s.PackPath(n))
 		if err != nil {
-			return nil, fmt.Errorf("objects: open store: %w", err)
+			return nil, fmt.Errorf("open store: %w", err)
 		}
 		s.mu.packs[n] = &packState{size: fi.Size()}
 		s.mu.next = n + 1
@@ -191,7 +191,7 @@ func (s *Store) PackPath(n uint32) string {
 func (s *Store) Packs() ([]uint32, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, fmt.Errorf("objects: list packs: %w", err)
+		return nil, fmt.Errorf("list packs: %w", err)
 	}
 	var packs []uint32
 	for _, e := range ents {
@@ -233,7 +233,7 @@ func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
-		return nil, errors.New("objects: store closed")
+		return nil, errors.New("store closed")
 	}
 	if h := s.mu.open[n]; h != nil {
 		h.refs++
@@ -244,7 +244,7 @@ func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
 		return nil, &CorruptError{Pack: s.PackPath(n), Offset: off, Reason: "pack file missing"}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("objects: %w", err)
+		return nil, err
 	}
 	version, err := readPackVersion(f, s.PackPath(n))
 	if err != nil {

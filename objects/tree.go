@@ -56,13 +56,13 @@ type Tree struct {
 func ValidName(name string) error {
 	switch {
 	case name == "":
-		return errors.New("objects: invalid name: empty")
+		return errors.New("invalid name: empty")
 	case name == "." || name == "..":
-		return fmt.Errorf("objects: invalid name %q", name)
+		return fmt.Errorf("invalid name %q", name)
 	case strings.IndexByte(name, '/') >= 0:
-		return fmt.Errorf("objects: invalid name %q: contains '/'", name)
+		return fmt.Errorf("invalid name %q: contains '/'", name)
 	case strings.IndexByte(name, 0) >= 0:
-		return fmt.Errorf("objects: invalid name %q: contains NUL", name)
+		return fmt.Errorf("invalid name %q: contains NUL", name)
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ type config struct {
 func newConfig(root string, opts *Options) (*config, error) {
 	real, err := resolve(root)
 	if err != nil {
-		return nil, fmt.Errorf("walker: workspace %s: %w", root, err)
+		return nil, fmt.Errorf("workspace %s: %w", root, err)
 	}
 	global, err := globalPatterns(real, opts)
 	if err != nil {
@@ -100,7 +100,7 @@ func readInfoExclude(root string) ([]ignore.Pattern, error) {
 		return nil, nil // absent, or not a regular file (never block on a FIFO)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("walker: read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return ignore.ParseLines(data), nil
 }
@@ -113,7 +113,7 @@ func readInfoExclude(root string) ([]ignore.Pattern, error) {
 func NewMatcher(root string, opts Options) (*ignore.Matcher, error) {
 	real, err := resolve(root)
 	if err != nil {
-		return nil, fmt.Errorf("walker: workspace %s: %w", root, err)
+		return nil, fmt.Errorf("workspace %s: %w", root, err)
 	}
 	global, err := globalPatterns(real, &opts)
 	if err != nil {

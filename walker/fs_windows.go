@@ -31,7 +31,7 @@ type winDir struct {
 
 // errReparse is returned when a directory to be opened turned out to be a
 // symlink or junction: it is reported as vanished, never followed.
-var errReparse = errors.New("walker: directory is a symlink or junction")
+var errReparse = errors.New("directory is a symlink or junction")
 
 const dirAccess = windows.FILE_LIST_DIRECTORY | windows.FILE_READ_ATTRIBUTES | windows.SYNCHRONIZE
 

@@ -16,7 +16,7 @@ import (
 var profileFS embed.FS
 
 // ErrUnknownProfile is returned for an Options.Profile that names no profile.
-var ErrUnknownProfile = errors.New("walker: unknown exclusion profile")
+var ErrUnknownProfile = errors.New("unknown exclusion profile")
 
 // Profiles lists the valid Options.Profile values ("" means "default").
 var Profiles = []string{"default", "cline", "roo", "none"}
@@ -36,7 +36,7 @@ func ProfilePatterns(name string) ([]ignore.Pattern, error) {
 	}
 	data, err := profileFS.ReadFile("profiles/" + name + ".txt")
 	if err != nil {
-		return nil, fmt.Errorf("walker: profile %s: %w", name, err)
+		return nil, fmt.Errorf("profile %s: %w", name, err)
 	}
 	return ignore.ParseLines(data), nil
 }

@@ -9,7 +9,7 @@ import (
 
 // ErrProtected is wrapped by CheckWorkspace (and Walk) for directories that
 // must never be a workspace.
-var ErrProtected = errors.New("walker: refusing to checkpoint a protected directory")
+var ErrProtected = errors.New("refusing to checkpoint a protected directory")
 
 // CheckWorkspace returns an error wrapping ErrProtected when path, resolved
 // through symlinks, is the filesystem root, the home directory, or exactly
@@ -21,7 +21,7 @@ var ErrProtected = errors.New("walker: refusing to checkpoint a protected direct
 func CheckWorkspace(path string) error {
 	real, err := resolve(path)
 	if err != nil {
-		return fmt.Errorf("walker: workspace %s: %w", path, err)
+		return fmt.Errorf("workspace %s: %w", path, err)
 	}
 	if real == string(filepath.Separator) || filepath.Dir(real) == real {
 		return fmt.Errorf("%w: %s is the filesystem root", ErrProtected, path)

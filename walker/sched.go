@@ -67,7 +67,7 @@ func run[T any](parent context.Context, cfg *config, visit VisitFunc[T]) (T, []S
 	var zero T
 	fd, st, err := openRoot(cfg.root)
 	if err != nil {
-		return zero, nil, fmt.Errorf("walker: open workspace: %w", err)
+		return zero, nil, fmt.Errorf("open workspace: %w", err)
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -79,7 +79,7 @@ func run[T any](parent context.Context, cfg *config, visit VisitFunc[T]) (T, []S
 	root := &node[T]{fd: fd, dir: Dir{Mode: st.mode}}
 	if err := w.list(root); err != nil {
 		closeDir(fd)
-		return zero, nil, fmt.Errorf("walker: list workspace: %w", err)
+		return zero, nil, fmt.Errorf("list workspace: %w", err)
 	}
 	var wg sync.WaitGroup
 	for range cfg.workers {

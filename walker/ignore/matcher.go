@@ -15,7 +15,7 @@ const GitDir = ".git"
 
 // errNotRegular is returned by the Matcher's file reader for pattern files
 // that exist but are not regular files (symlinks included).
-var errNotRegular = errors.New("ignore: not a regular file")
+var errNotRegular = errors.New("not a regular file")
 
 // Matcher answers "is this path ignored?" for a workspace on disk, with the
 // same rules the walker applies: a path is ignored when any of its

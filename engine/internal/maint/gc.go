@@ -90,7 +90,7 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 	}
 	deferred, err := s.Blobs.DeferredPacks()
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, err
 	}
 	byNum := make(map[uint32]*packUse, len(nums))
 	out := make([]*packUse, 0, len(nums))
@@ -112,7 +112,7 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 		u.end = max(u.end, loc.Offset+int64(loc.Length))
 	})
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, err
 	}
 	for _, u := range out {
 		body := u.size - objects.PackHeaderSize
@@ -241,7 +241,7 @@ func (s *Store) rewriteRecords(ctx context.Context, recs []rewriteRec, progress 
 		if r.how == viaRegroup {
 			s.step("regroup")
 			if err := rw.Regroup(r.id, r.loc); err != nil {
-				return nil, s.abandonCopies(rw, s.storeErr(err))
+				return nil, s.abandonCopies(rw, err)
 			}
 			continue
 		}
@@ -252,7 +252,7 @@ func (s *Store) rewriteRecords(ctx context.Context, recs []rewriteRec, progress 
 		}
 		loc, err := copyRecord(r.id, r.loc)
 		if err != nil {
-			return nil, s.abandonCopies(rw, s.storeErr(err))
+			return nil, s.abandonCopies(rw, err)
 		}
 		moved[r.id] = loc
 		if !copied[keyOf(loc)] {
@@ -323,7 +323,7 @@ func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res 
 		})
 	}
 	if err != nil {
-		return s.storeErr(err)
+		return err
 	}
 	s.step("commit")
 	if err := b.Commit(); err != nil {

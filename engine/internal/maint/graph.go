@@ -94,12 +94,12 @@ func (s *Store) Load(ctx context.Context, onProblem func(Problem), progress func
 		records: map[recordKey]*record{}, onProblem: onProblem, progress: progress}
 	tasks, err := s.DB.Tasks()
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, err
 	}
 	g.tasks = tasks
 	for _, task := range tasks {
 		if err := g.loadTask(ctx, task); err != nil {
-			return nil, s.storeErr(err)
+			return nil, err
 		}
 	}
 	return g, nil
@@ -182,7 +182,7 @@ func (g *Graph) addTree(id objects.ID, site refSite) error {
 	g.tick()
 	t, err := g.s.DB.Tree(id)
 	if err != nil {
-		if !errors.Is(err, index.ErrNotFound) && !errors.Is(err, index.ErrCorrupt) {
+		if !errors.Is(err, index.ErrNotFound) && !errors.Is(err, objects.ErrCorrupt) {
 			return err
 		}
 		n.missing = true
@@ -219,7 +219,7 @@ func (g *Graph) addBlob(id objects.ID, kind string, site refSite) error {
 	g.tick()
 	loc, found, err := g.s.DB.Locator(id)
 	switch {
-	case err != nil && !errors.Is(err, index.ErrCorrupt):
+	case err != nil && !errors.Is(err, objects.ErrCorrupt):
 		return err
 	case err != nil || !found:
 		n.missing = true

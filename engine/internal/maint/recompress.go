@@ -30,7 +30,7 @@ type Recompressed struct {
 func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, error) {
 	fi, err := os.Stat(s.Blobs.PackPath(n))
 	if err != nil {
-		return nil, s.storeErr(fmt.Errorf("recompress: %w", err))
+		return nil, fmt.Errorf("recompress: %w", err)
 	}
 	out := &Recompressed{BytesBefore: fi.Size()}
 	var recs []rewriteRec
@@ -41,7 +41,7 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		return nil
 	})
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, err
 	}
 	res := &Swept{}
 	moved, err := s.rewriteRecords(ctx, recs, nil, res)

@@ -22,9 +22,6 @@ type Store struct {
 	Dir   string // the store directory, for error reports
 	DB    *index.DB
 	Blobs *objects.Store
-	// StoreErr marks the store's failures as the caller classifies them;
-	// nil leaves them as they are.
-	StoreErr func(error) error
 	// Step, when set (by crash tests), is called before every step of a
 	// collection that changes the store: each record copy ("copy"), the
 	// fsync of the copies ("sync"), the index commit ("commit"), each pack
@@ -37,13 +34,6 @@ type Store struct {
 type Progress struct {
 	Phase       string
 	Done, Total int64
-}
-
-func (s *Store) storeErr(err error) error {
-	if s.StoreErr == nil || err == nil {
-		return err
-	}
-	return s.StoreErr(err)
 }
 
 func (s *Store) step(op string) {

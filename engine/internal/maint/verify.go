@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -67,7 +66,7 @@ func (s *Store) Verify(ctx context.Context, quick bool, progress func(Progress))
 func (s *Store) verifyHeads(add func(Problem)) error {
 	tasks, err := s.DB.Tasks()
 	if err != nil {
-		return s.storeErr(err)
+		return err
 	}
 	for _, task := range tasks {
 		head, _, err := s.DB.Task(task)
@@ -112,7 +111,7 @@ func (s *Store) verifyLocators(g *Graph, rep *Checked, add func(Problem)) (map[o
 			if herr == nil {
 				return nil
 			}
-			if !isCorrupt(herr) {
+			if !errors.Is(herr, objects.ErrCorrupt) {
 				return herr
 			}
 			msg = herr.Error()
@@ -126,7 +125,7 @@ func (s *Store) verifyLocators(g *Graph, rep *Checked, add func(Problem)) (map[o
 		add(p)
 		return nil
 	})
-	return bad, s.storeErr(err)
+	return bad, err
 }
 
 // verifyContent re-reads and re-hashes every reachable blob (a chunked
@@ -171,7 +170,7 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 				n, err := hashBlob(reads, id)
 				switch {
 				case err == nil:
-				case !isCorrupt(err):
+				case !errors.Is(err, objects.ErrCorrupt):
 					return err
 				default:
 					damaged = true
@@ -187,7 +186,7 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 			}
 			if loc := g.blobs[record[0]].loc; loc.Flags&objects.FlagGroup != 0 && !damaged {
 				if err := reads.CheckGroup(loc); err != nil {
-					if !isCorrupt(err) {
+					if !errors.Is(err, objects.ErrCorrupt) {
 						return err
 					}
 					add(Problem{Object: record[0], Kind: "locator", Message: "blob " + record[0].Short() + ": " + err.Error()})
@@ -226,9 +225,4 @@ func hashBlob(reads *objects.ReadSession, id objects.ID) (int64, error) {
 	}
 	defer r.Close()
 	return io.Copy(io.Discard, r)
-}
-
-// isCorrupt reports whether err says the store's data is damaged.
-func isCorrupt(err error) bool {
-	return errors.Is(err, objects.ErrCorrupt) || errors.Is(err, index.ErrCorrupt)
 }

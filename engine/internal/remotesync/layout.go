@@ -12,13 +12,10 @@ import (
 	"github.com/ckpt/ckpt/objects"
 )
 
-// ErrCorrupt is wrapped by every error that reports a remote object that
-// does not verify: bytes that do not match their name, a segment or head
-// that does not decode, a record that does not match its id.
-var ErrCorrupt = errors.New("remote object corrupt")
-
-// CorruptError names the remote object that failed to verify. It matches
-// ErrCorrupt and objects.ErrCorrupt, so the engine reports it as corruption.
+// CorruptError names a remote object that does not verify: bytes that do
+// not match their name, a segment or head that does not decode, a record
+// that does not match its id. It is marked with objects.ErrCorrupt; the
+// engine reports it as damage of the remote rather than of the store.
 type CorruptError struct {
 	Key    string
 	Reason string
@@ -26,21 +23,18 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	msg := fmt.Sprintf("remote object %s corrupt: %s", e.Key, e.Reason)
+	msg := fmt.Sprintf("remote object %s: %s", e.Key, e.Reason)
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
 	return msg
 }
 
-// Unwrap returns ErrCorrupt, objects.ErrCorrupt and the cause.
-func (e *CorruptError) Unwrap() []error {
-	errs := []error{ErrCorrupt, objects.ErrCorrupt}
-	if e.Err != nil {
-		errs = append(errs, e.Err)
-	}
-	return errs
-}
+// Is reports whether target is objects.ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == objects.ErrCorrupt }
+
+// Unwrap returns the cause, if any.
+func (e *CorruptError) Unwrap() error { return e.Err }
 
 func dataKey(h objects.ID) string { return "data/" + h.String() }
 func metaKey(h objects.ID) string { return "meta/" + h.String() }

@@ -37,7 +37,7 @@ func TestSegmentRoundTripsAndRefusesDamage(t *testing.T) {
 	for i := range b {
 		bad := bytes.Clone(b)
 		bad[i] ^= 1
-		if _, err := plain.decodeNamed(objects.Sum(b), bad); !errors.Is(err, ErrCorrupt) || !errors.Is(err, objects.ErrCorrupt) {
+		if _, err := plain.decodeNamed(objects.Sum(b), bad); !errors.Is(err, objects.ErrCorrupt) || !errors.Is(err, objects.ErrCorrupt) {
 			t.Fatalf("byte %d flipped: %v", i, err)
 		}
 	}
@@ -54,12 +54,12 @@ func TestHeadRefusesAnotherTaskOrMalformedIDs(t *testing.T) {
 	if got, err := decodeHead(plain.headKey("t"), "t", b); err != nil || got.headID().String() != id {
 		t.Fatalf("decode: %+v, %v", got, err)
 	}
-	if _, err := decodeHead(plain.headKey("u"), "u", b); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeHead(plain.headKey("u"), "u", b); !errors.Is(err, objects.ErrCorrupt) {
 		t.Fatalf("head of another task: %v", err)
 	}
 	h.Segments = []string{"zz"}
 	b, _ = encodeHead(h)
-	if _, err := decodeHead(plain.headKey("t"), "t", b); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeHead(plain.headKey("t"), "t", b); !errors.Is(err, objects.ErrCorrupt) {
 		t.Fatalf("malformed segment name: %v", err)
 	}
 	if plain.headKey("secret task") == plain.headKey("other") || bytes.Contains([]byte(plain.headKey("secret task")), []byte("secret")) {
@@ -84,7 +84,7 @@ func TestKeyedNamesDependOnTheKeyAndStillVerify(t *testing.T) {
 	if _, err := keyed.decodeNamed(keyed.sum(b), b); err != nil {
 		t.Fatalf("keyed segment: %v", err)
 	}
-	if _, err := keyed.decodeNamed(plain.sum(b), b); !errors.Is(err, ErrCorrupt) {
+	if _, err := keyed.decodeNamed(plain.sum(b), b); !errors.Is(err, objects.ErrCorrupt) {
 		t.Fatalf("a plain name under a key must not verify: %v", err)
 	}
 }

@@ -57,10 +57,7 @@ const (
 type Applier struct {
 	FS    FS
 	Blobs Blobs
-	// StoreErr marks a failure to read Blobs (as the caller classifies
-	// store errors); nil leaves errors as they are.
-	StoreErr func(error) error
-	Force    bool
+	Force bool
 	// Unsaved, when set (restores without a backup of the current state),
 	// holds the paths whose current entry no checkpoint captures
 	// identically: a restore leaves them alone (a conflict) unless Force.
@@ -438,7 +435,7 @@ func (x *Applier) write(o op) error {
 		err = x.writeFile(o)
 	}
 	if err != nil {
-		return x.fault("restore", o.path, x.storeErr(err))
+		return x.fault("restore", o.path, err)
 	}
 	x.record(&x.Result.Written, o.path)
 	return nil
@@ -505,13 +502,6 @@ func (x *Applier) link(o op) error {
 		return err
 	}
 	return nil
-}
-
-func (x *Applier) storeErr(err error) error {
-	if x.StoreErr == nil {
-		return err
-	}
-	return x.StoreErr(err)
 }
 
 func (x *Applier) sortResult() {

@@ -15,7 +15,7 @@ import (
 func (st *Store) NewBatch() (*objects.Batch, error) {
 	has, err := st.DB.HasLocators()
 	if err != nil {
-		return nil, st.storeErr(err)
+		return nil, err
 	}
 	if !has {
 		b := st.Blobs.NewFreshBatch()
@@ -95,7 +95,7 @@ func (store *Store) ChangeStats(ctx context.Context, snap *Snapshot, base object
 	}
 	changes, err := diffview.Compare(ctx, store.TreeSource(snap), base, snap.Root, nil)
 	if err != nil {
-		return st, store.storeErr(err)
+		return st, err
 	}
 	for _, c := range changes {
 		switch c.Status {

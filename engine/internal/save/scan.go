@@ -117,13 +117,13 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 	} else {
 		set, err := st.DB.LoadDirCaches()
 		if err != nil {
-			return nil, st.storeErr(err)
+			return nil, err
 		}
 		s.cached = set
 	}
 	root, skipped, err := walker.Walk(ctx, st.Workspace, opts, s.visit)
 	if err != nil {
-		return nil, st.storeErr(err)
+		return nil, err
 	}
 	s.snap.Root = root
 	s.snap.Skipped = append(skipped, s.snap.Skipped...)

@@ -17,9 +17,6 @@ type Store struct {
 	DB        *index.DB
 	Blobs     *objects.Store
 	Walk      walker.Options
-	// StoreErr marks the store's failures as the caller classifies them;
-	// nil leaves them as they are.
-	StoreErr func(error) error
 	// FlushEntries, when positive, replaces defaultFlushEntries (tests lower it).
 	FlushEntries int
 	// AfterFlush, when set (by tests), runs after each flush of a storing scan.
@@ -44,11 +41,4 @@ func (st *Store) flushSize() int {
 		return st.FlushEntries
 	}
 	return defaultFlushEntries
-}
-
-func (st *Store) storeErr(err error) error {
-	if st.StoreErr == nil || err == nil {
-		return err
-	}
-	return st.StoreErr(err)
 }
