@@ -150,7 +150,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	db, err := index.Open(dir, index.Options{
 		ReadOnly:          e.opts.ReadOnly && hasIndex,
 		OnBackgroundError: e.backgroundError,
-		FS:                e.opts.indexFS,
+		FS:                e.opts.hooks.indexFS,
 	})
 	if err != nil {
 		return false, err
@@ -163,7 +163,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	// source is 13-20% smaller at the same speed, and gc regroups the live
 	// members of a mostly dead group, so it bounds the store as it does
 	// with a record per blob.
-	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: !e.opts.ungrouped, PackSize: e.opts.packSize})
+	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: !e.opts.hooks.ungrouped, PackSize: e.opts.hooks.packSize})
 	if err != nil {
 		return false, err
 	}
@@ -176,9 +176,9 @@ func (e *Engine) openStore() (created bool, err error) {
 			MaxFileSize: e.opts.maxFileSize(),
 			ExcludeDirs: []string{e.storeDir},
 		},
-		FlushEntries: e.opts.flushEntries, AfterFlush: e.opts.afterFlush, AfterScan: e.opts.afterScan,
+		FlushEntries: e.opts.hooks.flushEntries, AfterFlush: e.opts.hooks.afterFlush, AfterScan: e.opts.hooks.afterScan,
 		DeferFirstCompression: e.opts.DeferCompression,
-		CarryModes:            !fsHasModeBits || e.opts.carryModes,
+		CarryModes:            !fsHasModeBits || e.opts.hooks.carryModes,
 	}
 	return created, nil
 }

@@ -29,7 +29,7 @@ func TestSaveFlushesInBoundedBatches(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, wideTree(20, 30, "v1"))
 	var afterFlush func() // what each flush runs, changed as the test goes
-	f.open(Options{flushEntries: 50, afterFlush: func() { afterFlush() }})
+	f.open(Options{hooks: testHooks{flushEntries: 50, afterFlush: func() { afterFlush() }}})
 	original := f.read()
 	flushes := 0
 	afterFlush = func() { flushes++ }

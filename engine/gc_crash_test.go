@@ -33,11 +33,11 @@ func TestGCCrashChild(t *testing.T) {
 	parts := strings.Split(spec, "|")
 	n, _ := strconv.Atoi(parts[2])
 	ops := 0
-	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0], gcStep: func(string) {
+	e, err := Open(context.Background(), parts[1], Options{StoreDir: parts[0], hooks: testHooks{gcStep: func(string) {
 		if ops++; ops == n {
 			killSelf()
 		}
-	}})
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func gcOps(t *testing.T, template, ws, op string) []string {
 	store := filepath.Join(t.TempDir(), "store")
 	copyDir(t, template, store)
 	var ops []string
-	e, err := Open(context.Background(), ws, Options{StoreDir: store, gcStep: func(op string) { ops = append(ops, op) }})
+	e, err := Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{gcStep: func(op string) { ops = append(ops, op) }}})
 	if err != nil {
 		t.Fatal(err)
 	}

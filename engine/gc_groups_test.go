@@ -22,8 +22,8 @@ func TestGCWithGroupsReclaimsWhatItDoesWithout(t *testing.T) {
 		var after, reclaimed [2]int64
 		var share [2]float64
 		for i, ungrouped := range []bool{false, true} {
-			store, ws := buildHistoryStore(t, Options{ungrouped: ungrouped}, shape)
-			e, err := Open(context.Background(), ws, Options{StoreDir: store, ungrouped: ungrouped})
+			store, ws := buildHistoryStore(t, Options{hooks: testHooks{ungrouped: ungrouped}}, shape)
+			e, err := Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{ungrouped: ungrouped}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -90,7 +90,7 @@ func TestRecompressNextGoesPackByPack(t *testing.T) {
 		tree[fmt.Sprintf("z%d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprintf("line of big file %d\n", i), 70_000)}
 	}
 	f := newFixture(t, tree)
-	f.open(Options{DeferCompression: true, packSize: 256 << 10})
+	f.open(Options{DeferCompression: true, hooks: testHooks{packSize: 256 << 10}})
 	first := f.save("first")
 	want := onlyFiles(f.read())
 	marks := func() int {
@@ -104,11 +104,11 @@ func TestRecompressNextGoesPackByPack(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	steps := 0
-	f.open(Options{packSize: 256 << 10, gcStep: func(op string) {
+	f.open(Options{hooks: testHooks{packSize: 256 << 10, gcStep: func(op string) {
 		if steps++; steps == 2 {
 			cancel()
 		}
-	}})
+	}}})
 	before := packFiles(t, f.store)
 	if _, err := f.e.RecompressNext(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled slice: %v, want context.Canceled", err)
@@ -147,5 +147,5 @@ func TestRecompressCrashSafety(t *testing.T) {
 	testbound.Long(t, "kills a recompressing process before each of its steps")
 	t.Parallel()
 	h := newHistory(t, 9, 24)
-	crashTest(t, true, "recompress", Options{Now: h.now, DeferCompression: true, packSize: 64 << 10}, h)
+	crashTest(t, true, "recompress", Options{Now: h.now, DeferCompression: true, hooks: testHooks{packSize: 64 << 10}}, h)
 }

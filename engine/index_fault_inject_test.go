@@ -156,7 +156,7 @@ func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store
 	copyDir(t, s.store, store)
 	testbound.Within(t, time.Minute, func() {
 		var e *Engine
-		e, err = Open(context.Background(), ws, Options{StoreDir: store, indexFS: h.fs()})
+		e, err = Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{indexFS: h.fs()}})
 		if err != nil {
 			return
 		}

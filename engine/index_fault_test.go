@@ -188,11 +188,11 @@ func TestIndexBackgroundErrorsBecomeErrorEvents(t *testing.T) {
 	var mu sync.Mutex
 	var events []Event
 	h := newInjector()
-	f.open(Options{indexFS: h.fs(), OnEvent: func(ev Event) {
+	f.open(Options{OnEvent: func(ev Event) {
 		mu.Lock()
 		events = append(events, ev)
 		mu.Unlock()
-	}})
+	}, hooks: testHooks{indexFS: h.fs()}})
 	h.failTables(errnoEACCES)
 	manyFiles(t, f.ws, 8000, "bg")
 	_, err := f.e.Save(context.Background(), SaveOptions{Message: "big"})

@@ -64,7 +64,7 @@ func readJournal(path string) (*Journal, error) {
 
 // storeFS opens the store directory through the restore seam.
 func (e *Engine) storeFS() (restore.FS, func() error, error) {
-	fsys, closeFS, err := restore.OpenRoot(e.storeDir, e.opts.wrapRestoreFS)
+	fsys, closeFS, err := restore.OpenRoot(e.storeDir, e.opts.hooks.wrapRestoreFS)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}

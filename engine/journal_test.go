@@ -32,7 +32,7 @@ func TestInterruptedRestoreIsCompletedByTheNextWrite(t *testing.T) {
 		}
 		return op == "create" && creates == 11
 	}}
-	f.open(Options{wrapRestoreFS: plan.wrap})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
 	_, err := f.e.Restore(context.Background(), "@1", RestoreOptions{})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("restore error = %v, want the injected failure", err)
@@ -111,7 +111,7 @@ func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
 			return creates-1 == at
 		}}
 	}
-	f.open(Options{wrapRestoreFS: diskFull(2).wrap})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: diskFull(2).wrap}})
 	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("restore: %v, want ENOSPC", err)
 	}
@@ -120,7 +120,7 @@ func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
 
 	// Still no space when the next process completes it: its first write
 	// fails and says why.
-	f.open(Options{wrapRestoreFS: diskFull(0).wrap})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: diskFull(0).wrap}})
 	_, err := f.e.Save(context.Background(), SaveOptions{})
 	var pending *PendingRestoreError
 	if !errors.As(err, &pending) || !errors.Is(err, syscall.ENOSPC) || pending.Journal == nil {

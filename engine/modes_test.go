@@ -40,7 +40,7 @@ func TestSaveCarriesModesWhereTheFileSystemHasNone(t *testing.T) {
 		"key":    testtree.File{Content: "secret", Mode: 0o600},
 	})
 	f.save("unix")
-	f.open(Options{carryModes: true})
+	f.open(Options{hooks: testHooks{carryModes: true}})
 	for _, n := range []string{"run.sh", "tool", "key"} {
 		if err := os.Chmod(filepath.Join(f.ws, n), 0o644); err != nil {
 			t.Fatal(err)

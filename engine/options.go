@@ -96,44 +96,8 @@ type Options struct {
 	// what it opened at Close. Nil: such blobs are reported missing.
 	OpenRemote func(ctx context.Context, r RemoteInfo) (Backend, error)
 
-	// wrapRestoreFS, set only by tests, wraps the file-system seam that
-	// restore and its journal write through (to inject faults).
-	wrapRestoreFS func(restore.FS) restore.FS
-	// probeNames, set by tests, replaces osfs.ProbeNames (to play a
-	// case-insensitive or normalizing file system).
-	probeNames func(dir string) (osfs.NameRules, error)
-	// carryModes, set by tests, makes saves carry modes from the base
-	// checkpoint as they do on file systems without permission bits.
-	carryModes bool
-	// nameProblem, set by tests, replaces osfs.NameProblem (to play
-	// Windows's name rules).
-	nameProblem func(name string) string
-	// indexFS replaces the operating system's file system under the index;
-	// fault-injection tests set it.
-	indexFS vfs.FS
-	// gcStep, set by crash tests, is called before every step of a
-	// collection that changes the store: each record copy or regroup, the fsync of the
-	// copies, the index commit, each pack removal and truncation.
-	gcStep func(op string)
-	// flushEntries and afterFlush, set by tests, become save.Store's
-	// FlushEntries (the flush size, when positive) and AfterFlush.
-	flushEntries int
-	afterFlush   func()
-	// afterScan, set by tests, becomes save.Store's AfterScan.
-	afterScan func(*save.Snapshot)
-	// watchMaxPending, set by tests, replaces defaultWatchMaxPending;
-	// watchMaxWatches, set by tests, caps the watcher's kernel watches as a
-	// lower fs.inotify.max_user_watches would.
-	watchMaxPending, watchMaxWatches int
-	// packSize, set by tests, replaces the packs' soft size cap (so that
-	// small trees fill several packs).
-	packSize int64
-	// ungrouped, set by tests, stores every blob in a record of its own, as
-	// stores written before group records were on (to compare the two).
-	ungrouped bool
-	// syncObjectSize, set by tests, bounds the data objects a push
-	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
-	syncObjectSize int64
+	// hooks are set by this package's tests only.
+	hooks testHooks
 }
 
 // NoMaxFileSize as Options.MaxFileSize saves files of any size.
@@ -142,6 +106,49 @@ const NoMaxFileSize = -1
 // DefaultMaxFileSize is the size above which files are skipped unless
 // Options.MaxFileSize says otherwise (100 MiB).
 const DefaultMaxFileSize = 100 << 20
+
+// testHooks are the Options that exist for this package's tests (fault
+// injection, crash points, smaller limits); no caller outside the package
+// can set them, and their zero value is what every Engine runs with.
+type testHooks struct {
+	// wrapRestoreFS wraps the file-system seam that
+	// restore and its journal write through (to inject faults).
+	wrapRestoreFS func(restore.FS) restore.FS
+	// probeNames replaces osfs.ProbeNames (to play a
+	// case-insensitive or normalizing file system).
+	probeNames func(dir string) (osfs.NameRules, error)
+	// carryModes makes saves carry modes from the base
+	// checkpoint as they do on file systems without permission bits.
+	carryModes bool
+	// nameProblem replaces osfs.NameProblem (to play
+	// Windows's name rules).
+	nameProblem func(name string) string
+	// indexFS replaces the operating system's file system under the index.
+	indexFS vfs.FS
+	// gcStep is called before every step of a
+	// collection that changes the store: each record copy or regroup, the fsync of the
+	// copies, the index commit, each pack removal and truncation.
+	gcStep func(op string)
+	// flushEntries and afterFlush become save.Store's
+	// FlushEntries (the flush size, when positive) and AfterFlush.
+	flushEntries int
+	afterFlush   func()
+	// afterScan becomes save.Store's AfterScan.
+	afterScan func(*save.Snapshot)
+	// watchMaxPending replaces defaultWatchMaxPending;
+	// watchMaxWatches caps the watcher's kernel watches as a
+	// lower fs.inotify.max_user_watches would.
+	watchMaxPending, watchMaxWatches int
+	// packSize replaces the packs' soft size cap (so that
+	// small trees fill several packs).
+	packSize int64
+	// ungrouped stores every blob in a record of its own, as
+	// stores written before group records were on (to compare the two).
+	ungrouped bool
+	// syncObjectSize bounds the data objects a push
+	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
+	syncObjectSize int64
+}
 
 // WaitDefault as Options.LockTimeout waits DefaultLockTimeout for a busy store.
 const WaitDefault time.Duration = -1

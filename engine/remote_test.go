@@ -260,7 +260,7 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 		mrand.NewChaCha8([32]byte{byte(i)}).Read(b)
 		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.bin", i)] = testtree.File{Content: string(b)}
 	}
-	small := Options{syncObjectSize: 256 << 10}
+	small := Options{hooks: testHooks{syncObjectSize: 256 << 10}}
 	probe := newFixture(t, tree)
 	probe.open(small)
 	probe.save("one")

@@ -174,15 +174,15 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	fsys, closeFS, err := restore.OpenRoot(e.workspace, e.opts.wrapRestoreFS)
+	fsys, closeFS, err := restore.OpenRoot(e.workspace, e.opts.hooks.wrapRestoreFS)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
 	x := &restore.Applier{FS: fsys, Blobs: e.blobs.ReadSession(), Force: opts.Force, Resuming: cur.resuming,
 		NameProblem: osfs.NameProblem}
-	if e.opts.nameProblem != nil {
-		x.NameProblem = e.opts.nameProblem
+	if e.opts.hooks.nameProblem != nil {
+		x.NameProblem = e.opts.hooks.nameProblem
 	}
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
@@ -239,8 +239,8 @@ func (e *Engine) headRoot(task string) (objects.ID, error) {
 // nameRules probes how the workspace's file system matches names.
 func (e *Engine) nameRules() (osfs.NameRules, error) {
 	probe := osfs.ProbeNames
-	if e.opts.probeNames != nil {
-		probe = e.opts.probeNames
+	if e.opts.hooks.probeNames != nil {
+		probe = e.opts.hooks.probeNames
 	}
 	r, err := probe(e.workspace)
 	if err != nil {

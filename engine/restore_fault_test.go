@@ -96,7 +96,7 @@ func TestRestoreFaultInjection(t *testing.T) {
 func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 	t, f := c.f.t, c.f
 	plan := &faultPlan{failAt: i, err: errno}
-	f.open(Options{wrapRestoreFS: plan.wrap})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
 	res, err := restoreBounded(t, f.e, "@1")
 	_, failed := plan.count()
 	where := fmt.Sprintf("fault %d (%s, %v)", i, failed, errno)

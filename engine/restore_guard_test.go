@@ -104,7 +104,7 @@ func TestRestorePermissionFaultsBecomeConflictsAndTheRestFinishes(t *testing.T) 
 	plan := &faultPlan{failAt: -1, err: syscall.EACCES, fails: func(_ int, op, name string) bool {
 		return strings.HasPrefix(name, "locked/") && op != "syncdir"
 	}}
-	f.open(Options{wrapRestoreFS: plan.wrap})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
 	res := f.restore("@1", RestoreOptions{})
 	if got := conflictPaths(res); !slices.Equal(got, []string{"locked/a", "locked/b", "locked/new"}) {
 		t.Fatalf("conflicts = %v, want every path under locked/", got)
@@ -164,7 +164,7 @@ func TestRestoreSyncsEachChangedDirectoryOnce(t *testing.T) {
 		}
 		return false
 	}}
-	f.open(Options{wrapRestoreFS: plan.wrap})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
 	f.restore("@1", RestoreOptions{})
 	slices.Sort(ops)
 	fsyncs := 0

@@ -15,7 +15,7 @@ import (
 // playRules opens f's engine as if the workspace's file system matched
 // names by r.
 func playRules(f *fixture, r osfs.NameRules) {
-	f.open(Options{probeNames: func(string) (osfs.NameRules, error) { return r, nil }})
+	f.open(Options{hooks: testHooks{probeNames: func(string) (osfs.NameRules, error) { return r, nil }}})
 }
 
 // names lists the workspace's top-level names as the file system spells them.
@@ -161,7 +161,7 @@ func TestRestoreOfNamesWindowsCannotHold(t *testing.T) {
 		os.RemoveAll(filepath.Join(f.ws, n))
 	}
 	os.RemoveAll(filepath.Join(f.ws, strings.Repeat("d", 60)))
-	f.open(Options{nameProblem: osfs.WindowsNameProblem})
+	f.open(Options{hooks: testHooks{nameProblem: osfs.WindowsNameProblem}})
 	res := f.restore("@2", RestoreOptions{})
 	want := append(slices.Clone(bad), "prn")
 	slices.Sort(want)

@@ -328,7 +328,7 @@ func TestRestoreLooksNothingUpInDirectoriesItCreates(t *testing.T) {
 		}
 	}
 	var nested atomic.Int64
-	f.open(Options{wrapRestoreFS: func(fsys restore.FS) restore.FS { return lstatCounter{fsys, &nested} }})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: func(fsys restore.FS) restore.FS { return lstatCounter{fsys, &nested} }}})
 	if res := f.restore("@1", RestoreOptions{NoBackup: true}); len(res.Conflicts) != 0 {
 		t.Fatalf("conflicts %v", res.Conflicts)
 	}

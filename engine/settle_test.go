@@ -36,7 +36,7 @@ func cancelledRestoreFixture(t *testing.T, opts Options) (f *fixture, one, two *
 		}
 		return false
 	}}
-	opts.wrapRestoreFS = plan.wrap
+	opts.hooks.wrapRestoreFS = plan.wrap
 	f.open(opts)
 	if _, err := f.e.Restore(ctx, "@1", RestoreOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("restore: %v, want it cancelled", err)

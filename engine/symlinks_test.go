@@ -39,7 +39,7 @@ func TestRestoreOfASymlinkThatCannotBeCreatedIsAConflict(t *testing.T) {
 	f.write("a", "a2")
 	f.save("two")
 	refuse := &faultPlan{failAt: -1, err: unsupportedSymlinkErrno, fails: func(_ int, op, _ string) bool { return op == "symlink" }}
-	f.open(Options{wrapRestoreFS: refuse.wrap})
+	f.open(Options{hooks: testHooks{wrapRestoreFS: refuse.wrap}})
 	res := f.restore("@1", RestoreOptions{})
 	if len(res.Conflicts) != 1 || res.Conflicts[0].Path != "link" || res.Conflicts[0].Kind != ConflictFault ||
 		!strings.Contains(res.Conflicts[0].Reason, "symlinks cannot be created here") {

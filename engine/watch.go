@@ -20,11 +20,11 @@ const defaultWatchMaxPending = 1 << 16
 func (e *Engine) startWatch() error {
 	rules := []string{filepath.Join(e.workspace, ".git", "info", "exclude")}
 	pending := defaultWatchMaxPending
-	if e.opts.watchMaxPending > 0 {
-		pending = e.opts.watchMaxPending
+	if e.opts.hooks.watchMaxPending > 0 {
+		pending = e.opts.hooks.watchMaxPending
 	}
 	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending,
-		MaxWatches: e.opts.watchMaxWatches})
+		MaxWatches: e.opts.hooks.watchMaxWatches})
 	if err != nil {
 		return fmt.Errorf("watch workspace: %w", err)
 	}

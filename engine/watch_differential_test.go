@@ -291,8 +291,8 @@ func watchedDifferential(t *testing.T, rounds int) (int, WatchStats) {
 	}
 	var listed uint64 // files the watched engine's last scan listed
 	var partial, listedSum, coldSum int
-	opts := Options{Watch: true, Profile: "none", watchMaxPending: burstPending}
-	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	opts := Options{Watch: true, Profile: "none", hooks: testHooks{watchMaxPending: burstPending}}
+	opts.hooks.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{Profile: "none"})
 	c := &churn{rng: rand.New(rand.NewPCG(seed, 7)), ws: ws, away: away}

@@ -29,7 +29,7 @@ func TestWatchedSaveReadsOnlyChangedDirs(t *testing.T) {
 	writeWide(t, ws, 50)
 	var listed uint64 // files the watched engine's last scan listed
 	opts := Options{Watch: true}
-	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	opts.hooks.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{})
 	saveRoot(t, watched) // walks everything, watching each directory before listing it
@@ -92,8 +92,8 @@ func TestWatchLimitBelowDirectoryCount(t *testing.T) {
 	ws := t.TempDir()
 	writeWide(t, ws, 50)
 	var listed uint64
-	opts := Options{Watch: true, watchMaxWatches: 20}
-	opts.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	opts := Options{Watch: true, hooks: testHooks{watchMaxWatches: 20}}
+	opts.hooks.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{})
 	saveRoot(t, watched)
@@ -140,7 +140,7 @@ func BenchmarkNoChangeSaveWatchLimit(b *testing.B) {
 	for _, share := range []int{1, 2, 10} {
 		limit := st.Watches / share
 		b.Run(fmt.Sprintf("watches=1/%d", share), func(b *testing.B) {
-			e := openAt(b, m.Root, Options{Watch: true, Profile: "cline", watchMaxWatches: limit})
+			e := openAt(b, m.Root, Options{Watch: true, Profile: "cline", hooks: testHooks{watchMaxWatches: limit}})
 			if _, err := e.Save(context.Background(), SaveOptions{}); err != nil {
 				b.Fatal(err)
 			}
