@@ -201,7 +201,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if !cur.resuming {
 		head, _, err := e.db.Task(task)
 		if err != nil {
-			return nil, storeError(err, e.storeDir)
+			return nil, err
 		}
 		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Started: time.Now().UTC()}
 	}

@@ -53,11 +53,11 @@ func (e *PendingRestoreError) Unwrap() error { return e.Err }
 func (e *Engine) SettleRestore(ctx context.Context) (*SettledRestore, error) {
 	unlock, err := e.lockForWrite()
 	if err != nil {
-		return nil, translate(err)
+		return nil, translate(err, e.storeDir)
 	}
 	defer unlock()
 	s, err := e.settleLocked(ctx)
-	return s, translate(err)
+	return s, translate(err, e.storeDir)
 }
 
 // beginWrite serialises an operation that may change the workspace or a
@@ -109,7 +109,7 @@ func (e *Engine) settleLocked(ctx context.Context) (*SettledRestore, error) {
 func (e *Engine) journalOutdated(j *Journal) (string, error) {
 	head, ok, err := e.db.Task(j.Task)
 	if err != nil {
-		return "", storeError(err, e.storeDir)
+		return "", err
 	}
 	if !ok {
 		return fmt.Sprintf("task %s no longer exists", j.Task), nil
