@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // flakyBackend fails every Put while down is set.
@@ -26,7 +27,7 @@ func (f *flakyBackend) Put(ctx context.Context, key string, r io.Reader, size in
 // waitAutoPush waits (bounded) until the automatic push's state satisfies ok.
 func waitAutoPush(t *testing.T, e *Engine, ok func(AutoPushStatus) bool) AutoPushStatus {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testbound.Hang)
 	for {
 		st, on := e.AutoPushStatus()
 		if !on {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -154,7 +153,7 @@ func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store
 	}
 	copyDir(t, s.wsTemplate, ws)
 	copyDir(t, s.store, store)
-	testbound.Within(t, time.Minute, func() {
+	testbound.Within(t, testbound.Hang, func() {
 		var e *Engine
 		e, err = Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{indexFS: h.fs()}})
 		if err != nil {

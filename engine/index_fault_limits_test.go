@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ckpt/ckpt/internal/testbound"
 )
@@ -31,10 +30,10 @@ func limitChild(test string) (ws, store string, ok bool) {
 }
 
 // runLimitChild runs test in a child process (argv prefix before the test
-// binary, e.g. setpriv) and fails on its failure or after a minute.
+// binary, e.g. setpriv) and fails on its failure or after testbound.Hang.
 func runLimitChild(t *testing.T, binary, test, ws, store string, prefix ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testbound.Hang)
 	defer cancel()
 	args := append(prefix, binary, "-test.run=^"+test+"$", "-test.v")
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
@@ -42,7 +41,7 @@ func runLimitChild(t *testing.T, binary, test, ws, store string, prefix ...strin
 	out, err := cmd.CombinedOutput()
 	t.Logf("child:\n%s", out)
 	if ctx.Err() != nil {
-		t.Fatalf("child still running after a minute:\n%s", out)
+		t.Fatalf("child still running after %v:\n%s", testbound.Hang, out)
 	}
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
@@ -199,7 +198,7 @@ func TestFullFilesystemFailsSaveCleanly(t *testing.T) {
 	}
 	sameContentFiles(t, ws, 12000)
 	var err error
-	testbound.Within(t, time.Minute, func() { err = saveIn(ws, store, "fills the disk") })
+	testbound.Within(t, testbound.Hang, func() { err = saveIn(ws, store, "fills the disk") })
 	t.Logf("save: %v", err)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("save onto a full file system: %v, want \"no space left\"", err)

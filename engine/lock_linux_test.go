@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // A lock won on a lock file that was replaced while waiting is not kept:
@@ -47,7 +49,7 @@ func TestLockWonOnAReplacedFileIsNotKept(t *testing.T) {
 // on path: the test's own and the waiter's.
 func waitUntilOpenedTwice(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testbound.Hang)
 	for openCount(t, path) < 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s was not opened by the waiter", path)

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
 // faultTimeout bounds one restore under injection: it must fail or finish,
 // never hang.
-const faultTimeout = time.Minute
+const faultTimeout = testbound.Hang
 
 // faultCase is a workspace with two checkpoints whose restore from the
 // second to the first exercises every kind of restore step.

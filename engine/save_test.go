@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -174,7 +175,7 @@ func TestSaveSkipsFIFOAndReportsIt(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a"}})
 	mkfifo(t, filepath.Join(f.ws, "pipe"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testbound.Hang)
 	defer cancel()
 	res, err := f.e.Save(ctx, SaveOptions{})
 	if err != nil {

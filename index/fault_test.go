@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -223,7 +222,7 @@ func TestFailedTableWriteFailsWritesInsteadOfRetryingForEver(t *testing.T) {
 			mu.Lock()
 			armed = true
 			mu.Unlock()
-			testbound.Within(t, time.Minute, func() {
+			testbound.Within(t, testbound.Hang, func() {
 				// Enough to fill several memtables: a flush is needed and fails.
 				err = putLocators(db, "after", 400000)
 				err = errors.Join(err, db.Close())

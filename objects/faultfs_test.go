@@ -121,7 +121,7 @@ func (f *faultFile) Truncate(size int64) error {
 var faultErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES}
 
 // faultDeadline bounds one faulty run: a failure must end it, not hang it.
-const faultDeadline = 20 * time.Second
+const faultDeadline = testbound.Hang
 
 // faultStore is a store directory with a file-backed index stand-in: the
 // blobs committed so far (content by id) survive every reopen.

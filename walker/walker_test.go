@@ -15,9 +15,14 @@ import (
 	"time"
 )
 
+// hang bounds a walk that must end: far beyond what the slowest run takes
+// (two loaded cores, -race). It is internal/testbound.Hang; the walker's
+// tests, like the walker, import nothing of ckpt.
+const hang = 3 * time.Minute
+
 func mustWalk(t *testing.T, root string, opts Options) walkResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
 	res, err := walkAll(t, ctx, root, opts)
 	if err != nil {

@@ -59,7 +59,7 @@ func TestSpecialFilesSkippedWithoutOpening(t *testing.T) {
 			t.Fatal(o.err)
 		}
 		res = o.res
-	case <-time.After(20 * time.Second):
+	case <-time.After(hang):
 		t.Fatal("walk did not finish: a FIFO was opened")
 	}
 	got := skippedByPath(res)

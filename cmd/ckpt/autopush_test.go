@@ -9,6 +9,7 @@ import (
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // A server started with --push pushes after each save made through it,
@@ -36,7 +37,7 @@ func testAutoPush(t *testing.T, keyFlags ...string) {
 	e.listenServer("--push", "origin")
 	e.write("a.txt", "two\n")
 	saved := decode[protocol.SaveJSON](t, e.ok("--lock-timeout", "0", "save", "--json"))
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testbound.Hang)
 	for {
 		got := decode[protocol.TasksAutoJSON](t, e.ok("--lock-timeout", "0", "tasks", "--json"))
 		if got.AutoPush == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // listenServer starts `ckpt serve --listen` with extra flags and returns
@@ -102,7 +103,7 @@ func TestListeningServerStopsWhenIdle(t *testing.T) {
 		if _, err := os.Lstat(localsock.Endpoint(e.store)); !os.IsNotExist(err) {
 			t.Fatalf("endpoint left after the server stopped: %v", err)
 		}
-	case <-time.After(signalDeadline):
+	case <-time.After(testbound.Hang):
 		t.Fatal("idle server still running")
 	}
 }

@@ -13,11 +13,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
-// signalDeadline is how soon a signalled command must exit: far below the
-// 60 s lock timeout the waiting commands are given.
-const signalDeadline = 10 * time.Second
+// signalDeadline is how soon a signalled command must exit: half the 60 s
+// lock timeout the waiting commands are given, so that an exit on the
+// signal is told from one on the timeout, however loaded the machine.
+const signalDeadline = 30 * time.Second
 
 // start starts ckpt on e's workspace and store without waiting for it.
 func (e *env) start(stdin io.Reader, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
@@ -64,7 +67,7 @@ func waitForLockFile(t *testing.T, pid int, lock string) {
 	t.Helper()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(signalDeadline)
+	deadline := time.After(testbound.Hang)
 	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
 	for {
 		ents, _ := os.ReadDir(fdDir)

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // deadline bounds every wait for a message, so a missing reply fails the
 // test instead of hanging it.
-const deadline = 20 * time.Second
+const deadline = testbound.Hang
 
 // testPeer is the client side of a connection under test.
 type testPeer struct {

@@ -9,13 +9,12 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // bound is how long any step may take before the test calls it a hang.
-const bound = 30 * time.Second
+const bound = testbound.Hang
 
 // echo serves ln until it closes: each connection gets its lines back,
 // prefixed, until the client closes it.
