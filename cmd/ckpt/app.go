@@ -151,7 +151,8 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),
 		a.verifyCommand(), a.statsCommand(), a.listenFlags(a.serveCommand()), a.mcpCommand(), a.uiCommand(),
-		a.remoteCommand(), a.pushCommand(), a.pullCommand(), a.cloneCommand(), a.backgroundCommand())
+		a.remoteCommand(), a.pushCommand(), a.pullCommand(), a.cloneCommand(), a.backgroundCommand(),
+		a.logCommand(), a.exportCommand(), a.bisectCommand())
 	cmds := root.Commands()
 	for _, c := range root.Commands() {
 		cmds = append(cmds, c.Commands()...)
@@ -183,7 +184,7 @@ var residentCommands = map[string]bool{"serve": true, "mcp": true}
 // readOnlyCommands open the store read-only: they never write, and so never
 // wait for the index compactions a save left due.
 var readOnlyCommands = map[string]bool{
-	"list": true, "show": true, "ls": true, "cat": true, "diff": true, "tasks": true, "verify": true, "stats": true,
+	"list": true, "show": true, "ls": true, "cat": true, "diff": true, "log": true, "tasks": true, "verify": true, "stats": true,
 }
 
 // checkGlobalFlags refuses global flag values that mean nothing, as usage

@@ -145,7 +145,7 @@ func TestMCPToolsAnnotationsAndSchemas(t *testing.T) {
 	want := map[string]string{"ckpt_save": "write", "ckpt_list": "query", "ckpt_show": "query", "ckpt_ls": "query",
 		"ckpt_cat": "query", "ckpt_diff": "query", "ckpt_restore": "destructive", "ckpt_tasks": "query",
 		"ckpt_drop": "destructive", "ckpt_gc": "destructive", "ckpt_verify": "query", "ckpt_stats": "query",
-		"ckpt_push": "write", "ckpt_pull": "write"}
+		"ckpt_push": "write", "ckpt_pull": "write", "ckpt_log": "query", "ckpt_export": "write", "ckpt_bisect": "write"}
 	if len(list.Tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(list.Tools), len(want))
 	}
@@ -184,7 +184,11 @@ func TestMCPEveryToolValidAndInvalid(t *testing.T) {
 		{"ckpt_ls", map[string]any{"ref": "@1"}},
 		{"ckpt_cat", map[string]any{"ref": "@1", "path": "a.txt"}},
 		{"ckpt_diff", map[string]any{"from": "@1"}},
+		{"ckpt_log", map[string]any{"paths": []string{"a.txt"}}},
+		{"ckpt_export", map[string]any{"ref": "@1", "dir": filepath.Join(t.TempDir(), "export")}},
 		{"ckpt_restore", map[string]any{"ref": "@1", "only": "both"}},
+		{"ckpt_save", map[string]any{"message": "second", "allow_empty": true}},
+		{"ckpt_bisect", map[string]any{"run": "exit 1"}},
 		{"ckpt_tasks", map[string]any{}},
 		{"ckpt_verify", map[string]any{}},
 		{"ckpt_stats", map[string]any{}},
@@ -220,7 +224,7 @@ func TestMCPEveryToolValidAndInvalid(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if fmt.Sprint(f.events) != "[initialize checkpoint restore]" {
+	if fmt.Sprint(f.events) != "[initialize checkpoint restore checkpoint]" {
 		t.Errorf("events = %v", f.events)
 	}
 }

@@ -14,7 +14,7 @@ type access int
 
 const (
 	query       access = iota // reads only
-	write                     // adds checkpoints, changes nothing saved
+	write                     // adds checkpoints or files outside the workspace, changes nothing saved
 	destructive               // rewrites files or deletes checkpoints
 )
 
@@ -126,6 +126,15 @@ func (h *host) table() []hostMethod {
 		defineMethod(idle, "pull", "Pull from a remote", write,
 			"Import the task's history from a remote; files are fetched when a restore, diff or cat needs them. A forked task fails and imports nothing.",
 			h.pull),
+		defineMethod(idle, "log", "History of a path", query,
+			"The checkpoints in which paths (files or directories; none: the whole workspace) changed, newest first, with each change's status and sizes. all searches every task.",
+			h.history),
+		defineMethod(idle, "export", "Export a checkpoint", write,
+			"Write a checkpoint's files (or some paths of it) into dir, an absolute path that does not exist or is empty; the workspace and the head are never touched.",
+			h.export),
+		defineMethod(idle, "bisect", "Find the step that broke something", write,
+			"Binary-search the task's checkpoints between good (default the first) and bad (default the head) for the first one at which the shell command run fails (exit 0 good, 125 skip, 1-127 bad), each exported into a scratch directory: the workspace is never touched. Returns the first bad checkpoint and its changes.",
+			h.bisect),
 	}
 }
 
