@@ -9,5 +9,6 @@
 // Params are named like the CLI's flags and results are shaped like its
 // --json output, so a host can move between the CLI and a server without
 // renaming a field. A method and its tool decode the same params type and
-// encode the same result type, so their schemas cannot drift.
+// encode the same result type, so their schemas cannot drift; the goldens
+// under testdata/wire hold the shapes fixed, for the TypeScript client too.
 package protocol
