@@ -115,6 +115,20 @@
 //   - a network drive or share: no watcher (the server may never report
 //     changes other hosts make); Stats.Fallback says so.
 //
+// macOS uses one FSEvents stream on the root with per-file events
+// (kFSEventStreamCreateFlagFileEvents), reached through purego (the
+// release binaries are built without cgo) and scheduled on a run loop on
+// its own locked OS thread; changes are marked as on Windows. The barrier
+// is FSEventStreamFlushSync, which returns once the callback has seen
+// every event that had occurred when it was called. MustScanSubDirs,
+// UserDropped, KernelDropped and EventIdsWrapped report All; so do
+// RootChanged, Mount and Unmount, and the root no longer being the
+// directory the stream was started on (the stream is restarted once it is
+// back). It has not run in this project's tests yet (they run on Linux
+// and under Wine), so it is provisional (Stats.Provisional): it reports
+// All on its own every provisionalWalkEvery, which bounds what a missed
+// event can cost.
+//
 // Elsewhere every Changes reports All, so the engine walks as it does
 // without a watcher; so does every platform when the environment variable
 // CKPT_WATCHER is "none". Stats.Backend names the backend in use.
@@ -133,13 +147,15 @@
 //     watched by a handle of its own, and waits for its report: Wine reads
 //     every watch from one inotify queue, first in, first out, so every
 //     earlier change has then reached the workspace's handle;
-//   - Wine records a directory's path when it first sees the directory and
-//     keeps it when the directory is renamed, or moved out of the tree and
-//     back (a move across the root's edge is reported as a removal or an
-//     addition), so it keeps reporting the directory's changes under the
-//     old path, which a new directory there then shares. Every change named
-//     at or below the path of a directory the caller read that was removed
-//     or renamed away is therefore an All (correct, and a full walk).
+//   - Wine records a directory's path when some program first opens it (not
+//     only when the caller reads it) and keeps it when the directory is
+//     renamed, or moved out of the tree and back (a move across the root's
+//     edge is reported as a removal or an addition), so it keeps reporting
+//     the directory's changes under the old path, which a new directory
+//     there then shares. The backend records every name removed or renamed
+//     away (a name renamed to a file, or taken by a new entry after a
+//     removal, is settled), and every other change named at or below a
+//     recorded path is an All: correct, at the price of a full walk.
 //
 // Other differences, which need nothing more or which Wine cannot show:
 //

@@ -39,14 +39,15 @@ type subtreeMarks struct {
 	tree  *dirNode
 	// staleNames is set where the watch may name a change by a
 	// directory's former path (see stale); gone then holds the folded
-	// paths of directories the caller read that were removed or renamed
-	// away.
-	staleNames bool
-	gone       map[string]struct{}
+	// paths of entries removed (false) or renamed away (true), and
+	// renamedFrom the folded old name of the latest rename.
+	staleNames  bool
+	gone        map[string]bool
+	renamedFrom string
 }
 
 func newSubtreeMarks(root string, opts Options, staleNames bool) subtreeMarks {
-	s := subtreeMarks{root: root, opts: opts, staleNames: staleNames, gone: map[string]struct{}{}}
+	s := subtreeMarks{root: root, opts: opts, staleNames: staleNames, gone: map[string]bool{}}
 	for _, f := range opts.RuleFiles {
 		if rel, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(rel) {
 			s.rules = append(s.rules, foldName(filepath.ToSlash(rel)))
@@ -78,7 +79,7 @@ func (s *subtreeMarks) mark(p *pending, kind changeKind, rel string) markResult 
 		// The caller walks everything and tells again what it reads.
 		return marked
 	}
-	if s.stale(rel) {
+	if s.staleNames && s.stale(kind, rel) {
 		return staleName
 	}
 	if s.ruleFile(rel) {
@@ -98,10 +99,6 @@ func (s *subtreeMarks) mark(p *pending, kind changeKind, rel string) markResult 
 		case changeAdded:
 			if isDirNow(filepath.Join(s.root, filepath.FromSlash(rel))) {
 				p.markRescan(joinRel(n.rel(), name), ReasonNewDir)
-			}
-		case changeRemoved, changeRenamedAway:
-			if s.staleNames && child != nil && child.wd != 0 {
-				s.gone[foldName(joinRel(n.rel(), name))] = struct{}{}
 			}
 		}
 		if child != nil && kind != changeModified {
@@ -134,35 +131,60 @@ func (s *subtreeMarks) ruleFile(rel string) bool {
 	return false
 }
 
-// maxGone bounds the paths of gone directories kept; beyond them every
-// change is taken for stale.
+// maxGone bounds the paths of gone entries kept; beyond them every change
+// is taken for stale.
 const maxGone = 1 << 12
 
-// stale reports whether rel may be a stale name: a path at or below a
-// directory the caller read that was removed or renamed away. Windows
-// names a change by the path its entry has when the change is made, so
-// there that never happens but for a new entry made at such a path, and
-// staleNames is off. Wine's subtree watch keeps its own record of each
-// directory's path, set when it first sees the directory and kept when
-// the directory is renamed, or moved out of the tree and back in (a move
-// across the root's edge is reported as a removal or an addition), so it
-// keeps reporting such a directory's changes under the old path, for as
-// long as the directory lives, and a new directory at that path reports
-// under the same path. Such a change is ambiguous, so every change named
-// at or below such a path makes everything dirty.
-func (s *subtreeMarks) stale(rel string) bool {
-	if len(s.gone) == 0 {
-		return false
-	}
+// stale records the names of entries removed or renamed away and reports
+// whether rel may be a stale name: a path below such an entry, or the
+// entry's own path, where that may still name it. Windows and FSEvents
+// name a change by the path its entry has when the change is made, and
+// staleNames is off there. Wine's subtree watch keeps its own record of
+// each directory's path, set when it first sees the directory (when some
+// program opens it, not only when the caller reads it) and kept when the
+// directory is renamed, or moved out of the tree and back (a move across
+// the root's edge is reported as a removal or an addition), so it keeps
+// reporting such a directory's changes under the old path for as long as
+// the directory lives, and a new directory there reports under the same
+// path. Which removed names were directories is not known, so every one
+// is recorded; a name renamed to a file, and a removed name taken by a
+// new entry, are settled. Every other change named at or below a
+// recorded path makes everything dirty.
+func (s *subtreeMarks) stale(kind changeKind, rel string) bool {
+	f := foldName(rel)
+	from := s.renamedFrom
+	s.renamedFrom = ""
 	if len(s.gone) > maxGone {
 		return true
 	}
-	for p := foldName(rel); ; p = parentRel(p) {
+	for p := parentRel(f); f != ""; p = parentRel(p) {
 		if _, ok := s.gone[p]; ok {
 			return true
 		}
 		if p == "" {
-			return false
+			break
 		}
 	}
+	renamed, ok := s.gone[f]
+	switch kind {
+	case changeRemoved:
+		s.gone[f] = renamed
+	case changeRenamedAway:
+		s.gone[f] = true
+		s.renamedFrom = f
+	case changeAdded:
+		if from != "" && !isDirNow(filepath.Join(s.root, filepath.FromSlash(rel))) {
+			s.gone[from] = false // a file renamed: nothing can be named below it
+		}
+		if !ok {
+			return false
+		}
+		if renamed {
+			return true
+		}
+		delete(s.gone, f)
+	case changeModified:
+		return ok
+	}
+	return false
 }
