@@ -227,7 +227,7 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 // openEngine opens the command's engine, or returns the server's.
 func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 	if a.server != nil {
-		return a.server.engineFor(a)
+		return a.server.engineFor(a, cmd)
 	}
 	if err := a.checkGlobalFlags(); err != nil {
 		return nil, err
@@ -319,7 +319,13 @@ func (a *app) withEngine(cmd *cobra.Command, fn func(e *engine.Engine) error) er
 	if err != nil {
 		return err
 	}
-	err = fn(e)
+	return a.withOpened(e, fn)
+}
+
+// withOpened runs fn on e, which a.open returned, and closes e after it
+// (unless it is a server's).
+func (a *app) withOpened(e *engine.Engine, fn func(e *engine.Engine) error) error {
+	err := fn(e)
 	a.progress.clear()
 	if a.server != nil { // the server's engine outlives the command
 		return err

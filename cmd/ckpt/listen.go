@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -15,6 +17,7 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/server"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/cmdwire"
+	"github.com/ckpt/ckpt/internal/localsock"
 )
 
 // remoteExit ends a command that a server ran: its output was printed
@@ -38,9 +41,10 @@ type serverContext struct {
 	cwd string
 }
 
-// engineFor checks a forwarded command's global flags against the
-// server's and returns its engine.
-func (s *serverContext) engineFor(a *app) (*engine.Engine, error) {
+// engineFor checks a forwarded command's workspace and the global flags it
+// gives (--profile, --exclude, --max-file-size; those it leaves out are
+// the server's) against the server's and returns its engine.
+func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, error) {
 	if !filepath.IsAbs(a.workspace) {
 		a.workspace = filepath.Join(s.cwd, a.workspace)
 	}
@@ -52,7 +56,9 @@ func (s *serverContext) engineFor(a *app) (*engine.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", a.workspace, err)
 	}
-	if ws != r.e.Workspace() || a.profile != r.profile || !slices.Equal(a.exclude, r.exclude) || a.maxFileSize != r.maxFileSize {
+	given := func(name string) bool { return cmd.Flags().Changed(name) }
+	if ws != r.e.Workspace() || given("profile") && a.profile != r.profile || given("exclude") && !slices.Equal(a.exclude, r.exclude) ||
+		given("max-file-size") && a.maxFileSize != r.maxFileSize {
 		return nil, protocol.UsageError(fmt.Sprintf("the server holding store %s serves workspace %s with other options "+
 			"(--profile, --exclude, --max-file-size); stop it or use its options", r.e.StoreDir(), r.e.Workspace()))
 	}
@@ -79,8 +85,20 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 		if idle < 0 {
 			return protocol.UsageError(fmt.Sprintf("--idle %v: want a duration of 0 (never) or more", idle))
 		}
+		// The server outlives the client that started it, which may stop
+		// reading its output: a write to a closed pipe fails instead of
+		// ending the server.
+		signal.Ignore(syscall.SIGPIPE)
+		e, addr, err := a.openResident(cmd)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			a.sayListening(addr, true)
+			return nil
+		}
 		var remote engine.Backend
-		err := a.withEngine(cmd, func(e *engine.Engine) error {
+		err = a.withOpened(e, func(e *engine.Engine) error {
 			if push != "" {
 				var err error
 				if remote, err = startAutoPush(cmd.Context(), e, push); err != nil {
@@ -89,8 +107,9 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 			}
 			defer a.startIdle(cmd.Context(), e)()
 			res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
+			rpc := protocol.NewResident(e, a.session(), a.profile, res.checkAttach)
 			return server.Listen(cmd.Context(), server.Config{StoreDir: e.StoreDir(), Idle: idle,
-				Listening: a.sayListening, Run: res.run, Busy: a.idle.Begin})
+				Listening: func(addr string) { a.sayListening(addr, false) }, Run: res.run, RPC: rpc.Serve, Busy: a.idle.Begin})
 		})
 		if remote != nil { // after the engine, which stops pushing at Close
 			remote.Close()
@@ -100,13 +119,22 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 	return serve
 }
 
-// sayListening tells the endpoint a listening server accepts clients on.
-func (a *app) sayListening(addr string) {
-	if a.json {
+// sayListening tells where the store's server accepts clients: this
+// process, or (existing) another that already listened. With --json it is
+// one line, {"listening": endpoint, "store": dir}, which clients starting
+// a server wait for.
+func (a *app) sayListening(addr string, existing bool) {
+	store, _ := filepath.Abs(a.store)
+	switch {
+	case a.json:
 		a.printJSON(struct {
 			Listening string `json:"listening"`
-		}{addr})
-	} else if !a.quiet {
+			Store     string `json:"store"`
+		}{addr, store})
+	case a.quiet:
+	case existing:
+		fmt.Fprintf(a.stdout, "a server already listens on %s\n", addr)
+	default:
 		fmt.Fprintf(a.stdout, "listening on %s\n", addr)
 	}
 }
@@ -129,4 +157,61 @@ func commandName(a *app, args []string) string {
 		return ""
 	}
 	return cmd.Name()
+}
+
+// residentSlice bounds one wait for the store's lock in openResident, so
+// that a server that starts meanwhile is found.
+const residentSlice = 100 * time.Millisecond
+
+// openResident opens the store for a listening server, unless a server
+// already listens for it: then it returns a nil Engine and that server's
+// endpoint, so that racing starters end with one server. While another
+// process (no server) holds the store, it waits up to --lock-timeout in
+// slices, looking for a server between them, and then fails busy naming
+// the holder.
+func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, string, error) {
+	if a.store == "" {
+		var err error
+		if a.store, err = engine.DefaultStoreDir(a.workspace); err != nil {
+			return nil, "", err
+		}
+	}
+	store, err := filepath.Abs(a.store)
+	if err != nil {
+		return nil, "", err
+	}
+	total := a.lockTimeout
+	defer func() { a.lockTimeout = total }()
+	deadline := time.Now().Add(total)
+	for {
+		if conn, err := localsock.Dial(store); err == nil {
+			conn.Close()
+			return nil, localsock.Endpoint(store), nil
+		}
+		a.lockTimeout = min(residentSlice, max(0, time.Until(deadline)))
+		e, err := a.open(cmd)
+		if err == nil || !errors.Is(err, engine.ErrBusy) || !time.Now().Before(deadline) {
+			return e, "", err
+		}
+	}
+}
+
+// checkAttach refuses a JSON-RPC client that means another workspace or
+// needs another exclusion profile than the server's.
+func (r *resident) checkAttach(p protocol.AttachParams) error {
+	if p.Workspace != "" {
+		ws, err := filepath.EvalSymlinks(p.Workspace)
+		if err != nil {
+			return protocol.UsageError(fmt.Sprintf("workspace %s: %v", p.Workspace, err))
+		}
+		if ws != r.e.Workspace() {
+			return fmt.Errorf("%w: the server of store %s serves workspace %s, not %s", engine.ErrWorkspaceMismatch,
+				r.e.StoreDir(), r.e.Workspace(), ws)
+		}
+	}
+	if p.Profile != "" && p.Profile != r.profile {
+		return protocol.UsageError(fmt.Sprintf("the server of store %s uses exclusion profile %s, not %s; stop it or use its profile",
+			r.e.StoreDir(), r.profile, p.Profile))
+	}
+	return nil
 }

@@ -20,9 +20,20 @@ func (a *app) serveCommand() *cobra.Command {
 			"dry_run, ...) and results shaped like their --json output. $/cancelRequest {id} cancels a\n" +
 			"request; _meta.progressToken in params asks for $/progress. Events are sent as the\n" +
 			"notifications initialize, checkpoint, restore and error. A change watcher keeps saves at the\n" +
-			"cost of what changed (--watch=false turns it off).",
+			"cost of what changed (--watch=false turns it off).\n\n" +
+			"When the store's server (serve --listen) runs, serve attaches to it instead of opening the store:\n" +
+			"its requests run on the server's engine beside every other client's, and it gets the events of\n" +
+			"its --task and of the tasks it saves or restores. Otherwise it opens (and locks) the store itself\n" +
+			"and starts no server: a host that shares the store starts serve --listen (the TypeScript client\n" +
+			"does).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.checkGlobalFlags(); err != nil {
+				return err
+			}
+			if conn := a.dialResident(); conn != nil {
+				return a.relay(cmd, conn)
+			}
 			a.scans = &protocol.ScanHub{}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				defer a.startIdle(cmd.Context(), e)()

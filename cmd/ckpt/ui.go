@@ -23,14 +23,20 @@ func (a *app) uiCommand() *cobra.Command {
 		Short: "Serve a local page with the timeline of every task, diffs and restores",
 		Long: "ui serves a page on a loopback address with a random token in its URL: every task as a lane of\n" +
 			"checkpoints, diffs between any two (or the live workspace), and restores with a preview.\n" +
-			"The store is opened per request, so agents keep saving while the page is open.",
+			"The store is opened per request, so agents keep saving while the page is open; when the store's\n" +
+			"server (serve --listen) runs, the page is served by it, on its engine.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := a.checkGlobalFlags(); err != nil {
 				return err
 			}
+			if a.server == nil {
+				if err := a.forward(cmd); err != nil { // the store's server serves the page, on its engine
+					return err
+				}
+			}
 			ctx := cmd.Context()
-			backend := a.uiBackend(ctx)
+			backend := a.uiBackend(ctx, cmd)
 			// Open once up front, so a refused workspace or a damaged store
 			// fails here rather than in the page.
 			if _, err := backend.Tasks(ctx); err != nil {
@@ -68,8 +74,12 @@ type uiJSON struct {
 
 // uiBackend opens the store for each request of the page and polls the task
 // heads for its live view.
-func (a *app) uiBackend(ctx context.Context) *ui.EngineBackend {
+func (a *app) uiBackend(ctx context.Context, cmd *cobra.Command) *ui.EngineBackend {
 	acquire := func(ctx context.Context, write bool) (*engine.Engine, func(), error) {
+		if a.server != nil {
+			e, err := a.server.engineFor(a, cmd)
+			return e, func() {}, err
+		}
 		e, err := engine.Open(ctx, a.workspace, a.engineOptions("ui", !write))
 		if err != nil {
 			return nil, nil, err

@@ -12,6 +12,10 @@
 // sends nothing after its request: the server takes the end of the
 // client's side (EOF or an error) as the client having gone, and cancels
 // the command.
+//
+// The server's endpoint also speaks JSON-RPC 2.0, one message per line:
+// a first line that is not a Request (see IsRequest) starts a JSON-RPC
+// connection instead.
 package cmdwire
 
 import (
@@ -60,15 +64,32 @@ func WriteRequest(w io.Writer, req Request) error {
 // ReadRequest reads the request line from r, which the caller keeps
 // reading afterwards to learn when the client leaves.
 func ReadRequest(r *bufio.Reader) (Request, error) {
-	var req Request
 	line, err := r.ReadBytes('\n')
 	if err != nil {
-		return req, fmt.Errorf("read request: %w", err)
+		return Request{}, fmt.Errorf("read request: %w", err)
 	}
+	return DecodeRequest(line)
+}
+
+// DecodeRequest decodes a request line.
+func DecodeRequest(line []byte) (Request, error) {
+	var req Request
 	if err := json.Unmarshal(line, &req); err != nil {
 		return req, fmt.Errorf("read request: %w", err)
 	}
 	return req, nil
+}
+
+// IsRequest reports whether line, the first a client sent, is a Request:
+// a JSON object with "args" and without "jsonrpc" (which every JSON-RPC
+// message carries). Anything else, malformed lines included, is left to
+// JSON-RPC, which answers those with a parse error.
+func IsRequest(line []byte) bool {
+	var probe struct {
+		Args    json.RawMessage `json:"args"`
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+	}
+	return json.Unmarshal(line, &probe) == nil && probe.Args != nil && probe.JSONRPC == nil
 }
 
 // Frames writes a command's frames to one connection. Its methods are safe

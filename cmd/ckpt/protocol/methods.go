@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/ckpt/ckpt/engine"
@@ -74,6 +75,9 @@ type host struct {
 	e      *engine.Engine
 	events *taskEvents
 	scans  *ScanHub
+	// attached is the task a client of a resident server attached with
+	// (see Resident), nil when none: it replaces the session's Task.
+	attached atomic.Pointer[string]
 }
 
 func newHost(e *engine.Engine, s Session, notify func(string, any)) *host {
@@ -86,10 +90,13 @@ func newHost(e *engine.Engine, s Session, notify func(string, any)) *host {
 
 // task returns t, or the session's task when empty.
 func (h *host) task(t string) string {
-	if t == "" {
-		return h.s.Task
+	if t != "" {
+		return t
 	}
-	return t
+	if a := h.attached.Load(); a != nil {
+		return *a
+	}
+	return h.s.Task
 }
 
 // table lists every operation.

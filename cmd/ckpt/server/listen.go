@@ -28,13 +28,16 @@ type Config struct {
 	Listening func(addr string)
 	// Run runs each client's command.
 	Run Command
+	// RPC serves a client that speaks JSON-RPC (see serveConn) until in
+	// ends or ctx is cancelled; nil refuses such clients.
+	RPC func(ctx context.Context, in io.Reader, out io.Writer) error
 	// Busy, when set, is called as each client's command starts; the
 	// command calls the function it returns when it ends.
 	Busy func() (end func())
 }
 
-// Listen serves forwarded commands on the store's endpoint (see package
-// localsock) until ctx ends or, with c.Idle > 0, until no client has been
+// Listen serves forwarded commands and JSON-RPC clients on the store's
+// endpoint (see package localsock) until ctx ends or, with c.Idle > 0, until no client has been
 // connected for c.Idle. The endpoint is removed on return.
 func Listen(ctx context.Context, c Config) error {
 	ln, err := localsock.Listen(c.StoreDir)
@@ -72,17 +75,28 @@ func Listen(ctx context.Context, c Config) error {
 			defer act.end()
 			defer busy()()
 			defer conn.Close()
-			serveConn(ctx, c.Run, conn)
+			serveConn(ctx, c, conn)
 		})
 	}
 }
 
-// serveConn runs the one command a client sends and streams its output
-// back (see package cmdwire). The command's context ends when the client
-// goes away.
-func serveConn(ctx context.Context, run Command, conn io.ReadWriter) {
+// serveConn serves one client: JSON-RPC when its first line is not a
+// command request (see cmdwire.IsRequest), else the one command it sends,
+// whose output it streams back (see package cmdwire). The command's
+// context ends when the client goes away.
+func serveConn(ctx context.Context, c Config, conn io.ReadWriter) {
 	r := bufio.NewReader(conn)
-	req, err := cmdwire.ReadRequest(r)
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	if !cmdwire.IsRequest(line) {
+		if c.RPC != nil {
+			_ = c.RPC(ctx, io.MultiReader(bytes.NewReader(line), r), conn)
+		}
+		return
+	}
+	req, err := cmdwire.DecodeRequest(line)
 	if err != nil {
 		return
 	}
@@ -93,5 +107,5 @@ func serveConn(ctx context.Context, run Command, conn io.ReadWriter) {
 		cancel()
 	}()
 	frames := cmdwire.NewFrames(conn)
-	frames.Exit(run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
+	frames.Exit(c.Run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
 }

@@ -1,0 +1,139 @@
+package protocol
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/jsonrpc"
+)
+
+// AttachParams is what a client of a resident server says about itself
+// with the attach method: the workspace it means, the task of its
+// requests that name none, and the exclusion profile it needs. Empty
+// fields are not checked.
+type AttachParams struct {
+	Workspace string `json:"workspace,omitempty" jsonschema:"the workspace the client means; refused when the server serves another"`
+	Task      string `json:"task,omitempty" jsonschema:"the task of the connection's requests that name none"`
+	Profile   string `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs; refused when the server uses another"`
+}
+
+// AttachResult is what the server serves.
+type AttachResult struct {
+	Workspace string `json:"workspace"`
+	Store     string `json:"store"`
+	Profile   string `json:"profile"`
+	PID       int    `json:"pid"`
+}
+
+// Resident serves the JSON-RPC clients of a resident server (`serve
+// --listen`), each connection with the methods, notifications, progress
+// and cancellation of stdio serve plus attach, all on one engine. The
+// events of a task reach every connection that is a client of the task:
+// it attached with the task, or a request of it saved or restored the task
+// (the session's Task counts as attached for connections that never
+// attach).
+type Resident struct {
+	e       *engine.Engine
+	s       Session
+	profile string
+	check   func(AttachParams) error
+
+	mu    sync.Mutex
+	conns map[*residentConn]struct{}
+}
+
+// NewResident serves e's clients. s.Task is the task of a connection that
+// does not attach with one; profile is the engine's exclusion profile;
+// check refuses the attach params the server cannot serve (another
+// workspace or profile) with an error a host can switch on (see MapError).
+func NewResident(e *engine.Engine, s Session, profile string, check func(AttachParams) error) *Resident {
+	return &Resident{e: e, s: s, profile: profile, check: check, conns: map[*residentConn]struct{}{}}
+}
+
+// residentConn is one client connection and the tasks whose events it gets.
+type residentConn struct {
+	conn  *jsonrpc.Conn
+	mu    sync.Mutex
+	tasks map[string]bool
+}
+
+func (c *residentConn) follow(task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tasks[task] = true
+}
+
+func (c *residentConn) follows(task string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks[task]
+}
+
+// Serve answers one client's requests read from in on out until in ends
+// or ctx is cancelled (then in is abandoned: see closableInput).
+func (r *Resident) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	c := &residentConn{tasks: map[string]bool{r.s.Task: true}}
+	h := newHost(r.e, r.s, func(method string, params any) { r.publish(c, method, params) })
+	table := h.table()
+	routes := make([]jsonrpc.Route, 0, len(table)+1)
+	for _, m := range table {
+		routes = append(routes, m.route)
+	}
+	routes = append(routes, jsonrpc.Method("attach", func(_ context.Context, p AttachParams) (AttachResult, error) {
+		if err := r.check(p); err != nil {
+			return AttachResult{}, err
+		}
+		if p.Task != "" {
+			h.attached.Store(&p.Task)
+			c.follow(p.Task)
+		}
+		return AttachResult{Workspace: r.e.Workspace(), Store: r.e.StoreDir(), Profile: r.profile, PID: os.Getpid()}, nil
+	}))
+	srv, err := jsonrpc.NewServer(jsonrpc.Options{MapError: MapError}, routes...)
+	if err != nil {
+		return err
+	}
+	c.conn = srv.NewConn(closableInput(in), out)
+	r.mu.Lock()
+	r.conns[c] = struct{}{}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.conns, c)
+		r.mu.Unlock()
+	}()
+	return c.conn.Serve(ctx)
+}
+
+// publish sends an event of from's requests to every client of its task,
+// from included (which becomes one).
+func (r *Resident) publish(from *residentConn, method string, params any) {
+	ev, ok := params.(taskEvent)
+	if !ok {
+		return // every event names its task
+	}
+	task := ev.taskName()
+	from.follow(task)
+	r.mu.Lock()
+	to := make([]*residentConn, 0, len(r.conns))
+	for c := range r.conns {
+		if c.follows(task) {
+			to = append(to, c)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range to {
+		_ = c.conn.Notify(method, params) // a client that left misses it
+	}
+}
+
+// taskEvent is an event, which names its task.
+type taskEvent interface{ taskName() string }
+
+func (e InitializeEvent) taskName() string { return e.Task }
+func (e CheckpointEvent) taskName() string { return e.Task }
+func (e RestoreEvent) taskName() string    { return e.Task }
+func (e ErrorEvent) taskName() string      { return e.Task }

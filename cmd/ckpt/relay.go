@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/localsock"
+)
+
+// dialResident connects to the listening server of the command's store,
+// nil when none answers.
+func (a *app) dialResident() net.Conn {
+	store := a.store
+	if store == "" {
+		var err error
+		if store, err = engine.DefaultStoreDir(a.workspace); err != nil {
+			return nil
+		}
+	}
+	conn, err := localsock.Dial(store)
+	if err != nil {
+		return nil
+	}
+	return conn
+}
+
+// attachID is the id of the attach request relay sends before the host's.
+const attachID = "ckpt-relay-attach"
+
+// relay serves stdio serve's JSON-RPC through the store's listening server
+// on conn instead of opening the store: it attaches with the command's
+// workspace, --task and --profile (when given), then copies the host's
+// messages to the server and the server's to the host until either side
+// ends. A refused attach fails with the server's error and exit code.
+func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
+	defer conn.Close()
+	ws, err := filepath.Abs(a.workspace)
+	if err != nil {
+		return err
+	}
+	params := protocol.AttachParams{Workspace: ws, Task: a.task}
+	if cmd.Flags().Changed("profile") {
+		params.Profile = a.profile
+	}
+	req, err := json.Marshal(struct {
+		JSONRPC string                `json:"jsonrpc"`
+		ID      string                `json:"id"`
+		Method  string                `json:"method"`
+		Params  protocol.AttachParams `json:"params"`
+	}{"2.0", attachID, "attach", params})
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Write(append(req, '\n')); err != nil {
+		return fmt.Errorf("the server of the store: %w", err)
+	}
+	r := bufio.NewReader(conn)
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("the server of the store: %w", err)
+	}
+	var reply struct {
+		Error *struct {
+			Message string             `json:"message"`
+			Data    protocol.ErrorData `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(line, &reply); err != nil {
+		return fmt.Errorf("the server of the store answered attach with %q: %w", line, err)
+	}
+	if e := reply.Error; e != nil {
+		return remoteExit{a.report(max(e.Data.ExitCode, protocol.ExitError), errors.New(e.Message))}
+	}
+	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
+	defer stop()
+	pending := newUnanswered()
+	go func() {
+		// When the host is done, the server still answers what it sent;
+		// then the connection ends (a named pipe cannot half-close).
+		pending.copyLines(conn, bufio.NewReader(a.stdin), 1)
+		pending.waitAll()
+		conn.Close()
+	}()
+	err = pending.copyLines(a.stdout, r, -1)
+	pending.serverEnded()
+	if cerr := cmd.Context().Err(); cerr != nil {
+		return cerr
+	}
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("the server of the store: %w", err)
+	}
+	return nil
+}
+
+// unanswered counts the host's requests the server has not answered yet,
+// by id, from the lines relay copies each way (one JSON-RPC message or
+// batch per line).
+type unanswered struct {
+	mu   sync.Mutex
+	ids  map[string]int
+	zero *sync.Cond // broadcast when ids empties or the server ends
+	done bool       // the server's side ended: nothing more will be answered
+}
+
+func newUnanswered() *unanswered {
+	u := &unanswered{ids: map[string]int{}}
+	u.zero = sync.NewCond(&u.mu)
+	return u
+}
+
+// idOf is the part of a JSON-RPC message that matches replies to requests.
+type idOf struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+}
+
+// lineIDs are the ids of the requests (or, with replies, of the replies)
+// on a line: one message or a batch.
+func lineIDs(line []byte, replies bool) []string {
+	var msgs []idOf
+	if json.Unmarshal(line, &msgs) != nil {
+		var one idOf
+		if json.Unmarshal(line, &one) != nil {
+			return nil
+		}
+		msgs = []idOf{one}
+	}
+	var out []string
+	for _, m := range msgs {
+		if m.ID != nil && string(m.ID) != "null" && (m.Method == nil) == replies {
+			out = append(out, string(m.ID))
+		}
+	}
+	return out
+}
+
+// count adds the requests of a line the host sent (delta 1) or removes
+// those a line of the server answers (delta -1).
+func (u *unanswered) count(line []byte, delta int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, id := range lineIDs(line, delta < 0) {
+		if u.ids[id] += delta; u.ids[id] <= 0 {
+			delete(u.ids, id)
+		}
+	}
+	if len(u.ids) == 0 {
+		u.zero.Broadcast()
+	}
+}
+
+// copyLines copies r's lines to w, counting each with delta, until r ends
+// (nil at its end) or w fails.
+func (u *unanswered) copyLines(w io.Writer, r *bufio.Reader, delta int) error {
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			u.count(line, delta)
+			if _, werr := w.Write(line); werr != nil {
+				return werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// serverEnded wakes waitAll: no more answers will come.
+func (u *unanswered) serverEnded() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.done = true
+	u.zero.Broadcast()
+}
+
+// waitAll waits until every request was answered or the server ended.
+func (u *unanswered) waitAll() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for len(u.ids) > 0 && !u.done {
+		u.zero.Wait()
+	}
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/internal/localsock"
+)
+
+// rpcClient is a JSON-RPC client of the store's server, keeping the
+// notifications it reads.
+type rpcClient struct {
+	*protocoltest.Client
+	events []protocoltest.Message
+}
+
+func (e *env) dialRPC() *rpcClient {
+	e.t.Helper()
+	conn, err := localsock.Dial(e.store)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	return &rpcClient{Client: protocoltest.NewClient(e.t, conn, conn)}
+}
+
+// call sends a request and returns its reply, keeping the notifications.
+func (c *rpcClient) call(method string, params any) protocoltest.Message {
+	reply, events := c.Call(method, params)
+	c.events = append(c.events, events...)
+	return reply
+}
+
+// eventTasks lists the method and task of each event kept.
+func (c *rpcClient) eventTasks() []string {
+	var out []string
+	for _, m := range c.events {
+		var p struct{ Task string }
+		json.Unmarshal(m.Params, &p)
+		out = append(out, m.Method+" "+p.Task)
+	}
+	return out
+}
+
+// The listening server speaks JSON-RPC on its endpoint beside forwarded
+// commands: clients attach with a task, and each gets the events of its
+// tasks, whoever caused them.
+func TestResidentServerSpeaksJSONRPCToManyClients(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	e.listenServer()
+	one, two, other := e.dialRPC(), e.dialRPC(), e.dialRPC()
+	for c, task := range map[*rpcClient]string{one: "t1", two: "t1", other: "t2"} {
+		if r := c.call("attach", map[string]string{"workspace": e.ws, "task": task}); r.Error != nil {
+			t.Fatalf("attach %s: %s", task, r.Error.Message)
+		}
+	}
+	saved := one.call("save", map[string]any{"message": "one"}) // the attached task is the default
+	var res struct{ Task, ID string }
+	if json.Unmarshal(saved.Result, &res); saved.Error != nil || res.Task != "t1" {
+		t.Fatalf("save = %s %+v", saved.Result, saved.Error)
+	}
+	if out := e.ok("--lock-timeout", "0", "--task", "t1", "list"); !strings.Contains(out, "one") {
+		t.Fatalf("a forwarded list beside the JSON-RPC clients = %q", out)
+	}
+	// Events reach the clients of t1 only (read with a request after them).
+	two.call("list", map[string]any{})
+	other.call("list", map[string]any{})
+	if got := strings.Join(two.eventTasks(), ","); got != "initialize t1,checkpoint t1" {
+		t.Fatalf("the other client of t1 got %q", got)
+	}
+	if got := other.eventTasks(); len(got) != 0 {
+		t.Fatalf("the client of t2 got %q", got)
+	}
+	// A client becomes one of the tasks it saves.
+	other.call("save", map[string]any{"task": "t3", "allow_empty": true})
+	if got := strings.Join(other.eventTasks(), ","); got != "initialize t3,checkpoint t3" {
+		t.Fatalf("the saver of t3 got %q", got)
+	}
+
+	refused := e.dialRPC().call("attach", map[string]string{"workspace": e.ws, "profile": "roo"})
+	if refused.Error == nil || refused.Error.Data.Kind != "usage" || !strings.Contains(refused.Error.Message, "profile default, not roo") {
+		t.Fatalf("attach with another profile = %+v", refused.Error)
+	}
+	elsewhere := e.dialRPC().call("attach", map[string]string{"workspace": t.TempDir()})
+	if elsewhere.Error == nil || elsewhere.Error.Data.ExitCode != 4 {
+		t.Fatalf("attach with another workspace = %+v", elsewhere.Error)
+	}
+}
+
+// A second `serve --listen` of a store finds the first and says where it
+// listens instead of waiting for the lock, so racing starters end on one.
+func TestSecondListeningServerPointsAtTheFirst(t *testing.T) {
+	e := newEnv(t)
+	e.listenServer()
+	got := decode[struct{ Listening, Store string }](t, e.ok("--lock-timeout", "0", "--json", "serve", "--listen"))
+	if got.Listening != localsock.Endpoint(e.store) || got.Store != e.store {
+		t.Fatalf("second server said %+v", got)
+	}
+}
+
+// A listening server that cannot have the store (a stdio serve owns it)
+// fails busy, naming the holder, once --lock-timeout has passed.
+func TestListeningServerOnALockedStoreIsBusy(t *testing.T) {
+	e := newEnv(t)
+	owner := exec.Command(ckptBin, "-C", e.ws, "--store", e.store, "serve")
+	owner.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+	in, _ := owner.StdinPipe()
+	out, _ := owner.StdoutPipe()
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); owner.Wait() })
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"list"}`)
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // the owner has the store
+		t.Fatal(err)
+	}
+	r := e.run("", "--lock-timeout", "300ms", "serve", "--listen")
+	if want := fmt.Sprintf("pid %d (ckpt serve)", owner.Process.Pid); r.code != 3 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("serve --listen on a locked store: exit %d %q, want 3 naming %q", r.code, r.stderr, want)
+	}
+}
+
+// While the store's server runs, a stdio serve attaches to it: its
+// requests and events go through the server, with its --task.
+func TestStdioServeAttachesToTheListeningServer(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	e.listenServer()
+	in := `{"jsonrpc":"2.0","id":1,"method":"save","params":{"message":"relayed"}}` + "\n"
+	r := e.run(in, "--lock-timeout", "0", "--task", "host", "serve")
+	if r.code != 0 || !strings.Contains(r.stdout, `"method":"checkpoint"`) || !strings.Contains(r.stdout, `"task":"host"`) {
+		t.Fatalf("serve through the server: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if out := e.ok("--lock-timeout", "0", "--task", "host", "list"); !strings.Contains(out, "relayed") {
+		t.Fatalf("list after the relayed save = %q", out)
+	}
+	if r := e.run("", "--profile", "roo", "serve"); r.code != 2 || !strings.Contains(r.stderr, "exclusion profile default, not roo") {
+		t.Fatalf("serve with another profile: exit %d %q", r.code, r.stderr)
+	}
+}
