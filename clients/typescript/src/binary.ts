@@ -1,6 +1,7 @@
 // Locating the ckpt executable.
 
 import { accessSync, constants, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -12,7 +13,7 @@ export interface FindBinaryOptions {
   env?: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;
   arch?: string;
-  /** The package's root, holding bin/<platform>-<arch>/. */
+  /** The directory the platform package is resolved from, as Node resolves packages: this package's root. */
   packageDir?: string;
 }
 
@@ -21,9 +22,10 @@ const defaultPackageDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
  * findBinary returns the ckpt executable to run: the explicit `binary`, else
- * $CKPT_BINARY, else the one shipped in this package's
- * bin/<platform>-<arch>/ckpt[.exe], else the first `ckpt` on PATH. It throws
- * when there is none, naming the places it looked.
+ * $CKPT_BINARY, else bin/ckpt[.exe] of the platform package npm installed
+ * beside this one (@ckpt/client-<platform>-<arch>, an optional dependency),
+ * else the first `ckpt` on PATH. It throws when there is none, naming the
+ * places it looked.
  */
 export function findBinary(opts: FindBinaryOptions = {}): string {
   if (opts.binary) return opts.binary;
@@ -32,8 +34,9 @@ export function findBinary(opts: FindBinaryOptions = {}): string {
   const platform = opts.platform ?? process.platform;
   const arch = opts.arch ?? process.arch;
   const exe = platform === "win32" ? "ckpt.exe" : "ckpt";
-  const shipped = join(opts.packageDir ?? defaultPackageDir, "bin", `${platform}-${arch}`, exe);
-  if (isExecutable(shipped, platform)) return shipped;
+  const pkg = `@ckpt/client-${platform}-${arch}`;
+  const shipped = platformBinary(opts.packageDir ?? defaultPackageDir, pkg, exe);
+  if (shipped !== undefined && isExecutable(shipped, platform)) return shipped;
   const pathVar = env.PATH ?? env.Path ?? "";
   const sep = platform === "win32" ? ";" : delimiter;
   const exts = platform === "win32" ? (env.PATHEXT ?? ".EXE").split(";").filter(Boolean) : [""];
@@ -43,9 +46,17 @@ export function findBinary(opts: FindBinaryOptions = {}): string {
       if (isExecutable(candidate, platform)) return candidate;
     }
   }
-  throw new Error(
-    `ckpt binary not found: pass {binary}, set CKPT_BINARY, ship ${shipped}, or put ckpt on PATH`,
-  );
+  throw new Error(`ckpt binary not found: pass {binary}, set CKPT_BINARY, install ${pkg}, or put ckpt on PATH`);
+}
+
+/** platformBinary is the binary of package pkg as resolved from dir, or undefined when it is not installed. */
+function platformBinary(dir: string, pkg: string, exe: string): string | undefined {
+  try {
+    const manifest = createRequire(join(dir, "package.json")).resolve(`${pkg}/package.json`);
+    return join(dirname(manifest), "bin", exe);
+  } catch {
+    return undefined;
+  }
 }
 
 function isExecutable(path: string, platform: NodeJS.Platform): boolean {
