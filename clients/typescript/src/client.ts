@@ -1,11 +1,11 @@
 // CkptClient: a `ckpt serve` child process and the JSON-RPC connection to it.
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { EventEmitter } from "node:events";
 import { findBinary } from "./binary.js";
-import { CkptConnectionError } from "./errors.js";
-import { RpcConnection, type CallOptions, type Notification } from "./rpc.js";
-import type * as T from "./types.js";
+import { CkptCalls } from "./calls.js";
+import { CkptConnectionError, errorFromExit } from "./errors.js";
+import { RpcConnection, type CallOptions } from "./rpc.js";
+import { Holder } from "./hold.js";
 
 /** How to start `ckpt serve`. */
 export interface StartOptions {
@@ -34,22 +34,24 @@ export interface ExitInfo {
 /** The most stderr kept for error messages. */
 const stderrTail = 8 << 10;
 
-type Listener<K extends keyof T.CkptEvents> = (event: T.CkptEvents[K]) => void;
-
 /**
- * CkptClient runs `ckpt serve` for one workspace and calls it. Calls may run
- * concurrently. Server notifications are emitted as events named after their
- * method (`checkpoint`, `restore`, `initialize`, `error`, or any other); an
- * `error` notification is emitted only when a listener is registered, so it
- * can never throw. When the child exits, every pending call rejects with a
- * CkptConnectionError carrying its exit code and the end of its stderr, and
- * `exit` is emitted with an ExitInfo.
+ * CkptClient runs `ckpt serve` on stdio for one workspace and calls it: the
+ * child owns the store, or forwards to the store's listening server when one
+ * runs (see CkptSharedClient for a client of that server without a child).
+ * Calls may run concurrently; notifications are emitted as CkptCalls says.
+ * When the child exits, every pending call rejects with a
+ * CkptConnectionError carrying its exit code and the end of its stderr (a
+ * CkptBusyError for exit code 3, the store locked by the process its
+ * message names), and `exit` is emitted with an ExitInfo. Between calls the
+ * child and its pipes do not keep Node running: a dropped client ends with
+ * the process, whose exit closes the child's stdin.
  */
-export class CkptClient extends EventEmitter {
+export class CkptClient extends CkptCalls {
   readonly #child: ChildProcessWithoutNullStreams;
   readonly #rpc: RpcConnection;
   readonly #grace: number;
   readonly #exited: Promise<ExitInfo>;
+  readonly #hold: Holder;
   #stderr = "";
   #closing = false;
 
@@ -57,8 +59,9 @@ export class CkptClient extends EventEmitter {
     super();
     this.#child = child;
     this.#grace = grace;
+    this.#hold = new Holder([child, child.stdin, child.stdout, child.stderr]);
     // A broken pipe is answered by the "close" handler, which knows the exit status.
-    this.#rpc = new RpcConnection(child.stdout, child.stdin, (n) => this.#notify(n), () => {});
+    this.#rpc = new RpcConnection(child.stdout, child.stdin, (n) => this.notify(n), () => {});
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (s: string) => {
       this.#stderr = (this.#stderr + s).slice(-stderrTail);
@@ -71,8 +74,9 @@ export class CkptClient extends EventEmitter {
       child.on("close", (code, signal) => {
         const why = this.#closing ? "the client was closed" : `ckpt serve exited (code ${code}, signal ${signal})`;
         const tail = this.#stderr.trim();
+        const busy = code === 3 && !this.#closing ? errorFromExit(code, this.#stderr) : undefined;
         this.#rpc.fail(
-          new CkptConnectionError(`${why} before answering${tail ? `: ${tail}` : ""}`, { code, signal, stderr: this.#stderr }),
+          busy ?? new CkptConnectionError(`${why} before answering${tail ? `: ${tail}` : ""}`, { code, signal, stderr: this.#stderr }),
         );
         const info = { code, signal };
         this.emit("exit", info);
@@ -108,7 +112,7 @@ export class CkptClient extends EventEmitter {
    * CkptConnectionError when the server is gone.
    */
   call<R>(method: string, params?: object, opts?: CallOptions): Promise<R> {
-    return this.#rpc.call<R>(method, params, opts);
+    return this.#hold.during(this.#rpc.call<R>(method, params, opts));
   }
 
   /**
@@ -119,6 +123,7 @@ export class CkptClient extends EventEmitter {
   async close(): Promise<ExitInfo> {
     if (!this.#closing) {
       this.#closing = true;
+      this.#hold.forever(); // until the child has exited
       this.#rpc.fail(new CkptConnectionError("the client was closed", { code: null, signal: null, stderr: "" }));
       this.#child.stdin.end();
       for (const signal of ["SIGTERM", "SIGKILL"] as const) {
@@ -138,29 +143,4 @@ export class CkptClient extends EventEmitter {
       });
     });
   }
-
-  #notify(n: Notification): void {
-    if (n.method === "error" && this.listenerCount("error") === 0) return;
-    this.emit(n.method, n.params);
-  }
-
-  override on<K extends keyof T.CkptEvents>(event: K, listener: Listener<K>): this;
-  override on(event: "exit", listener: (info: ExitInfo) => void): this;
-  override on(event: string, listener: (params: unknown) => void): this;
-  override on(event: string, listener: (...args: any[]) => void): this {
-    return super.on(event, listener);
-  }
-
-  save(p: T.SaveParams = {}, o?: CallOptions<T.ProgressValue>) { return this.call<T.SaveResult>("save", p, o as CallOptions); }
-  list(p: T.ListParams = {}, o?: CallOptions) { return this.call<T.ListResult>("list", p, o); }
-  show(p: T.ShowParams, o?: CallOptions) { return this.call<T.ShowResult>("show", p, o); }
-  ls(p: T.LsParams, o?: CallOptions) { return this.call<T.LsResult>("ls", p, o); }
-  cat(p: T.CatParams, o?: CallOptions) { return this.call<T.CatResult>("cat", p, o); }
-  diff(p: T.DiffParams = {}, o?: CallOptions<T.ProgressValue>) { return this.call<T.DiffResult>("diff", p, o as CallOptions); }
-  restore(p: T.RestoreParams, o?: CallOptions<T.ProgressValue>) { return this.call<T.RestoreResult>("restore", p, o as CallOptions); }
-  tasks(o?: CallOptions) { return this.call<T.TasksResult>("tasks", {}, o); }
-  drop(p: T.DropParams, o?: CallOptions) { return this.call<T.DropResult>("drop", p, o); }
-  gc(p: T.GcParams = {}, o?: CallOptions<T.ProgressValue>) { return this.call<T.GcResult>("gc", p, o as CallOptions); }
-  verify(p: T.VerifyParams = {}, o?: CallOptions<T.ProgressValue>) { return this.call<T.VerifyResult>("verify", p, o as CallOptions); }
-  stats(o?: CallOptions) { return this.call<T.StatsResult>("stats", {}, o); }
 }

@@ -155,3 +155,19 @@ export function errorFromRpc(err: RpcErrorObject): CkptError {
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+/**
+ * errorFromExit is the typed error of a ckpt process that ended with a
+ * ckpt exit code (2-6) before it could answer, e.g. a server that could
+ * not open the store: CkptBusyError for 3, naming the holder as ckpt's
+ * stderr does. Its message is the last line ckpt wrote to stderr. Other
+ * codes give undefined: the caller reports the exit as it is.
+ */
+export function errorFromExit(code: number | null, stderr: string): CkptError | undefined {
+  if (code === null || code < ExitCode.Usage || code > ExitCode.Conflict) return undefined;
+  const lines = stderr.trim().split(/\r?\n/);
+  const message = (lines[lines.length - 1] ?? "").replace(/^ckpt: /, "") || `ckpt exited with code ${code}`;
+  const data: CkptErrorData = { exit_code: code };
+  if (code === ExitCode.Usage) data.kind = "usage";
+  return errorFromRpc({ code: RpcCode.ServerError, message, data });
+}

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { CheckpointTracker, ShadowCheckpointService } from "../dist/index.js";
+import { CheckpointTracker, RepoPerTaskCheckpointService } from "../dist/index.js";
 import { buildCkpt } from "./ckpt-binary.mjs";
 
 let binary;
@@ -111,7 +111,8 @@ async function session(ws, { save, diff, restore }) {
 
 test("CheckpointTracker (Cline) through a full agent session", async (t) => {
   const { ws, store } = workspace();
-  const tracker = await CheckpointTracker.create("task-cline", { cwd: ws, store, binary });
+  // The default profile: this session checks the bytes of a binary file and an image.
+  const tracker = await CheckpointTracker.create("task-cline", { cwd: ws, store, binary, profile: "default", serverIdle: "5s" });
   t.after(() => tracker.dispose());
   const toMap = (set) => new Map(set.map((e) => [e.relativePath, [e.beforeBytes, e.afterBytes]]));
   const hashes = await session(ws, {
@@ -134,7 +135,8 @@ test("CheckpointTracker (Cline) through a full agent session", async (t) => {
 
 test("ShadowCheckpointService (Roo Code) through a full agent session, with its events", async (t) => {
   const { ws, store } = workspace();
-  const svc = new ShadowCheckpointService({ taskId: "task-roo", workspaceDir: ws, store, binary });
+  const svc = RepoPerTaskCheckpointService.create({ taskId: "task-roo", workspaceDir: ws, shadowDir: store, log: () => {},
+    store, binary, profile: "default", serverIdle: "5s" });
   t.after(() => svc.dispose());
   const events = [];
   for (const name of ["initialize", "checkpoint", "restore", "error"]) svc.on(name, (e) => events.push(e));

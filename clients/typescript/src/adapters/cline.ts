@@ -1,12 +1,17 @@
-// CheckpointTracker: the method shapes of Cline's shadow-git tracker
-// (create, commit, resetHead, getDiffSet, getDiffCount) on ckpt.
+// CheckpointTracker: Cline's shadow-git tracker (create, commit, resetHead,
+// getDiffSet, getDiffCount) on ckpt.
 
-import { CkptClient, type StartOptions } from "../client.js";
+import { access, constants } from "node:fs/promises";
+import { CkptSharedClient, type ConnectOptions } from "../shared.js";
 import type { FileDiff } from "../types.js";
 import { sideBytes } from "./content.js";
+import { protectedFolder } from "./protected.js";
 
-/** How a tracker reaches ckpt: the workspace and, optionally, binary and store. */
-export interface TrackerOptions extends Omit<StartOptions, "task" | "workspace"> {
+/** How a tracker reaches ckpt; the profile defaults to `cline`. */
+export type CkptOptions = Omit<ConnectOptions, "workspace" | "task">;
+
+/** The options form of create: the workspace and how to reach ckpt. */
+export interface TrackerOptions extends CkptOptions {
   /** The workspace directory (Cline's cwd). */
   cwd: string;
 }
@@ -27,40 +32,65 @@ export interface DiffSetEntry {
 
 /**
  * CheckpointTracker keeps one task's checkpoints of a workspace, one ckpt
- * task per Cline task id. Every commit is a checkpoint (empty ones too, so
- * each tool call has an anchor); resetHead rewinds the files, saving a
- * backup checkpoint first, so a later checkpoint can still be restored.
+ * task per Cline task id, in the workspace's store shared with every other
+ * tracker, CLI and host (see CkptSharedClient): trackers of several tasks
+ * work at once, and one dropped without dispose() leaks nothing. Every
+ * commit is a checkpoint (empty ones too, so each tool call has an
+ * anchor); resetHead rewinds the files, saving a backup checkpoint first,
+ * so a later checkpoint can still be restored.
  */
 export class CheckpointTracker {
   readonly taskId: string;
   readonly cwd: string;
-  readonly #client: CkptClient;
+  readonly #client: CkptSharedClient;
 
-  private constructor(taskId: string, cwd: string, client: CkptClient) {
+  private constructor(taskId: string, cwd: string, client: CkptSharedClient) {
     this.taskId = taskId;
     this.cwd = cwd;
     this.#client = client;
   }
 
-  /** create starts `ckpt serve` for the task and workspace. */
-  static async create(taskId: string, opts: TrackerOptions): Promise<CheckpointTracker> {
+  /**
+   * create is Cline's: the tracker of taskId for workspacePath (the first
+   * of several roots), or undefined when enableCheckpointsSetting is off.
+   * It fails as Cline's does for a workspace it cannot read or a protected
+   * folder (home, Desktop, Documents, Downloads), and with ckpt's typed
+   * errors when the store refuses. ckpt, the store and the profile
+   * (default `cline`) come from the optional last argument.
+   */
+  static create(taskId: string, enableCheckpointsSetting: boolean, workspacePath: string | string[], ckpt?: CkptOptions): Promise<CheckpointTracker | undefined>;
+  /** create in the options form: always a tracker. */
+  static create(taskId: string, opts: TrackerOptions): Promise<CheckpointTracker>;
+  static async create(
+    taskId: string,
+    enabledOrOpts: boolean | TrackerOptions,
+    workspacePath?: string | string[],
+    ckpt: CkptOptions = {},
+  ): Promise<CheckpointTracker | undefined> {
+    let cwd: string | undefined;
+    if (typeof enabledOrOpts === "object") {
+      ({ cwd, ...ckpt } = enabledOrOpts);
+    } else {
+      if (!enabledOrOpts) return undefined;
+      cwd = Array.isArray(workspacePath) ? workspacePath[0] : workspacePath;
+    }
     if (!taskId) throw new Error("taskId is required");
-    const { cwd, ...start } = opts;
-    const client = CkptClient.start({ ...start, workspace: cwd, task: taskId });
-    const tracker = new CheckpointTracker(taskId, cwd, client);
-    await client.list({ task: taskId }); // fails here when the workspace or store is refused
-    return tracker;
+    if (!cwd) throw new Error("At least one workspace path must be provided");
+    await validateWorkspacePath(cwd);
+    const client = CkptSharedClient.connect({ profile: "cline", ...ckpt, workspace: cwd, task: taskId });
+    await client.attach(); // fails here when the workspace or store is refused
+    return new CheckpointTracker(taskId, cwd, client);
   }
 
   /** commit saves a checkpoint (even with nothing changed) and returns its hash. */
-  async commit(): Promise<string> {
-    const res = await this.#client.save({ task: this.taskId, allow_empty: true });
+  async commit(): Promise<string | undefined> {
+    const res = await this.#client.save({ task: this.taskId, allow_empty: true, message: `checkpoint-${this.taskId}` });
     return res.id;
   }
 
   /** resetHead makes the workspace's files those of checkpoint hash. */
   async resetHead(hash: string): Promise<void> {
-    await this.#client.restore({ task: this.taskId, ref: hash });
+    await this.#client.restore({ task: this.taskId, ref: cleanHash(hash) });
   }
 
   /**
@@ -87,13 +117,30 @@ export class CheckpointTracker {
     return (await this.#diff(lhsHash, rhsHash)).length;
   }
 
-  /** dispose stops the server. */
+  /** dispose closes the tracker's connection now instead of after its linger; optional. */
   async dispose(): Promise<void> {
     await this.#client.close();
   }
 
   async #diff(lhs?: string, rhs?: string): Promise<FileDiff[]> {
-    const res = await this.#client.diff({ task: this.taskId, from: lhs ?? "@1", to: rhs ?? "workspace" });
+    const from = lhs ? cleanHash(lhs) : "@1";
+    const res = await this.#client.diff({ task: this.taskId, from, to: rhs ? cleanHash(rhs) : "workspace" });
     return res.files;
   }
+}
+
+/** cleanHash drops the "HEAD " prefix Cline's commit results may carry. */
+function cleanHash(hash: string): string {
+  return hash.startsWith("HEAD ") ? hash.slice(5) : hash;
+}
+
+/** validateWorkspacePath refuses what Cline's does, with its messages. */
+async function validateWorkspacePath(cwd: string): Promise<void> {
+  try {
+    await access(cwd, constants.R_OK);
+  } catch (error) {
+    throw new Error(`Cannot access workspace directory. Please ensure VS Code has permission to access your workspace. Error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const folder = protectedFolder(cwd);
+  if (folder) throw new Error(`Cannot use checkpoints in ${folder === "home" ? "home" : folder} directory`);
 }
