@@ -162,14 +162,28 @@ func (a *app) statsCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				a.printStats(st)
+				a.printStats(st, watcherLine(e))
 				return nil
 			})
 		},
 	}
 }
 
-func (a *app) printStats(st *engine.StoreStats) {
+// watcherLine says which change watcher e's saves use, and when none, why.
+func watcherLine(e *engine.Engine) string {
+	w, ok := e.WatchStats()
+	switch {
+	case !ok:
+		return "none: only a server (serve, mcp) keeps a watcher; this command walks the workspace"
+	case w.Backend == "none":
+		return "none (" + w.Fallback + "): every save walks the workspace"
+	case w.Provisional:
+		return fmt.Sprintf("%s, provisional: a full walk at least every few minutes (%d overflows)", w.Backend, w.Overflows)
+	}
+	return fmt.Sprintf("%s (%d watches, %d unwatched directories, %d overflows)", w.Backend, w.Watches, w.Unwatched, w.Overflows)
+}
+
+func (a *app) printStats(st *engine.StoreStats, watcher string) {
 	if a.json {
 		a.printJSON(protocol.StoreStatsView(st))
 		return
@@ -183,6 +197,7 @@ func (a *app) printStats(st *engine.StoreStats) {
 	fmt.Fprintf(a.stdout, "logical size      %s\n", humanBytes(st.LogicalBytes))
 	fmt.Fprintf(a.stdout, "dedup ratio       %.1fx (%s unique)\n", st.DedupRatio, humanBytes(st.UniqueBytes))
 	fmt.Fprintf(a.stdout, "compression ratio %.2fx (%s stored)\n", st.CompressionRatio, humanBytes(st.StoredBytes))
+	fmt.Fprintf(a.stdout, "watcher           %s\n", watcher)
 	if st.DeferredPacks > 0 {
 		fmt.Fprintf(a.stdout, "not compressed    %s in %d packs a first save left raw (compressed in the background, or by gc)\n",
 			humanBytes(st.DeferredBytes), st.DeferredPacks)
