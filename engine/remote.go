@@ -9,6 +9,7 @@ import (
 
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
 	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/index"
 )
 
 // Backend is an object store that checkpoints are pushed to and pulled
@@ -62,13 +63,12 @@ func (e *Engine) AddEncryptedRemote(ctx context.Context, name, url string, key R
 }
 
 func (e *Engine) addRemote(ctx context.Context, r RemoteInfo) error {
-	name, url := r.Name, r.URL
-	if err := validRemoteName(name); err != nil {
-		return err
-	}
-	if url == "" {
-		return fmt.Errorf("%w: empty remote URL", ErrBadRequest)
-	}
+	return e.writeSettings(ctx, func(b *index.Batch) error { return e.recordRemote(b, r) })
+}
+
+// writeSettings runs fn under the write lock (unless ctx is done) and
+// commits the settings it adds to b, unless it fails.
+func (e *Engine) writeSettings(ctx context.Context, fn func(b *index.Batch) error) error {
 	unlock, err := e.lockForWrite()
 	if err != nil {
 		return err
@@ -77,22 +77,38 @@ func (e *Engine) addRemote(ctx context.Context, r RemoteInfo) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if old, ok, err := e.db.Config(remoteKey(name)); err != nil {
-		return err
-	} else if ok {
-		return fmt.Errorf("%w: remote %q exists already (%s)", ErrBadRequest, name, old)
-	}
 	b := e.db.NewBatch()
 	defer b.Close()
-	b.SetConfig(remoteKey(name), url)
+	if err := fn(b); err != nil {
+		return err
+	}
+	return b.Commit()
+}
+
+// recordRemote adds the settings that record remote r to b, after
+// checking its name and URL and that the name is free. The caller holds
+// the write lock.
+func (e *Engine) recordRemote(b *index.Batch, r RemoteInfo) error {
+	if err := validRemoteName(r.Name); err != nil {
+		return err
+	}
+	if r.URL == "" {
+		return fmt.Errorf("%w: empty remote URL", ErrBadRequest)
+	}
+	if old, ok, err := e.db.Config(remoteKey(r.Name)); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("%w: remote %q exists already (%s)", ErrBadRequest, r.Name, old)
+	}
+	b.SetConfig(remoteKey(r.Name), r.URL)
 	if r.Key.Encrypted() {
 		k, err := json.Marshal(r.Key)
 		if err != nil {
 			return err
 		}
-		b.SetConfig(remoteKeyKey(name), string(k))
+		b.SetConfig(remoteKeyKey(r.Name), string(k))
 	}
-	return b.Commit()
+	return nil
 }
 
 // RemoveRemote forgets remote name and what the store recorded about it.

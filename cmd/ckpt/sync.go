@@ -209,6 +209,9 @@ func (a *app) cloneCommand() *cobra.Command {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				res, err := e.Clone(cmd.Context(), b, engine.CloneOptions{Remote: name, URL: args[0], Task: a.task,
 					Key: key, Progress: a.syncProgress("clone")})
+				if errors.Is(err, engine.ErrUnfinishedClone) {
+					return fmt.Errorf("%w (the same ckpt clone run again finishes it)", err)
+				}
 				if err != nil {
 					return err
 				}

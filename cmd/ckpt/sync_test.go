@@ -206,3 +206,36 @@ func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
 		}
 	}
 }
+
+func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
+	src := newEnv(t)
+	src.write("a.txt", "alpha\n")
+	src.ok("save")
+	dir := t.TempDir()
+	src.ok("remote", "add", "origin", protocoltest.FileURL(dir))
+	src.ok("push")
+	saved := t.TempDir()
+	if err := os.CopyFS(saved, os.DirFS(filepath.Join(dir, "data"))); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "data"))
+	for _, ent := range ents {
+		if err := os.Truncate(filepath.Join(dir, "data", ent.Name()), 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := newEnv(t)
+	if r := dst.run("", "clone", protocoltest.FileURL(dir)); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "run again finishes it") {
+		t.Fatalf("clone with truncated data objects: exit %d %s", r.code, r.stderr)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(saved)); err != nil {
+		t.Fatal(err)
+	}
+	dst.ok("clone", protocoltest.FileURL(dir))
+	if got, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(got) != "alpha\n" {
+		t.Fatalf("the finished clone: %q, %v", got, err)
+	}
+}

@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ckpt/ckpt/index"
+)
+
+// ErrUnfinishedClone is matched, beside its cause, by the error of a
+// Clone that failed after it had set up the store: the same Clone run
+// again finishes it.
+var ErrUnfinishedClone = errors.New("clone unfinished")
+
+// CloneOptions select what Clone brings into a new store.
+type CloneOptions struct {
+	// Remote is the name the remote gets in the new store; "" means "origin".
+	Remote string
+	// URL is recorded as the remote's URL (AddRemote). Required.
+	URL string
+	// Task is the task to clone; "" means DefaultTask.
+	Task string
+	// Key is recorded as how the remote is encrypted (AddEncryptedRemote);
+	// it must be set exactly when the Backend given to Clone is one that
+	// EncryptRemote returned.
+	Key      RemoteKey
+	Progress func(SyncProgress)
+}
+
+// CloneResult says what Clone did.
+type CloneResult struct {
+	Pull    *PullResult
+	Restore *RestoreResult
+	// Traffic covers the pull and the blobs the restore fetched.
+	Traffic  SyncTraffic
+	Duration time.Duration
+}
+
+// Clone sets up a new store from a remote: it records the remote (as
+// AddRemote) and that a clone is under way, pulls the task, restores the
+// task's head into the workspace (without a backup: the store had nothing
+// to back up) and then forgets the clone was under way. The store must
+// hold no task yet, or be one that a Clone with the same remote, URL,
+// task and key left unfinished: Clone then pulls again and finishes the
+// restore. Any other store is ErrBadRequest. A failure after the store
+// was set up matches ErrUnfinishedClone beside the errors of Pull and
+// Restore.
+func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*CloneResult, error) {
+	start := time.Now()
+	if opts.Remote == "" {
+		opts.Remote = "origin"
+	}
+	task, err := taskName(opts.Task)
+	if err != nil {
+		return nil, translate(err, e.storeDir)
+	}
+	if err := checkKeying(ctx, opts.Remote, opts.Key, b); err != nil {
+		return nil, translate(err, e.storeDir)
+	}
+	want := pendingClone{Remote: opts.Remote, URL: opts.URL, Task: task, Key: opts.Key}
+	if err := e.beginClone(ctx, want); err != nil {
+		return nil, translate(err, e.storeDir)
+	}
+	res, err := e.pullAndRestore(ctx, b, want, opts.Progress)
+	if err == nil {
+		err = translate(e.finishClone(ctx), e.storeDir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnfinishedClone, err)
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// pullAndRestore pulls the task of c and restores its head.
+func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, progress func(SyncProgress)) (*CloneResult, error) {
+	pr, err := e.Pull(ctx, b, PullOptions{Remote: c.Remote, Task: c.Task, Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	e.remoteMu.Lock()
+	e.remoteMu.progress = progress
+	e.remoteMu.Unlock()
+	rr, err := e.Restore(ctx, pr.Head.String(), RestoreOptions{Task: pr.Task, NoBackup: true})
+	e.remoteMu.Lock()
+	e.remoteMu.progress = nil
+	e.remoteMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &CloneResult{Pull: pr, Restore: rr, Traffic: pr.Traffic}
+	res.Traffic.Gets += rr.Fetched.Requests
+	res.Traffic.BytesDown += rr.Fetched.Bytes
+	return res, nil
+}
+
+// cloneKey is the store setting that marks a clone under way: its
+// pendingClone as JSON, from the commit that records the remote until
+// the restore is done.
+const cloneKey = "clone/pending"
+
+// pendingClone is what identifies a clone: a rerun with the same values
+// finishes it.
+type pendingClone struct {
+	Remote string    `json:"remote"`
+	URL    string    `json:"url"`
+	Task   string    `json:"task"`
+	Key    RemoteKey `json:"key"`
+}
+
+// beginClone records c's remote and marks c under way in one commit, in a
+// store that holds no task; or finds c under way already, left unfinished
+// by an earlier run. It refuses any other store.
+func (e *Engine) beginClone(ctx context.Context, c pendingClone) error {
+	return e.writeSettings(ctx, func(b *index.Batch) error {
+		if v, ok, err := e.db.Config(cloneKey); err != nil {
+			return err
+		} else if ok {
+			var was pendingClone
+			if json.Unmarshal([]byte(v), &was) == nil && was == c {
+				return nil
+			}
+			return fmt.Errorf("%w: %s holds an unfinished clone of task %q from %s; only the same clone finishes it", ErrBadRequest, e.storeDir, was.Task, was.URL)
+		}
+		tasks, err := e.db.Tasks()
+		if err != nil {
+			return err
+		}
+		if len(tasks) > 0 {
+			return fmt.Errorf("%w: clone needs a new store; %s has %d task(s)", ErrBadRequest, e.storeDir, len(tasks))
+		}
+		mark, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		b.SetConfig(cloneKey, string(mark))
+		return e.recordRemote(b, RemoteInfo{Name: c.Remote, URL: c.URL, Key: c.Key})
+	})
+}
+
+// finishClone forgets that a clone is under way.
+func (e *Engine) finishClone(ctx context.Context) error {
+	return e.writeSettings(ctx, func(b *index.Batch) error {
+		b.DeleteConfig(cloneKey)
+		return nil
+	})
+}
