@@ -58,4 +58,12 @@
 // -p1` applies it too, within that tool's limits: it skips binary files,
 // cannot rename symlinks, and removes files only after creating others, so a
 // file replacing a directory (or the reverse) in one patch defeats it.
+//
+// # Stability
+//
+// diffview is a public package: Compare, Change, the path filters and the
+// patch, stat and name-status writers keep their meaning and output
+// within a major version of the module. It reads trees through TreeSource
+// and contents through BlobLoader and imports objects only (no Pebble), so
+// any store of objects.Tree values can be compared with it.
 package diffview

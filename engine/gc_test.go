@@ -178,7 +178,7 @@ func TestGCMaxSizeDropsOldestFirst(t *testing.T) {
 		os.Remove(filepath.Join(h.f.ws, rel))
 		delete(h.files, rel)
 	}
-	perCheckpoint := objects.RecordHeaderSize + 2000
+	perCheckpoint := int64(53 + 2000) // a record header and a 2000-byte payload
 	limit := 5*perCheckpoint + perCheckpoint/2
 	res, err := h.f.e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{MaxSize: limit}, RewriteBelow: 1})
 	if err != nil {

@@ -99,4 +99,13 @@
 // need 9 bytes as varints, so fixed width is both smaller and faster to
 // decode. names are ValidNames, strictly increasing bytewise; mode fits 32
 // bits.
+//
+// # Stability
+//
+// index is a public package: its exported API (DB, Options, Batch and the
+// records it stores) keeps its meaning within a major version of the
+// module, and every later version opens the indexes this FormatVersion
+// writes (testdata/store-v1 is kept to prove it). The key schema and value
+// encodings above are documented for readers of the files; a change to
+// them raises FormatVersion, which older versions refuse to open.
 package index

@@ -7,13 +7,15 @@ import (
 	"io/fs"
 )
 
-// Sizes of the pack framing (doc.go), for callers that account for bytes
-// on disk: every pack starts with PackHeaderSize bytes and every record
-// takes RecordHeaderSize bytes before its payload.
-const (
-	PackHeaderSize   int64 = int64(packHeaderLen)
-	RecordHeaderSize int64 = int64(recordHeaderLen)
-)
+// PackHeaderSize is the length of the header every pack starts with, for
+// callers that account for bytes on disk: a pack holding no record is
+// that long.
+const PackHeaderSize int64 = int64(packHeaderLen)
+
+// PayloadLen is the length of the stored payload of the record at l (a
+// zstd frame, a raw content, a chunk list or a group): the record's length
+// without its header.
+func (l Locator) PayloadLen() int64 { return int64(l.Length) - recordHeaderLen }
 
 // Rewriter copies live records into fresh packs so that garbage collection
 // can reclaim packs holding mostly dead ones. The protocol that keeps every

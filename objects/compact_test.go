@@ -75,7 +75,7 @@ func TestRewriterRefusesDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte{^data[100]}, loc.Offset+RecordHeaderSize+100); err != nil {
+	if _, err := f.WriteAt([]byte{^data[100]}, loc.Offset+recordHeaderLen+100); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -135,4 +135,14 @@
 // which matches ErrCorrupt under errors.Is. Reads never return unverified
 // bytes. ErrCorrupt is the one mark of damage for every layer of ckpt: the
 // index, the remotes and the engine mark what they find with MarkCorrupt.
+//
+// # Stability
+//
+// objects is a public package: its exported API (ID, Store, Options,
+// Batch, ReadSession, Rewriter, the tree model and the ErrCorrupt mark)
+// keeps its meaning within a major version of the module, and every later
+// version reads the packs this one writes (testdata/store-v1 is kept to
+// prove it). The pack and group byte format above is documented for
+// readers of the files, not as API: new record kinds come with a new pack
+// version, which older versions refuse rather than misread.
 package objects

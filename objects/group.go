@@ -20,6 +20,7 @@ const (
 	groupBlobMax    = 1 << 20
 	groupTarget     = 1 << 20
 	maxGroupMembers = 4096
+	groupHeadLen    = 4 // the member count
 	groupEntryLen   = IDSize + 4
 	// maxGroupSize bounds a group's decoded payload: the table of the most
 	// members plus the content of a group that reached its target with its

@@ -14,7 +14,7 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 	if r.err != nil {
 		return r.err
 	}
-	if loc.Flags&FlagChunked != 0 || loc.Size > groupBlobMax {
+	if !loc.Regroupable() {
 		return fmt.Errorf("regroup %s: only blobs of at most %d bytes that are not chunk lists join groups", id.Short(), groupBlobMax)
 	}
 	// A group is read once for all its members regrouped one after another.
@@ -55,23 +55,29 @@ func (r *Rewriter) writeGroup() error {
 	return nil
 }
 
-// GroupHeadSize and GroupEntrySize lay out a group's decoded payload
-// (doc.go, "Group records"): its member count, then one table entry per
-// member. A caller weighing a group's live members counts the head and
-// their entries with their content.
-const (
-	GroupHeadSize  = 4
-	GroupEntrySize = groupEntryLen
-	// GroupBlobMax is the largest blob Regroup takes.
-	GroupBlobMax = groupBlobMax
-)
+// Regroupable reports whether Rewriter.Regroup takes the blob at l: a
+// group member, or a blob of at most 1 MiB that is not a chunk list.
+func (l Locator) Regroupable() bool {
+	return l.Flags&FlagChunked == 0 && l.Size <= groupBlobMax
+}
 
-// GroupSize returns the decoded length of the group record at loc (a
-// member's locator): its table and every member's content, dead members
+// GroupShare returns the share of the group record at loc (a member's
+// locator) that members of its members, holding bytes of content
+// together, make up: their contents and table entries, and the group's
+// member count, against its decoded length with every member, dead ones
 // included. It reads only the record's header, so a collection can weigh
-// a group's live members against it cheaply; the header check guards the
-// value, and damage is a *CorruptError.
-func (s *Store) GroupSize(loc Locator) (int64, error) {
+// a group's live members cheaply; the header check guards the length, and
+// damage is a *CorruptError.
+func (s *Store) GroupShare(loc Locator, members int, bytes int64) (float64, error) {
+	size, err := s.groupSize(loc)
+	if err != nil || size <= 0 {
+		return 1, err
+	}
+	return float64(groupHeadLen+bytes+int64(members)*groupEntryLen) / float64(size), nil
+}
+
+// groupSize returns the decoded length of the group record at loc.
+func (s *Store) groupSize(loc Locator) (int64, error) {
 	if loc.Flags&FlagGroup == 0 {
 		return 0, fmt.Errorf("locator %d/%d is not a group member", loc.Pack, loc.Offset)
 	}

@@ -23,7 +23,7 @@ func TestRegroupKeepsOnlyLiveMembers(t *testing.T) {
 			seen[k] = true
 			oldBytes += int64(p.Loc.Length)
 		}
-		size, err := s.GroupSize(p.Loc)
+		size, err := s.groupSize(p.Loc)
 		if err != nil || size <= p.Loc.Size || size > maxGroupSize {
 			t.Fatalf("GroupSize of member %d: %d, %v", p.Loc.Member, size, err)
 		}
@@ -104,7 +104,7 @@ func TestRegroupRefusesWhatCannotJoinAGroup(t *testing.T) {
 	}
 	f.Close()
 	mustCorrupt(t, rw.Regroup(ids[0], bad))
-	if _, err := s.GroupSize(bad); err == nil {
+	if _, err := s.groupSize(bad); err == nil {
 		t.Fatal("GroupSize of a plain record")
 	}
 }

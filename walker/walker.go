@@ -1,22 +1,3 @@
-// Package walker decides what a checkpoint holds: it walks a workspace in
-// parallel, one directory at a time, applying git's ignore rules, the
-// exclusion profile and the caller's patterns, and hands each directory's
-// sorted entries to a visitor bottom-up so the caller can build Merkle trees
-// and consult a per-directory stat cache. The walker never reads file
-// contents, never follows symlinks, never opens anything below a .git
-// (except the workspace repository's .git/info/exclude) and never opens
-// sockets, FIFOs or devices.
-//
-// What is left out, lowest precedence first (a later source may re-include
-// with "!" what an earlier one excluded): the exclusion profile, the
-// filter=lfs patterns of .gitattributes files at every level, the
-// workspace repository's .git/info/exclude, .gitignore files at every level
-// (deeper first), .ckptignore files at every level (deeper first), and
-// Options.Extra. Matching follows git exactly (see package ignore), so
-// nothing below an excluded directory is ever re-included. Independently of
-// patterns, every .git directory or file, the ExcludeDirs, files over
-// MaxFileSize, special files and unreadable paths are left out; the last
-// three are reported as Skipped.
 package walker
 
 import (

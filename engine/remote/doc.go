@@ -30,4 +30,12 @@
 // a key portable between object stores and file systems. The conformance
 // suite in package remotetest states, as tests, what every Backend
 // guarantees.
+//
+// # Stability
+//
+// remote is a public package: Backend, Condition, ObjectInfo, Open and
+// Config keep their meaning within a major version of the module, so a
+// host may implement a Backend of its own and check it with the
+// conformance suite (remote/remotetest); a method is added to Backend only
+// with a new major version.
 package remote

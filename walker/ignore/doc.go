@@ -35,4 +35,10 @@
 //
 // Matcher applies all of this to a workspace on disk, reading the
 // per-directory files lazily, and also excludes every ".git" component.
+//
+// # Stability
+//
+// ignore is a public package: Matcher and the pattern syntax keep git's
+// meaning, exactly, within a major version of the module; a divergence
+// from git is a bug, fixed by following git. It imports nothing of ckpt.
 package ignore

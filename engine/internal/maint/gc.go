@@ -140,13 +140,9 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 // pack keeps only its live members; otherwise it counts whole and is
 // copied whole.
 func (s *Store) groupLive(loc objects.Locator, r *record, threshold float64) (int64, error) {
-	size, err := s.Blobs.GroupSize(loc)
-	if err != nil || size <= 0 {
+	share, err := s.Blobs.GroupShare(loc, int(r.live), r.liveRaw)
+	if err != nil || share >= threshold {
 		return int64(loc.Length), err
-	}
-	share := float64(objects.GroupHeadSize+r.liveRaw+int64(r.live)*objects.GroupEntrySize) / float64(size)
-	if share >= threshold {
-		return int64(loc.Length), nil
 	}
 	r.regroup = true
 	return max(1, int64(share*float64(loc.Length))), nil
@@ -189,7 +185,7 @@ func deferredHow(loc objects.Locator) rewriteMode {
 	switch {
 	case loc.Flags&objects.FlagChunked != 0:
 		return viaCopy
-	case loc.Flags&objects.FlagGroup != 0 || loc.Size <= objects.GroupBlobMax:
+	case loc.Regroupable():
 		return viaRegroup
 	}
 	return viaRecompress

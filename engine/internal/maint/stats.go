@@ -57,7 +57,7 @@ func (s *Store) Sizes(ctx context.Context) (*Sizes, error) {
 	}
 	g.eachLiveRecord(func(loc objects.Locator, _ *record) {
 		if loc.Flags&objects.FlagChunked == 0 {
-			st.StoredBytes += int64(loc.Length) - objects.RecordHeaderSize
+			st.StoredBytes += loc.PayloadLen()
 		}
 	})
 	memo := map[objects.ID]int64{}
