@@ -1,0 +1,105 @@
+package apisurface
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "write the go doc goldens under testdata/godoc again")
+
+const module = "github.com/ckpt/ckpt"
+
+// public are the packages a program outside ckpt may import.
+var public = []string{"engine", "engine/remote", "objects", "index", "walker", "walker/ignore", "diffview"}
+
+// root is the module's top directory.
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// goTool runs the go command in the module's top directory.
+func goTool(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+// The go doc -all text of every public package is its golden copy.
+func TestGoDoc(t *testing.T) {
+	for _, pkg := range public {
+		t.Run(pkg, func(t *testing.T) {
+			got := goTool(t, "doc", "-all", "./"+pkg)
+			golden := filepath.Join(root(t), "testdata", "godoc", strings.ReplaceAll(pkg, "/", "_")+".txt")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (write the goldens with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("go doc -all ./%s differs from %s:\n%s\nreview the change, then write the goldens again with go test ./internal/apisurface -run TestGoDoc -update",
+					pkg, golden, firstDifference(string(want), got))
+			}
+		})
+	}
+}
+
+// firstDifference shows the first line where got departs from want.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n  golden: " + wl + "\n  now:    " + gl
+		}
+	}
+	return ""
+}
+
+// Imports run one way: no public layer reaches up to a layer above it.
+func TestLayers(t *testing.T) {
+	forbidden := map[string][]string{
+		"objects":       {module + "/index", module + "/engine", module + "/walker", module + "/diffview"},
+		"index":         {module + "/engine", module + "/walker", module + "/diffview"},
+		"diffview":      {module + "/index", module + "/engine", module + "/walker", "github.com/cockroachdb/pebble"},
+		"walker":        {module + "/objects", module + "/index", module + "/engine", module + "/diffview", module + "/internal"},
+		"walker/ignore": {module + "/"},
+		"engine/remote": {module + "/engine/internal", module + "/index", module + "/walker", module + "/diffview"},
+	}
+	for pkg, bad := range forbidden {
+		for _, d := range strings.Fields(goTool(t, "list", "-deps", "./"+pkg)) {
+			if d == module+"/"+pkg || (pkg == "walker" && d == module+"/walker/ignore") {
+				continue
+			}
+			if slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(d, b) }) {
+				t.Errorf("%s depends on %s", pkg, d)
+			}
+		}
+	}
+}
