@@ -33,6 +33,8 @@ type Engine struct {
 
 	// writeMu serialises operations that change the store or the workspace.
 	writeMu sync.Mutex
+	// reverify re-verifies what the watcher vouches for; nil without one.
+	reverify *reverifier
 	// pending is the journal of an interrupted restore (found at Open, or
 	// left by a Restore of this Engine), nil when none; guarded by writeMu
 	// once Open has returned.
@@ -247,6 +249,7 @@ func probeWritable(dirs ...string) error {
 func (e *Engine) Close() error {
 	var errs []error
 	e.stopAutoPush()
+	e.reverify.close()
 	errs = append(errs, e.closeRemotes())
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
@@ -273,6 +276,7 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 	if e.opts.ReadOnly {
 		return nil, fmt.Errorf("%w: the store was opened read-only", ErrBadRequest)
 	}
+	e.reverify.giveWay()
 	e.writeMu.Lock()
 	return e.writeMu.Unlock, nil
 }

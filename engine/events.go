@@ -15,6 +15,9 @@ const (
 	// EventWarning reports something the engine did on its own that the
 	// user should know of, such as an interrupted restore it discarded.
 	EventWarning EventType = "warning"
+	// EventMissedChanges reports changes a re-verification found that the
+	// change watcher had not reported (see Engine.Reverify).
+	EventMissedChanges EventType = "missed-changes"
 )
 
 // Event is delivered to Options.OnEvent. Fields not meaningful for a type
@@ -30,6 +33,7 @@ type Event struct {
 	Commit    ID            // restore: the checkpoint restored; warning: the checkpoint concerned, if any
 	Resumed   bool          // restore: an interrupted restore completed before a later write (see SettleRestore)
 	Message   string        // warning
+	Paths     []string      // missed-changes: the directories whose changes were missed
 	Task      string        // checkpoint, restore
 	Duration  time.Duration // of the operation
 	Err       error         // error

@@ -139,6 +139,8 @@ type testHooks struct {
 	// watchMaxWatches caps the watcher's kernel watches as a
 	// lower fs.inotify.max_user_watches would.
 	watchMaxPending, watchMaxWatches int
+	// reverifyInterval replaces reverifyInterval.
+	reverifyInterval time.Duration
 	// packSize replaces the packs' soft size cap (so that
 	// small trees fill several packs).
 	packSize int64

@@ -29,6 +29,7 @@ func (e *Engine) startWatch() error {
 		return fmt.Errorf("watch workspace: %w", err)
 	}
 	e.save.Tracker = save.NewTracker(w, e.workspace, rules)
+	e.startReverify()
 	return nil
 }
 
@@ -48,6 +49,9 @@ type WatchStats struct {
 	Watches     int // kernel watches held for captured directories
 	Unwatched   int // captured directories that could not be watched (walked at every save)
 	Overflows   int // event queue overflows (each one walks the whole workspace)
+	// Reverified counts the re-verifications run (see Reverify), Missed
+	// the changes they found that the watcher had not reported.
+	Reverified, Missed int
 }
 
 // WatchStats returns the watcher's counters; false when the Engine has no watcher.
@@ -56,6 +60,7 @@ func (e *Engine) WatchStats() (WatchStats, bool) {
 		return WatchStats{}, false
 	}
 	s := e.save.Tracker.Stats()
+	runs, missed := e.reverify.counts()
 	return WatchStats{Backend: s.Backend, Fallback: s.Fallback, Provisional: s.Provisional,
-		Watches: s.Watches, Unwatched: s.Unwatched, Overflows: s.Overflows}, true
+		Watches: s.Watches, Unwatched: s.Unwatched, Overflows: s.Overflows, Reverified: runs, Missed: missed}, true
 }

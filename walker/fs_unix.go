@@ -63,7 +63,7 @@ func statOf(st *unix.Stat_t) fileStat {
 	return fileStat{
 		typ: typeOf(uint32(st.Mode) & unix.S_IFMT), mode: uint32(st.Mode) & 0o7777, size: st.Size,
 		mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano(),
-		ino: uint64(st.Ino), dev: uint64(st.Dev), uid: st.Uid, gid: st.Gid,
+		ino: uint64(st.Ino), dev: uint64(st.Dev), nlink: uint32(st.Nlink), uid: st.Uid, gid: st.Gid,
 	}
 }
 

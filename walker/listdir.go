@@ -38,6 +38,7 @@ type fileStat struct {
 	size             int64
 	mtimeNs, ctimeNs int64
 	ino, dev         uint64
+	nlink            uint32 // 0 when unknown
 	uid, gid         uint32 // owner, where permChecker uses it
 }
 
@@ -99,7 +100,7 @@ func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool)
 	}
 	e := Entry{
 		Name: name, Mode: st.mode, Size: st.size,
-		MtimeNs: st.mtimeNs, CtimeNs: st.ctimeNs, Ino: st.ino, Dev: st.dev,
+		MtimeNs: st.mtimeNs, CtimeNs: st.ctimeNs, Ino: st.ino, Dev: st.dev, Nlink: st.nlink,
 	}
 	switch st.typ {
 	case typeFile:

@@ -44,7 +44,10 @@ type Entry struct {
 	Size             int64  // bytes of a file or of a symlink's target text; 0 for a directory
 	MtimeNs, CtimeNs int64
 	Ino, Dev         uint64
-	Target           string // symlink target text (on Windows with '/' separators), "" otherwise
+	// Nlink is the number of hard links to the entry; 0 where the
+	// platform's listing does not tell (Windows).
+	Nlink  uint32
+	Target string // symlink target text (on Windows with '/' separators), "" otherwise
 }
 
 // Dir is one included directory.

@@ -10,11 +10,13 @@ import (
 )
 
 // watchMask is what every directory watch asks for: entry changes, the
-// directory's own attributes, and its own deletion or move. IN_EXCL_UNLINK
-// drops events of files already unlinked; IN_DONT_FOLLOW and IN_ONLYDIR
-// refuse a symlink or file that replaced the directory.
+// directory's own attributes, and its own deletion or move. IN_CLOSE_WRITE
+// reports a file written through a shared memory mapping, which raises no
+// IN_MODIFY, once its last writable descriptor and mapping are gone.
+// IN_EXCL_UNLINK drops events of files already unlinked; IN_DONT_FOLLOW
+// and IN_ONLYDIR refuse a symlink or file that replaced the directory.
 const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
-	unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+	unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
 	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
 
 // errSharedInode is the add error for a directory whose inode is already
@@ -39,6 +41,7 @@ type inotify struct {
 		failed  map[*dirNode]struct{}
 		rules   map[int32][]string // rule-file watches: the names that matter there
 		p       pending
+		mounts  *mountTable
 		clock   clockCheck
 		st      Stats
 		buf     []byte
@@ -63,6 +66,7 @@ func newBackend(root string, opts Options) backend {
 	b.mu.clock = newClockCheck(opts.clock)
 	b.mu.p = newPending()
 	b.mu.p.markAll(ReasonStart)
+	b.mu.mounts = openMountTable(root)
 	b.startTreeLocked()
 	go b.run()
 	return b
@@ -166,6 +170,7 @@ func (b *inotify) changes() Changes {
 	}
 	if b.mu.fd >= 0 {
 		b.drainLocked()
+		b.mountsLocked()
 	}
 	if b.mu.clock.jumped() {
 		b.mu.p.markAll(ReasonClockJump)
@@ -275,5 +280,6 @@ func (b *inotify) close() error {
 		}
 	}
 	b.mu.retired, b.mu.fd = nil, -1
+	b.mu.mounts.close()
 	return err
 }

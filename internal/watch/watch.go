@@ -63,10 +63,11 @@ const (
 	ReasonUnwatched                      // a directory could not be watched
 	ReasonClosed                         // the watcher is closed
 	ReasonPeriodic                       // the backend's periodic full walk (see Stats.Provisional)
+	ReasonMount                          // a file system was mounted or unmounted in the tree
 )
 
 var reasonNames = []string{"start", "unsupported", "overflow", "read-error", "clock-jump",
-	"root-lost", "rule-file", "new-dir", "dropped", "unwatched", "closed", "periodic"}
+	"root-lost", "rule-file", "new-dir", "dropped", "unwatched", "closed", "periodic", "mount"}
 
 // String names the reasons of r, joined by "|".
 func (r Reason) String() string {

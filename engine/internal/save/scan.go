@@ -50,6 +50,11 @@ type Snapshot struct {
 
 	plan    *plan // what the Tracker let this scan trust; nil without one
 	partial atomic.Bool
+	// linked records, for each directory this scan listed, whether it
+	// holds a file with more than one hard link (see Tracker); nil
+	// without a Tracker. vanished lists the directories it found gone.
+	linked   map[string]bool
+	vanished []string
 }
 
 // Partial reports whether the scan took some subtrees from the stat cache
@@ -74,6 +79,9 @@ type scanner struct {
 	carry  *modeCarry // set when the file system has no permission bits
 
 	plan *plan // nil without a Tracker
+	// differ, set by Reverify, collects the directories whose tree
+	// differs from the one their stat cache records (guarded by mu).
+	differ *[]string
 
 	mu sync.Mutex // guards snap.Trees, snap.Caches, snap.GoneDirs, snap.Skipped, unflushed
 	// unflushed counts the tree entries recorded since the last flush.
@@ -93,23 +101,12 @@ const defaultFlushEntries = 32 << 10
 // racy) are read. With CarryModes, modes come from the tree base (the
 // checkpoint the workspace is measured against; zero: none).
 func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, progress func(files, hashed uint64)) (*Snapshot, error) {
-	if progress == nil {
-		progress = func(uint64, uint64) {}
-	}
-	s := &scanner{
-		st:        st,
-		put:       put,
-		writtenNs: time.Now().UnixNano(),
-		progress:  progress,
-		snap:      &Snapshot{Trees: map[objects.ID]objects.Tree{}, Caches: map[string]index.DirCache{}},
-	}
-	if st.CarryModes {
-		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]objects.Entry{}}
-	}
+	s := st.newScanner(put, base, progress)
 	opts := st.Walk
 	if st.Tracker != nil {
 		s.plan = st.Tracker.begin()
 		s.snap.plan = s.plan
+		s.snap.linked = map[string]bool{}
 		opts.Prune = s.prune
 	}
 	if s.plan != nil && !s.plan.trustsNothing() {
@@ -131,6 +128,24 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 		st.AfterScan(s.snap)
 	}
 	return s.snap, nil
+}
+
+// newScanner prepares a scan (see Scan).
+func (st *Store) newScanner(put *objects.Batch, base objects.ID, progress func(files, hashed uint64)) *scanner {
+	if progress == nil {
+		progress = func(uint64, uint64) {}
+	}
+	s := &scanner{
+		st:        st,
+		put:       put,
+		writtenNs: time.Now().UnixNano(),
+		progress:  progress,
+		snap:      &Snapshot{Trees: map[objects.ID]objects.Tree{}, Caches: map[string]index.DirCache{}},
+	}
+	if st.CarryModes {
+		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]objects.Entry{}}
+	}
+	return s
 }
 
 // dirCaches is where a scan finds a directory's stat-cache record.
@@ -162,6 +177,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	if err != nil {
 		return objects.ID{}, err
 	}
+	s.noteLinks(d)
 	reuse := cached && len(dc.Entries) == len(d.Entries)
 	tree := objects.Tree{Entries: make([]objects.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
@@ -192,9 +208,15 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	fresh.Tree = tid
 	gone := vanishedDirs(d.Path, dc.Entries, tree.Entries)
 	s.mu.Lock()
+	if s.differ != nil && cached && tid != dc.Tree && ownChange(dc.Entries, fresh.Entries) {
+		*s.differ = append(*s.differ, d.Path)
+	}
 	s.snap.Trees[tid] = tree
 	s.snap.Caches[d.Path] = fresh
 	s.snap.GoneDirs = append(s.snap.GoneDirs, gone...)
+	if s.snap.linked != nil {
+		s.snap.vanished = append(s.snap.vanished, gone...)
+	}
 	s.unflushed += len(tree.Entries) + 1
 	full := s.put != nil && s.unflushed >= s.st.flushSize()
 	s.mu.Unlock()
@@ -204,6 +226,21 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		}
 	}
 	return tid, nil
+}
+
+// noteLinks records whether listed directory d holds a file with another
+// hard link, whose content can change with no event in d.
+func (s *scanner) noteLinks(d *walker.Dir) {
+	if s.snap.linked == nil {
+		return
+	}
+	linked := false
+	for i := range d.Entries {
+		linked = linked || (d.Entries[i].Kind == walker.KindFile && d.Entries[i].Nlink > 1)
+	}
+	s.mu.Lock()
+	s.snap.linked[d.Path] = linked
+	s.mu.Unlock()
 }
 
 // prune reports whether the watcher vouches for dir's whole subtree and
@@ -265,6 +302,22 @@ func vanishedDirs(dir string, cached []index.CachedFile, now []objects.Entry) []
 		}
 	}
 	return gone
+}
+
+// ownChange reports whether a directory's entries, as cached and as
+// found now, differ in more than the tree ids of subdirectories: a name,
+// a kind or permission, or a file's content.
+func ownChange(cached, now []index.CachedFile) bool {
+	if len(cached) != len(now) {
+		return true
+	}
+	for i := range now {
+		c, n := &cached[i], &now[i]
+		if c.Name != n.Name || c.Mode != n.Mode || (c.ID != n.ID && n.Mode>>12 != uint32(walker.KindDir)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cacheMode packs an entry's kind and permission bits into the stat cache's mode field.

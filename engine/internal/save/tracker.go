@@ -1,6 +1,7 @@
 package save
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,11 @@ import (
 // reach the index (a failed save, a workspace diff) must not lose them, so
 // the Tracker keeps every reported path pending until a scan that began
 // after the report has committed its stat cache (Settle).
+//
+// A file with another hard link can be written through that link, perhaps
+// from outside the workspace, with no event in its directory; so every
+// directory whose last committed listing held a file with more than one
+// link is re-read (each entry lstatted) at every scan.
 //
 // It is safe for concurrent use.
 type Tracker struct {
@@ -25,6 +31,7 @@ type Tracker struct {
 	all    uint64            // generation of the latest pending All, 0 when none
 	dirty  map[string]uint64 // pending Dirty paths, by the generation that added them
 	rescan map[string]uint64 // pending Rescan paths, likewise
+	linked map[string]bool   // directories holding a file with several hard links
 }
 
 // NewTracker tracks the changes w reports for the workspace, whose ignore
@@ -32,7 +39,8 @@ type Tracker struct {
 // as its .git/info/exclude): any sign of change to one of them, or to a
 // directory on its path, makes the next scan walk everything.
 func NewTracker(w *watch.Watcher, workspace string, ruleFiles []string) *Tracker {
-	return &Tracker{w: w, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{}}
+	return &Tracker{w: w, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{},
+		linked: map[string]bool{}}
 }
 
 // plan is what one scan may trust: every directory it may prune lies
@@ -48,9 +56,35 @@ type plan struct {
 // begin takes the watcher's changes since the previous call and returns
 // the plan of a scan over everything still pending.
 func (t *Tracker) begin() *plan {
-	c := t.w.Changes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.absorbLocked()
+	return t.planLocked()
+}
+
+// planLocked is the plan of a scan over everything pending now.
+func (t *Tracker) planLocked() *plan {
+	p := &plan{t: t, gen: t.gen, all: t.all != 0, hot: map[string]bool{}, rescan: map[string]bool{}}
+	if p.all {
+		return p
+	}
+	for d := range t.dirty {
+		p.heat(d)
+	}
+	for d := range t.rescan {
+		p.rescan[d] = true
+		p.heat(d)
+	}
+	for d := range t.linked {
+		p.heat(d)
+	}
+	return p
+}
+
+// absorbLocked starts a generation holding the watcher's changes since
+// the previous call.
+func (t *Tracker) absorbLocked() {
+	c := t.w.Changes()
 	t.gen++
 	// The rule files are checked at every scan, All or not, so the next
 	// one compares against this one's stamps.
@@ -63,18 +97,25 @@ func (t *Tracker) begin() *plan {
 	for _, d := range c.Rescan {
 		t.rescan[d] = t.gen
 	}
-	p := &plan{t: t, gen: t.gen, all: t.all != 0, hot: map[string]bool{}, rescan: map[string]bool{}}
-	if p.all {
-		return p
+}
+
+// missed keeps, of the directories a verification found to differ from
+// the stat cache, those no change is pending for (the watcher's changes
+// are taken first, so a change made while the verification ran is not
+// counted), and makes them dirty: the next scan re-reads them.
+func (t *Tracker) missed(dirs []string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.absorbLocked()
+	now := t.planLocked()
+	var missed []string
+	for _, d := range dirs {
+		if now.quiet(d) {
+			missed = append(missed, d)
+			t.dirty[d] = t.gen
+		}
 	}
-	for d := range t.dirty {
-		p.heat(d)
-	}
-	for d := range t.rescan {
-		p.rescan[d] = true
-		p.heat(d)
-	}
-	return p
+	return missed
 }
 
 // trustsNothing reports whether the scan must list every directory.
@@ -130,6 +171,20 @@ func (t *Tracker) Settle(snap *Snapshot) {
 	for d, g := range t.rescan {
 		if g <= p.gen {
 			delete(t.rescan, d)
+		}
+	}
+	for d, linked := range snap.linked {
+		if linked {
+			t.linked[d] = true
+		} else {
+			delete(t.linked, d)
+		}
+	}
+	for _, gone := range snap.vanished {
+		for d := range t.linked {
+			if d == gone || strings.HasPrefix(d, gone+"/") {
+				delete(t.linked, d)
+			}
 		}
 	}
 }

@@ -1,0 +1,398 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The blind spots of inotify the engine covers on Linux (files with
+// another hard link, writes through a shared mapping, mounts inside the
+// tree) and the re-verification that bounds whatever else goes unseen.
+
+var blindRounds = flag.Int("engine.blind-rounds", 60, "rounds of TestWatchedSaveBlindSpotsDifferential")
+
+// mountNSEnv marks a test process re-executed in a private mount
+// namespace (see inMountNamespace).
+const mountNSEnv = "CKPT_TEST_MOUNT_NS"
+
+// inMountNamespace runs the calling test again in a private mount
+// namespace, where it may mount without touching the machine's mounts,
+// and reports true in that process. In the calling process it reports
+// false and why the namespace is not available ("" when the test ran in
+// it: the caller then returns).
+func inMountNamespace(t *testing.T) (inside bool, unavailable string) {
+	if os.Getenv(mountNSEnv) == "1" {
+		return true, ""
+	}
+	if os.Geteuid() != 0 {
+		return false, "mounting needs root"
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return false, "no unshare(1) to make a private mount namespace"
+	}
+	if out, err := exec.Command(unshare, "-m", "--propagation", "private", "true").CombinedOutput(); err != nil {
+		return false, fmt.Sprintf("unshare -m refused: %v %s", err, out)
+	}
+	args := []string{"-m", "--propagation", "private", os.Args[0], "-test.run", "^" + t.Name() + "$", "-test.count", "1", "-test.v"}
+	for _, name := range []string{"engine.blind-rounds", "engine.watch-seed"} {
+		if f := flag.Lookup(name); f != nil {
+			args = append(args, "-"+name, f.Value.String())
+		}
+	}
+	cmd := exec.Command(unshare, args...)
+	cmd.Env = append(os.Environ(), mountNSEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("in a private mount namespace:\n%s", out)
+	if err != nil {
+		t.Fatalf("the test failed in its mount namespace: %v", err)
+	}
+	return false, ""
+}
+
+// blind adds the blind-spot operations to a churn.
+type blind struct {
+	*churn
+	outside string   // a directory outside the workspace holding other links
+	links   []string // outside links to workspace files
+	mounts  []string // mount points inside the workspace, newest last
+	mount   bool     // mounting is allowed
+	counts  map[string]int
+}
+
+// op applies one blind-spot operation, logged in c.ops.
+func (b *blind) op() {
+	kinds := []string{"link", "write-link", "mmap"}
+	if b.mount {
+		kinds = append(kinds, "mount", "unmount")
+	}
+	kind := kinds[b.rng.IntN(len(kinds))]
+	var err error
+	switch kind {
+	case "link": // the file gets a second link outside, then is saved so
+		err = b.link()
+	case "write-link": // written through the outside link: no event in the workspace
+		err = b.writeLink()
+	case "mmap":
+		err = b.mmapWrite()
+	case "mount":
+		err = b.mountOne()
+	case "unmount":
+		err = b.unmountOne()
+	}
+	b.counts[kind]++
+	b.ops = append(b.ops, fmt.Sprintf("blind %s: %v", kind, err))
+}
+
+// regular picks a regular file of the workspace, "" when there is none.
+func (b *blind) regular() string {
+	_, others := b.inventory()
+	b.rng.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+	for _, f := range others {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			return f
+		}
+	}
+	return ""
+}
+
+func (b *blind) link() error {
+	f := b.regular()
+	if f == "" {
+		return nil
+	}
+	l := filepath.Join(b.outside, fmt.Sprint("l", b.n, "-", len(b.links)))
+	b.links = append(b.links, l)
+	return os.Link(f, l)
+}
+
+func (b *blind) writeLink() error {
+	if len(b.links) == 0 {
+		return b.link()
+	}
+	l := b.links[b.rng.IntN(len(b.links))]
+	fi, err := os.Stat(l)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(b.bytes(int(max(fi.Size(), 1))), 0)
+	return joinClose(err, f)
+}
+
+// mmapWrite rewrites a file's first bytes through a shared mapping,
+// unmapped (and the descriptor closed) when it returns.
+func (b *blind) mmapWrite() error {
+	f := b.regular()
+	if f == "" {
+		return nil
+	}
+	_, err := mmapRewrite(f, b.bytes(4096), false)
+	return err
+}
+
+// mmapRewrite overwrites the start of file path through a shared writable
+// mapping and syncs it. It closes the descriptor before writing; with
+// keep it returns the mapping still in place (the kernel then reports no
+// close-write event until it is unmapped), else it unmaps it.
+func mmapRewrite(path string, data []byte, keep bool) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Size == 0 {
+		unix.Close(fd)
+		return nil, err
+	}
+	m, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	unix.Close(fd)
+	if err != nil {
+		return nil, err
+	}
+	copy(m, data)
+	if err := unix.Msync(m, unix.MS_SYNC); err != nil {
+		unix.Munmap(m)
+		return nil, err
+	}
+	if keep {
+		return m, nil
+	}
+	return nil, unix.Munmap(m)
+}
+
+// mountOne mounts, on a directory of the workspace, a tmpfs or a bind of
+// a directory outside it, each holding a file.
+func (b *blind) mountOne() error {
+	dirs, _ := b.inventory()
+	if len(dirs) < 2 {
+		return nil
+	}
+	at := dirs[1+b.rng.IntN(len(dirs)-1)]
+	if b.rng.IntN(2) == 0 {
+		if err := unix.Mount("none", at, "tmpfs", 0, "size=1m"); err != nil {
+			return err
+		}
+	} else {
+		src := filepath.Join(b.outside, fmt.Sprint("bind", b.n))
+		if err := os.MkdirAll(filepath.Join(src, "in"), 0o755); err != nil {
+			return err
+		}
+		os.WriteFile(filepath.Join(src, "in", "f"), b.bytes(9), 0o644)
+		if err := unix.Mount(src, at, "", unix.MS_BIND, ""); err != nil {
+			return err
+		}
+	}
+	b.mounts = append(b.mounts, at)
+	return os.WriteFile(filepath.Join(at, fmt.Sprint("mounted", b.n)), b.bytes(7), 0o644)
+}
+
+func (b *blind) unmountOne() error {
+	if len(b.mounts) == 0 {
+		return b.mountOne()
+	}
+	at := b.mounts[len(b.mounts)-1]
+	b.mounts = b.mounts[:len(b.mounts)-1]
+	return unix.Unmount(at, unix.MNT_DETACH)
+}
+
+// unmountBelow detaches every mount below the directories (renames took
+// some away from where they were made), so they can be removed.
+func unmountBelow(t *testing.T, dirs ...string) {
+	for range 100 {
+		b, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var points []string
+		for line := range strings.SplitSeq(string(b), "\n") {
+			f := strings.Fields(line)
+			for _, d := range dirs {
+				if len(f) > 4 && strings.HasPrefix(f[4], d+"/") {
+					points = append(points, f[4])
+				}
+			}
+		}
+		if len(points) == 0 {
+			return
+		}
+		for _, p := range points {
+			unix.Unmount(p, unix.MNT_DETACH)
+		}
+	}
+	t.Error("mounts below the test's directories would not go")
+}
+
+func joinClose(err error, f *os.File) error {
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// TestWatchedSaveBlindSpotsDifferential saves a workspace changing as in
+// TestWatchedSaveDifferential, plus a blind-spot operation each round
+// (a second link made outside, a write through it, a write through a
+// shared mapping, a mount or unmount inside the tree where mounting is
+// allowed), with a watched Engine and a cold one: the roots must be
+// equal. Every fifth round also makes a change no event reports (a write
+// through a mapping kept open) and checks that Reverify finds it, counts
+// it and the next watched save captures it.
+func TestWatchedSaveBlindSpotsDifferential(t *testing.T) {
+	inside, unavailable := inMountNamespace(t)
+	if !inside && unavailable == "" {
+		return // it ran in its own mount namespace
+	}
+	if !inside {
+		t.Logf("mount rounds skipped: %s", unavailable)
+	}
+	seed := *watchSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	ws, away, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	for i := range 24 {
+		d := filepath.Join(ws, fmt.Sprint("d", i%4), fmt.Sprint("e", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(d), 0o644)
+		}
+	}
+	var missedEvents int
+	opts := Options{Watch: true, Profile: "none", hooks: testHooks{watchMaxPending: burstPending, reverifyInterval: time.Hour},
+		OnEvent: func(ev Event) {
+			if ev.Type == EventMissedChanges {
+				missedEvents += len(ev.Paths)
+			}
+		}}
+	watched := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{Profile: "none"})
+	b := &blind{churn: &churn{rng: rand.New(rand.NewPCG(seed, 11)), ws: ws, away: away}, outside: outside,
+		mount: inside, counts: map[string]int{}}
+	defer unmountBelow(t, ws, away, outside)
+	compare := func(round int) {
+		t.Helper()
+		got, _ := saveRoot(t, watched)
+		want, _ := saveRoot(t, cold)
+		if got != want {
+			t.Fatalf("round %d (seed %d): watched save's root %s, the cold one's %s; watched only: %q, cold only: %q; ops:\n%s",
+				round, seed, got, want, onlyIn(t, watched, got, cold, want), onlyIn(t, cold, want, watched, got),
+				strings.Join(b.ops, "\n"))
+		}
+	}
+	unseen, reconciled := 0, 0
+	start := time.Now()
+	for round := range *blindRounds {
+		b.round()
+		for range 1 + b.rng.IntN(3) {
+			b.op()
+		}
+		compare(round)
+		if round%5 == 4 {
+			reconciled += b.unseenChange(t, watched, round)
+			unseen++
+			compare(round)
+		}
+	}
+	st, _ := watched.WatchStats()
+	if st.Missed != reconciled || missedEvents != reconciled || st.Reverified != unseen {
+		t.Fatalf("watch stats %+v and %d paths in missed-changes events; want %d re-verifications finding %d",
+			st, missedEvents, unseen, reconciled)
+	}
+	t.Logf("seed %d: %d rounds in %v, 0 differences; blind-spot operations %v; %d re-verifications reconciled %d missed changes",
+		seed, *blindRounds, time.Since(start).Round(time.Millisecond), b.counts, st.Reverified, st.Missed)
+}
+
+// unseenChange writes a file through a shared mapping it keeps open, so no
+// event reports it, and checks that Reverify finds its directory; it
+// returns the missed changes Reverify reported.
+func (b *blind) unseenChange(t *testing.T, e *Engine, round int) int {
+	t.Helper()
+	dir := filepath.Join(b.ws, fmt.Sprint("unseen", round))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, []byte("before the mapping"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saveRoot(t, e)
+	m, err := mmapRewrite(f, []byte("AFTER"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	res, err := e.Reverify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := strings.TrimPrefix(dir, b.ws+"/")
+	found := false
+	for _, p := range res.Missed {
+		found = found || p == rel
+	}
+	if !found {
+		t.Fatalf("round %d: re-verification missed %s: %+v", round, rel, res)
+	}
+	return len(res.Missed)
+}
+
+// The watched Engine re-verifies on its own: a change no event reports is
+// found by the periodic run and captured by the next save.
+func TestPeriodicReverifyFindsAnUnreportedChange(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(ws, "a", "b", "f")
+	if err := os.WriteFile(f, []byte("one two three"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan Event, 16)
+	opts := Options{Watch: true, hooks: testHooks{reverifyInterval: 20 * time.Millisecond}, OnEvent: func(ev Event) {
+		if ev.Type == EventMissedChanges {
+			events <- ev
+		}
+	}}
+	e := openAt(t, ws, opts)
+	first, _ := saveRoot(t, e)
+	m, err := mmapRewrite(f, []byte("ONE"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	select {
+	case ev := <-events:
+		if len(ev.Paths) != 1 || ev.Paths[0] != "a/b" {
+			t.Fatalf("missed-changes event %+v, want a/b", ev)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no periodic re-verification found the change")
+	}
+	got, _ := saveRoot(t, e)
+	cold := openAt(t, ws, Options{})
+	want, _ := saveRoot(t, cold)
+	if got != want || got == first {
+		t.Fatalf("save after the re-verification: root %s, cold %s, before %s", got, want, first)
+	}
+	if st, _ := e.WatchStats(); st.Missed != 1 || st.Reverified == 0 {
+		t.Fatalf("watch stats %+v, want one missed change", st)
+	}
+}

@@ -1,0 +1,171 @@
+package watch
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountInfoPath is the mount table of the watcher's mount namespace.
+const mountInfoPath = "/proc/self/mountinfo"
+
+// mountTable follows the mounts at, above and below the watched root:
+// inotify reports no event when a file system is mounted on (or
+// unmounted from) a directory of the tree, and the watches below the
+// mount point then watch directories the paths no longer lead to.
+//
+// Changes re-reads the table every time (tens of microseconds for a few
+// hundred mounts) rather than waiting for its POLLPRI readiness: the
+// kernel clears that readiness when a poll reports it, so a change the
+// reader goroutine polled but had not yet applied would be invisible to a
+// Changes call racing it, and a mount completed before Changes was called
+// must be in its result.
+type mountTable struct {
+	root string
+	fd   int               // the open mount table; -1 when it cannot be read
+	seen map[string]string // mount id -> mount point, for those that concern root (mounts may stack on one point)
+	buf  []byte
+}
+
+// openMountTable reads the current mounts of root; a table that cannot
+// be opened leaves mounts unfollowed (fd -1), as inotify alone would.
+func openMountTable(root string) *mountTable {
+	m := &mountTable{root: root, fd: -1}
+	fd, err := unix.Open(mountInfoPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return m
+	}
+	m.fd = fd
+	if m.seen, err = m.read(); err != nil {
+		m.close()
+	}
+	return m
+}
+
+// changed re-reads the table and returns the mount points concerning root
+// that appeared, went or were replaced since the last read. err is set
+// when the table can no longer be read: the caller must then trust no
+// directory (the table stays unfollowed afterwards).
+func (m *mountTable) changed() (points []string, err error) {
+	now, err := m.read()
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	for id, p := range now {
+		if m.seen[id] != p {
+			points = append(points, p)
+		}
+	}
+	for id, p := range m.seen {
+		if _, ok := now[id]; !ok {
+			points = append(points, p)
+		}
+	}
+	m.seen = now
+	return points, nil
+}
+
+// read parses the whole table, keeping the mounts on root, on its ancestors and below it.
+func (m *mountTable) read() (map[string]string, error) {
+	if _, err := unix.Seek(m.fd, 0, 0); err != nil {
+		return nil, err
+	}
+	data := m.buf[:0]
+	for {
+		if cap(data)-len(data) < 16<<10 {
+			data = append(data, make([]byte, 64<<10)...)[:len(data)]
+		}
+		n, err := unix.Read(m.fd, data[len(data):cap(data)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			break
+		}
+		data = data[:len(data)+n]
+	}
+	m.buf = data
+	mounts := map[string]string{}
+	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
+		f := bytes.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		p := unescapeMountPath(string(f[4]))
+		if concerns(m.root, p) {
+			mounts[string(f[0])] = p
+		}
+	}
+	return mounts, nil
+}
+
+// concerns reports whether a mount on p changes what root shows: p is
+// root, one of its ancestors, or below it.
+func concerns(root, p string) bool {
+	return p == root || strings.HasPrefix(root, strings.TrimSuffix(p, "/")+"/") || strings.HasPrefix(p, root+"/")
+}
+
+// unescapeMountPath undoes the octal escapes (\040 for a space, \011,
+// \012, \134) of a mountinfo path.
+func unescapeMountPath(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func (m *mountTable) close() {
+	if m.fd >= 0 {
+		unix.Close(m.fd)
+		m.fd = -1
+	}
+}
+
+// mountsLocked applies the changes of the mount table since the last
+// Changes: a mount point below
+// the root is walked again from scratch (its old watches dropped, since
+// they watch the directories the mount hid or uncovered), and its parent
+// is re-read; a mount on the root or above it, or a table that can no
+// longer be read, reports All.
+func (b *inotify) mountsLocked() {
+	if b.mu.mounts.fd < 0 {
+		return
+	}
+	points, err := b.mu.mounts.changed()
+	if err != nil {
+		b.resetLocked(ReasonReadError)
+		return
+	}
+	for _, p := range points {
+		rel, err := filepath.Rel(b.root, p)
+		if err != nil || !strings.HasPrefix(p, b.root+"/") {
+			b.resetLocked(ReasonRootLost)
+			return
+		}
+		rel = filepath.ToSlash(rel)
+		if n := b.mu.tree.lookup(rel, false); n != nil {
+			b.dropLocked(n, true)
+		}
+		b.mu.p.markDirty(parentRel(rel))
+		b.mu.p.markRescan(rel, ReasonMount)
+	}
+}
