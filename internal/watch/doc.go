@@ -56,19 +56,27 @@
 //   - the kernel dropping a watch (unmount, IN_IGNORED): Rescan of it; the
 //     root itself deleted, moved or unmounted: All until it is back.
 //
-// Known limits of inotify: these changes produce no event in the watched
-// directory, so they are seen only when the caller next reads it:
+// What inotify does not report, and how this package or its caller covers
+// it:
 //
-//   - a write through a shared memory mapping;
+//   - a write through a shared memory mapping raises no IN_MODIFY; the
+//     watch asks for IN_CLOSE_WRITE, which the kernel raises once the
+//     last writable descriptor and mapping of the file are gone (a mapping
+//     still open stays unseen until then);
 //   - a write through another hard link to a file, made outside the
-//     watched directories (the caller can re-stat files it last saw with a
-//     link count above one, but not one linked from outside since);
-//   - a file system mounted or unmounted on a directory inside the tree
-//     (the caller can re-read mount points, directories whose device
-//     differs from their parent's, at every save);
+//     watched directories: the caller re-reads, at every scan, the
+//     directories it last saw holding a file with a link count above one
+//     (one linked from outside only since then raises IN_ATTRIB, the link
+//     count's change);
+//   - a file system mounted or unmounted on a directory inside the tree:
+//     Changes reads the mount table (/proc/self/mountinfo) every time and
+//     reports a Rescan of every mount point below the root that appeared,
+//     went or was replaced (ReasonMount), dropping the watches below it,
+//     and All for one on the root or above it;
 //   - a change made by another host on a network file system.
 //
-// A caller that must see those walks the whole tree now and then.
+// A caller that must see everything also walks the whole tree now and
+// then (the engine re-verifies every few minutes).
 //
 // # Ordering barrier
 //
