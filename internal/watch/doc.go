@@ -66,8 +66,8 @@
 //   - a write through another hard link to a file, made outside the
 //     watched directories: the caller re-reads, at every scan, the
 //     directories it last saw holding a file with a link count above one
-//     (one linked from outside only since then raises IN_ATTRIB, the link
-//     count's change);
+//     (a file linked from outside since then is not covered: the link
+//     count's change raises no event in the file's directory);
 //   - a file system mounted or unmounted on a directory inside the tree:
 //     Changes reads the mount table (/proc/self/mountinfo) every time and
 //     reports a Rescan of every mount point below the root that appeared,

@@ -18,12 +18,15 @@ const mountInfoPath = "/proc/self/mountinfo"
 // unmounted from) a directory of the tree, and the watches below the
 // mount point then watch directories the paths no longer lead to.
 //
-// Changes re-reads the table every time (tens of microseconds for a few
-// hundred mounts) rather than waiting for its POLLPRI readiness: the
-// kernel clears that readiness when a poll reports it, so a change the
-// reader goroutine polled but had not yet applied would be invisible to a
-// Changes call racing it, and a mount completed before Changes was called
-// must be in its result.
+// The kernel counts the changes of a mount namespace's table and a poll
+// of the open table reports POLLPRI when the count moved since the
+// previous poll; a mount or unmount moves it before its system call
+// returns. Only Changes polls it (without waiting), so no change can be
+// consumed by one poll and applied by nobody. The lines of the table do
+// not identify a mount over time (the kernel reuses a freed mount id and
+// device number at once: an unmount and a mount at the same point can
+// leave an identical line), so after any change every mount point below
+// the root is walked again, not only those whose lines differ.
 type mountTable struct {
 	root string
 	fd   int               // the open mount table; -1 when it cannot be read
@@ -46,8 +49,17 @@ func openMountTable(root string) *mountTable {
 	return m
 }
 
+// ready reports, without blocking, whether the table changed since the
+// previous call (or the open); the report is consumed.
+func (m *mountTable) ready() bool {
+	fds := []unix.PollFd{{Fd: int32(m.fd), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || (n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR) != 0)
+}
+
 // changed re-reads the table and returns the mount points concerning root
-// that appeared, went or were replaced since the last read. err is set
+// that appeared or went since the last read, and every one below root
+// now. err is set
 // when the table can no longer be read: the caller must then trust no
 // directory (the table stays unfollowed afterwards).
 func (m *mountTable) changed() (points []string, err error) {
@@ -63,6 +75,11 @@ func (m *mountTable) changed() (points []string, err error) {
 	}
 	for id, p := range m.seen {
 		if _, ok := now[id]; !ok {
+			points = append(points, p)
+		}
+	}
+	for id, p := range now {
+		if m.seen[id] == p && strings.HasPrefix(p, m.root+"/") {
 			points = append(points, p)
 		}
 	}
@@ -140,14 +157,14 @@ func (m *mountTable) close() {
 	}
 }
 
-// mountsLocked applies the changes of the mount table since the last
-// Changes: a mount point below
-// the root is walked again from scratch (its old watches dropped, since
+// mountsLocked applies a change of the mount table since the last
+// Changes: every mount point below the root that appeared, went or is
+// there now is walked again from scratch (its old watches dropped, since
 // they watch the directories the mount hid or uncovered), and its parent
 // is re-read; a mount on the root or above it, or a table that can no
 // longer be read, reports All.
 func (b *inotify) mountsLocked() {
-	if b.mu.mounts.fd < 0 {
+	if b.mu.mounts.fd < 0 || !b.mu.mounts.ready() {
 		return
 	}
 	points, err := b.mu.mounts.changed()
