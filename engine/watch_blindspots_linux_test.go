@@ -489,7 +489,7 @@ func TestWatchedSaveSeesWriteThroughOutsideHardLink(t *testing.T) {
 	if err := os.Link(f, filepath.Join(outside, "g")); err != nil {
 		t.Fatal(err)
 	}
-	e := openAt(t, ws, Options{Watch: true, reverifyInterval: time.Hour})
+	e := openAt(t, ws, Options{Watch: true, hooks: testHooks{reverifyInterval: time.Hour}})
 	saveRoot(t, e)
 	saveRoot(t, e) // nothing pending: the next save prunes what the watcher vouches for
 	if err := os.WriteFile(filepath.Join(outside, "g"), []byte("version two"), 0o644); err != nil {
