@@ -7,11 +7,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
@@ -25,6 +29,7 @@ import (
 type Engine struct {
 	workspace string // canonical absolute path
 	storeDir  string
+	fs        vfs.FS // under the store directory (storefs.OS but in tests)
 	opts      Options
 	lock      *storeLock
 	db        *index.DB
@@ -83,8 +88,9 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	if err := checkStoreLocation(ws, storeDir); err != nil {
 		return nil, err
 	}
+	fsys := storefs.Or(opts.hooks.storeFS)
 	if !opts.MustExist {
-		if err := os.MkdirAll(storeDir, 0o700); err != nil {
+		if err := storefs.MkdirAll(fsys, storeDir, 0o700); err != nil {
 			return nil, fmt.Errorf("create store %s: %w", storeDir, err)
 		}
 	}
@@ -95,18 +101,18 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	if opts.MustExist {
 		// Checked under the lock: a store removed while Open waited is not
 		// opened (and so not created again) either.
-		if _, err := os.Stat(filepath.Join(storeDir, "index")); err != nil {
+		if _, err := fsys.Stat(filepath.Join(storeDir, "index")); err != nil {
 			lock.release()
 			return nil, fmt.Errorf("no store at %s: %w", storeDir, fs.ErrNotExist)
 		}
 	}
-	e := &Engine{workspace: ws, storeDir: storeDir, opts: opts, lock: lock}
+	e := &Engine{workspace: ws, storeDir: storeDir, fs: fsys, opts: opts, lock: lock}
 	created, err := e.openStore()
 	if err != nil {
 		e.Close()
 		return nil, translate(err, storeDir)
 	}
-	if e.pending, err = readJournal(e.journalPath()); err != nil {
+	if e.pending, err = readJournal(e.fs, e.journalPath()); err != nil {
 		e.Close()
 		return nil, translate(err, storeDir)
 	}
@@ -132,19 +138,19 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 // once instead of deep inside a save.
 func (e *Engine) openStore() (created bool, err error) {
 	dir := filepath.Join(e.storeDir, "index")
-	hasIndex, err := dirHasFiles(dir)
+	hasIndex, err := dirHasFiles(e.fs, dir)
 	if err != nil {
 		return false, fmt.Errorf("open index: %w", err)
 	}
-	packs, err := filepath.Glob(filepath.Join(e.storeDir, "packs", "*.pack"))
+	packs, err := listPacks(e.fs, filepath.Join(e.storeDir, "packs"))
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("open store: %w", err)
 	}
 	if !hasIndex && len(packs) > 0 {
 		return false, objects.MarkCorrupt(fmt.Errorf("index missing but %d packs present", len(packs)))
 	}
 	if !e.opts.ReadOnly {
-		if err := probeWritable(e.storeDir, dir, filepath.Join(e.storeDir, "packs")); err != nil {
+		if err := probeWritable(e.fs, e.storeDir, dir, filepath.Join(e.storeDir, "packs")); err != nil {
 			return false, err
 		}
 	}
@@ -152,7 +158,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	db, err := index.Open(dir, index.Options{
 		ReadOnly:          e.opts.ReadOnly && hasIndex,
 		OnBackgroundError: e.backgroundError,
-		FS:                e.opts.hooks.indexFS,
+		FS:                e.fs,
 	})
 	if err != nil {
 		return false, err
@@ -165,7 +171,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	// source is 13-20% smaller at the same speed, and gc regroups the live
 	// members of a mostly dead group, so it bounds the store as it does
 	// with a record per blob.
-	blobs, err := objects.Open(e.storeDir, db, objects.Options{Level: e.opts.CompressionLevel, Groups: !e.opts.hooks.ungrouped, PackSize: e.opts.hooks.packSize})
+	blobs, err := objects.Open(e.storeDir, db, objects.Options{FS: e.fs, Level: e.opts.CompressionLevel, Groups: !e.opts.hooks.ungrouped, PackSize: e.opts.hooks.packSize})
 	if err != nil {
 		return false, err
 	}
@@ -219,24 +225,40 @@ func (e *Engine) backgroundError(err error) {
 }
 
 // dirHasFiles reports whether dir exists and holds at least one entry.
-func dirHasFiles(dir string) (bool, error) {
-	ents, err := os.ReadDir(dir)
+func dirHasFiles(fsys vfs.FS, dir string) (bool, error) {
+	ents, err := fsys.List(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	return len(ents) > 0, err
 }
 
+// listPacks returns the pack files in dir (none when dir is missing).
+func listPacks(fsys vfs.FS, dir string) ([]string, error) {
+	ents, err := fsys.List(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var packs []string
+	for _, name := range ents {
+		if strings.HasSuffix(name, ".pack") {
+			packs = append(packs, name)
+		}
+	}
+	return packs, err
+}
+
 // probeWritable creates and removes a file in each of dirs that exists,
 // returning "store is not writable" with the first refusal.
-func probeWritable(dirs ...string) error {
+func probeWritable(fsys vfs.FS, dirs ...string) error {
 	for _, dir := range dirs {
-		f, err := os.CreateTemp(dir, ".ckpt-probe-*")
-		if errors.Is(err, fs.ErrNotExist) {
+		if _, err := fsys.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		name := filepath.Join(dir, fmt.Sprintf(".ckpt-probe-%d", os.Getpid()))
+		f, err := fsys.Create(name, vfs.WriteCategoryUnspecified)
 		if err == nil {
-			err = errors.Join(f.Close(), os.Remove(f.Name()))
+			err = errors.Join(f.Close(), fsys.Remove(name))
 		}
 		if err != nil {
 			return fmt.Errorf("store is not writable: %w", err)

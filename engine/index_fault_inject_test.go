@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,8 +13,9 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
+	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -26,27 +26,32 @@ const (
 	errnoEACCES = syscall.EACCES
 )
 
-// injectedKinds are the index file-system operations the suite fails:
-// every create, write, sync, rename and link.
-var injectedKinds = []errorfs.OpKind{
-	errorfs.OpCreate, errorfs.OpReuseForWrite, errorfs.OpLink, errorfs.OpRename,
-	errorfs.OpFileWrite, errorfs.OpFileWriteAt,
-	errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo,
+// indexOp picks the operations the suite fails: every create, write,
+// sync, rename and link of a file in the store's index directory, and
+// the syncs of that directory and of the store directory holding it.
+func indexOp(op faultfs.Op) bool {
+	switch op.Kind {
+	case faultfs.OpCreate, faultfs.OpReuseForWrite, faultfs.OpLink, faultfs.OpRename,
+		faultfs.OpFileWrite, faultfs.OpFileSync:
+		dir := string(filepath.Separator) + "index"
+		store := op.Kind == faultfs.OpFileSync && filepath.Base(op.Path) == "store" // the index's parent
+		return store || strings.Contains(op.Path, dir+string(filepath.Separator)) || strings.HasSuffix(op.Path, dir)
+	}
+	return false
 }
 
-// injector fails chosen operations of the index's file system.
+// injector fails chosen operations of the index's file system: the n-th
+// of indexOp's (faultfs.Nth), and, once failTables is called, every table
+// creation.
 type injector struct {
+	*faultfs.Nth
 	mu     sync.Mutex
-	seen   int           // injectable operations seen so far
-	failAt int           // the operation to fail (its index in seen order); -1 for none
-	errno  syscall.Errno // what failAt fails with
-	failed *errorfs.Op   // the operation failed, once it has been
-	tables syscall.Errno // when set, every table creation fails with it
+	tables syscall.Errno
 }
 
-func newInjector() *injector { return &injector{failAt: -1} }
+func newInjector() *injector { return &injector{Nth: &faultfs.Nth{FailAt: -1, Counts: indexOp}} }
 
-func (h *injector) fs() vfs.FS { return errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(h.maybeError)) }
+func (h *injector) fs() vfs.FS { return faultfs.Wrap(storefs.OS, h) }
 
 // failTables makes every later index table creation fail with errno.
 func (h *injector) failTables(errno syscall.Errno) {
@@ -55,28 +60,20 @@ func (h *injector) failTables(errno syscall.Errno) {
 	h.mu.Unlock()
 }
 
-func (h *injector) maybeError(op errorfs.Op) error {
+// MaybeError implements faultfs.Injector.
+func (h *injector) MaybeError(op faultfs.Op) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.tables != 0 && op.Kind == errorfs.OpCreate && strings.HasSuffix(op.Path, ".sst") {
-		return &fs.PathError{Op: "create", Path: op.Path, Err: h.tables}
+	tables := h.tables
+	h.mu.Unlock()
+	if tables != 0 && op.Kind == faultfs.OpCreate && strings.HasSuffix(op.Path, ".sst") {
+		return &fs.PathError{Op: "create", Path: op.Path, Err: tables}
 	}
-	injectable := false
-	for _, k := range injectedKinds {
-		injectable = injectable || op.Kind == k
-	}
-	if !injectable {
-		return nil
-	}
-	i := h.seen
-	h.seen++
-
-	if i != h.failAt {
-		return nil
-	}
-	h.failed = &op
-	return &fs.PathError{Op: fmt.Sprintf("injected op %d", op.Kind), Path: op.Path, Err: h.errno}
+	return h.Nth.MaybeError(op)
 }
+
+// TearsWrites keeps the index's failed writes whole, as pebble's errorfs
+// does.
+func (h *injector) TearsWrites() bool { return false }
 
 // faultScenario is a store with checkpoints on two tasks, kept as a
 // template that each injection run copies.
@@ -155,7 +152,7 @@ func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store
 	copyDir(t, s.store, store)
 	testbound.Within(t, testbound.Hang, func() {
 		var e *Engine
-		e, err = Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{indexFS: h.fs()}})
+		e, err = Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{storeFS: h.fs()}})
 		if err != nil {
 			return
 		}
@@ -205,16 +202,16 @@ func TestIndexWriteFaultsFailCleanly(t *testing.T) {
 			if _, err := s.runFaulted(t, op, count); err != nil {
 				t.Fatalf("%s without faults: %v", op.name, err)
 			}
-			n := count.seen
+			n := count.Seen()
 			for k := range n {
 				h := newInjector()
-				h.failAt, h.errno = k, errnos[k%len(errnos)]
+				h.FailAt, h.Errno = k, errnos[k%len(errnos)]
 				store, err := s.runFaulted(t, op, h)
-				if h.failed == nil {
+				if h.Hit() == "" {
 					t.Fatalf("op %d of %d never happened (the run is not deterministic)", k, n)
 				}
-				if err != nil && !errors.Is(err, h.errno) {
-					t.Fatalf("%s failing %v on %s: %v, want %v", op.name, h.failed.Kind, h.failed.Path, err, h.errno)
+				if err != nil && !errors.Is(err, h.Errno) {
+					t.Fatalf("%s failing %s: %v, want %v", op.name, h.Hit(), err, h.Errno)
 				}
 				s.checkStore(t, op, store)
 			}

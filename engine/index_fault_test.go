@@ -192,7 +192,7 @@ func TestIndexBackgroundErrorsBecomeErrorEvents(t *testing.T) {
 		mu.Lock()
 		events = append(events, ev)
 		mu.Unlock()
-	}, hooks: testHooks{indexFS: h.fs()}})
+	}, hooks: testHooks{storeFS: h.fs()}})
 	h.failTables(errnoEACCES)
 	manyFiles(t, f.ws, 8000, "bg")
 	_, err := f.e.Save(context.Background(), SaveOptions{Message: "big"})

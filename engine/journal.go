@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -47,8 +49,8 @@ const journalName = "restore.journal"
 func (e *Engine) journalPath() string { return filepath.Join(e.storeDir, journalName) }
 
 // readJournal returns the journal at path, nil when there is none.
-func readJournal(path string) (*Journal, error) {
-	b, err := os.ReadFile(path)
+func readJournal(fsys vfs.FS, path string) (*Journal, error) {
+	b, err := storefs.ReadFile(fsys, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -62,45 +64,14 @@ func readJournal(path string) (*Journal, error) {
 	return (*Journal)(&j), nil
 }
 
-// storeFS opens the store directory through the restore seam.
-func (e *Engine) storeFS() (restore.FS, func() error, error) {
-	fsys, closeFS, err := restore.OpenRoot(e.storeDir, e.opts.hooks.wrapRestoreFS)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open store: %w", err)
-	}
-	return fsys, closeFS, nil
-}
-
 // writeJournal stores j durably (file and directory synced) before any
 // workspace change: a temporary file, then a rename over the journal.
-func (e *Engine) writeJournal(j *Journal) (err error) {
+func (e *Engine) writeJournal(j *Journal) error {
 	b, err := json.Marshal((*journalFile)(j))
 	if err != nil {
 		return err
 	}
-	fsys, closeFS, err := e.storeFS()
-	if err != nil {
-		return err
-	}
-	defer closeFS()
-	f, err := fsys.CreateTemp(journalName)
-	if err != nil {
-		return fmt.Errorf("write restore journal: %w", err)
-	}
-	if _, err = f.Write(b); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(f.Name(), journalName)
-	}
-	if err != nil {
-		_ = fsys.Remove(f.Name())
-		return fmt.Errorf("write restore journal: %w", err)
-	}
-	if err := fsys.SyncDir("."); err != nil {
+	if err := storefs.WriteFile(e.fs, e.journalPath(), b); err != nil {
 		return fmt.Errorf("write restore journal: %w", err)
 	}
 	return nil
@@ -109,15 +80,7 @@ func (e *Engine) writeJournal(j *Journal) (err error) {
 // removeJournal deletes the journal durably, so a crash after a completed
 // restore can never bring it back and roll the workspace forward again.
 func (e *Engine) removeJournal() error {
-	fsys, closeFS, err := e.storeFS()
-	if err != nil {
-		return err
-	}
-	defer closeFS()
-	if err := fsys.Remove(journalName); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove restore journal: %w", err)
-	}
-	if err := fsys.SyncDir("."); err != nil {
+	if err := storefs.Remove(e.fs, e.journalPath()); err != nil {
 		return fmt.Errorf("remove restore journal: %w", err)
 	}
 	return nil

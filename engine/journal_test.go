@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -26,13 +27,13 @@ func TestInterruptedRestoreIsCompletedByTheNextWrite(t *testing.T) {
 
 	// The eleventh file creation of the restore fails: the disk is full.
 	creates := 0
-	plan := &faultPlan{failAt: -1, err: syscall.ENOSPC, fails: func(_ int, op, _ string) bool {
-		if op == "create" {
+	plan := newFaultPlan(-1, syscall.ENOSPC, func(_ int, op faultfs.Op) bool {
+		if op.Kind == faultfs.OpCreate {
 			creates++
 		}
-		return op == "create" && creates == 11
-	}}
-	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
+		return op.Kind == faultfs.OpCreate && creates == 11
+	})
+	f.open(plan.options(f.store))
 	_, err := f.e.Restore(context.Background(), "@1", RestoreOptions{})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("restore error = %v, want the injected failure", err)
@@ -101,17 +102,17 @@ func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
 	f.save("two")
 	// The journal's temporary file is create 0, then come the workspace's
 	// files; a completion writes no journal, so its create 0 is a file.
-	diskFull := func(at int) *faultPlan {
+	diskFull := func(at int) Options {
 		creates := 0
-		return &faultPlan{failAt: -1, err: syscall.ENOSPC, fails: func(_ int, op, _ string) bool {
-			if op != "create" {
+		return newFaultPlan(-1, syscall.ENOSPC, func(_ int, op faultfs.Op) bool {
+			if op.Kind != faultfs.OpCreate {
 				return false
 			}
 			creates++
 			return creates-1 == at
-		}}
+		}).options(f.store)
 	}
-	f.open(Options{hooks: testHooks{wrapRestoreFS: diskFull(2).wrap}})
+	f.open(diskFull(2))
 	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("restore: %v, want ENOSPC", err)
 	}
@@ -120,7 +121,7 @@ func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
 
 	// Still no space when the next process completes it: its first write
 	// fails and says why.
-	f.open(Options{hooks: testHooks{wrapRestoreFS: diskFull(0).wrap}})
+	f.open(diskFull(0))
 	_, err := f.e.Save(context.Background(), SaveOptions{})
 	var pending *PendingRestoreError
 	if !errors.As(err, &pending) || !errors.Is(err, syscall.ENOSPC) || pending.Journal == nil {

@@ -111,8 +111,8 @@ const DefaultMaxFileSize = 100 << 20
 // injection, crash points, smaller limits); no caller outside the package
 // can set them, and their zero value is what every Engine runs with.
 type testHooks struct {
-	// wrapRestoreFS wraps the file-system seam that
-	// restore and its journal write through (to inject faults).
+	// wrapRestoreFS wraps the file-system seam that restore writes the
+	// workspace through (to inject faults).
 	wrapRestoreFS func(restore.FS) restore.FS
 	// probeNames replaces osfs.ProbeNames (to play a
 	// case-insensitive or normalizing file system).
@@ -123,8 +123,10 @@ type testHooks struct {
 	// nameProblem replaces osfs.NameProblem (to play
 	// Windows's name rules).
 	nameProblem func(name string) string
-	// indexFS replaces the operating system's file system under the index.
-	indexFS vfs.FS
+	// storeFS replaces the operating system's file system under every
+	// file of the store directory but the lock (packs, index, restore
+	// journal): a fault injector or a simulated power cut.
+	storeFS vfs.FS
 	// gcStep is called before every step of a
 	// collection that changes the store: each record copy or regroup, the fsync of the
 	// copies, the index commit, each pack removal and truncation.

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -276,7 +275,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 		if err := e.writeJournal(j); err != nil {
 			// A journal renamed into place whose directory sync failed
 			// is there all the same: the restore is pending.
-			if _, statErr := os.Lstat(e.journalPath()); statErr == nil {
+			if _, statErr := e.fs.Stat(e.journalPath()); statErr == nil {
 				e.pending = j
 			}
 			return err

@@ -2,125 +2,124 @@ package engine
 
 import (
 	"io/fs"
-	"sync"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/storefs"
 )
 
-// faultPlan decides which operation of the restore seam fails: the one
-// numbered failAt (counting from 0, over every seam a test's Engine
-// opens), with err. failAt < 0 fails none and only counts. Lstat, which
-// changes nothing, is never counted or failed.
-type faultPlan struct {
-	mu     sync.Mutex
-	failAt int
-	err    error
-	n      int    // operations seen
-	failed string // the operation that failed, "" when none did
-	// fails, when set, decides instead of failAt: operation op on name
-	// (the n-th) fails when it returns true.
-	fails func(n int, op, name string) bool
+// faultPlan numbers, from 0, the changes a restore makes to the workspace
+// (through the restore seam, names relative to the workspace) and to its
+// journal (through the store's seam, absolute names), and fails the one
+// faultfs.Nth picks. Lstat, which changes nothing, is never counted.
+type faultPlan struct{ *faultfs.Nth }
+
+// newFaultPlan fails change failAt (none when < 0) with errno; fails,
+// when set, decides instead.
+func newFaultPlan(failAt int, errno syscall.Errno, fails func(n int, op faultfs.Op) bool) faultPlan {
+	return faultPlan{&faultfs.Nth{FailAt: failAt, Errno: errno, Fails: fails}}
+}
+
+// options are the Options of an Engine on store whose restores run
+// under p: the store's operations on the journal, and the syncs of the
+// directory holding it once the journal was touched, go to p too; the rest
+// (the index's sync of that directory at open among them) pass.
+func (p faultPlan) options(store string) Options {
+	var touched atomic.Bool
+	journal := func(op faultfs.Op) error {
+		base := filepath.Base(op.Path)
+		if strings.HasPrefix(base, journalName) {
+			touched.Store(true)
+			return p.MaybeError(op)
+		}
+		if touched.Load() && op.Kind == faultfs.OpFileSync && base == filepath.Base(store) {
+			return p.MaybeError(op)
+		}
+		return nil
+	}
+	return Options{hooks: testHooks{wrapRestoreFS: p.wrap, storeFS: faultfs.Wrap(storefs.OS, faultfs.InjectorFunc(journal))}}
 }
 
 // wrap is the Options.wrapRestoreFS of a test using p.
-func (p *faultPlan) wrap(inner restore.FS) restore.FS { return &faultyFS{inner: inner, plan: p} }
+func (p faultPlan) wrap(inner restore.FS) restore.FS { return &faultyFS{inner: inner, inj: p.Nth} }
 
-// hit counts one operation and returns the injected error if it is the one to fail.
-func (p *faultPlan) hit(op, name string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := p.n
-	p.n++
-	fail := n == p.failAt
-	if p.fails != nil {
-		fail = p.fails(n, op, name)
-	}
-	if !fail {
-		return nil
-	}
-	p.failed = op + " " + name
-	return &fs.PathError{Op: op, Path: name, Err: p.err}
-}
-
-// count returns how many operations were seen and which failed.
-func (p *faultPlan) count() (int, string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.n, p.failed
-}
-
-// faultyFS is a restore.FS whose changes can fail on plan.
+// faultyFS is a restore.FS whose changes are put to inj first, named as
+// the store seam's (faultfs.Wrap) are.
 type faultyFS struct {
 	inner restore.FS
-	plan  *faultPlan
+	inj   faultfs.Injector
 }
 
 func (f *faultyFS) CreateTemp(rel string) (restore.TempFile, error) {
-	if err := f.plan.hit("create", rel); err != nil {
+	if err := f.inj.MaybeError(faultfs.Op{Kind: faultfs.OpCreate, Path: rel}); err != nil {
 		return nil, err
 	}
 	t, err := f.inner.CreateTemp(rel)
 	if err != nil {
 		return nil, err
 	}
-	return &faultyFile{TempFile: t, plan: f.plan}, nil
+	return &faultyFile{TempFile: t, inj: f.inj}, nil
 }
 
 func (f *faultyFS) Rename(oldname, newname string) error {
-	return f.do("rename", newname, func() error { return f.inner.Rename(oldname, newname) })
+	return f.do(faultfs.OpRename, newname, func() error { return f.inner.Rename(oldname, newname) })
 }
 func (f *faultyFS) Remove(name string) error {
-	return f.do("remove", name, func() error { return f.inner.Remove(name) })
+	return f.do(faultfs.OpRemove, name, func() error { return f.inner.Remove(name) })
 }
 func (f *faultyFS) RemoveAll(name string) error {
-	return f.do("removeall", name, func() error { return f.inner.RemoveAll(name) })
+	return f.do(faultfs.OpRemoveAll, name, func() error { return f.inner.RemoveAll(name) })
 }
 func (f *faultyFS) Mkdir(name string, perm fs.FileMode) error {
-	return f.do("mkdir", name, func() error { return f.inner.Mkdir(name, perm) })
+	return f.do(faultfs.OpMkdirAll, name, func() error { return f.inner.Mkdir(name, perm) })
 }
 func (f *faultyFS) Symlink(target, name string) error {
-	return f.do("symlink", name, func() error { return f.inner.Symlink(target, name) })
+	return f.do(faultfs.OpSymlink, name, func() error { return f.inner.Symlink(target, name) })
 }
 func (f *faultyFS) Chmod(name string, mode fs.FileMode) error {
-	return f.do("chmod", name, func() error { return f.inner.Chmod(name, mode) })
+	return f.do(faultfs.OpChmod, name, func() error { return f.inner.Chmod(name, mode) })
 }
 func (f *faultyFS) SyncDir(name string) error {
-	return f.do("syncdir", name, func() error { return f.inner.SyncDir(name) })
+	return f.do(faultfs.OpFileSync, name, func() error { return f.inner.SyncDir(name) })
 }
 func (f *faultyFS) SyncAll() error {
-	return f.do("syncfs", ".", f.inner.SyncAll)
+	return f.do(faultfs.OpSyncFS, ".", f.inner.SyncAll)
 }
 func (f *faultyFS) Lstat(name string) (fs.FileInfo, error) { return f.inner.Lstat(name) }
 
-func (f *faultyFS) do(op, name string, fn func() error) error {
-	if err := f.plan.hit(op, name); err != nil {
+func (f *faultyFS) do(kind faultfs.OpKind, name string, fn func() error) error {
+	if err := f.inj.MaybeError(faultfs.Op{Kind: kind, Path: name}); err != nil {
 		return err
 	}
 	return fn()
 }
 
-// faultyFile is a restore.TempFile whose writes, chmod and sync can fail on plan.
+// faultyFile is a restore.TempFile whose writes, chmod and sync are put to inj first.
 type faultyFile struct {
 	restore.TempFile
-	plan *faultPlan
+	inj faultfs.Injector
 }
 
 func (f *faultyFile) Write(b []byte) (int, error) {
-	if err := f.plan.hit("write", f.Name()); err != nil {
+	if err := f.inj.MaybeError(faultfs.Op{Kind: faultfs.OpFileWrite, Path: f.Name()}); err != nil {
 		return 0, err
 	}
 	return f.TempFile.Write(b)
 }
 
 func (f *faultyFile) Chmod(mode fs.FileMode) error {
-	if err := f.plan.hit("fchmod", f.Name()); err != nil {
+	if err := f.inj.MaybeError(faultfs.Op{Kind: faultfs.OpFileChmod, Path: f.Name()}); err != nil {
 		return err
 	}
 	return f.TempFile.Chmod(mode)
 }
 
 func (f *faultyFile) Sync() error {
-	if err := f.plan.hit("fsync", f.Name()); err != nil {
+	if err := f.inj.MaybeError(faultfs.Op{Kind: faultfs.OpFileSync, Path: f.Name()}); err != nil {
 		return err
 	}
 	return f.TempFile.Sync()

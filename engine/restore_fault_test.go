@@ -96,10 +96,10 @@ func TestRestoreFaultInjection(t *testing.T) {
 // reports whether the run met no fault (i is past the last operation).
 func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 	t, f := c.f.t, c.f
-	plan := &faultPlan{failAt: i, err: errno}
-	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
+	plan := newFaultPlan(i, errno, nil)
+	f.open(plan.options(f.store))
 	res, err := restoreBounded(t, f.e, "@1")
-	_, failed := plan.count()
+	failed := plan.Hit()
 	where := fmt.Sprintf("fault %d (%s, %v)", i, failed, errno)
 	switch {
 	case failed == "":

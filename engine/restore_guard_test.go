@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -101,10 +102,10 @@ func TestRestorePermissionFaultsBecomeConflictsAndTheRestFinishes(t *testing.T) 
 	f.save("two")
 	// Every change inside locked/ is refused, as in a directory the user
 	// may not write.
-	plan := &faultPlan{failAt: -1, err: syscall.EACCES, fails: func(_ int, op, name string) bool {
-		return strings.HasPrefix(name, "locked/") && op != "syncdir"
-	}}
-	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
+	plan := newFaultPlan(-1, syscall.EACCES, func(_ int, op faultfs.Op) bool {
+		return strings.HasPrefix(op.Path, "locked/") && op.Kind != faultfs.OpFileSync
+	})
+	f.open(plan.options(f.store))
 	res := f.restore("@1", RestoreOptions{})
 	if got := conflictPaths(res); !slices.Equal(got, []string{"locked/a", "locked/b", "locked/new"}) {
 		t.Fatalf("conflicts = %v, want every path under locked/", got)
@@ -158,28 +159,31 @@ func TestRestoreSyncsEachChangedDirectoryOnce(t *testing.T) {
 	f.write("top", "2")
 	f.save("two")
 	var ops []string
-	plan := &faultPlan{failAt: -1, fails: func(_ int, op, name string) bool {
-		if op == "syncdir" || op == "fsync" || op == "syncfs" {
-			ops = append(ops, op+" "+name)
+	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
+		if op.Kind == faultfs.OpFileSync || op.Kind == faultfs.OpSyncFS {
+			ops = append(ops, op.String())
 		}
 		return false
-	}}
-	f.open(Options{hooks: testHooks{wrapRestoreFS: plan.wrap}})
+	})
+	f.open(plan.options(f.store))
 	f.restore("@1", RestoreOptions{})
-	slices.Sort(ops)
 	fsyncs := 0
 	var dirs []string
 	for _, o := range ops {
-		if strings.HasPrefix(o, "fsync ") {
+		switch name := strings.TrimPrefix(o, "sync "); {
+		case name == "." || name == "d":
+			dirs = append(dirs, name)
+		case filepath.Base(name) == filepath.Base(f.store):
+			dirs = append(dirs, "store")
+		default:
 			fsyncs++
-		} else {
-			dirs = append(dirs, o)
 		}
 	}
+	slices.Sort(dirs)
 	// Three files written (and one journal), each synced before its rename;
 	// the directories holding changes (d lost e, the root, and the store's
 	// journal directory twice: written, then removed) synced once each.
-	if fsyncs != 4 || !slices.Equal(dirs, []string{"syncdir .", "syncdir .", "syncdir .", "syncdir d"}) {
+	if fsyncs != 4 || !slices.Equal(dirs, []string{".", "d", "store", "store"}) {
 		t.Fatalf("syncs = %v", ops)
 	}
 }

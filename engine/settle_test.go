@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -28,15 +29,16 @@ func cancelledRestoreFixture(t *testing.T, opts Options) (f *fixture, one, two *
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	creates := 0
-	plan := &faultPlan{failAt: -1, fails: func(_ int, op, _ string) bool {
-		if op == "create" {
+	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
+		if op.Kind == faultfs.OpCreate {
 			if creates++; creates == 10 {
 				cancel()
 			}
 		}
 		return false
-	}}
-	opts.hooks.wrapRestoreFS = plan.wrap
+	})
+	faulty := plan.options(f.store)
+	opts.hooks.wrapRestoreFS, opts.hooks.storeFS = faulty.hooks.wrapRestoreFS, faulty.hooks.storeFS
 	f.open(opts)
 	if _, err := f.e.Restore(ctx, "@1", RestoreOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("restore: %v, want it cancelled", err)

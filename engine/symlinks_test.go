@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -38,8 +39,8 @@ func TestRestoreOfASymlinkThatCannotBeCreatedIsAConflict(t *testing.T) {
 	}
 	f.write("a", "a2")
 	f.save("two")
-	refuse := &faultPlan{failAt: -1, err: unsupportedSymlinkErrno, fails: func(_ int, op, _ string) bool { return op == "symlink" }}
-	f.open(Options{hooks: testHooks{wrapRestoreFS: refuse.wrap}})
+	refuse := newFaultPlan(-1, unsupportedSymlinkErrno, func(_ int, op faultfs.Op) bool { return op.Kind == faultfs.OpSymlink })
+	f.open(refuse.options(f.store))
 	res := f.restore("@1", RestoreOptions{})
 	if len(res.Conflicts) != 1 || res.Conflicts[0].Path != "link" || res.Conflicts[0].Kind != ConflictFault ||
 		!strings.Contains(res.Conflicts[0].Reason, "symlinks cannot be created here") {

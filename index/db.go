@@ -1,11 +1,9 @@
 package index
 
 import (
-	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -47,7 +46,8 @@ type Options struct {
 	// log messages, from whichever goroutine met them. A failed flush or
 	// compaction also fails the next Commit; the callback is for reporting.
 	OnBackgroundError func(error)
-	// FS replaces the operating system's file system; nil means the OS.
+	// FS is the file system the index lives on; nil means the OS
+	// (storefs.OS).
 	// Fault-injection tests set it.
 	FS vfs.FS
 }
@@ -82,10 +82,11 @@ type DB struct {
 func Open(dir string, opts Options) (db *DB, err error) {
 	h := newHealth(opts.OnBackgroundError)
 	defer h.recovered("open "+dir, &err)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	fsys := storefs.Or(opts.FS)
+	if err := storefs.MkdirAll(fsys, dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := fsys.List(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
@@ -127,7 +128,7 @@ func pebbleOptions(opts Options, h *health) *pebble.Options {
 		Logger:             logger{h},
 		EventListener:      h.eventListener(),
 		ReadOnly:           opts.ReadOnly,
-		FS:                 gateFS{FS: cmp.Or[vfs.FS](opts.FS, vfs.Default), h: h},
+		FS:                 gateFS{FS: storefs.Or(opts.FS), h: h},
 		// A first save flushes a few memtables at once; with pebble's default
 		// threshold (4) the next, otherwise instant, save would pay for their
 		// compaction. Letting L0 grow further amortises it over many saves;
@@ -151,9 +152,9 @@ func pebbleOptions(opts Options, h *health) *pebble.Options {
 // hasManifestMarker reports whether entries hold the marker file that
 // names pebble's current MANIFEST; without it pebble would create a new,
 // empty index and delete the tables it does not know.
-func hasManifestMarker(entries []os.DirEntry) bool {
+func hasManifestMarker(entries []string) bool {
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "marker.manifest.") {
+		if strings.HasPrefix(e, "marker.manifest.") {
 			return true
 		}
 	}

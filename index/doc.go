@@ -6,6 +6,26 @@
 // A DB is safe for concurrent use. All writes go through a Batch, which is
 // committed atomically and durably (fsynced write-ahead log) or not at all.
 //
+// # Durability
+//
+// A Commit returns once pebble has synced its write-ahead log; Open
+// creates the index directory and syncs its parents (storefs.MkdirAll,
+// then pebble's own), and pebble syncs the directory after each file it
+// creates, renames or removes (log, tables, MANIFEST and its marker). The
+// index runs on Options.FS, pebble's vfs.FS (internal/storefs.OS by
+// default), whose calls these guarantees rest on, per platform:
+//   - a file's sync: fsync(2), or fdatasync(2) where pebble asks for
+//     SyncData, on Linux; fcntl(F_FULLFSYNC) on macOS (Go's File.Sync);
+//     FlushFileBuffers on Windows;
+//   - a directory's sync: fsync(2) of the directory on unix (F_FULLFSYNC
+//     on macOS), FlushFileBuffers on a directory handle opened with
+//     FILE_FLAG_BACKUP_SEMANTICS on Windows (internal/osfs.SyncDir; pebble's
+//     own vfs.Default skips directory syncs there).
+//
+// A power cut at any sync of a save, restore, gc, drop, recompression or
+// push loses no committed batch: the engine's power-cut explorer checks it
+// on a strict in-memory vfs.FS that keeps only what was synced.
+//
 // # Failures and damage
 //
 // No DB method panics on a damaged index or a failing disk. Damage pebble

@@ -12,9 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
-
+	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -185,8 +184,8 @@ func TestOpenGarbageMetadataIsCorruptWithAReadableMessage(t *testing.T) {
 
 // injectOn returns an injector failing every op of kind whose path ends in
 // suffix with errno, once armed.
-func injectOn(kinds []errorfs.OpKind, suffix string, errno syscall.Errno, armed *bool, mu *sync.Mutex) errorfs.Injector {
-	return errorfs.InjectorFunc(func(op errorfs.Op) error {
+func injectOn(kinds []faultfs.OpKind, suffix string, errno syscall.Errno, armed *bool, mu *sync.Mutex) faultfs.Injector {
+	return faultfs.InjectorFunc(func(op faultfs.Op) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if *armed && slices.Contains(kinds, op.Kind) && strings.HasSuffix(op.Path, suffix) {
@@ -198,19 +197,19 @@ func injectOn(kinds []errorfs.OpKind, suffix string, errno syscall.Errno, armed 
 
 func TestFailedTableWriteFailsWritesInsteadOfRetryingForEver(t *testing.T) {
 	cases := []struct {
-		kinds []errorfs.OpKind
+		kinds []faultfs.OpKind
 		errno syscall.Errno
 	}{
-		{[]errorfs.OpKind{errorfs.OpCreate}, syscall.EACCES},
-		{[]errorfs.OpKind{errorfs.OpFileWrite, errorfs.OpFileWriteAt}, syscall.ENOSPC},
-		{[]errorfs.OpKind{errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo}, syscall.EIO},
+		{[]faultfs.OpKind{faultfs.OpCreate}, syscall.EACCES},
+		{[]faultfs.OpKind{faultfs.OpFileWrite}, syscall.ENOSPC},
+		{[]faultfs.OpKind{faultfs.OpFileSync}, syscall.EIO},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c.kinds[0], c.errno), func(t *testing.T) {
 			dir := wedgedDir(t)
 			var mu sync.Mutex
 			armed := false
-			fsys := errorfs.Wrap(vfs.Default, injectOn(c.kinds, ".sst", c.errno, &armed, &mu))
+			fsys := faultfs.Wrap(storefs.OS, injectOn(c.kinds, ".sst", c.errno, &armed, &mu))
 			var bg []error
 			db, err := Open(dir, Options{FS: fsys, OnBackgroundError: func(err error) { mu.Lock(); bg = append(bg, err); mu.Unlock() }})
 			if err != nil {

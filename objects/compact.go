@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ckpt/ckpt/internal/storefs"
 )
 
 // PackHeaderSize is the length of the header every pack starts with, for
@@ -243,7 +247,7 @@ func (s *Store) RemovePack(n uint32) error {
 	if err := s.removeDeferredMark(n); err != nil {
 		return err
 	}
-	if err := s.opts.fs.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.opts.FS.Remove(s.PackPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove pack: %w", err)
 	}
 	return s.syncDir()
@@ -263,12 +267,12 @@ func (s *Store) TruncatePack(n uint32, end int64) error {
 	if st != nil && st.held {
 		return fmt.Errorf("%w: %s", errPackHeld, s.PackPath(n))
 	}
-	f, err := s.opts.fs.OpenRW(s.PackPath(n))
+	f, err := s.opts.FS.OpenReadWrite(s.PackPath(n), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("truncate pack: %w", err)
 	}
 	defer f.Close()
-	if err := f.Truncate(end); err != nil {
+	if err := storefs.Truncate(f, s.PackPath(n), end); err != nil {
 		return fmt.Errorf("truncate pack: %w", err)
 	}
 	if err := f.Sync(); err != nil {

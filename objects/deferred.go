@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Deferred compression (doc.go, "Deferred packs"): a first save stores its
@@ -42,10 +43,10 @@ func (s *Store) deferredPath(n uint32) string {
 // The caller fsyncs the packs directory.
 func (s *Store) markDeferred(ns []uint32) error {
 	for _, n := range slices.Compact(slices.Sorted(slices.Values(ns))) {
-		f, err := s.opts.fs.Create(s.deferredPath(n), 0o600)
-		if errors.Is(err, fs.ErrExist) {
+		if _, err := s.opts.FS.Stat(s.deferredPath(n)); err == nil {
 			continue
 		}
+		f, err := s.opts.FS.Create(s.deferredPath(n), vfs.WriteCategoryUnspecified)
 		if err != nil {
 			return fmt.Errorf("mark pack %s deferred: %w", s.PackPath(n), err)
 		}
@@ -60,17 +61,17 @@ func (s *Store) markDeferred(ns []uint32) error {
 // Batch with DeferCompression wrote, whose records a collection should
 // rewrite compressed. RemovePack removes a pack's mark with it.
 func (s *Store) DeferredPacks() ([]uint32, error) {
-	ents, err := os.ReadDir(s.dir)
+	names, err := s.opts.FS.List(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("list packs: %w", err)
 	}
 	var out []uint32
-	for _, e := range ents {
-		n, ok := packNumber(e.Name(), deferredExt)
+	for _, name := range names {
+		n, ok := packNumber(name, deferredExt)
 		if !ok {
 			continue
 		}
-		if _, err := os.Stat(s.PackPath(n)); err == nil {
+		if _, err := s.opts.FS.Stat(s.PackPath(n)); err == nil {
 			out = append(out, n)
 		}
 	}
@@ -80,7 +81,7 @@ func (s *Store) DeferredPacks() ([]uint32, error) {
 
 // removeDeferredMark removes pack n's mark, if any.
 func (s *Store) removeDeferredMark(n uint32) error {
-	if err := s.opts.fs.Remove(s.deferredPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.opts.FS.Remove(s.deferredPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove mark of pack %s: %w", s.PackPath(n), err)
 	}
 	return nil

@@ -11,10 +11,27 @@
 // A Batch appends records to pack files through large buffered writes.
 // Batch.Sync flushes and fsyncs every pack written and the packs directory,
 // then returns the placements; the caller commits them to its index only
-// after that. A crash at any point therefore leaves only unreferenced bytes
-// at pack tails: records never referenced, or a record cut short. Readers
-// and ScanPack ignore a torn tail, a writer resuming a pack cuts it off,
-// and GC reclaims unreferenced records.
+// after that. A crash or power cut at any point therefore leaves only
+// unreferenced bytes at pack tails: records never referenced, or a record
+// cut short. Readers and ScanPack ignore a torn tail, a writer resuming a
+// pack cuts it off, and GC reclaims unreferenced records. Open creates
+// DIR/packs and syncs DIR (and each parent it had to create), so a pack
+// synced later cannot lose its directory to a power cut; RemovePack syncs
+// the packs directory after the removal, TruncatePack the pack after the
+// cut.
+//
+// Every file operation goes through Options.FS, pebble's vfs.FS (the real
+// one by default, internal/storefs.OS), so the same guarantees hold, and
+// are tested, on a strict in-memory file system that keeps only what was
+// synced. They rest on these calls:
+//   - a pack's fsync: fsync(2) on Linux and the BSDs, fcntl(F_FULLFSYNC) on
+//     macOS (Go's File.Sync; plain fsync only reaches the drive's cache
+//     there), FlushFileBuffers on Windows;
+//   - a directory's fsync: fsync(2) of the directory on unix
+//     (F_FULLFSYNC on macOS), FlushFileBuffers on a directory handle opened
+//     with FILE_FLAG_BACKUP_SEMANTICS on Windows (internal/osfs.SyncDir);
+//   - truncation: ftruncate(2) (SetEndOfFile on Windows), made durable by
+//     the pack's fsync that follows.
 //
 // # Directory layout
 //

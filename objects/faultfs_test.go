@@ -3,119 +3,18 @@ package objects
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testbound"
 )
-
-// faultFS is a packFS that fails its failAt-th mutating call (create,
-// mkdir, write, sync, truncate, remove, directory sync; counted from 0)
-// with errno. A failed write first writes half its bytes, the way a full
-// disk tears a write.
-type faultFS struct {
-	inner  packFS
-	errno  syscall.Errno
-	failAt int
-
-	mu struct {
-		sync.Mutex
-		calls int
-		hit   string // the call that failed, "" when none did
-	}
-}
-
-func (f *faultFS) fail(op, path string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := f.mu.calls
-	f.mu.calls++
-	if n != f.failAt {
-		return nil
-	}
-	f.mu.hit = fmt.Sprintf("%s %s", op, path)
-	return &fs.PathError{Op: op, Path: path, Err: f.errno}
-}
-
-func (f *faultFS) hit() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.mu.hit
-}
-
-func (f *faultFS) MkdirAll(dir string, perm fs.FileMode) error {
-	if err := f.fail("mkdir", dir); err != nil {
-		return err
-	}
-	return f.inner.MkdirAll(dir, perm)
-}
-
-func (f *faultFS) Create(path string, perm fs.FileMode) (packFile, error) {
-	if err := f.fail("create", path); err != nil {
-		return nil, err
-	}
-	pf, err := f.inner.Create(path, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFile{packFile: pf, fs: f, path: path}, nil
-}
-
-func (f *faultFS) OpenRW(path string) (packFile, error) {
-	pf, err := f.inner.OpenRW(path)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFile{packFile: pf, fs: f, path: path}, nil
-}
-
-func (f *faultFS) Remove(path string) error {
-	if err := f.fail("remove", path); err != nil {
-		return err
-	}
-	return f.inner.Remove(path)
-}
-
-func (f *faultFS) SyncDir(dir string) error {
-	if err := f.fail("syncdir", dir); err != nil {
-		return err
-	}
-	return f.inner.SyncDir(dir)
-}
-
-// faultFile fails writes, syncs and truncates through its faultFS.
-type faultFile struct {
-	packFile
-	fs   *faultFS
-	path string
-}
-
-func (f *faultFile) Write(p []byte) (int, error) {
-	if err := f.fs.fail("write", f.path); err != nil {
-		n, _ := f.packFile.Write(p[:len(p)/2])
-		return n, err
-	}
-	return f.packFile.Write(p)
-}
-
-func (f *faultFile) Sync() error {
-	if err := f.fs.fail("sync", f.path); err != nil {
-		return err
-	}
-	return f.packFile.Sync()
-}
-
-func (f *faultFile) Truncate(size int64) error {
-	if err := f.fs.fail("truncate", f.path); err != nil {
-		return err
-	}
-	return f.packFile.Truncate(size)
-}
 
 // faultErrnos are the failures every injection point is tried with.
 var faultErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES}
@@ -145,9 +44,9 @@ func newFaultStore(t *testing.T) *faultStore {
 }
 
 // open opens the store over fsys (nil: the real file system).
-func (f *faultStore) open(fsys packFS) (*Store, error) {
+func (f *faultStore) open(fsys vfs.FS) (*Store, error) {
 	opts := f.opts
-	opts.fs = fsys
+	opts.FS = fsys
 	return Open(f.dir, f.idx, opts)
 }
 
@@ -227,15 +126,17 @@ func (f *faultStore) check(when string) {
 	mustGet(f.t, s, Sum(after), after)
 }
 
-// runFaulty runs op over a faultFS failing call failAt with errno, within
+// runFaulty runs op over the real file system with its failAt-th change
+// (create, mkdir, write, sync, truncate, remove, directory sync; counted
+// from 0) failing with errno, a failed write tearing, within
 // faultDeadline, and returns op's error and the call that failed ("" when
 // op made fewer calls than failAt).
 func runFaulty(t *testing.T, f *faultStore, errno syscall.Errno, failAt int, op func(s *Store) error) (error, string) {
 	t.Helper()
-	ffs := &faultFS{inner: osFS{}, errno: errno, failAt: failAt}
+	ffs := &faultfs.Nth{FailAt: failAt, Errno: errno}
 	done := make(chan error, 1)
 	go func() {
-		s, err := f.open(ffs)
+		s, err := f.open(faultfs.Wrap(storefs.OS, ffs))
 		if err != nil {
 			done <- err
 			return
@@ -246,9 +147,9 @@ func runFaulty(t *testing.T, f *faultStore, errno syscall.Errno, failAt int, op 
 	}()
 	select {
 	case err := <-done:
-		return err, ffs.hit()
+		return err, ffs.Hit()
 	case <-time.After(faultDeadline):
-		t.Fatalf("%v at call %d (%s): still running after %v", errno, failAt, ffs.hit(), faultDeadline)
+		t.Fatalf("%v at call %d (%s): still running after %v", errno, failAt, ffs.Hit(), faultDeadline)
 		return nil, ""
 	}
 }

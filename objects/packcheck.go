@@ -3,7 +3,6 @@ package objects
 import (
 	"errors"
 	"io/fs"
-	"os"
 )
 
 // CheckPackHeader reads the header of pack n and returns a *CorruptError
@@ -12,7 +11,7 @@ import (
 // only the header, so a quick check can trust no locator into a pack
 // whose header is damaged without reading the records.
 func (s *Store) CheckPackHeader(n uint32) error {
-	f, err := os.Open(s.PackPath(n))
+	f, err := s.opts.FS.Open(s.PackPath(n))
 	if errors.Is(err, fs.ErrNotExist) {
 		return &CorruptError{Pack: s.PackPath(n), Reason: "pack file missing"}
 	}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ckpt/ckpt/internal/storefs"
 )
 
 // packWriterBuffer is the write buffer of one pack writer: records go to
@@ -17,7 +20,7 @@ const packWriterBuffer = 1 << 20
 type packWriter struct {
 	n        uint32
 	path     string
-	f        packFile
+	f        vfs.File
 	bw       *bufio.Writer
 	size     int64 // logical end of the pack, buffered bytes included
 	unsynced bool  // bytes were appended since the last sync
@@ -121,7 +124,7 @@ func (s *Store) appendCandidateLocked() (uint32, *packState) {
 // createPack creates pack n and buffers its header.
 func (s *Store) createPack(n uint32) (*packWriter, error) {
 	path := s.PackPath(n)
-	f, err := s.opts.fs.Create(path, 0o600)
+	f, err := s.opts.FS.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, fmt.Errorf("create pack: %w", err)
 	}
@@ -135,11 +138,11 @@ func (s *Store) createPack(n uint32) (*packWriter, error) {
 // torn tail left by a crash (never referenced: only synced records are).
 func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error) {
 	path := s.PackPath(n)
-	f, err := s.opts.fs.OpenRW(path)
+	f, err := s.opts.FS.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, fmt.Errorf("open pack: %w", err)
 	}
-	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer), size: size}
+	w := &packWriter{n: n, path: path, f: f, size: size}
 	if size >= int64(packHeaderLen) {
 		// Only packs of the current version take appends; an older one is
 		// sealed like a damaged one (ErrCorrupt), and stays readable.
@@ -154,7 +157,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	if !clean {
 		end, err := scanRecords(f, path, func(recordHeader, int64) error { return nil })
 		if err == nil && end != size {
-			if err = f.Truncate(end); err != nil {
+			if err = storefs.Truncate(f, path, end); err != nil {
 				err = fmt.Errorf("truncate pack %s: %w", path, err)
 			}
 		}
@@ -164,10 +167,9 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 		}
 		w.size, w.unsynced = end, end != size
 	}
-	if _, err := f.Seek(w.size, io.SeekStart); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open pack: %w", err)
-	}
+	// Appends go at the clean end (the file's own offset is that of
+	// whoever opened it last, so it is not trusted).
+	w.bw = bufio.NewWriterSize(io.NewOffsetWriter(f, w.size), packWriterBuffer)
 	if w.size == 0 {
 		w.bw.Write(packHeader())
 		w.size, w.unsynced = int64(packHeaderLen), true
@@ -188,7 +190,7 @@ func (s *Store) releasePackState(n uint32, size int64, clean bool) {
 	st := s.mu.packs[n]
 	st.held, st.size, st.clean = false, size, clean
 	if !clean {
-		if fi, err := os.Stat(s.PackPath(n)); err == nil {
+		if fi, err := s.opts.FS.Stat(s.PackPath(n)); err == nil {
 			st.size = fi.Size()
 		}
 	}
@@ -197,7 +199,7 @@ func (s *Store) releasePackState(n uint32, size int64, clean bool) {
 // syncDir fsyncs the packs directory so that packs created or removed in
 // it are durable.
 func (s *Store) syncDir() error {
-	if err := s.opts.fs.SyncDir(s.dir); err != nil {
+	if err := storefs.SyncDir(s.opts.FS, s.dir); err != nil {
 		return fmt.Errorf("fsync %s: %w", s.dir, err)
 	}
 	return nil

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // ScanPack calls fn for every well-formed record of pack n, in pack order,
@@ -19,7 +20,7 @@ import (
 // is a *CorruptError naming the offset. A missing pack is a *CorruptError;
 // an error from fn stops the scan and is returned as is.
 func (s *Store) ScanPack(n uint32, fn func(id ID, loc Locator) error) error {
-	f, err := os.Open(s.PackPath(n))
+	f, err := s.opts.FS.Open(s.PackPath(n))
 	if errors.Is(err, fs.ErrNotExist) {
 		return &CorruptError{Pack: s.PackPath(n), Reason: "pack file missing"}
 	}
@@ -100,7 +101,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 // packReader is what scanning needs of an open pack file.
 type packReader interface {
 	io.ReaderAt
-	Stat() (fs.FileInfo, error)
+	Stat() (vfs.FileInfo, error)
 }
 
 // zeroFrom reports whether bytes [off, size) of f are all zero, the shape

@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ckpt/ckpt/internal/storefs"
 )
 
 // Options tune a Store. The zero value selects the defaults.
@@ -34,9 +37,9 @@ type Options struct {
 	// (SpeedBetterCompression).
 	RecompressLevel int
 
-	// fs is the file system under pack writes; nil means the real one.
-	// Tests set it to inject failures.
-	fs packFS
+	// FS is the file system the packs live on (nil: the real one,
+	// storefs.OS); every read and write of a pack goes through it.
+	FS vfs.FS
 	// Groups stores blobs of up to 1 MiB in group records (doc.go): 15%
 	// smaller stores on real source code at the same save speed. Off, every
 	// blob has a record of its own. A reader reads both kinds whatever the
@@ -75,9 +78,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RecompressLevel <= 0 {
 		o.RecompressLevel = defaultRecompressLevel
 	}
-	if o.fs == nil {
-		o.fs = osFS{}
-	}
+	o.FS = storefs.Or(o.FS)
 	return o, nil
 }
 
@@ -144,7 +145,7 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 	for range cap(s.chunkBufs) {
 		s.chunkBufs <- nil
 	}
-	if err := opts.fs.MkdirAll(s.dir, 0o700); err != nil {
+	if err := storefs.MkdirAll(opts.FS, s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.mu.packs = make(map[uint32]*packState)
@@ -154,7 +155,7 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 		return nil, err
 	}
 	for _, n := range packs {
-		fi, err := os.Stat(s.PackPath(n))
+		fi, err := s.opts.FS.Stat(s.PackPath(n))
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
@@ -187,16 +188,21 @@ func (s *Store) PackPath(n uint32) string {
 	return filepath.Join(s.dir, fmt.Sprintf("%08x%s", n, packExt))
 }
 
+// FS returns the file system the packs live on (Options.FS).
+func (s *Store) FS() vfs.FS { return s.opts.FS }
+
 // Packs lists the pack numbers on disk, ascending. Other files are ignored.
 func (s *Store) Packs() ([]uint32, error) {
-	ents, err := os.ReadDir(s.dir)
+	names, err := s.opts.FS.List(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("list packs: %w", err)
 	}
 	var packs []uint32
-	for _, e := range ents {
-		if n, ok := packNumber(e.Name(), packExt); ok && e.Type().IsRegular() {
-			packs = append(packs, n)
+	for _, name := range names {
+		if n, ok := packNumber(name, packExt); ok {
+			if fi, err := s.opts.FS.Stat(s.PackPath(n)); err == nil && fi.Mode().IsRegular() {
+				packs = append(packs, n)
+			}
 		}
 	}
 	slices.Sort(packs)
@@ -221,7 +227,7 @@ func packNumber(name, ext string) (uint32, bool) {
 type packHandle struct {
 	n       uint32
 	version uint32 // pack format version
-	f       *os.File
+	f       vfs.File
 	refs    int
 	evicted bool
 }
@@ -239,7 +245,7 @@ func (s *Store) openPack(n uint32, off int64) (*packHandle, error) {
 		h.refs++
 		return h, nil
 	}
-	f, err := os.Open(s.PackPath(n))
+	f, err := s.opts.FS.Open(s.PackPath(n))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &CorruptError{Pack: s.PackPath(n), Offset: off, Reason: "pack file missing"}
 	}

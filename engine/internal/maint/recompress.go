@@ -3,7 +3,6 @@ package maint
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/ckpt/ckpt/objects"
 )
@@ -28,7 +27,7 @@ type Recompressed struct {
 //
 // The caller holds the store's write lock for the call.
 func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, error) {
-	fi, err := os.Stat(s.Blobs.PackPath(n))
+	fi, err := s.Blobs.FS().Stat(s.Blobs.PackPath(n))
 	if err != nil {
 		return nil, fmt.Errorf("recompress: %w", err)
 	}

@@ -11,7 +11,6 @@ package maint
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
@@ -51,7 +50,7 @@ func (s *Store) PackSizes() (map[uint32]int64, []uint32, error) {
 	}
 	sizes := make(map[uint32]int64, len(nums))
 	for _, n := range nums {
-		fi, err := os.Stat(s.Blobs.PackPath(n))
+		fi, err := s.Blobs.FS().Stat(s.Blobs.PackPath(n))
 		if err != nil {
 			return nil, nil, fmt.Errorf("pack size: %w", err)
 		}

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ckpt/ckpt/index"
@@ -299,7 +299,7 @@ func (s *Syncer) upload(ctx context.Context, blobs []pending) ([]blobLoc, error)
 // it and records its blobs' remote locators.
 func (s *Syncer) uploadObject(ctx context.Context, recs []*record, size int64) ([]blobLoc, error) {
 	buf := make([]byte, 0, size)
-	files := map[uint32]*os.File{}
+	files := map[uint32]vfs.File{}
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -310,7 +310,7 @@ func (s *Syncer) uploadObject(ctx context.Context, recs []*record, size int64) (
 		f := files[r.pack]
 		if f == nil {
 			var err error
-			if f, err = os.Open(s.Blobs.PackPath(r.pack)); err != nil {
+			if f, err = s.Blobs.FS().Open(s.Blobs.PackPath(r.pack)); err != nil {
 				return nil, fmt.Errorf("read pack: %w", err)
 			}
 			files[r.pack] = f

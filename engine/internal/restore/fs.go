@@ -11,9 +11,10 @@ import (
 	"github.com/ckpt/ckpt/internal/osfs"
 )
 
-// FS is the file-system seam of restore and its journal: every
-// change either makes to the workspace or to the store's journal goes
-// through it, so tests can fail any one of them. Names are slash-separated
+// FS is the file-system seam of restore in the workspace: every change a
+// restore makes to the workspace goes through it, so tests can fail any one
+// of them (the store's files, the journal among them, go through the
+// store's seam, internal/storefs). Names are slash-separated
 // and relative to the directory the seam is rooted at; the real seam
 // (rootFS) resolves them through an os.Root, so nothing outside that
 // directory can be reached, even through a symlink. Implementations are safe
