@@ -8,9 +8,12 @@ import (
 
 // CrashConfig shapes the file system Crash returns.
 type CrashConfig struct {
-	// UnsyncedPercent is the chance (0 to 100) that each unsynced directory
-	// entry change, and each unsynced 4 KiB block of a file, survives the
-	// crash anyway; 0 keeps exactly what was synced.
+	// UnsyncedPercent is the chance (0 to 100) that the unsynced entry
+	// changes of a directory survive the crash anyway, all of them (a
+	// journaled file system commits a directory's changes in order: pebble
+	// relies on that between a new MANIFEST and the marker naming it), and
+	// that each unsynced 4 KiB block of a file does, on its own; 0 keeps
+	// exactly what was synced.
 	UnsyncedPercent int
 	// Rand draws those chances; needed when UnsyncedPercent > 0.
 	Rand *rand.Rand
@@ -66,16 +69,9 @@ func (c *crasher) node(n *memNode) *memNode {
 		m.synced = slices.Clone(m.data)
 		return m
 	}
-	entries := maps.Clone(n.syncedChildren)
-	for name, child := range n.children {
-		if entries[name] != child && c.keep() {
-			entries[name] = child
-		}
-	}
-	for name := range n.syncedChildren {
-		if n.children[name] == nil && c.keep() {
-			delete(entries, name)
-		}
+	entries := n.syncedChildren
+	if c.keep() {
+		entries = n.children
 	}
 	m.children = map[string]*memNode{}
 	for name, child := range entries {
