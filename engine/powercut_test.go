@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -15,13 +14,11 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
-var powerCutFull = flag.Bool("engine.powercut-full", false,
-	"explore a power cut at every sync point of every scenario (CI); without it, a bounded sample of them")
-
 // powerCutSample is how many sync points of each scenario the bounded
-// sweep explores, spread evenly over the scenario (the first and the
+// sweep explores (testbound.LongTests, which CI sets, explores all), spread evenly over the scenario (the first and the
 // last always among them).
 const powerCutSample = 4
 
@@ -263,7 +260,7 @@ func (sc pcScenario) record(t *testing.T, crash faultfs.CrashConfig) *pcWorld {
 
 // explored picks the cuts to check: all of them, or an even sample.
 func explored(n int) []int {
-	if *powerCutFull || n <= powerCutSample {
+	if testbound.LongTests() || n <= powerCutSample {
 		return slicesRange(n)
 	}
 	out := make([]int, 0, powerCutSample)
@@ -358,7 +355,7 @@ func (sc pcScenario) explore(t *testing.T) (syncs, checked int) {
 // after the last), and checks what the next writer finds (pcWorld.check).
 // A cut right after sync k leaves what a cut right before sync k+1 does:
 // only syncs change what survives. The bounded sweep checks an even sample
-// of the cuts; -engine.powercut-full checks every one.
+// of the cuts; with the long tests on (testbound.LongEnv) it checks every one.
 func TestPowerCutAtEverySyncLosesNothingReported(t *testing.T) {
 	t.Parallel()
 	total, checked := 0, 0
@@ -380,8 +377,8 @@ func TestPowerCutAtEverySyncLosesNothingReported(t *testing.T) {
 func TestPowerCutDuringConcurrentSavesLosesNothingReported(t *testing.T) {
 	t.Parallel()
 	seeds := 2
-	if *powerCutFull {
-		seeds = 20
+	if testbound.LongTests() {
+		seeds = 10
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
