@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/ui"
 )
@@ -17,7 +19,7 @@ const uiPollInterval = 2 * time.Second
 
 func (a *app) uiCommand() *cobra.Command {
 	var addr string
-	var open bool
+	var open, allowRemote bool
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve a local page with the timeline of every task, diffs and restores",
@@ -29,6 +31,9 @@ func (a *app) uiCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := a.checkGlobalFlags(); err != nil {
 				return err
+			}
+			if !allowRemote && !loopbackAddr(addr) {
+				return protocol.UsageError(fmt.Sprintf("--addr %s is not a loopback address: other machines could reach the page; add --allow-remote if that is meant", addr))
 			}
 			if a.server == nil {
 				if err := a.forward(cmd); err != nil { // the store's server serves the page, on its engine
@@ -64,7 +69,22 @@ func (a *app) uiCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&addr, "addr", ui.DefaultAddr, "address to listen on (loopback; port 0 picks a free one)")
 	cmd.Flags().BoolVar(&open, "open", false, "open the page in the default browser")
+	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "let --addr be an address other machines can reach (the token is then all that guards the store)")
 	return cmd
+}
+
+// loopbackAddr reports whether addr (host:port) names a loopback host:
+// localhost or a loopback IP. An empty host listens on every interface.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // uiJSON is ui's --json document, printed once the page is served.

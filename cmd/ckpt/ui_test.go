@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 )
 
 // uiGet fetches path from the page's server with token (none when empty).
@@ -122,4 +124,18 @@ func jsonDocument(t *testing.T, r *bufio.Reader) io.Reader {
 		t.Fatalf("ui printed %q then: %v", line, err)
 	}
 	return strings.NewReader(line)
+}
+
+// The page is for this machine only: an --addr other machines can reach
+// is refused (exit 2) unless --allow-remote says it is meant.
+func TestCLIUIRefusesANonLoopbackAddress(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one")
+	e.ok("save", "-m", "first")
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
+		r := e.run("", "ui", "--addr", addr)
+		if r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "not a loopback address") || !strings.Contains(r.stderr, "--allow-remote") {
+			t.Errorf("ui --addr %s: exit %d, stderr %q; want exit %d naming --allow-remote", addr, r.code, r.stderr, protocol.ExitUsage)
+		}
+	}
 }
