@@ -24,7 +24,7 @@ before(() => {
 const access = {
   save: "write", list: "query", show: "query", ls: "query", cat: "query", diff: "query",
   restore: "destructive", tasks: "query", drop: "destructive", gc: "destructive", verify: "query", stats: "query",
-  push: "write", pull: "write",
+  push: "write", pull: "write", log: "query", export: "write", bisect: "write",
 };
 
 /**
