@@ -115,16 +115,20 @@ type exporter struct {
 	e      *Engine
 	dir    string
 	filter diffview.PathFilter
-	root   objects.ID // the tree the directory holds now (zero: empty)
+	root   objects.ID      // the tree the directory holds now (zero: empty)
+	names  *osfs.NameRules // how the directory's file system matches names, probed on first use
 }
 
 // to rewrites the directory from its current tree to root.
 func (x *exporter) to(ctx context.Context, root objects.ID) (restore.Result, error) {
-	names, err := osfs.ProbeNames(x.dir)
-	if err != nil {
-		return restore.Result{}, fmt.Errorf("export: %s: %w", x.dir, err)
+	if x.names == nil {
+		names, err := osfs.ProbeNames(x.dir)
+		if err != nil {
+			return restore.Result{}, fmt.Errorf("export: %s: %w", x.dir, err)
+		}
+		x.names = &names
 	}
-	plan, err := restore.NewPlan(ctx, x.e.save.TreeSource(nil), x.root, root, x.filter, names)
+	plan, err := restore.NewPlan(ctx, x.e.save.TreeSource(nil), x.root, root, x.filter, *x.names)
 	if err != nil {
 		return restore.Result{}, err
 	}
