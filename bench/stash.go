@@ -21,7 +21,7 @@ import (
 // temporary index and committed with commit-tree as the stash's third
 // parent (the shape `git stash -u` makes), and `update-ref
 // refs/cline/checkpoints/…`; with nothing changed the checkpoint is HEAD.
-// A restore is `git reset --hard` + `git clean -fd` + `git stash apply`.
+// A restore is `git clean -fd` + `git reset --hard` + `git stash apply`.
 // Diffs read both sides with `git show`, as the shadow repository's do.
 type stashFlow struct {
 	*shadowGit
@@ -132,13 +132,11 @@ func (f *stashFlow) untrackedTree(ctx context.Context, s *step, paths []string) 
 	return strings.TrimSpace(string(r.Stdout)), err
 }
 
-// restore puts the workspace back to HEAD, then applies the checkpoint.
+// restore puts the workspace back to HEAD (the shadow flow's clean and
+// hard reset), then applies the checkpoint.
 func (f *stashFlow) restore(ctx context.Context, ref string) (step, error) {
-	s := step{Written: -1, Deleted: -1}
-	if _, err := f.run(ctx, &s, "reset", "-q", "--hard"); err != nil {
-		return s, err
-	}
-	if _, err := f.run(ctx, &s, "clean", "-f", "-d", "-q"); err != nil {
+	s, err := f.shadowGit.restore(ctx, "HEAD")
+	if err != nil {
 		return s, err
 	}
 	head, err := f.run(ctx, &s, "rev-parse", "HEAD")
