@@ -87,7 +87,7 @@ func powerCutScenarios() []pcScenario {
 		{name: "push", files: pcFiles(), setup: func(w *pcWorld, e *Engine) {
 			saveFirst(w, e)
 			w.remote = w.t.TempDir()
-			if err := e.AddRemote(ctx, "origin", fileURL(w.remote)); err != nil {
+			if err := e.AddRemote(ctx, "origin", remote.FileURL(w.remote)); err != nil {
 				w.t.Fatal(err)
 			}
 		}, run: func(w *pcWorld, e *Engine) {

@@ -28,15 +28,6 @@ type remoteCase struct {
 	open func(t *testing.T) (Backend, string)
 }
 
-// fileURL is the file:// URL of directory dir (file:///C:/x on Windows).
-func fileURL(dir string) string {
-	p := filepath.ToSlash(dir)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	return "file://" + p
-}
-
 // remoteCases is file:// always, and the S3 service CKPT_TEST_S3 names
 // (s3://bucket[/prefix], endpoint and credentials in the AWS_* variables)
 // when it is set.
@@ -48,7 +39,7 @@ func remoteCases() []remoteCase {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() })
-		return b, fileURL(dir)
+		return b, remote.FileURL(dir)
 	}}}
 	if base := os.Getenv("CKPT_TEST_S3"); base != "" {
 		cases = append(cases, remoteCase{"s3", func(t *testing.T) (Backend, string) {

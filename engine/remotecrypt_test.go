@@ -52,7 +52,7 @@ func dirRemote(t *testing.T) (b Backend, dir, url string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return b, dir, fileURL(dir)
+	return b, dir, remote.FileURL(dir)
 }
 
 // encrypt seals b with secret, failing the test on error.

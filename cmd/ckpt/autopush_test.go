@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/engine/remote"
 	"github.com/ckpt/ckpt/internal/testbound"
 )
 
@@ -31,7 +31,7 @@ func testAutoPush(t *testing.T, keyFlags ...string) {
 	e := newEnv(t)
 	e.write("a.txt", "one\n")
 	dir := t.TempDir()
-	url := protocoltest.FileURL(dir)
+	url := remote.FileURL(dir)
 	e.ok("save")
 	e.ok(append([]string{"remote", "add", "origin", url}, keyFlags...)...)
 	e.listenServer("--push", "origin")
@@ -71,7 +71,7 @@ func TestAServerTakesKeyFilePathsRelativeToTheClient(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	e.ok("--lock-timeout", "0", "remote", "keygen", "rel.key")
-	e.ok("--lock-timeout", "0", "remote", "add", "origin", protocoltest.FileURL(t.TempDir()), "--key-file", "rel.key")
+	e.ok("--lock-timeout", "0", "remote", "add", "origin", remote.FileURL(t.TempDir()), "--key-file", "rel.key")
 	got := decode[protocol.RemotesJSON](t, e.ok("--lock-timeout", "0", "remote", "list", "--json"))
 	want := filepath.Join(cwd, "rel.key")
 	if len(got.Remotes) != 1 || got.Remotes[0].KeyFile != want {

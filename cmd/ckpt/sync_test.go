@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/engine/remote"
 )
 
 // damageRemote flips a byte in the middle of every object of a file://
@@ -38,7 +38,7 @@ func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
 	src.write("sub/b.bin", "\x00\x01binary")
 	src.ok("save", "-m", "one")
 	dir := t.TempDir()
-	url := protocoltest.FileURL(dir)
+	url := remote.FileURL(dir)
 	src.ok("remote", "add", "origin", url)
 	if got := decode[protocol.RemotesJSON](t, src.ok("remote", "list", "--json")); len(got.Remotes) != 1 || got.Remotes[0].URL != url {
 		t.Fatalf("remote list: %+v", got)
@@ -86,7 +86,7 @@ func TestCLISyncExitCodes(t *testing.T) {
 		t.Fatalf("push without a remote: exit %d %s", r.code, r.stderr)
 	}
 	dir := t.TempDir()
-	url := protocoltest.FileURL(dir)
+	url := remote.FileURL(dir)
 	e.ok("remote", "add", "origin", url)
 	if r := e.run("", "remote", "add", "origin", url); r.code != protocol.ExitUsage {
 		t.Fatalf("adding a name twice: exit %d %s", r.code, r.stderr)
@@ -106,7 +106,7 @@ func TestCLISyncExitCodes(t *testing.T) {
 			}
 			damageRemote(t, damaged, sub)
 			c := newEnv(t)
-			r := c.run("", "clone", protocoltest.FileURL(damaged))
+			r := c.run("", "clone", remote.FileURL(damaged))
 			if r.code != protocol.ExitCorrupted {
 				t.Fatalf("clone of a remote with damaged %s: exit %d %s", sub, r.code, r.stderr)
 			}
@@ -128,7 +128,7 @@ func TestCLISyncExitCodes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := newEnv(t).run("", "clone", protocoltest.FileURL(cut))
+			r := newEnv(t).run("", "clone", remote.FileURL(cut))
 			if r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "corrupt") {
 				t.Fatalf("clone of a remote with truncated data objects: exit %d %s", r.code, r.stderr)
 			}
@@ -139,7 +139,7 @@ func TestCLISyncExitCodes(t *testing.T) {
 func TestCLIRemoteGC(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	e.ok("remote", "add", "origin", protocoltest.FileURL(dir))
+	e.ok("remote", "add", "origin", remote.FileURL(dir))
 	for _, v := range []string{"one\n", "two\n", "three\n"} {
 		e.write("a.txt", v)
 		e.ok("save")
@@ -164,7 +164,7 @@ func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
 			e := newEnv(t)
 			e.write("a.txt", "alpha\n")
 			e.ok("save")
-			url := protocoltest.FileURL(filepath.Join(t.TempDir(), "a", "new", "dir"))
+			url := remote.FileURL(filepath.Join(t.TempDir(), "a", "new", "dir"))
 			e.ok(append([]string{"remote", "add", "origin", url}, enc...)...)
 			e.ok("push")
 			c := newEnv(t)
@@ -183,7 +183,7 @@ func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
 func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	e.ok("remote", "add", "origin", protocoltest.FileURL(dir))
+	e.ok("remote", "add", "origin", remote.FileURL(dir))
 	e.write("a.txt", "one\n")
 	e.ok("save")
 	e.ok("push")
@@ -212,7 +212,7 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 	src.write("a.txt", "alpha\n")
 	src.ok("save")
 	dir := t.TempDir()
-	src.ok("remote", "add", "origin", protocoltest.FileURL(dir))
+	src.ok("remote", "add", "origin", remote.FileURL(dir))
 	src.ok("push")
 	saved := t.TempDir()
 	if err := os.CopyFS(saved, os.DirFS(filepath.Join(dir, "data"))); err != nil {
@@ -225,7 +225,7 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 		}
 	}
 	dst := newEnv(t)
-	if r := dst.run("", "clone", protocoltest.FileURL(dir)); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "run again finishes it") {
+	if r := dst.run("", "clone", remote.FileURL(dir)); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "run again finishes it") {
 		t.Fatalf("clone with truncated data objects: exit %d %s", r.code, r.stderr)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "data")); err != nil {
@@ -234,7 +234,7 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(saved)); err != nil {
 		t.Fatal(err)
 	}
-	dst.ok("clone", protocoltest.FileURL(dir))
+	dst.ok("clone", remote.FileURL(dir))
 	if got, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(got) != "alpha\n" {
 		t.Fatalf("the finished clone: %q, %v", got, err)
 	}

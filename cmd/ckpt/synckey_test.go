@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/engine/remote"
 )
 
 // assertNoneShows fails if any file under dir shows one of needles in its
@@ -49,7 +49,7 @@ func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
 		t.Fatal("keygen replaced an existing key file")
 	}
 	dir := t.TempDir()
-	url := protocoltest.FileURL(dir)
+	url := remote.FileURL(dir)
 	src.ok("remote", "add", "origin", url, "--key-file", key)
 	got := decode[protocol.RemotesJSON](t, src.ok("remote", "list", "--json"))
 	if len(got.Remotes) != 1 || got.Remotes[0].KeyFile != key {
@@ -102,7 +102,7 @@ func TestCLIEncryptedRemoteWithAPassphrase(t *testing.T) {
 	src.write("a.txt", "alpha\n")
 	src.ok("save")
 	dir := t.TempDir()
-	url := protocoltest.FileURL(dir)
+	url := remote.FileURL(dir)
 	src.ok("remote", "add", "origin", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
 	src.ok("push")
 	if b, err := os.ReadFile(filepath.Join(dir, "crypt", "params")); err != nil || bytes.Contains(b, []byte("correct horse")) {

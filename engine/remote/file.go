@@ -103,7 +103,7 @@ func (b *fileBackend) Put(ctx context.Context, key string, r io.Reader, size int
 	if err := mkdirs(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("remote: put %s: %w", key, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := b.replace(tmp, path); err != nil {
 		return "", fmt.Errorf("remote: put %s: %w", key, err)
 	}
 	if err := osfs.SyncDir(filepath.Dir(path)); err != nil {
@@ -148,6 +148,28 @@ func (b *fileBackend) writeTemp(ctx context.Context, r io.Reader, size int64) (p
 	return f.Name(), hex.EncodeToString(sum), nil
 }
 
+// replace renames the file tmp over path, both inside the root. os.Root's
+// rename asks Windows for POSIX semantics, so a reader holding the old
+// object open (osfs.OpenShared) keeps its version and does not refuse the
+// rename; where the file system lacks them (FAT, older Windows, Wine) a
+// reader's handle is waited out briefly.
+func (b *fileBackend) replace(tmp, path string) error {
+	root, err := os.OpenRoot(b.root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	from, err := filepath.Rel(b.root, tmp)
+	if err != nil {
+		return err
+	}
+	to, err := filepath.Rel(b.root, path)
+	if err != nil {
+		return err
+	}
+	return osfs.RetrySharing(func() error { return root.Rename(from, to) })
+}
+
 // check reports ErrPrecondition when the object at path defeats cond. The
 // caller holds the key's lock.
 func (b *fileBackend) check(path string, cond Condition) error {
@@ -162,7 +184,7 @@ func (b *fileBackend) check(path string, cond Condition) error {
 		}
 		return err
 	case ifMatch:
-		f, err := os.Open(path)
+		f, err := osfs.OpenShared(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: no object", ErrPrecondition)
 		}
@@ -245,7 +267,7 @@ func (b *fileBackend) open(ctx context.Context, key string) (*os.File, ObjectInf
 	if err := ctx.Err(); err != nil {
 		return nil, ObjectInfo{}, err
 	}
-	f, err := os.Open(keyPath(b.root, key))
+	f, err := osfs.OpenShared(keyPath(b.root, key))
 	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 		return nil, ObjectInfo{}, fmt.Errorf("remote: %s: %w", key, ErrNotFound)
 	}
@@ -306,7 +328,7 @@ func (b *fileBackend) Delete(ctx context.Context, key string) error {
 	}
 	defer unlock()
 	path := keyPath(b.root, key)
-	err = os.Remove(path)
+	err = osfs.RetrySharing(func() error { return os.Remove(path) })
 	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // maxPage is the largest page List returns, S3's limit.
@@ -119,7 +121,7 @@ func (l *lister) mayHold(e listEntry) bool {
 // add appends the object in file path; one deleted since the directory was
 // read is skipped.
 func (l *lister) add(path, key string) error {
-	f, err := os.Open(path)
+	f, err := osfs.OpenShared(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Open opens the remote named by rawURL: file:///path (a directory,
@@ -33,6 +34,16 @@ func Open(ctx context.Context, rawURL string, cfg Config) (Backend, error) {
 	default:
 		return nil, fmt.Errorf("remote: %s: unsupported scheme %q (want file or s3)", u.Redacted(), u.Scheme)
 	}
+}
+
+// FileURL is the file:// URL that Open reads back as the absolute
+// directory dir: file:///abs/path, or file:///C:/path on Windows.
+func FileURL(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
 // fileURLPath is the directory of a file URL: file:///abs/path, or

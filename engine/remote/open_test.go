@@ -10,8 +10,8 @@ import (
 
 func TestOpenDispatchesOnTheScheme(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	b, err := Open(ctx, "file://"+filepath.ToSlash(dir), Config{})
+	dir := filepath.Join(t.TempDir(), "a b%20c#d") // FileURL escapes what a URL would read otherwise
+	b, err := Open(ctx, FileURL(dir), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

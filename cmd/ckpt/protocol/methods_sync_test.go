@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/engine/remote"
 )
 
 // push and pull pick the default remote, report a missing one as a usage
@@ -17,7 +17,7 @@ func TestHostPushAndPullMethods(t *testing.T) {
 	if m, _ := s.Call("push", map[string]any{}); m.Error == nil || m.Error.Data.ExitCode != protocol.ExitUsage {
 		t.Fatalf("push without a remote: %+v", m)
 	}
-	if err := s.e.AddRemote(context.Background(), "backup", protocoltest.FileURL(t.TempDir())); err != nil {
+	if err := s.e.AddRemote(context.Background(), "backup", remote.FileURL(t.TempDir())); err != nil {
 		t.Fatal(err)
 	}
 	var push protocol.PushJSON
