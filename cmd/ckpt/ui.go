@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/uiengine"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/ui"
 )
@@ -94,7 +95,7 @@ type uiJSON struct {
 
 // uiBackend opens the store for each request of the page and polls the task
 // heads for its live view.
-func (a *app) uiBackend(ctx context.Context, cmd *cobra.Command) *ui.EngineBackend {
+func (a *app) uiBackend(ctx context.Context, cmd *cobra.Command) *uiengine.Backend {
 	acquire := func(ctx context.Context, write bool) (*engine.Engine, func(), error) {
 		if a.server != nil {
 			e, err := a.server.engineFor(a, cmd)
@@ -119,7 +120,7 @@ func (a *app) uiBackend(ctx context.Context, cmd *cobra.Command) *ui.EngineBacke
 		}
 		return out, err
 	}
-	return &ui.EngineBackend{
+	return &uiengine.Backend{
 		Acquire: acquire,
 		Events:  func(ctx context.Context) <-chan ui.Event { return ui.PollHeads(ctx, uiPollInterval, heads) },
 	}

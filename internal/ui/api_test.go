@@ -1,4 +1,4 @@
-package ui
+package ui_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/internal/ui"
 )
 
 func getJSON(t *testing.T, url string, v any) int {
@@ -53,7 +54,7 @@ func TestCheckpointPagesCoverTheTaskOnceNewestFirst(t *testing.T) {
 		if pages > n {
 			t.Fatal("paging does not end")
 		}
-		var p Page
+		var p ui.Page
 		url := srv.URL + "/api/checkpoints?task=default&limit=5"
 		if before != 0 {
 			url += "&before=" + itoa(before)
@@ -96,19 +97,19 @@ func TestDiffListsChangesAndFilesShowTextBinaryAndImages(t *testing.T) {
 	})
 	srv := serve(t, s.b)
 	q := "task=default&from=" + from.ID.String() + "&to=" + to.ID.String()
-	var d diffPage
+	var d ui.DiffPage
 	if code := getJSON(t, srv.URL+"/api/diff?"+q, &d); code != http.StatusOK {
 		t.Fatalf("diff: %d", code)
 	}
-	if d.Total != 3 || d.Counts[StatusModified] != 2 || d.Counts[StatusAdded] != 1 {
+	if d.Total != 3 || d.Counts[ui.StatusModified] != 2 || d.Counts[ui.StatusAdded] != 1 {
 		t.Fatalf("diff %+v", d)
 	}
-	var v fileView
+	var v ui.FileView
 	getJSON(t, srv.URL+"/api/file?"+q+"&path=main.go", &v)
 	if v.Binary || v.Before == nil || v.After == nil || !strings.Contains(*v.After, "println(1)") {
 		t.Fatalf("main.go view %+v", v)
 	}
-	v = fileView{}
+	v = ui.FileView{}
 	getJSON(t, srv.URL+"/api/file?"+q+"&path=blob.bin", &v)
 	if !v.Binary || v.Before != nil || v.BeforeSize != 3 || v.AfterSize != 4 {
 		t.Fatalf("blob.bin view %+v", v)
@@ -129,17 +130,17 @@ func TestDiffListsChangesAndFilesShowTextBinaryAndImages(t *testing.T) {
 }
 
 func TestAHundredThousandFileDiffIsServedInPagesFromOneBackendCall(t *testing.T) {
-	files := make([]FileChange, 100_000)
+	files := make([]ui.FileChange, 100_000)
 	for i := range files {
-		files[i] = FileChange{Path: "f" + itoa(uint64(i)), Status: StatusAdded}
+		files[i] = ui.FileChange{Path: "f" + itoa(uint64(i)), Status: ui.StatusAdded}
 	}
 	c := &countingBackend{Backend: fixedDiff(files)}
 	srv := serve(t, c)
-	for _, off := range []int{0, maxDiffPage, 50_000, len(files) - 10} {
-		var d diffPage
+	for _, off := range []int{0, ui.MaxDiffPage, 50_000, len(files) - 10} {
+		var d ui.DiffPage
 		getJSON(t, srv.URL+"/api/diff?task=t&from=a&to=b&offset="+itoa(uint64(off)), &d)
-		want := min(maxDiffPage, len(files)-off)
-		if d.Total != len(files) || d.Counts[StatusAdded] != len(files) || len(d.Files) != want || d.Files[0].Path != files[off].Path {
+		want := min(ui.MaxDiffPage, len(files)-off)
+		if d.Total != len(files) || d.Counts[ui.StatusAdded] != len(files) || len(d.Files) != want || d.Files[0].Path != files[off].Path {
 			t.Fatalf("page at %d: total %d, %d files, want %d", off, d.Total, len(d.Files), want)
 		}
 	}
@@ -150,29 +151,33 @@ func TestAHundredThousandFileDiffIsServedInPagesFromOneBackendCall(t *testing.T)
 
 // fixedDiff is a Backend whose every diff is the same list of changes; only
 // Diff is called by the test using it.
-type fixedDiff []FileChange
+type fixedDiff []ui.FileChange
 
-func (f fixedDiff) Diff(context.Context, string, string, string) ([]FileChange, error) { return f, nil }
-func (fixedDiff) Tasks(context.Context) ([]Task, error)                                { return nil, nil }
-func (fixedDiff) Checkpoints(context.Context, string, PageQuery) (Page, error)         { return Page{}, nil }
-func (fixedDiff) File(context.Context, string, string, string, string) (FileContents, error) {
-	return FileContents{}, ErrNotFound
+func (f fixedDiff) Diff(context.Context, string, string, string) ([]ui.FileChange, error) {
+	return f, nil
 }
-func (fixedDiff) Plan(context.Context, RestoreRequest) (RestorePlan, error) {
-	return RestorePlan{}, nil
+func (fixedDiff) Tasks(context.Context) ([]ui.Task, error) { return nil, nil }
+func (fixedDiff) Checkpoints(context.Context, string, ui.PageQuery) (ui.Page, error) {
+	return ui.Page{}, nil
 }
-func (fixedDiff) Restore(context.Context, RestoreRequest) (RestoreResult, error) {
-	return RestoreResult{}, nil
+func (fixedDiff) File(context.Context, string, string, string, string) (ui.FileContents, error) {
+	return ui.FileContents{}, ui.ErrNotFound
 }
-func (fixedDiff) Subscribe(ctx context.Context) <-chan Event { return nil }
+func (fixedDiff) Plan(context.Context, ui.RestoreRequest) (ui.RestorePlan, error) {
+	return ui.RestorePlan{}, nil
+}
+func (fixedDiff) Restore(context.Context, ui.RestoreRequest) (ui.RestoreResult, error) {
+	return ui.RestoreResult{}, nil
+}
+func (fixedDiff) Subscribe(ctx context.Context) <-chan ui.Event { return nil }
 
 func TestPlanShowsWhatRestoreDoesAndUndoRestoresTheBackup(t *testing.T) {
 	s := newStore(t, testtree.Dir{"keep.txt": testtree.File{Content: "k"}, "a.txt": testtree.File{Content: "one"}})
 	first := s.save("default", "one", nil)
 	s.save("default", "two", testtree.Dir{"a.txt": testtree.File{Content: "two"}, "b.txt": testtree.File{Content: "new"}})
 	srv := serve(t, s.b)
-	req := RestoreRequest{Task: "default", Ref: first.ID.String()}
-	var plan RestorePlan
+	req := ui.RestoreRequest{Task: "default", Ref: first.ID.String()}
+	var plan ui.RestorePlan
 	if code := postJSON(t, srv.URL, "/api/plan", req, &plan); code != http.StatusOK {
 		t.Fatalf("plan: %d", code)
 	}
@@ -180,7 +185,7 @@ func TestPlanShowsWhatRestoreDoesAndUndoRestoresTheBackup(t *testing.T) {
 		t.Fatalf("plan %+v", plan)
 	}
 	assertFile(t, s.ws, "a.txt", "two") // the plan changed nothing
-	var res RestoreResult
+	var res ui.RestoreResult
 	if code := postJSON(t, srv.URL, "/api/restore", req, &res); code != http.StatusOK {
 		t.Fatalf("restore: %d", code)
 	}
@@ -188,13 +193,13 @@ func TestPlanShowsWhatRestoreDoesAndUndoRestoresTheBackup(t *testing.T) {
 	if res.Backup == "" || strings.Join(res.Written, ",") != "a.txt" || strings.Join(res.Deleted, ",") != "b.txt" {
 		t.Fatalf("restore %+v", res)
 	}
-	if code := postJSON(t, srv.URL, "/api/restore", RestoreRequest{Task: "default", Ref: res.Backup}, &res); code != http.StatusOK {
+	if code := postJSON(t, srv.URL, "/api/restore", ui.RestoreRequest{Task: "default", Ref: res.Backup}, &res); code != http.StatusOK {
 		t.Fatalf("undo: %d", code)
 	}
 	assertFile(t, s.ws, "a.txt", "two")
 	assertFile(t, s.ws, "b.txt", "new")
 	var bad map[string]string
-	if code := postJSON(t, srv.URL, "/api/plan", RestoreRequest{Task: "default", Ref: "zzzz"}, &bad); code != http.StatusNotFound {
+	if code := postJSON(t, srv.URL, "/api/plan", ui.RestoreRequest{Task: "default", Ref: "zzzz"}, &bad); code != http.StatusNotFound {
 		t.Fatalf("unknown ref: %d, want 404", code)
 	}
 }
@@ -242,7 +247,7 @@ func TestPollHeadsReportsMovedAndNewHeads(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	}
-	ch := PollHeads(ctx, time.Millisecond, heads)
+	ch := ui.PollHeads(ctx, time.Millisecond, heads)
 	rounds <- map[string]string{"a": "1", "b": "1"}
 	rounds <- map[string]string{"a": "1", "b": "1"} // nothing moved
 	rounds <- map[string]string{"a": "2", "b": "1", "c": "1"}

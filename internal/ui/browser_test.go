@@ -1,4 +1,4 @@
-package ui
+package ui_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/internal/ui"
 )
 
 var screenshotDir = flag.String("screenshots", "", "write the timeline and diff screenshots into this directory (../../docs refreshes the committed ones)")
@@ -56,10 +57,10 @@ func newBrowser(t *testing.T) *browser {
 
 // open serves backend with Serve until the test ends and loads the page
 // from the address Serve printed.
-func (b *browser) open(backend Backend) (url string) {
+func (b *browser) open(backend ui.Backend) (url string) {
 	b.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	url, wait, err := Serve(ctx, "", backend)
+	url, wait, err := ui.Serve(ctx, "", backend)
 	if err != nil {
 		b.t.Fatal(err)
 	}

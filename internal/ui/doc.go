@@ -5,8 +5,9 @@
 //
 // The package knows nothing of the engine: it declares the Backend it needs
 // and speaks in its own plain types, so the caller adapts whatever engine it
-// holds. The page is hand-written HTML, CSS and JavaScript embedded in the
-// binary; nothing is fetched from elsewhere.
+// holds (ckpt's own adapter is cmd/ckpt/uiengine; the tests here run the
+// page against it). The page is hand-written HTML, CSS and JavaScript
+// embedded in the binary; nothing is fetched from elsewhere.
 //
 // Security model: the server binds loopback by default and every request
 // must carry the per-start random token (in the URL of the first page load,

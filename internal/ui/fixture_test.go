@@ -1,4 +1,4 @@
-package ui
+package ui_test
 
 import (
 	"context"
@@ -6,13 +6,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/uiengine"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/internal/ui"
 )
 
 // store is a workspace with a real engine behind the Backend under test.
@@ -20,7 +23,7 @@ type store struct {
 	t   *testing.T
 	ws  string
 	e   *engine.Engine
-	b   *EngineBackend
+	b   *uiengine.Backend
 	now atomic.Int64 // the engine's clock, unix nanoseconds
 }
 
@@ -33,7 +36,7 @@ func newStore(t *testing.T, tree testtree.Dir) *store {
 	if err := testtree.Write(s.ws, tree); err != nil {
 		t.Fatal(err)
 	}
-	h := &EventHub{}
+	h := &uiengine.EventHub{}
 	s.now.Store(time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, s.now.Load()) }
 	e, err := engine.Open(context.Background(), s.ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), OnEvent: h.Publish, Now: clock})
@@ -42,7 +45,7 @@ func newStore(t *testing.T, tree testtree.Dir) *store {
 	}
 	t.Cleanup(func() { e.Close() })
 	s.e = e
-	s.b = &EngineBackend{
+	s.b = &uiengine.Backend{
 		Acquire: func(context.Context, bool) (*engine.Engine, func(), error) { return e, func() {}, nil },
 		Events:  h.Subscribe,
 	}
@@ -66,9 +69,9 @@ func (s *store) save(task, msg string, tree testtree.Dir) *engine.SaveResult {
 const testToken = "test-token-0123456789abcdef"
 
 // serve starts an httptest server for b guarded by testToken.
-func serve(t *testing.T, b Backend) *httptest.Server {
+func serve(t *testing.T, b ui.Backend) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(Handler(b, testToken))
+	srv := httptest.NewServer(ui.Handler(b, testToken))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -80,7 +83,7 @@ func authed(t *testing.T, method, url string) *http.Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set(tokenHeader, testToken)
+	req.Header.Set(ui.TokenHeader, testToken)
 	return req
 }
 
@@ -98,7 +101,7 @@ func assertFile(t *testing.T, dir, rel, want string) {
 // countingBackend counts the calls made to a Backend and the checkpoints it
 // returned, so tests assert on work done rather than wall time.
 type countingBackend struct {
-	Backend
+	ui.Backend
 	mu          sync.Mutex
 	calls       map[string]int
 	limits      []int
@@ -120,12 +123,12 @@ func (c *countingBackend) count(name string) int {
 	return c.calls[name]
 }
 
-func (c *countingBackend) Tasks(ctx context.Context) ([]Task, error) {
+func (c *countingBackend) Tasks(ctx context.Context) ([]ui.Task, error) {
 	c.add("Tasks")
 	return c.Backend.Tasks(ctx)
 }
 
-func (c *countingBackend) Checkpoints(ctx context.Context, task string, q PageQuery) (Page, error) {
+func (c *countingBackend) Checkpoints(ctx context.Context, task string, q ui.PageQuery) (ui.Page, error) {
 	c.add("Checkpoints")
 	p, err := c.Backend.Checkpoints(ctx, task, q)
 	c.mu.Lock()
@@ -135,17 +138,17 @@ func (c *countingBackend) Checkpoints(ctx context.Context, task string, q PageQu
 	return p, err
 }
 
-func (c *countingBackend) Diff(ctx context.Context, task, from, to string) ([]FileChange, error) {
+func (c *countingBackend) Diff(ctx context.Context, task, from, to string) ([]ui.FileChange, error) {
 	c.add("Diff")
 	return c.Backend.Diff(ctx, task, from, to)
 }
 
-func (c *countingBackend) File(ctx context.Context, task, from, to, path string) (FileContents, error) {
+func (c *countingBackend) File(ctx context.Context, task, from, to, path string) (ui.FileContents, error) {
 	c.add("File")
 	return c.Backend.File(ctx, task, from, to, path)
 }
 
-func (c *countingBackend) Restore(ctx context.Context, req RestoreRequest) (RestoreResult, error) {
+func (c *countingBackend) Restore(ctx context.Context, req ui.RestoreRequest) (ui.RestoreResult, error) {
 	c.add("Restore")
 	return c.Backend.Restore(ctx, req)
 }
@@ -171,3 +174,6 @@ func overlay(dir string, tree testtree.Dir) error {
 	}
 	return nil
 }
+
+// itoa spells a sequence number or a count.
+func itoa[N int | uint64](n N) string { return strconv.FormatUint(uint64(n), 10) }

@@ -1,4 +1,4 @@
-package ui
+package ui_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/internal/ui"
 )
 
 // longTask builds a store whose default task has bigTask checkpoints: one
@@ -15,7 +16,7 @@ import (
 // MaxPage, and 10,000 with the long tests.
 func longTask(t *testing.T) (s *store, bigTask uint64) {
 	t.Helper()
-	bigTask = uint64(testbound.Scale(MaxPage+DefaultPage+100, 10000))
+	bigTask = uint64(testbound.Scale(ui.MaxPage+ui.DefaultPage+100, 10000))
 	s = newStore(t, testtree.Dir{"a.txt": testtree.File{Content: "0"}, "b.txt": testtree.File{Content: "b"}})
 	for i := uint64(1); i <= bigTask; i++ {
 		if i%10 != 0 {
@@ -38,23 +39,23 @@ func TestALongTaskLoadsOnePageAtATime(t *testing.T) {
 	t.Run("server", func(t *testing.T) {
 		c := &countingBackend{Backend: s.b}
 		srv := serve(t, c)
-		var tasks struct{ Tasks []Task }
+		var tasks struct{ Tasks []ui.Task }
 		getJSON(t, srv.URL+"/api/tasks", &tasks)
 		if len(tasks.Tasks) != 1 || uint64(tasks.Tasks[0].Checkpoints) != bigTask {
 			t.Fatalf("tasks %+v", tasks.Tasks)
 		}
-		var p Page
+		var p ui.Page
 		if code := getJSON(t, srv.URL+"/api/checkpoints?task=default", &p); code != http.StatusOK {
 			t.Fatalf("first page: %d", code)
 		}
-		if len(p.Checkpoints) != DefaultPage || p.Checkpoints[0].Seq != bigTask || p.Next != bigTask-DefaultPage+1 {
+		if len(p.Checkpoints) != ui.DefaultPage || p.Checkpoints[0].Seq != bigTask || p.Next != bigTask-ui.DefaultPage+1 {
 			t.Fatalf("first page: %d checkpoints from @%d, next %d", len(p.Checkpoints), p.Checkpoints[0].Seq, p.Next)
 		}
 		getJSON(t, srv.URL+"/api/checkpoints?task=default&limit=100000", &p)
-		if len(p.Checkpoints) != MaxPage {
-			t.Fatalf("an oversized limit returned %d checkpoints, want the cap %d", len(p.Checkpoints), MaxPage)
+		if len(p.Checkpoints) != ui.MaxPage {
+			t.Fatalf("an oversized limit returned %d checkpoints, want the cap %d", len(p.Checkpoints), ui.MaxPage)
 		}
-		if c.count("Checkpoints") != 2 || c.limits[0] != DefaultPage || c.limits[1] != MaxPage || c.count("Diff")+c.count("File") != 0 {
+		if c.count("Checkpoints") != 2 || c.limits[0] != ui.DefaultPage || c.limits[1] != ui.MaxPage || c.count("Diff")+c.count("File") != 0 {
 			t.Fatalf("backend calls %v with limits %v", c.calls, c.limits)
 		}
 	})
@@ -63,18 +64,18 @@ func TestALongTaskLoadsOnePageAtATime(t *testing.T) {
 		b := newBrowser(t)
 		c := &countingBackend{Backend: s.b}
 		b.open(c)
-		if n := b.eval(laneCount("default", "")); n != itoa(DefaultPage) {
-			t.Fatalf("the lane draws %s points, want one page of %d", n, DefaultPage)
+		if n := b.eval(laneCount("default", "")); n != itoa(ui.DefaultPage) {
+			t.Fatalf("the lane draws %s points, want one page of %d", n, ui.DefaultPage)
 		}
-		if c.count("Checkpoints") != 1 || c.checkpoints != DefaultPage {
+		if c.count("Checkpoints") != 1 || c.checkpoints != ui.DefaultPage {
 			t.Fatalf("first load: %d page requests, %d checkpoints", c.count("Checkpoints"), c.checkpoints)
 		}
 		b.click("#older")
-		b.wait(`document.querySelectorAll("#cp-list li").length === ` + itoa(2*DefaultPage))
-		if got := b.eval(`document.querySelector("#cp-list li:last-child").dataset.seq`); got != itoa(bigTask-2*DefaultPage+1) {
+		b.wait(`document.querySelectorAll("#cp-list li").length === ` + itoa(2*ui.DefaultPage))
+		if got := b.eval(`document.querySelector("#cp-list li:last-child").dataset.seq`); got != itoa(bigTask-2*ui.DefaultPage+1) {
 			t.Fatalf("the second page ends at @%s", got)
 		}
-		if c.count("Checkpoints") != 2 || c.checkpoints != 2*DefaultPage {
+		if c.count("Checkpoints") != 2 || c.checkpoints != 2*ui.DefaultPage {
 			t.Fatalf("after one older page: %d page requests, %d checkpoints", c.count("Checkpoints"), c.checkpoints)
 		}
 	})

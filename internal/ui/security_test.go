@@ -1,4 +1,4 @@
-package ui
+package ui_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/internal/ui"
 )
 
 // noRedirect keeps the client from following the token redirect, so the
@@ -37,12 +38,12 @@ func TestRequestsWithoutTheTokenAreRefused(t *testing.T) {
 		}
 	}
 	req, _ := http.NewRequest("GET", srv.URL+"/api/tasks", nil)
-	req.Header.Set(tokenHeader, "nope")
+	req.Header.Set(ui.TokenHeader, "nope")
 	if code, _ := do(t, req); code != http.StatusForbidden {
 		t.Errorf("wrong token header: %d, want 403", code)
 	}
 	req, _ = http.NewRequest("GET", srv.URL+"/api/tasks", nil)
-	req.AddCookie(&http.Cookie{Name: newGuard(testToken, loopbackHost, nil).cookie, Value: "nope"})
+	req.AddCookie(&http.Cookie{Name: ui.TokenCookie(testToken), Value: "nope"})
 	if code, _ := do(t, req); code != http.StatusForbidden {
 		t.Errorf("wrong token cookie: %d, want 403", code)
 	}
@@ -91,7 +92,7 @@ func TestForeignHostHeadersAreRefused(t *testing.T) {
 }
 
 func TestBoundHostAcceptsTheListenAddressAndLoopbackNamesOnItsPort(t *testing.T) {
-	ok := boundHost("192.168.1.5:4000")
+	ok := ui.BoundHost("192.168.1.5:4000")
 	for host, want := range map[string]bool{
 		"192.168.1.5:4000": true, "localhost:4000": true, "127.0.0.1:4000": true, "[::1]:4000": true,
 		"192.168.1.5:4001": false, "localhost:4001": false, "evil.example:4000": false, "192.168.1.5": false,
@@ -177,7 +178,7 @@ func TestResponsesCarrySecurityHeaders(t *testing.T) {
 func TestServeBindsLoopbackAndStopsWithItsContext(t *testing.T) {
 	s := newStore(t, testtree.Dir{"a.txt": testtree.File{Content: "a"}})
 	ctx, cancel := context.WithCancel(context.Background())
-	url, wait, err := Serve(ctx, "", s.b)
+	url, wait, err := ui.Serve(ctx, "", s.b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ui
+package uiengine
 
 import (
 	"context"
@@ -7,27 +7,28 @@ import (
 	"sync"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/ui"
 )
 
-// EngineBackend serves the page from ckpt's engine. Every call borrows an
+// Backend serves the page from ckpt's engine. Every call borrows an
 // Engine through Acquire and gives it back through the release function, so
 // a host that holds one Engine for the page's life and the CLI, which opens
 // the store for each request (never holding its lock between requests, so
 // an agent's saves are not kept waiting), use the same adapter.
-type EngineBackend struct {
+type Backend struct {
 	// Acquire returns an Engine for one call; write is true for a restore
 	// and for its preview (Plan), a dry run the engine refuses to make on a
 	// read-only open.
 	Acquire func(ctx context.Context, write bool) (e *engine.Engine, release func(), err error)
 	// Events streams checkpoint and restore events (an EventHub's
-	// Subscribe, or PollHeads); nil sends none.
-	Events func(ctx context.Context) <-chan Event
+	// Subscribe, or ui.PollHeads); nil sends none.
+	Events func(ctx context.Context) <-chan ui.Event
 }
 
-// Subscribe implements Backend.
-func (b *EngineBackend) Subscribe(ctx context.Context) <-chan Event {
+// Subscribe implements ui.Backend.
+func (b *Backend) Subscribe(ctx context.Context) <-chan ui.Event {
 	if b.Events == nil {
-		ch := make(chan Event)
+		ch := make(chan ui.Event)
 		go func() { <-ctx.Done(); close(ch) }()
 		return ch
 	}
@@ -35,7 +36,7 @@ func (b *EngineBackend) Subscribe(ctx context.Context) <-chan Event {
 }
 
 // with runs fn on a borrowed engine.
-func (b *EngineBackend) with(ctx context.Context, write bool, fn func(e *engine.Engine) error) error {
+func (b *Backend) with(ctx context.Context, write bool, fn func(e *engine.Engine) error) error {
 	e, release, err := b.Acquire(ctx, write)
 	if err != nil {
 		return mapErr(err)
@@ -46,24 +47,24 @@ func (b *EngineBackend) with(ctx context.Context, write bool, fn func(e *engine.
 
 // EventHub fans the events of engines opened in this process out to the
 // page's subscribers: pass Publish as engine.Options.OnEvent and Subscribe
-// as EngineBackend.Events. A subscriber too slow to take an event misses it
+// as Backend.Events. A subscriber too slow to take an event misses it
 // and catches up with the next.
 type EventHub struct {
 	mu   sync.Mutex
-	subs map[chan Event]struct{}
+	subs map[chan ui.Event]struct{}
 }
 
 // Publish forwards a created checkpoint or a restore to every subscriber.
 func (h *EventHub) Publish(ev engine.Event) {
-	var out Event
+	var out ui.Event
 	switch ev.Type {
 	case engine.EventCheckpoint:
 		if !ev.Created {
 			return
 		}
-		out = Event{Type: EventCheckpoint, Task: ev.Task, ID: ev.ToHash.String()}
+		out = ui.Event{Type: ui.EventCheckpoint, Task: ev.Task, ID: ev.ToHash.String()}
 	case engine.EventRestore:
-		out = Event{Type: EventRestore, Task: ev.Task, ID: ev.Commit.String()}
+		out = ui.Event{Type: ui.EventRestore, Task: ev.Task, ID: ev.Commit.String()}
 	default:
 		return
 	}
@@ -78,15 +79,15 @@ func (h *EventHub) Publish(ev engine.Event) {
 }
 
 // Subscribe returns the events published until ctx ends; the channel closes then.
-func (h *EventHub) Subscribe(ctx context.Context) <-chan Event {
-	ch := make(chan Event, 16)
+func (h *EventHub) Subscribe(ctx context.Context) <-chan ui.Event {
+	ch := make(chan ui.Event, 16)
 	h.mu.Lock()
 	if h.subs == nil {
-		h.subs = map[chan Event]struct{}{}
+		h.subs = map[chan ui.Event]struct{}{}
 	}
 	h.subs[ch] = struct{}{}
 	h.mu.Unlock()
-	out := make(chan Event)
+	out := make(chan ui.Event)
 	go func() {
 		defer close(out)
 		defer func() {
@@ -115,31 +116,31 @@ func mapErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, engine.ErrUnknownRef):
-		return errors.Join(ErrNotFound, err)
+		return errors.Join(ui.ErrNotFound, err)
 	case errors.Is(err, engine.ErrBadRequest):
-		return errors.Join(ErrBadRequest, err)
+		return errors.Join(ui.ErrBadRequest, err)
 	}
 	return err
 }
 
-// Tasks implements Backend.
-func (b *EngineBackend) Tasks(ctx context.Context) (out []Task, err error) {
+// Tasks implements ui.Backend.
+func (b *Backend) Tasks(ctx context.Context) (out []ui.Task, err error) {
 	err = b.with(ctx, false, func(e *engine.Engine) error {
 		ts, err := e.Tasks(ctx)
 		if err != nil {
 			return err
 		}
-		out = make([]Task, 0, len(ts))
+		out = make([]ui.Task, 0, len(ts))
 		for _, t := range ts {
-			out = append(out, Task{Name: t.Name, Head: t.Head.String(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last})
+			out = append(out, ui.Task{Name: t.Name, Head: t.Head.String(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last})
 		}
 		return nil
 	})
 	return out, err
 }
 
-func checkpointOf(ci engine.CheckpointInfo) Checkpoint {
-	cp := Checkpoint{
+func checkpointOf(ci engine.CheckpointInfo) ui.Checkpoint {
+	cp := ui.Checkpoint{
 		ID: ci.ID.String(), Seq: ci.Seq, Time: ci.Time, Message: ci.Message, Kind: string(ci.Kind),
 		Empty: ci.Empty, Head: ci.Head, HasState: !ci.State.IsZero(),
 		Files: ci.Stats.Files, Added: ci.Stats.Added, Modified: ci.Stats.Modified, Deleted: ci.Stats.Deleted, Bytes: ci.Stats.BytesHashed,
@@ -150,10 +151,10 @@ func checkpointOf(ci engine.CheckpointInfo) Checkpoint {
 	return cp
 }
 
-// Checkpoints implements Backend. It walks sequence numbers down from the
+// Checkpoints implements ui.Backend. It walks sequence numbers down from the
 // newest (the head, or a later checkpoint left by a restore), one lookup per
 // checkpoint returned, so a page costs what it shows.
-func (b *EngineBackend) Checkpoints(ctx context.Context, task string, q PageQuery) (p Page, err error) {
+func (b *Backend) Checkpoints(ctx context.Context, task string, q ui.PageQuery) (p ui.Page, err error) {
 	err = b.with(ctx, false, func(e *engine.Engine) error {
 		p, err = checkpointPage(ctx, e, task, q)
 		return err
@@ -161,14 +162,14 @@ func (b *EngineBackend) Checkpoints(ctx context.Context, task string, q PageQuer
 	return p, err
 }
 
-func checkpointPage(ctx context.Context, e *engine.Engine, task string, q PageQuery) (Page, error) {
+func checkpointPage(ctx context.Context, e *engine.Engine, task string, q ui.PageQuery) (ui.Page, error) {
 	top := q.Before
 	if top == 0 {
 		head, err := e.Show(ctx, task, "HEAD")
 		if errors.Is(err, engine.ErrUnknownRef) {
-			return Page{}, nil
+			return ui.Page{}, nil
 		} else if err != nil {
-			return Page{}, err
+			return ui.Page{}, err
 		}
 		top = head.Seq + 1
 		for {
@@ -178,14 +179,14 @@ func checkpointPage(ctx context.Context, e *engine.Engine, task string, q PageQu
 			top++
 		}
 	}
-	var p Page
+	var p ui.Page
 	seq := top - 1
 	for ; seq >= 1 && len(p.Checkpoints) < q.Limit; seq-- {
 		ci, err := e.Show(ctx, task, "@"+itoa(seq))
 		if errors.Is(err, engine.ErrUnknownRef) {
 			continue // dropped by gc
 		} else if err != nil {
-			return Page{}, err
+			return ui.Page{}, err
 		}
 		p.Checkpoints = append(p.Checkpoints, checkpointOf(ci))
 	}
@@ -197,8 +198,8 @@ func checkpointPage(ctx context.Context, e *engine.Engine, task string, q PageQu
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
 
-func changeOf(c engine.Change) FileChange {
-	fc := FileChange{Path: c.Path, OldPath: c.OldPath, Status: string(c.Status)}
+func changeOf(c engine.Change) ui.FileChange {
+	fc := ui.FileChange{Path: c.Path, OldPath: c.OldPath, Status: string(c.Status)}
 	if c.Before != nil {
 		fc.BeforeSize = c.Before.Size
 	}
@@ -208,14 +209,14 @@ func changeOf(c engine.Change) FileChange {
 	return fc
 }
 
-// Diff implements Backend.
-func (b *EngineBackend) Diff(ctx context.Context, task, from, to string) (out []FileChange, err error) {
+// Diff implements ui.Backend.
+func (b *Backend) Diff(ctx context.Context, task, from, to string) (out []ui.FileChange, err error) {
 	err = b.with(ctx, false, func(e *engine.Engine) error {
 		res, err := e.Diff(ctx, from, to, engine.DiffOptions{Task: task})
 		if err != nil {
 			return err
 		}
-		out = make([]FileChange, 0, len(res.Changes))
+		out = make([]ui.FileChange, 0, len(res.Changes))
 		for _, c := range res.Changes {
 			out = append(out, changeOf(c))
 		}
@@ -224,8 +225,8 @@ func (b *EngineBackend) Diff(ctx context.Context, task, from, to string) (out []
 	return out, err
 }
 
-// File implements Backend.
-func (b *EngineBackend) File(ctx context.Context, task, from, to, path string) (fc FileContents, err error) {
+// File implements ui.Backend.
+func (b *Backend) File(ctx context.Context, task, from, to, path string) (fc ui.FileContents, err error) {
 	err = b.with(ctx, false, func(e *engine.Engine) error {
 		res, err := e.Diff(ctx, from, to, engine.DiffOptions{Task: task, Paths: []string{path}})
 		if err != nil {
@@ -235,51 +236,51 @@ func (b *EngineBackend) File(ctx context.Context, task, from, to, path string) (
 			if c.Path != path {
 				continue
 			}
-			fc = FileContents{FileChange: changeOf(c)}
+			fc = ui.FileContents{FileChange: changeOf(c)}
 			if fc.Before, err = res.Content(c, false); err != nil {
 				return err
 			}
 			fc.After, err = res.Content(c, true)
 			return err
 		}
-		return errors.Join(ErrNotFound, errors.New(path+" did not change"))
+		return errors.Join(ui.ErrNotFound, errors.New(path+" did not change"))
 	})
 	return fc, err
 }
 
-func restoreOptions(req RestoreRequest, dry bool) engine.RestoreOptions {
+func restoreOptions(req ui.RestoreRequest, dry bool) engine.RestoreOptions {
 	return engine.RestoreOptions{Task: req.Task, Only: engine.Only(req.Only), Paths: req.Paths, DryRun: dry}
 }
 
-// Plan implements Backend: a dry run of the restore.
-func (b *EngineBackend) Plan(ctx context.Context, req RestoreRequest) (p RestorePlan, err error) {
+// Plan implements ui.Backend: a dry run of the restore.
+func (b *Backend) Plan(ctx context.Context, req ui.RestoreRequest) (p ui.RestorePlan, err error) {
 	err = b.with(ctx, true, func(e *engine.Engine) error {
 		res, err := e.Restore(ctx, req.Ref, restoreOptions(req, true))
 		if err != nil {
 			return err
 		}
-		p = RestorePlan{Write: res.Written, Delete: res.Deleted, Backup: req.Only != OnlyState, State: req.Only == OnlyState || req.Only == OnlyBoth}
+		p = ui.RestorePlan{Write: res.Written, Delete: res.Deleted, Backup: req.Only != ui.OnlyState, State: req.Only == ui.OnlyState || req.Only == ui.OnlyBoth}
 		for _, c := range res.Conflicts {
-			p.Conflicts = append(p.Conflicts, Conflict{Path: c.Path, Reason: c.Reason})
+			p.Conflicts = append(p.Conflicts, ui.Conflict{Path: c.Path, Reason: c.Reason})
 		}
 		return nil
 	})
 	return p, err
 }
 
-// Restore implements Backend.
-func (b *EngineBackend) Restore(ctx context.Context, req RestoreRequest) (out RestoreResult, err error) {
+// Restore implements ui.Backend.
+func (b *Backend) Restore(ctx context.Context, req ui.RestoreRequest) (out ui.RestoreResult, err error) {
 	err = b.with(ctx, true, func(e *engine.Engine) error {
 		res, err := e.Restore(ctx, req.Ref, restoreOptions(req, false))
 		if err != nil {
 			return err
 		}
-		out = RestoreResult{Restored: res.Restored.String(), Written: res.Written, Deleted: res.Deleted}
+		out = ui.RestoreResult{Restored: res.Restored.String(), Written: res.Written, Deleted: res.Deleted}
 		if !res.Backup.IsZero() {
 			out.Backup = res.Backup.String()
 		}
 		for _, c := range res.Conflicts {
-			out.Conflicts = append(out.Conflicts, Conflict{Path: c.Path, Reason: c.Reason})
+			out.Conflicts = append(out.Conflicts, ui.Conflict{Path: c.Path, Reason: c.Reason})
 		}
 		return nil
 	})
