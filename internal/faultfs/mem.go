@@ -23,7 +23,7 @@ import (
 // pebble's vfs.NewCrashableMem models a crash. SyncTo promises nothing, as
 // there. Unlike pebble's, its files have Truncate (a truncation is kept by
 // the next Sync), which the packs need. Names are absolute paths of the host
-// (filepath), resolved component by component; symlinks do not exist. A
+// (filepath) on one volume, resolved component by component; symlinks do not exist. A
 // MemFS is safe for concurrent use.
 type MemFS struct {
 	mu    sync.Mutex
@@ -52,8 +52,11 @@ var _ vfs.FS = (*MemFS)(nil)
 
 var errNoTruncate = errors.New("file cannot be truncated")
 
-// split returns the components of an absolute name.
+// split returns the components of an absolute name below its volume: a
+// MemFS is one volume, and its root (C:\ on Windows, / elsewhere) exists
+// durably.
 func split(name string) []string {
+	name = name[len(filepath.VolumeName(name)):]
 	return strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == filepath.Separator })
 }
 

@@ -161,3 +161,24 @@ func TestNthFailsTheChosenChangeAndTearsWrites(t *testing.T) {
 		t.Fatalf("sync: %v, %d changes seen", err, h.Seen())
 	}
 }
+
+// The volume's root is durable on every platform: a directory made below
+// it and synced into it (C:\ included on Windows) survives a crash.
+func TestDirectoriesSyncedIntoTheVolumeRootSurviveACrash(t *testing.T) {
+	y := NewMem()
+	top := filepath.Join(filepath.VolumeName(t.TempDir())+string(filepath.Separator), "top")
+	if err := y.MkdirAll(top, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := y.OpenDir(filepath.Dir(top))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if _, err := y.Crash(CrashConfig{}).Stat(top); err != nil {
+		t.Fatalf("%s after a crash: %v", top, err)
+	}
+}
