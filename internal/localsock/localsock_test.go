@@ -152,6 +152,41 @@ func TestEitherSideSeesTheOtherLeave(t *testing.T) {
 	}
 }
 
+// Closing a connection ends its own pending Read with net.ErrClosed, as a
+// socket does, on every platform, and later reads and writes fail the same.
+func TestCloseEndsAPendingReadWithErrClosed(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	c, err := Dial(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		read <- err
+	}()
+	c.Close()
+	testbound.Within(t, bound, func() {
+		if err := <-read; !errors.Is(err, net.ErrClosed) {
+			t.Errorf("pending Read after Close = %v, want net.ErrClosed", err)
+		}
+	})
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write after Close = %v, want net.ErrClosed", err)
+	}
+}
+
 // An endpoint left by a server that died is not taken for a server:
 // Dial says there is none and removes it, and a new server replaces it.
 func TestStaleEndpointIsNoServerAndReplaced(t *testing.T) {

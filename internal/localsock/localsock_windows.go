@@ -277,3 +277,23 @@ func newPipeConn(h windows.Handle, name string) *pipeConn {
 
 func (c *pipeConn) LocalAddr() net.Addr  { return c.addr }
 func (c *pipeConn) RemoteAddr() net.Addr { return c.addr }
+
+// Read and Write keep net.Conn's contract: once the connection is closed
+// they fail with net.ErrClosed, as a socket's do (an *os.File says
+// os.ErrClosed).
+func (c *pipeConn) Read(p []byte) (int, error) {
+	n, err := c.File.Read(p)
+	return n, closedAsNet(err)
+}
+
+func (c *pipeConn) Write(p []byte) (int, error) {
+	n, err := c.File.Write(p)
+	return n, closedAsNet(err)
+}
+
+func closedAsNet(err error) error {
+	if errors.Is(err, os.ErrClosed) {
+		return net.ErrClosed
+	}
+	return err
+}
