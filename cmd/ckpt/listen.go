@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,13 +57,34 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", a.workspace, err)
 	}
+	if ws != r.e.Workspace() { // as the store itself refuses it, without a server
+		return nil, &engine.WorkspaceMismatchError{Store: r.e.StoreDir(), Recorded: r.e.Workspace(), Workspace: ws}
+	}
 	given := func(name string) bool { return cmd.Flags().Changed(name) }
-	if ws != r.e.Workspace() || given("profile") && a.profile != r.profile || given("exclude") && !slices.Equal(a.exclude, r.exclude) ||
-		given("max-file-size") && a.maxFileSize != r.maxFileSize {
-		return nil, protocol.UsageError(fmt.Sprintf("the server holding store %s serves workspace %s with other options "+
-			"(--profile, --exclude, --max-file-size); stop it or use its options", r.e.StoreDir(), r.e.Workspace()))
+	var differ []string
+	if given("profile") && a.profile != r.profile {
+		differ = append(differ, fmt.Sprintf("--profile %s, not %s", r.profile, a.profile))
+	}
+	if given("exclude") && !slices.Equal(a.exclude, r.exclude) {
+		differ = append(differ, fmt.Sprintf("--exclude %q, not %q", r.exclude, a.exclude))
+	}
+	if given("max-file-size") && effectiveMaxFileSize(a.maxFileSize) != effectiveMaxFileSize(r.maxFileSize) {
+		differ = append(differ, fmt.Sprintf("--max-file-size %d, not %d",
+			effectiveMaxFileSize(r.maxFileSize), effectiveMaxFileSize(a.maxFileSize)))
+	}
+	if len(differ) > 0 {
+		return nil, protocol.UsageError(fmt.Sprintf("the server holding store %s runs with %s; stop it or use its options",
+			r.e.StoreDir(), strings.Join(differ, ", ")))
 	}
 	return r.e, nil
+}
+
+// effectiveMaxFileSize is the cap --max-file-size n means (0: the default).
+func effectiveMaxFileSize(n int64) int64 {
+	if n == 0 {
+		return engine.DefaultMaxFileSize
+	}
+	return n
 }
 
 // listenFlags adds --listen and --idle to the serve command.

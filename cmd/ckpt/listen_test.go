@@ -135,3 +135,26 @@ func TestForwardedOutputFollowsTheClientsTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A command for another workspace than the store's is refused with the
+// store's own refusal (exit 4, both workspaces named) whether or not a
+// server holds the store; one that asks for other options than the
+// server's is told which.
+func TestServerRefusesAnotherWorkspaceAsTheStoreDoes(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	e.ok("save")
+	other := &env{t: t, ws: t.TempDir(), store: e.store, home: e.home}
+	cold := other.run("", "--lock-timeout", "0", "save")
+	e.listenServer()
+	served := other.run("", "--lock-timeout", "0", "save")
+	for _, r := range []result{cold, served} {
+		if r.code != protocol.ExitRefused || !strings.Contains(r.stderr, "records workspace") || !strings.Contains(r.stderr, other.ws) {
+			t.Fatalf("save of another workspace: cold %+v, through the server %+v; want exit 4 naming %s", cold, served, other.ws)
+		}
+	}
+	r := e.run("", "--lock-timeout", "0", "--profile", "roo", "--max-file-size", "100MiB", "save")
+	if r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "--profile default, not roo") || strings.Contains(r.stderr, "max-file-size") {
+		t.Fatalf("save with another profile through the server: exit %d %q; want exit 2 naming --profile only", r.code, r.stderr)
+	}
+}
