@@ -35,6 +35,20 @@ func (a *app) dialResident() net.Conn {
 	return conn
 }
 
+// attachParams is what a command attaching to the store's server says:
+// its workspace, --task and --profile (when given).
+func (a *app) attachParams(cmd *cobra.Command) (protocol.AttachParams, error) {
+	ws, err := filepath.Abs(a.workspace)
+	if err != nil {
+		return protocol.AttachParams{}, err
+	}
+	params := protocol.AttachParams{Workspace: ws, Task: a.task}
+	if cmd.Flags().Changed("profile") {
+		params.Profile = a.profile
+	}
+	return params, nil
+}
+
 // attachID is the id of the attach request relay sends before the host's.
 const attachID = "ckpt-relay-attach"
 
@@ -45,13 +59,9 @@ const attachID = "ckpt-relay-attach"
 // ends. A refused attach fails with the server's error and exit code.
 func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
 	defer conn.Close()
-	ws, err := filepath.Abs(a.workspace)
+	params, err := a.attachParams(cmd)
 	if err != nil {
 		return err
-	}
-	params := protocol.AttachParams{Workspace: ws, Task: a.task}
-	if cmd.Flags().Changed("profile") {
-		params.Profile = a.profile
 	}
 	req, err := json.Marshal(struct {
 		JSONRPC string                `json:"jsonrpc"`

@@ -50,9 +50,24 @@ func (a *app) mcpCommand() *cobra.Command {
 		Long: "mcp serves every operation of serve as the tool ckpt_<name> (annotated read-only or\n" +
 			"destructive), with progress for _meta.progressToken, cancellation and structured output.\n" +
 			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".\n" +
-			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).",
+			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).\n\n" +
+			"When the store's server (serve --listen) runs, mcp attaches to it instead of opening the store:\n" +
+			"each tool call runs on the server's engine beside every other client's (adapters, the CLI, ckpt\n" +
+			"ui), and its events are those of its --task and of the tasks it saves or restores. mcp ends if\n" +
+			"that server stops. Otherwise it opens (and locks) the store itself.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.checkGlobalFlags(); err != nil {
+				return err
+			}
+			if conn := a.dialResident(); conn != nil {
+				defer conn.Close()
+				params, err := a.attachParams(cmd)
+				if err != nil {
+					return err
+				}
+				return protocol.ServeMCPAttached(cmd.Context(), conn, params, version, a.stdin, a.stdout)
+			}
 			a.scans = &protocol.ScanHub{}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				defer a.startIdle(cmd.Context(), e)()

@@ -14,8 +14,13 @@ func (u UsageError) Error() string { return string(u) }
 
 // ExitCode maps an error to the CLI's exit code.
 func ExitCode(err error) int {
-	var usage UsageError
+	var (
+		usage  UsageError
+		remote *RemoteError
+	)
 	switch {
+	case errors.As(err, &remote):
+		return remote.Data.ExitCode
 	case errors.As(err, &usage), errors.Is(err, engine.ErrUnknownRef), errors.Is(err, engine.ErrBadRequest):
 		return ExitUsage
 	case errors.Is(err, engine.ErrBusy):

@@ -35,19 +35,28 @@ func ServeMCP(ctx context.Context, e *engine.Engine, s Session, version string, 
 // NewMCPServer makes the MCP server of the method table on e. Events go to
 // every connected session as log messages.
 func NewMCPServer(e *engine.Engine, s Session, version string) *mcp.Server {
-	var srv *mcp.Server
-	notify := func(method string, params any) {
+	srv := newMCPServer(version)
+	for _, m := range newHost(e, s, mcpNotifier(srv)).table() {
+		m.tool(srv)
+	}
+	return srv
+}
+
+// newMCPServer is an MCP server without tools.
+func newMCPServer(version string) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: "ckpt", Title: "ckpt checkpoints", Version: version},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
+}
+
+// mcpNotifier sends an event to every session of srv as a log message of
+// the logger "ckpt": {"event": method, "params": params}.
+func mcpNotifier(srv *mcp.Server) func(method string, params any) {
+	return func(method string, params any) {
 		for ss := range srv.Sessions() {
 			_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Logger: "ckpt", Level: "info",
 				Data: map[string]any{"event": method, "params": params}})
 		}
 	}
-	srv = mcp.NewServer(&mcp.Implementation{Name: "ckpt", Title: "ckpt checkpoints", Version: version},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
-	for _, m := range newHost(e, s, notify).table() {
-		m.tool(srv)
-	}
-	return srv
 }
 
 // mcpTool makes the function adding fn as the tool "ckpt_"+name, its input

@@ -27,6 +27,9 @@ type hostMethod struct {
 	access           access
 	route            jsonrpc.Route
 	tool             func(*mcpServer)
+	// relayedTool adds the MCP tool as a call of the method on a resident
+	// server (see ServeMCPAttached).
+	relayedTool func(*jsonrpc.Client) func(*mcpServer)
 }
 
 // defineMethod makes a hostMethod from a typed function: the JSON-RPC route
@@ -43,7 +46,10 @@ func defineMethod[P, R any](busy func() (end func()), name, title string, acc ac
 		}
 	}
 	return hostMethod{name: name, title: title, doc: doc, access: acc,
-		route: jsonrpc.Method(name, fn), tool: mcpTool(name, title, acc, doc, fn)}
+		route: jsonrpc.Method(name, fn), tool: mcpTool(name, title, acc, doc, fn),
+		relayedTool: func(c *jsonrpc.Client) func(*mcpServer) {
+			return mcpTool(name, title, acc, doc, relayedCall[P, R](c, name))
+		}}
 }
 
 // Session is what every request of a host connection shares.

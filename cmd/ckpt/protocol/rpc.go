@@ -40,7 +40,13 @@ func errorKind(err error) string {
 // MapError turns a method's error into the JSON-RPC error sent: usage
 // mistakes are Invalid Params, the rest application errors (-32000).
 func MapError(err error) *jsonrpc.Error {
-	var conflict *restoreConflictError
+	var (
+		conflict *restoreConflictError
+		remote   *RemoteError
+	)
+	if errors.As(err, &remote) {
+		return &jsonrpc.Error{Code: remote.Code, Message: remote.Message, Data: remote.Data}
+	}
 	if errors.As(err, &conflict) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeServerError, Message: err.Error(), Data: ErrorData{ExitCode: ExitConflicts,
 			Kind: "conflict", Conflicts: conflict.data.Conflicts, Restore: &conflict.data.Restore}}

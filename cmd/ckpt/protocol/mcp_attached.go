@@ -1,0 +1,110 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ckpt/ckpt/internal/jsonrpc"
+)
+
+// ErrServerGone ends an attached MCP server whose resident server went
+// away.
+var ErrServerGone = errors.New("the store's server went away")
+
+// ServeMCPAttached answers MCP requests read from r on w as ServeMCP does,
+// but through the store's resident server on conn (see Resident) instead
+// of an engine of its own, so it needs no lock: it attaches with attach,
+// runs each tool call as that method's request on the server, progress
+// and cancellation included, and sends the events of its tasks as log
+// messages. It returns when r ends or ctx is cancelled, and ErrServerGone
+// when the server goes away first. A refused attach is returned as a
+// *RemoteError.
+func ServeMCPAttached(ctx context.Context, conn io.ReadWriteCloser, attach AttachParams, version string, r io.Reader, w io.Writer) error {
+	srv := newMCPServer(version)
+	notify := mcpNotifier(srv)
+	c := jsonrpc.NewClient(conn, func(method string, params json.RawMessage) { notify(method, params) })
+	defer c.Close()
+	if err := c.Call(ctx, "attach", attach, nil, nil); err != nil {
+		return remoteError(err)
+	}
+	for _, m := range newHost(nil, Session{}, nil).table() { // the table's shapes; its engine is the server's
+		m.relayedTool(c)(srv)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-c.Done():
+			cancel(ErrServerGone)
+		case <-ctx.Done():
+		}
+	}()
+	err := srv.Run(ctx, &mcp.IOTransport{Reader: closableInput(r), Writer: nopWriteCloser{w}})
+	if cause := context.Cause(ctx); errors.Is(cause, ErrServerGone) {
+		return cause
+	}
+	return err
+}
+
+// relayedCall is method as a request on the resident server c talks to.
+// Progress is asked for when the MCP request asked for it.
+func relayedCall[P, R any](c *jsonrpc.Client, method string) func(context.Context, P) (R, error) {
+	return func(ctx context.Context, p P) (R, error) {
+		var progress func(json.RawMessage)
+		if _, ok := ctx.Value(reporterKey{}).(func(any)); ok {
+			progress = func(v json.RawMessage) { reportProgress(ctx, progressValue(v)) }
+		}
+		var res R
+		err := c.Call(ctx, method, p, progress, &res)
+		return res, remoteError(err)
+	}
+}
+
+// progressValue is a $/progress value of the server as the value its
+// method reported: a scan's (it counts files) or a phase's.
+func progressValue(raw json.RawMessage) any {
+	var probe struct {
+		Files *uint64 `json:"files"`
+	}
+	if json.Unmarshal(raw, &probe) == nil && probe.Files != nil {
+		var s scanValue
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var p phaseValue
+	_ = json.Unmarshal(raw, &p)
+	return p
+}
+
+// RemoteError is the error a resident server answered a relayed request
+// with, passed on unchanged: as the same JSON-RPC error (MapError) and as
+// its exit code (ExitCode).
+type RemoteError struct {
+	Code    int
+	Message string
+	Data    ErrorData
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// remoteError makes an error reply of the server a *RemoteError; other
+// errors (the connection's, the context's) and nil are returned as they
+// are.
+func remoteError(err error) error {
+	var rerr *jsonrpc.Error
+	if !errors.As(err, &rerr) {
+		return err
+	}
+	re := &RemoteError{Code: rerr.Code, Message: rerr.Message}
+	if raw, ok := rerr.Data.(json.RawMessage); ok {
+		_ = json.Unmarshal(raw, &re.Data)
+	}
+	if re.Data.ExitCode == 0 { // not one of the method table's errors (e.g. an unknown method)
+		re.Data = ErrorData{ExitCode: ExitError, Kind: "error"}
+	}
+	return re
+}
