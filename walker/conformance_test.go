@@ -6,11 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // TestIgnoreConformance checks the walker's included files against git's
@@ -23,9 +26,18 @@ func TestIgnoreConformance(t *testing.T) {
 	cases := append(handCases(), wildmatchCases()...)
 	cases = append(cases, randomCases(1, 200)...)
 	cases = append(cases, randomCases(2, 200)...)
+	// Creating files costs 20-50x more on Windows (under Wine most of all):
+	// there a short run checks every fifth random case.
+	sample := 1
+	if runtime.GOOS == "windows" && !testbound.LongTests() {
+		sample = 5
+	}
 	o := newOracle(t)
 	for i := range cases {
 		cases[i] = o.portable(i, cases[i])
+		if strings.HasPrefix(cases[i].name, "random ") && i%sample != 0 {
+			o.skip[i] = true
+		}
 	}
 
 	batch := t.TempDir()
