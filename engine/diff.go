@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/ckpt/ckpt/diffview"
@@ -65,11 +64,11 @@ type DiffResult struct {
 	ToWorkspace bool
 	Changes     []Change
 
-	raw       []diffview.Change // Changes in diffview's terms
-	workspace string
-	storeDir  string // for the reports of damage the loaders meet
-	before    diffview.BlobLoader
-	after     diffview.BlobLoader
+	raw      []diffview.Change // Changes in diffview's terms
+	places   places
+	storeDir string // for the reports of damage the loaders meet
+	before   diffview.BlobLoader
+	after    diffview.BlobLoader
 }
 
 // Diff compares checkpoint from with checkpoint to, or with the live
@@ -106,14 +105,14 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 		return nil, err
 	}
 	store := storeLoader{e, e.blobs.ReadSession()}
-	res := &DiffResult{From: ID(fromID), workspace: e.workspace, storeDir: e.storeDir, before: store, after: store}
+	res := &DiffResult{From: ID(fromID), places: e.places, storeDir: e.storeDir, before: store, after: store}
 	var snap *save.Snapshot
 	var toRoot objects.ID
 	if to == "" || to == WorkspaceRef {
 		if snap, err = e.scan(ctx, nil, fromCP.Root); err != nil {
 			return nil, err
 		}
-		toRoot, res.ToWorkspace, res.after = snap.Root, true, workspaceLoader{e.workspace}
+		toRoot, res.ToWorkspace, res.after = snap.Root, true, workspaceLoader{e.places}
 	} else {
 		toID, toCP, err := e.resolveCheckpoint(task, to)
 		if err != nil {
@@ -184,7 +183,7 @@ func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
 			if err != nil {
 				return translate(err, r.storeDir)
 			}
-			fd := FileDiff{Path: c.Path, Absolute: filepath.Join(r.workspace, filepath.FromSlash(c.Path)),
+			fd := FileDiff{Path: c.Path, Absolute: r.places.abs(c.Path),
 				Status: ChangeStatus(c.Status), OldPath: c.OldPath, Binary: d.Binary, TooLarge: d.TooLarge,
 				Before: d.Before, After: d.After}
 			if c.Before != nil {
@@ -230,7 +229,7 @@ func (s storeLoader) LoadBlobPrefix(_ string, id objects.ID, n int) ([]byte, err
 
 // workspaceLoader reads the live file (or symlink target) at a path, through
 // an os.Root so a path can never lead outside the workspace.
-type workspaceLoader struct{ dir string }
+type workspaceLoader struct{ places places }
 
 func (w workspaceLoader) LoadBlob(rel string, _ objects.ID) ([]byte, error) {
 	return w.load(rel, -1)
@@ -242,7 +241,12 @@ func (w workspaceLoader) LoadBlobPrefix(rel string, _ objects.ID, n int) ([]byte
 
 // load reads the whole content (n < 0) or its first n bytes.
 func (w workspaceLoader) load(rel string, n int) ([]byte, error) {
-	root, err := os.OpenRoot(w.dir)
+	dir, in, ok := w.places.locate(rel)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", rel, os.ErrNotExist)
+	}
+	rel = in
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,9 @@
 // A store (see Open for its location) holds any number of tasks; a task is a
 // chain of checkpoints linked by parent, with a head and a sequence counter.
 // All tasks share the store's content, so identical files are stored once.
+// A workspace is one directory, or several (Options.Roots, a VS Code
+// multi-root workspace): then one store and one checkpoint cover every
+// root, each under its name, and one restore journal covers them all.
 //
 // Guarantees:
 //   - Save is atomic: the pack data is fsynced before one synced index batch

@@ -27,7 +27,8 @@ import (
 // change the workspace or the task chains (Save, Restore, Drop, GC) are
 // serialised.
 type Engine struct {
-	workspace string // canonical absolute path
+	workspace string // canonical absolute path; a multi-root workspace's identity (see Root)
+	places    places // where workspace-relative paths live
 	storeDir  string
 	fs        vfs.FS // under the store directory (storefs.OS but in tests)
 	opts      Options
@@ -77,16 +78,19 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	ws, err := canonicalWorkspace(workspace)
+	where, err := resolveWorkspace(workspace, opts.Roots)
 	if err != nil {
 		return nil, err
 	}
+	ws := where.workspace
 	storeDir, err := storeLocation(ws, opts.StoreDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStoreLocation(ws, storeDir); err != nil {
-		return nil, err
+	for _, dir := range where.dirs() {
+		if err := checkStoreLocation(dir, storeDir); err != nil {
+			return nil, err
+		}
 	}
 	fsys := storefs.Or(opts.hooks.storeFS)
 	if !opts.MustExist {
@@ -106,7 +110,7 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 			return nil, fmt.Errorf("no store at %s: %w", storeDir, fs.ErrNotExist)
 		}
 	}
-	e := &Engine{workspace: ws, storeDir: storeDir, fs: fsys, opts: opts, lock: lock}
+	e := &Engine{workspace: ws, places: where, storeDir: storeDir, fs: fsys, opts: opts, lock: lock}
 	created, err := e.openStore()
 	if err != nil {
 		e.Close()
@@ -116,7 +120,7 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 		e.Close()
 		return nil, translate(err, storeDir)
 	}
-	if opts.Watch && !opts.ReadOnly {
+	if opts.Watch && !opts.ReadOnly && where.roots == nil {
 		if err := e.startWatch(); err != nil {
 			e.Close()
 			return nil, translate(err, storeDir)
@@ -177,7 +181,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	}
 	e.blobs = blobs
 	e.save = &save.Store{
-		Workspace: e.workspace, DB: db, Blobs: blobs,
+		Workspace: e.workspace, Roots: e.places.saveRoots(), DB: db, Blobs: blobs,
 		Walk: walker.Options{
 			Profile:     e.opts.Profile,
 			Extra:       e.opts.Exclude,
@@ -303,8 +307,27 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 	return e.writeMu.Unlock, nil
 }
 
-// Workspace returns the canonical absolute path of the workspace.
+// Workspace returns the canonical absolute path of the workspace; for a
+// multi-root Engine, the identity its store records: its roots as a JSON
+// array of {"name","dir"} (see Roots).
 func (e *Engine) Workspace() string { return e.workspace }
+
+// resolveWorkspace canonicalizes the workspace Open was given: one
+// directory, or the roots of a multi-root workspace.
+func resolveWorkspace(workspace string, roots []Root) (places, error) {
+	if len(roots) == 0 {
+		ws, err := canonicalWorkspace(workspace)
+		return places{workspace: ws}, err
+	}
+	if workspace != "" {
+		return places{}, fmt.Errorf("%w: give Open a workspace or Options.Roots, not both", ErrBadRequest)
+	}
+	canon, err := canonicalRoots(roots)
+	if err != nil {
+		return places{}, err
+	}
+	return places{workspace: rootsIdentity(canon), roots: canon}, nil
+}
 
 // StoreDir returns the store's directory.
 func (e *Engine) StoreDir() string { return e.storeDir }

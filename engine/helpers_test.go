@@ -16,6 +16,9 @@ type fixture struct {
 	ws    string
 	store string
 	e     *Engine
+	// roots, when set, opens a multi-root workspace of these roots
+	// instead of ws (newRootsFixture puts them in ws, under their names).
+	roots []Root
 }
 
 func newFixture(t *testing.T, tree testtree.Dir) *fixture {
@@ -35,7 +38,11 @@ func (f *fixture) open(opts Options) {
 		f.e.Close()
 	}
 	opts.StoreDir = f.store
-	e, err := Open(context.Background(), f.ws, opts)
+	ws := f.ws
+	if f.roots != nil {
+		ws, opts.Roots = "", f.roots
+	}
+	e, err := Open(context.Background(), ws, opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}

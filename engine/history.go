@@ -108,7 +108,7 @@ func (e *Engine) chainDiff(ctx context.Context, src diffview.TreeSource, store s
 	if err != nil {
 		return nil, err
 	}
-	d := &DiffResult{From: cp.Parent, To: cp.ID, workspace: e.workspace, before: store, after: store, raw: raw,
+	d := &DiffResult{From: cp.Parent, To: cp.ID, places: e.places, before: store, after: store, raw: raw,
 		Changes: make([]Change, len(raw))}
 	for i, c := range raw {
 		d.Changes[i] = publicChange(c)

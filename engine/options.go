@@ -85,6 +85,14 @@ type Options struct {
 	// ReadOnly Engine; on platforms without a scalable watcher every save
 	// walks.
 	Watch bool
+	// Roots, when set, makes the workspace multi-root: Open's workspace
+	// argument must then be empty, and one store and one checkpoint cover
+	// every root, each under its name (see Root). The store records the
+	// set of roots, names and directories: opening it with another set is
+	// a *WorkspaceMismatchError. Watch does not apply: every save of a
+	// multi-root workspace walks its roots (as a single-root one without a
+	// watcher does), reading only files whose stat changed.
+	Roots []Root
 	// Command describes this process in the lock file ("ckpt save"), shown to processes that wait.
 	Command string
 	// OpenRemote opens the backend of a remote the store names (AddRemote)

@@ -53,5 +53,11 @@ func (m *progressMeter) tick(files, hashed uint64) {
 // base is the root of the checkpoint the workspace is measured against
 // (modes are carried from it where the file system has none).
 func (e *Engine) scan(ctx context.Context, put *objects.Batch, base objects.ID) (*save.Snapshot, error) {
-	return e.save.Scan(ctx, put, base, newProgressMeter(e.opts.OnProgress).tick)
+	return e.scanRoots(ctx, put, base, nil)
+}
+
+// scanRoots is scan of only some roots of a multi-root workspace (none:
+// all); the others keep their subtree from base.
+func (e *Engine) scanRoots(ctx context.Context, put *objects.Batch, base objects.ID, only []string) (*save.Snapshot, error) {
+	return e.save.Scan(ctx, put, base, only, newProgressMeter(e.opts.OnProgress).tick)
 }

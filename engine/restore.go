@@ -173,7 +173,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	fsys, closeFS, err := restore.OpenRoot(e.workspace, e.opts.hooks.wrapRestoreFS)
+	fsys, closeFS, err := e.openWorkspaceFS()
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
@@ -241,11 +241,21 @@ func (e *Engine) nameRules() (osfs.NameRules, error) {
 	if e.opts.hooks.probeNames != nil {
 		probe = e.opts.hooks.probeNames
 	}
-	r, err := probe(e.workspace)
-	if err != nil {
-		return r, fmt.Errorf("workspace %s: %w", e.workspace, err)
+	return e.places.nameRules(probe)
+}
+
+// openWorkspaceFS opens the seam restore writes the workspace through:
+// one FS over every root of a multi-root workspace, so that one plan and
+// one journal cover them all.
+func (e *Engine) openWorkspaceFS() (restore.FS, func() error, error) {
+	if e.places.roots == nil {
+		return restore.OpenRoot(e.workspace, e.opts.hooks.wrapRestoreFS)
 	}
-	return r, nil
+	dirs := map[string]string{}
+	for _, r := range e.places.roots {
+		dirs[r.Name] = r.Dir
+	}
+	return restore.OpenRoots(dirs, e.opts.hooks.wrapRestoreFS)
 }
 
 // setApplied copies what the applier did into the result.

@@ -19,6 +19,11 @@ type SaveOptions struct {
 	AllowEmpty bool              // create a checkpoint even when nothing changed
 	Meta       map[string]string // host metadata, stored verbatim
 	State      io.Reader         // the host's state blob (e.g. its conversation); nil = none
+	// Roots, in a multi-root workspace, names the roots to read (none: all);
+	// the others keep their files as the task's head holds them (a task's
+	// first checkpoint reads every root). A name that is not a root is
+	// ErrBadRequest.
+	Roots []string
 }
 
 // SaveResult describes what Save did.
@@ -90,6 +95,9 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := e.places.checkRootFilter(opts.Roots); err != nil {
+		return nil, nil, err
+	}
 	head, hasHead, err := e.db.Task(task)
 	if err != nil {
 		return nil, nil, err
@@ -105,7 +113,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		return nil, nil, err
 	}
 	defer blobs.Close()
-	snap, err := e.scan(ctx, blobs, parent.Root)
+	snap, err := e.scanRoots(ctx, blobs, parent.Root, opts.Roots)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -99,9 +98,18 @@ const defaultFlushEntries = 32 << 10
 // put (nil: hash only) and calling progress with the counts so far after
 // each directory. Only files whose stat differs from the stat cache (or is
 // racy) are read. With CarryModes, modes come from the tree base (the
-// checkpoint the workspace is measured against; zero: none).
-func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, progress func(files, hashed uint64)) (*Snapshot, error) {
+// checkpoint the workspace is measured against; zero: none). In a
+// multi-root workspace (Roots), only names the roots to walk (empty: all);
+// the others keep their subtree from base (see scanRoots).
+func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, only []string, progress func(files, hashed uint64)) (*Snapshot, error) {
 	s := st.newScanner(put, base, progress)
+	if len(st.Roots) > 0 {
+		snap, err := st.scanRoots(ctx, s, base, only)
+		if err == nil && st.AfterScan != nil {
+			st.AfterScan(snap)
+		}
+		return snap, err
+	}
 	opts := st.Walk
 	if st.Tracker != nil {
 		s.plan = st.Tracker.begin()
@@ -442,7 +450,7 @@ var errSkipFile = errors.New("file skipped")
 // a FIFO since the walk); if its stat changes while it is read it is read
 // again, up to maxReadAttempts times.
 func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (objects.ID, int64, error) {
-	abs := filepath.Join(s.st.Workspace, filepath.FromSlash(rel))
+	abs := s.st.abs(rel)
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return objects.ID{}, 0, err

@@ -14,9 +14,13 @@ import (
 // Store is what a save works on: a workspace and the store it saves into.
 type Store struct {
 	Workspace string // canonical absolute path
-	DB        *index.DB
-	Blobs     *objects.Store
-	Walk      walker.Options
+	// Roots, when set, makes the workspace multi-root: Workspace is then
+	// only its identity, and each root is scanned under its name (see
+	// Root). A multi-root Store has no Tracker.
+	Roots []Root
+	DB    *index.DB
+	Blobs *objects.Store
+	Walk  walker.Options
 	// FlushEntries, when positive, replaces defaultFlushEntries (tests lower it).
 	FlushEntries int
 	// AfterFlush, when set (by tests), runs after each flush of a storing scan.
