@@ -120,10 +120,31 @@ export class CkptSharedClient extends CkptCalls {
     return this.#link;
   }
 
+  /**
+   * open connects and attaches. A server can go away between saying where
+   * it listens and answering attach (it reached its idle timeout as this
+   * client came, or it lost a race to start): then nothing was asked of it
+   * yet, so this client dials, or starts a server, again, a few times.
+   */
   async #open(): Promise<Link> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#openOnce();
+      } catch (e) {
+        if (!(e instanceof ServerWentAway) || attempt === openAttempts) {
+          throw e instanceof ServerWentAway ? e.error : e;
+        }
+      }
+    }
+  }
+
+  /** openOnce dials or starts the server and attaches; ServerWentAway when the server went before attach's answer. */
+  async #openOnce(): Promise<Link> {
     const socket = await this.#dialOrStart();
+    let attachedYet = false;
     const lost = (message: string) => {
-      link.rpc.fail(new CkptConnectionError(message, { code: null, signal: null, stderr: "" }));
+      const err = new CkptConnectionError(message, { code: null, signal: null, stderr: "" });
+      link.rpc.fail(attachedYet ? err : new ServerWentAway(err));
       if (this.#live === link) {
         this.#live = undefined;
         this.#link = undefined;
@@ -137,9 +158,14 @@ export class CkptSharedClient extends CkptCalls {
     const params: Record<string, unknown> = { workspace: o.workspace };
     if (o.task !== undefined) params.task = o.task;
     if (o.profile !== undefined) params.profile = o.profile;
-    const attached = rpc.call<AttachResult>("attach", params);
-    attached.catch(() => socket.end()); // refused: the next call tries again
-    const link: Link = { socket, rpc, attached };
+    const link: Link = { socket, rpc, attached: rpc.call<AttachResult>("attach", params) };
+    try {
+      await link.attached;
+    } catch (e) {
+      socket.end(); // refused or gone: the next call tries again
+      throw e;
+    }
+    attachedYet = true;
     this.#live = link;
     return link;
   }
@@ -162,7 +188,10 @@ export class CkptSharedClient extends CkptCalls {
       ...(o.env !== undefined && { env: o.env }),
     });
     if (o.store === undefined) endpoints.set(o.workspace, l.listening);
-    return dial(l.listening);
+    return dial(l.listening).catch((e: Error) => {
+      throw new ServerWentAway(new CkptConnectionError(`the store's server at ${l.listening} went away: ${e.message}`,
+        { code: null, signal: null, stderr: "" }));
+    });
   }
 
   /** lingerThenDrop closes an idle connection after lingerMs; the timer never keeps Node running. */
@@ -177,6 +206,16 @@ export class CkptSharedClient extends CkptCalls {
       link.socket.end();
     }, this.#opts.lingerMs ?? 1000);
     this.#linger.unref();
+  }
+}
+
+/** How many times a client dials or starts the store's server before a server that keeps going away fails its call. */
+const openAttempts = 5;
+
+/** ServerWentAway carries the error of a server that went before it answered attach: opening again may succeed. */
+class ServerWentAway extends Error {
+  constructor(readonly error: CkptConnectionError) {
+    super(error.message);
   }
 }
 

@@ -73,3 +73,73 @@ test("an MCP server and an adapter work on one store at once", async (t) => {
   const tasks = (await mcp("tasks")).tasks.map((x) => x.name);
   for (const task of ["agent", "cline-task"]) assert.ok(tasks.includes(task), `${task} in ${tasks}`);
 });
+
+/** serversOf lists the pids of the `ckpt serve` processes running for store (ps; not on Windows). */
+function serversOf(store) {
+  const out = execFileSync("ps", ["-A", "-o", "pid=,args="], { encoding: "utf8" });
+  return out.split("\n").filter((l) => l.includes(" serve ") && l.includes(store)).map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+/** alive says whether process pid exists. */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+
+/** until polls cond until it holds, failing after a minute. */
+async function until(cond, what) {
+  for (const deadline = Date.now() + 60_000; !cond(); await sleep(50)) {
+    assert.ok(Date.now() < deadline, `${what}: not within a minute`);
+  }
+}
+
+const racer = fileURLToPath(new URL("./racer.mjs", import.meta.url));
+
+/**
+ * race runs one racer.mjs process per name on a fresh store with no server,
+ * releases them at once and checks each saved and restored its own task;
+ * it resolves with their results.
+ */
+async function race(t, names, { idle, rounds, lingerMs }) {
+  const { ws, store } = dirs(t);
+  const racers = names.map((name) => {
+    const child = spawn(process.execPath, [racer, ws, store, binary, name, idle, String(rounds), String(lingerMs)],
+      { stdio: ["pipe", "pipe", "inherit"] });
+    const line = once(createInterface({ input: child.stdout }), "line");
+    return { name, child, line, exited: once(child, "exit") };
+  });
+  // Each has loaded the client when it reads stdin; "go" lets all of them dial at once.
+  for (const r of racers) r.child.stdin.end("go\n");
+  const results = await Promise.all(racers.map(async (r) => ({ name: r.name, ...JSON.parse((await r.line)[0]) })));
+  for (const r of results) {
+    assert.equal(r.error, undefined, `${r.name}: ${r.error}`);
+    assert.equal(r.saved.length, rounds);
+    assert.equal(r.read, `${r.name} 0\n`, `${r.name} restored its own first save`);
+    for (const id of r.saved) assert.ok(r.ids.includes(id), `${r.name} lists its saves`);
+  }
+  for (const r of racers) assert.deepEqual(await r.exited, [0, null], `${r.name} exited by itself`);
+  return { store, results };
+}
+
+test("clients of separate processes racing to start the store's server end on one, which exits when idle", async (t) => {
+  const { store, results } = await race(t, ["r1", "r2", "r3", "r4", "r5", "r6"], { idle: "2s", rounds: 2, lingerMs: 1000 });
+  const pids = new Set(results.map((r) => r.pid));
+  assert.equal(pids.size, 1, `every client attached to one server: ${[...pids]}`);
+  const [server] = pids;
+  if (process.platform !== "win32") await until(() => serversOf(store).every((pid) => pid === server), "the losers of the race exit");
+  // The clients are gone: the server exits after its 2 s without one.
+  await until(() => !alive(server), `the server ${server} exits after its last client`);
+  if (process.platform !== "win32") assert.deepEqual(serversOf(store), [], "no ckpt serve left");
+});
+
+// With a server that stops 20 ms after its last client and clients that
+// drop their connection after each call, calls keep meeting a server as it
+// stops: a client must then dial or start one again, not fail.
+test("clients racing servers that stop and start all the time lose no call", async (t) => {
+  const { store } = await race(t, ["s1", "s2", "s3", "s4", "s5"], { idle: "20ms", rounds: 20, lingerMs: 0 });
+  if (process.platform !== "win32") await until(() => serversOf(store).length === 0, "every server exits");
+});
