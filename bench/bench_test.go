@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +100,37 @@ func TestFloorsOnTinyCorpus(t *testing.T) {
 	}
 	if n != want {
 		t.Fatalf("hash floor processed %d bytes, the files hold %d", n, want)
+	}
+}
+
+// The server without a watcher is a system of its own: its own store, its
+// server started with CKPT_WATCHER=none, its times in a column beside the
+// watched server's.
+func TestServerWithoutWatcherColumn(t *testing.T) {
+	env := make([]string, 1, 8)
+	env[0] = "HOME=/h"
+	var names, stores []string
+	for _, s := range newServers("ckpt", "/ws", "/work", env) {
+		c := s.(*ckptServer)
+		names, stores = append(names, c.name()), append(stores, c.storeDir())
+		none := slices.Contains(c.env, "CKPT_WATCHER=none")
+		if none != (c.name() == sysServerNoWatcher) {
+			t.Errorf("%s: env %q", c.name(), c.env)
+		}
+	}
+	if !slices.Equal(names, []string{sysServer, sysServerNoWatcher}) || stores[0] == stores[1] {
+		t.Fatalf("servers %q with stores %q, want the two servers on stores of their own", names, stores)
+	}
+	r := newReport(options{scale: "tiny", reps: 1})
+	r.add("git", opNoChange, qSeconds, 1)
+	r.add(sysServer, opNoChange, qSeconds, 0.002)
+	r.add(sysServerNoWatcher, opNoChange, qSeconds, 0.25)
+	r.finish()
+	var md bytes.Buffer
+	r.WriteMarkdown(&md)
+	if !strings.Contains(md.String(), "| ckpt server | ckpt server, watcher: none |") ||
+		!strings.Contains(md.String(), "| 2 ms (2 ms – 2 ms) | 250 ms (250 ms – 250 ms) |") ||
+		!strings.Contains(md.String(), "| 500x | 4.00x |") {
+		t.Errorf("markdown lacks the server's columns with and without a watcher:\n%s", md.String())
 	}
 }

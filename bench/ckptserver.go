@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,12 +26,31 @@ import (
 // the CLI would forward). Times are the call's, from dial to the exit
 // frame; RSS is the server's peak so far.
 type ckptServer struct {
+	sys            string // the system's name
 	bin, ws, store string
 	env            []string
 	srv            *exec.Cmd
 }
 
-func (c *ckptServer) name() string     { return "ckpt-server" }
+// System names of the resident server with its change watcher and with
+// the watcher turned off (CKPT_WATCHER=none): every save a full stat walk,
+// which is what a platform without a watcher gets.
+const (
+	sysServer          = "ckpt-server"
+	sysServerNoWatcher = "ckpt-server-nowatch"
+)
+
+// newServers returns the two resident-server systems, each with a store
+// of its own in work.
+func newServers(bin, ws, work string, env []string) []system {
+	return []system{
+		&ckptServer{sys: sysServer, bin: bin, ws: ws, store: filepath.Join(work, "store-server"), env: env},
+		&ckptServer{sys: sysServerNoWatcher, bin: bin, ws: ws, store: filepath.Join(work, "store-server-nowatch"),
+			env: append(slices.Clip(env), "CKPT_WATCHER=none")},
+	}
+}
+
+func (c *ckptServer) name() string     { return c.sys }
 func (c *ckptServer) storeDir() string { return c.store }
 
 // reset stops the server, deletes the store and starts a server on a new one.

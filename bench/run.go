@@ -26,7 +26,7 @@ type options struct {
 	edits      int
 	added      int
 	profileDir string
-	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,stash
+	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch,stash
 	gc         bool
 	corpus     string // a directory to copy as the corpus, or "gomodcache" (realmods.go)
 	inPlace    bool   // measure the corpus directory itself: read-only operations only
@@ -135,8 +135,8 @@ func (b *bench) setup(ctx context.Context, work string) error {
 		&ckptCLI{sp: sp, bin: bin, ws: b.ws, store: filepath.Join(work, "store-cli"), env: env},
 		&ckptLib{sp: sp, self: self, ws: b.ws, store: filepath.Join(work, "store-lib"), env: env, profileDir: b.opts.profileDir,
 			deferred: b.opts.deferCompression},
-		&ckptServer{bin: bin, ws: b.ws, store: filepath.Join(work, "store-server"), env: env},
 	}
+	all = append(all, newServers(bin, b.ws, work, env)...)
 	if strings.Contains(","+b.opts.systems+",", ",stash,") {
 		// Only on request: it makes the workspace a git repository.
 		all = append(all, newStashFlow(sp, b.ws, home))
