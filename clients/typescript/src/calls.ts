@@ -47,4 +47,10 @@ export abstract class CkptCalls extends EventEmitter {
   gc(p: T.GcParams = {}, o?: CallOptions<T.ProgressValue>) { return this.call<T.GcResult>("gc", p, o as CallOptions); }
   verify(p: T.VerifyParams = {}, o?: CallOptions<T.ProgressValue>) { return this.call<T.VerifyResult>("verify", p, o as CallOptions); }
   stats(o?: CallOptions) { return this.call<T.StatsResult>("stats", {}, o); }
+  /** log lists the checkpoints in which paths changed, newest first. */
+  log(p: T.LogParams = {}, o?: CallOptions) { return this.call<T.LogResult>("log", p, o); }
+  /** export writes a checkpoint's files into another directory; the workspace and head stay. */
+  export(p: T.ExportParams, o?: CallOptions) { return this.call<T.ExportResult>("export", p, o); }
+  /** bisect finds the first checkpoint at which a command fails, testing exported copies. */
+  bisect(p: T.BisectParams, o?: CallOptions) { return this.call<T.BisectResult>("bisect", p, o); }
 }

@@ -269,6 +269,77 @@ export interface StatsResult {
   tasks: { name: string; checkpoints: number; logical_bytes: number; exclusive_bytes: number }[];
 }
 
+export interface LogParams extends TaskParams {
+  /** Search every task instead of one. */
+  all?: boolean;
+  /** Workspace-relative files or directories; none: the whole workspace. */
+  paths?: string[];
+}
+
+/** One changed path; a size is -1 for a side that does not exist. */
+export interface HistoryChange {
+  path: string;
+  /** The path before a rename. */
+  old_path?: string;
+  status: FileStatus;
+  size_before: number;
+  size_after: number;
+}
+
+export interface HistoryEntry {
+  checkpoint: Checkpoint;
+  /** The changes under the paths asked for, from the checkpoint's parent. */
+  changes: HistoryChange[];
+}
+
+export interface LogResult {
+  /** The checkpoints in which the paths changed, newest first. */
+  entries: HistoryEntry[];
+  checkpoints_compared: number;
+  trees_read: number;
+}
+
+export interface ExportParams extends TaskParams {
+  ref: string;
+  /** An absolute path that does not exist or is an empty directory. */
+  dir: string;
+  /** Export only these workspace-relative paths. */
+  paths?: string[];
+}
+
+export interface ExportResult {
+  checkpoint: string;
+  dir?: string;
+  written_paths: string[];
+  conflicts: Conflict[];
+}
+
+export interface BisectParams extends TaskParams {
+  /** A shell command run in each checkpoint exported: exit 0 good, 125 skip, 1-127 bad. */
+  run: string;
+  /** A checkpoint without the problem; default the task's first. */
+  good?: string;
+  /** A checkpoint with the problem; default the head. */
+  bad?: string;
+}
+
+export interface BisectStep {
+  seq: number;
+  id: string;
+  verdict: "good" | "bad" | "skip";
+}
+
+export interface BisectResult {
+  /** The first checkpoint at which the command fails. */
+  first_bad: Checkpoint;
+  /** When skipped steps leave several, the checkpoints any of which may be the first bad. */
+  candidates?: Checkpoint[];
+  /** The checkpoints tested, in order. */
+  steps: BisectStep[];
+  /** first_bad's changes from the checkpoint before it. */
+  changes: HistoryChange[];
+}
+
 /** The progress value of a long call (save, restore, gc, verify). */
 export interface ProgressValue {
   phase?: string;

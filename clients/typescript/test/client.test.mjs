@@ -38,7 +38,7 @@ test("typed method stubs send their params under the method name", async (t) => 
   const client = start(t);
   const res = await client.call("echo", { ref: "HEAD~1", dry_run: true });
   assert.deepEqual(res, { ref: "HEAD~1", dry_run: true });
-  for (const name of ["save", "list", "show", "ls", "cat", "diff", "restore", "tasks", "drop", "gc", "verify", "stats"]) {
+  for (const name of ["save", "list", "show", "ls", "cat", "diff", "restore", "tasks", "drop", "gc", "verify", "stats", "log", "export", "bisect"]) {
     assert.equal(typeof client[name], "function", name);
   }
   await assert.rejects(client.save({ message: "m" }), (err) => err instanceof CkptUsageError && /"save"/.test(err.message));

@@ -31,6 +31,10 @@ const types = {
   "restore-dry-run": "T.RestoreResult",
   restore: "T.RestoreResult",
   verify: "T.VerifyResult",
+  "save-third": "T.SaveResult",
+  log: "T.LogResult",
+  export: "T.ExportResult",
+  bisect: "T.BisectResult",
   "error-unknown-ref": "{ error: E.RpcErrorObject & { data: E.CkptErrorData } }",
   events: "{ [K in keyof T.CkptEvents]: { method: K; params: T.CkptEvents[K] } }[keyof T.CkptEvents][]",
 };
@@ -52,7 +56,7 @@ test("the wire goldens type-check as the client's result types", () => {
       `import type * as E from ${JSON.stringify(join(src, "errors.js"))};`,
     ];
     for (const [name, type] of Object.entries(types)) {
-      const id = name.replace(/-/g, "_");
+      const id = `golden_${name.replace(/-/g, "_")}`; // not a keyword (export)
       lines.push(`export const ${id}: ${type} = ${JSON.stringify(golden(name), null, 2)};`);
     }
     writeFileSync(join(dir, "wire.ts"), lines.join("\n") + "\n");

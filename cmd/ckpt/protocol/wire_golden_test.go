@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,11 @@ func TestWireShapesMatchTheGoldens(t *testing.T) {
 		}
 	}()
 	mcpCall := mcpSession(t, e, session)
+	exportDir := filepath.Join(t.TempDir(), "export")
+	failsWithCBin := "test ! -e c.bin" // the bisect's test: checkpoints with c.bin are bad
+	if runtime.GOOS == "windows" {
+		failsWithCBin = "if exist c.bin (exit 1) else (exit 0)"
+	}
 
 	calls := []wireCall{
 		{golden: "save", method: "save", params: map[string]any{"message": "first"},
@@ -78,13 +84,17 @@ func TestWireShapesMatchTheGoldens(t *testing.T) {
 		{golden: "cat-binary", method: "cat", params: map[string]any{"ref": "@2", "path": "c.bin"}},
 		{golden: "diff", method: "diff", params: map[string]any{"from": "@1", "to": "@2"}},
 		{golden: "tasks", method: "tasks", params: map[string]any{}},
+		{golden: "save-third", method: "save", params: map[string]any{"message": "third"}, edit: map[string]string{"a.txt": "three\n"}},
+		{golden: "log", method: "log", params: map[string]any{"paths": []string{"a.txt"}}},
+		{golden: "export", method: "export", params: map[string]any{"ref": "@2", "dir": exportDir}},
+		{golden: "bisect", method: "bisect", params: map[string]any{"good": "@1", "bad": "@3", "run": failsWithCBin}},
 		{golden: "restore-dry-run", method: "restore", params: map[string]any{"ref": "@1", "dry_run": true}},
 		{golden: "restore", method: "restore", params: map[string]any{"ref": "@1", "only": "both"}},
 		{golden: "verify", method: "verify", params: map[string]any{}},
 		{golden: "error-unknown-ref", method: "show", params: map[string]any{"ref": "@99"}},
 	}
 	var events []json.RawMessage
-	norm := &normaliser{ws: ws}
+	norm := &normaliser{ws: ws, exportDir: exportDir}
 	for _, call := range calls {
 		for name, content := range call.edit {
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
@@ -128,7 +138,7 @@ func TestWireShapesMatchTheGoldens(t *testing.T) {
 // readOnly methods can be asked twice without changing what they answer.
 func readOnly(method string) bool {
 	switch method {
-	case "list", "show", "ls", "cat", "diff", "tasks":
+	case "list", "show", "ls", "cat", "diff", "tasks", "log":
 		return true
 	}
 	return false
@@ -204,14 +214,15 @@ func checkGolden(t *testing.T, n *normaliser, name string, doc []byte) {
 }
 
 // normaliser replaces what depends on the run rather than on the shapes:
-// durations (0), the workspace's temporary path (in workspaceDir and
-// absolute paths), and checkpoint and object
+// durations (0), the workspace's and the export's temporary paths (in
+// workspaceDir and absolute paths), and checkpoint and object
 // ids (the checkpoint's stats hold a measured duration), each id by a
 // placeholder numbered in order of first appearance across the session, so
 // that a document still names the same checkpoint as another.
 type normaliser struct {
-	ws  string // the workspace's path, written WORKSPACE
-	ids map[string]string
+	ws        string // the workspace's path, written WORKSPACE
+	exportDir string // the export's directory, written EXPORT
+	ids       map[string]string
 }
 
 var hexID = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -234,6 +245,9 @@ func (n *normaliser) value(v any) any {
 	case string:
 		if rest, ok := strings.CutPrefix(v, n.ws); ok {
 			return "WORKSPACE" + filepath.ToSlash(rest)
+		}
+		if v == n.exportDir {
+			return "EXPORT"
 		}
 		if !hexID.MatchString(v) {
 			return v
