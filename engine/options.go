@@ -157,6 +157,10 @@ type testHooks struct {
 	// ungrouped stores every blob in a record of its own, as
 	// stores written before group records were on (to compare the two).
 	ungrouped bool
+	// pause, when set, is called at the pause points the ckpttest build
+	// tag exposes (see SetTestPause): a test makes an operation wait there
+	// for its cancellation.
+	pause func(ctx context.Context, point string)
 	// syncObjectSize bounds the data objects a push
 	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
 	syncObjectSize int64

@@ -293,6 +293,9 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
+	if !x.Resuming {
+		_ = e.pauseAt(ctx, pauseRestoreJournaled) // Apply reports a cancellation
+	}
 	if err := x.Apply(ctx, plan); err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
 	}

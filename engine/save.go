@@ -117,6 +117,9 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := e.pauseAt(ctx, pauseSaveScanned); err != nil {
+		return nil, nil, err
+	}
 	state := parent.State // a backup keeps the state of the head it backs up
 	if kind == index.KindSave {
 		state = objects.ID{}

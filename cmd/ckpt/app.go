@@ -250,7 +250,7 @@ func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 // flags, and background errors of the index printed on stderr.
 func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 	stderr := a.stderr
-	return engine.Options{
+	opts := engine.Options{
 		StoreDir:    a.store,
 		Profile:     a.profile,
 		Exclude:     a.exclude,
@@ -270,7 +270,15 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 			}
 		},
 	}
+	if testOptions != nil {
+		testOptions(&opts)
+	}
+	return opts
 }
+
+// testOptions, set only in builds with the ckpttest tag (the CLI's tests),
+// adjusts every engine's options (testpause_ckpttest.go).
+var testOptions func(*engine.Options)
 
 // noticeRestores settles an interrupted restore before a command that may
 // write (the engine would settle it at its first write anyway; doing it

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}
-	args := []string{"build", "-o", ckptBin, "."}
+	args := []string{"build", "-tags", "ckpttest", "-o", ckptBin, "."}
 	if raceCLI() {
 		args = append(args[:1], append([]string{"-race"}, args[1:]...)...)
 	}
@@ -85,6 +85,9 @@ type env struct {
 	// background lets saves start the background recompression (off in
 	// other tests, whose stores should not change behind them).
 	background bool
+	// serverEnv is added to the environment of the servers the test
+	// starts (listenServer, stdioServe).
+	serverEnv []string
 }
 
 func newEnv(t *testing.T) *env {

@@ -20,7 +20,7 @@ import (
 func (e *env) listenServer(flags ...string) *exec.Cmd {
 	e.t.Helper()
 	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store, "serve", "--listen"}, flags...)...)
-	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+	cmd.Env = append(append(os.Environ(), "HOME="+e.home, "CKPT_TASK="), e.serverEnv...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		e.t.Fatal(err)

@@ -42,7 +42,7 @@ func inotifyWatches(t *testing.T, pid int) int {
 // host spawns it.
 func (e *env) serverCommand(args ...string) *exec.Cmd {
 	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+	cmd.Env = append(append(os.Environ(), "HOME="+e.home, "CKPT_TASK="), e.serverEnv...)
 	cmd.Stderr = os.Stderr
 	return cmd
 }
