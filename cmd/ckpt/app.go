@@ -104,6 +104,8 @@ func (a *app) execute(ctx context.Context, args []string, stop func(), signalled
 	case signalled() != 0:
 		ie := interruptedError{signalled()}
 		return a.report(ie.exitCode(), ie)
+	case a.server != nil && errors.Is(context.Cause(ctx), server.ErrStopped):
+		return a.fail(a.server.stopped())
 	case cmd == root && !errors.As(err, &usage):
 		// The root command runs nothing: its errors (an unknown
 		// subcommand) are usage errors, found before any flag was parsed.

@@ -42,6 +42,29 @@ type serverContext struct {
 	cwd string
 }
 
+// stopped is the error of a command the server stopped before it
+// finished: the same a client reports when the server dies (serverGone).
+func (s *serverContext) stopped() error {
+	return serverGone{store: s.res.e.StoreDir()}
+}
+
+// serverGone is a forwarded command whose server stopped before it
+// finished (a signal to the server, or its death).
+type serverGone struct {
+	store string
+	err   error // how the client saw it go; nil in the server
+}
+
+func (g serverGone) Error() string {
+	msg := fmt.Sprintf("the server of store %s stopped before the command finished", g.store)
+	if g.err != nil {
+		msg += fmt.Sprintf(" (%v)", g.err)
+	}
+	return msg + "; run the command again"
+}
+
+func (g serverGone) Unwrap() error { return g.err }
+
 // engineFor checks a forwarded command's workspace and the global flags it
 // gives (--profile, --exclude, --max-file-size; those it leaves out are
 // the server's) against the server's and returns its engine.

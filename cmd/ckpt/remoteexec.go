@@ -47,7 +47,7 @@ func (a *app) forward(cmd *cobra.Command) error {
 		return cerr // interrupted: run reports the signal
 	}
 	if err != nil {
-		return fmt.Errorf("the server of store %s: %w", store, err)
+		return serverGone{store, err}
 	}
 	return remoteExit{code}
 }

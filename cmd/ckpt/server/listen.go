@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -36,18 +37,27 @@ type Config struct {
 	Busy func() (end func())
 }
 
+// ErrStopped is the cause (context.Cause) of the cancellation of the
+// commands and requests a server was running when it stopped: its context
+// ended (a signal) or it was idle.
+var ErrStopped = errors.New("the server stopped")
+
 // Listen serves forwarded commands and JSON-RPC clients on the store's
 // endpoint (see package localsock) until ctx ends or, with c.Idle > 0, until no client has been
-// connected for c.Idle. The endpoint is removed on return.
-func Listen(ctx context.Context, c Config) error {
+// connected for c.Idle. The endpoint is removed on return. The commands
+// and requests running then are cancelled with the cause ErrStopped, and
+// Listen returns once they have answered.
+func Listen(parent context.Context, c Config) error {
 	ln, err := localsock.Listen(c.StoreDir)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	act := newActivity(c.Idle, cancel)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	defer cancel(nil)
+	stop := func() { cancel(ErrStopped) }
+	defer context.AfterFunc(parent, stop)()
+	act := newActivity(c.Idle, stop)
 	defer act.stop()
 	go func() {
 		<-ctx.Done()
