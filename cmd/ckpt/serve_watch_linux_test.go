@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,41 +34,6 @@ func inotifyWatches(t *testing.T, pid int) int {
 		n += strings.Count(string(info), "inotify wd:")
 	}
 	return n
-}
-
-// serverCommand is ckpt run on e's workspace and store with args, as a
-// host spawns it.
-func (e *env) serverCommand(args ...string) *exec.Cmd {
-	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
-	cmd.Env = append(append(os.Environ(), "HOME="+e.home, "CKPT_TASK="), e.serverEnv...)
-	cmd.Stderr = os.Stderr
-	return cmd
-}
-
-// stdioServe starts `ckpt serve` with flags and returns its process and a
-// session over its stdio; the test's end closes its stdin and expects it
-// to exit 0.
-func (e *env) stdioServe(flags ...string) (*exec.Cmd, *protocoltest.Client) {
-	e.t.Helper()
-	cmd := e.serverCommand(append([]string{"serve"}, flags...)...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil {
-			e.t.Errorf("serve after its input ended: %v", err)
-		}
-	})
-	return cmd, protocoltest.NewClient(e.t, in, out)
 }
 
 // checkWatchedSaves saves e's workspace through save, edits a file two
@@ -117,7 +80,7 @@ func TestServeStdioWatchesTheWorkspace(t *testing.T) {
 			if !watched {
 				flags = append(flags, "--watch=false")
 			}
-			cmd, s := e.stdioServe(flags...)
+			cmd, s, _ := e.stdioServe(flags...)
 			checkWatchedSaves(t, e, cmd.Process.Pid, watched, func() protocol.SaveJSON {
 				var res protocol.SaveJSON
 				s.OK("save", map[string]any{}, &res)

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+)
+
+// interruptDirs and interruptFilesPerDir are the size of the workspaces whose restore the tests
+// interrupt: ten directories of thirty files.
+const interruptDirs, interruptFilesPerDir = 10, 30
+
+// twoVersions saves @1 (every file "v1"), which it returns, and @2 (every
+// file "v2", and a directory @1 lacks), so that a restore of @1 rewrites
+// and removes.
+func (e *env) twoVersions() protocol.SaveJSON {
+	e.t.Helper()
+	write := func(v string) {
+		for d := range interruptDirs {
+			for f := range interruptFilesPerDir {
+				e.write(fmt.Sprintf("d%02d/f%02d", d, f), fmt.Sprintf("%s %d %d\n", v, d, f))
+			}
+		}
+	}
+	write("v1")
+	one := decode[protocol.SaveJSON](e.t, e.ok("save", "--json", "-m", "v1"))
+	write("v2")
+	e.write("new/only-in-v2", "v2\n")
+	e.ok("save", "-m", "v2")
+	return one
+}
+
+// readWorkspace maps each file of e's workspace to its content.
+func (e *env) readWorkspace() map[string]string {
+	e.t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(e.ws, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(e.ws, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return files
+}
+
+// interruptedRestore is a server whose restore of @1 was interrupted
+// after its journal was written: save saves through that server (and
+// reports the restore it settled first), stop stops it.
+type interruptedRestore struct {
+	one  protocol.SaveJSON
+	save func(message string) protocol.SaveJSON
+	stop func()
+}
+
+// checkNeverReplayed goes on from an interrupted restore as the user in
+// the report did: through the same server a save, an edit and a save;
+// then the server stops and a plain save runs without it. The first save
+// must complete the restore (and say so); the edit and the head after it
+// must survive the server's end and the cold save: the journal is never
+// replayed over them.
+func (e *env) checkNeverReplayed(r interruptedRestore) {
+	e.t.Helper()
+	if _, err := os.Stat(filepath.Join(e.store, "restore.journal")); err != nil {
+		e.t.Fatalf("the interrupted restore left no journal (%v); the test interrupts nothing", err)
+	}
+	first := r.save("after the interrupted restore")
+	if first.CompletedRestore == nil || first.CompletedRestore.Restored != r.one.ID {
+		e.t.Fatalf("the first save through the server settled %+v, want the restore to @1 completed", first.SettledJSON)
+	}
+	if first.ID != r.one.ID || first.Created {
+		e.t.Fatalf("the first save after completion = %+v; want no change at @1", first)
+	}
+	e.write("d03/f09", "newer work\n")
+	edited := r.save("the edit")
+	if !edited.Created || edited.CompletedRestore != nil || edited.DiscardedRestore != nil {
+		e.t.Fatalf("the save of the edit = %+v", edited)
+	}
+	want := e.readWorkspace()
+	r.stop()
+	cold := e.run("", "--lock-timeout", "0", "save", "--json")
+	if cold.code != 0 || strings.Contains(cold.stdout, "_restore") || strings.Contains(cold.stderr, "interrupted restore") {
+		e.t.Fatalf("the cold save after the server: exit %d\n%s%s", cold.code, cold.stdout, cold.stderr)
+	}
+	if got := decode[protocol.SaveJSON](e.t, cold.stdout); got.ID != edited.ID || got.Created {
+		e.t.Fatalf("the cold save moved the head to %s (created %v); want it at the edit's %s", got.ID, got.Created, edited.ID)
+	}
+	got := e.readWorkspace()
+	if got["d03/f09"] != "newer work\n" || len(got) != len(want) {
+		e.t.Fatalf("after the cold save d03/f09 = %q and %d files; want the edit and %d files", got["d03/f09"], len(got), len(want))
+	}
+	for p, c := range want {
+		if got[p] != c {
+			e.t.Fatalf("%s = %q after the cold save, want %q", p, got[p], c)
+		}
+	}
+}
+
+// A restore through the listening server, interrupted by SIGINT to the
+// client once its journal exists (exit 130), is completed by the server's
+// next save and never replayed later over newer saved work.
+func TestInterruptedRestoreThroughTheServerIsNeverReplayed(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no SIGINT to send to the client")
+	}
+	e := newEnv(t)
+	one := e.twoVersions()
+	paused := e.pauseServersAt("restore-journaled")
+	srv := e.listenServer()
+	client, _, stderr := e.start(strings.NewReader(""), "--lock-timeout", "0", "restore", "@1")
+	paused()
+	if err := client.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := waitExit(t, client); code != 130 || !strings.Contains(stderr.String(), "interrupted by SIGINT") {
+		t.Fatalf("the interrupted client: exit %d, stderr %q; want 130", code, stderr.String())
+	}
+	e.checkNeverReplayed(interruptedRestore{one: one,
+		save: func(m string) protocol.SaveJSON {
+			return decode[protocol.SaveJSON](t, e.ok("--lock-timeout", "0", "save", "--json", "-m", m))
+		},
+		stop: func() { stopServer(t, srv, e.store) }})
+}
+
+// A restore a host cancels with $/cancelRequest on a stdio serve is
+// completed by that serve's next save, which says so in its result and a
+// restore event, and never replayed later over newer saved work.
+func TestCancelledStdioRestoreIsNeverReplayed(t *testing.T) {
+	e := newEnv(t)
+	one := e.twoVersions()
+	paused := e.pauseServersAt("restore-journaled")
+	_, host, end := e.stdioServe()
+	host.Send(`{"jsonrpc":"2.0","id":"r","method":"restore","params":{"ref":"@1"}}`)
+	paused()
+	host.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"r"}}`)
+	for {
+		m := host.Next()
+		if string(m.ID) != `"r"` {
+			continue
+		}
+		if m.Error == nil || !strings.Contains(m.Error.Message, "cancel") {
+			t.Fatalf("the cancelled restore answered %s %+v; want a cancellation", m.Result, m.Error)
+		}
+		break
+	}
+	e.checkNeverReplayed(interruptedRestore{one: one,
+		save: func(m string) protocol.SaveJSON {
+			var res protocol.SaveJSON
+			events := host.OK("save", map[string]any{"message": m}, &res)
+			if res.CompletedRestore != nil && !hasRestoreEvent(events, one.ID) {
+				t.Fatalf("the save that completed the restore sent %+v; want a restore event for @1", events)
+			}
+			return res
+		},
+		stop: end})
+}
+
+// hasRestoreEvent reports whether events hold a restore event of commit.
+func hasRestoreEvent(events []protocoltest.Message, commit string) bool {
+	for _, m := range events {
+		var ev protocol.RestoreEvent
+		if m.Method == "restore" && json.Unmarshal(m.Params, &ev) == nil && ev.CommitHash == commit {
+			return true
+		}
+	}
+	return false
+}
