@@ -96,11 +96,22 @@ func rootsIdentity(roots []Root) string {
 // DefaultRootsStoreDir is DefaultStoreDir of a multi-root workspace:
 // its <id> is derived from the roots' names and canonical directories.
 func DefaultRootsStoreDir(roots []Root) (string, error) {
+	ws, err := RootsWorkspace(roots)
+	if err != nil {
+		return "", err
+	}
+	return defaultStoreDir(ws)
+}
+
+// RootsWorkspace returns the identity an Engine opened with these roots
+// has (its Workspace), without opening anything: a server compares it
+// with its own to refuse a client of another set of roots.
+func RootsWorkspace(roots []Root) (string, error) {
 	canon, err := canonicalRoots(roots)
 	if err != nil {
 		return "", err
 	}
-	return defaultStoreDir(rootsIdentity(canon))
+	return rootsIdentity(canon), nil
 }
 
 // Roots returns the roots of a multi-root Engine, sorted by name, with

@@ -30,7 +30,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
-	workspace   string
+	workspace   string   // the first -C (default ".")
+	workspaces  []string // every -C: several are the roots of a multi-root workspace
 	store       string
 	task        string
 	json        bool
@@ -138,7 +139,8 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	f := root.PersistentFlags()
-	f.StringVarP(&a.workspace, "workspace", "C", ".", "workspace directory")
+	a.workspace, a.workspaces = ".", nil
+	f.VarP(workspaceFlag{a}, "workspace", "C", "workspace directory; give it more than once for a multi-root workspace (each root named by its directory's name)")
 	f.StringVar(&a.store, "store", a.store, "store directory (env CKPT_STORE; default: the user data directory's ckpt/workspaces/<id>)")
 	f.StringVar(&a.task, "task", envOr("CKPT_TASK", engine.DefaultTask), "task (a named chain of checkpoints; env CKPT_TASK)")
 	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout (errors too)")
@@ -198,14 +200,16 @@ func (a *app) checkGlobalFlags() error {
 	if a.maxFileSize < engine.NoMaxFileSize {
 		return protocol.UsageError(fmt.Sprintf("--max-file-size %d: want a byte count, 0 for 100 MiB or -1 for no limit", a.maxFileSize))
 	}
-	fi, err := os.Stat(a.workspace)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return protocol.UsageError(fmt.Sprintf("workspace %s does not exist", a.workspace))
-	case err != nil:
-		return fmt.Errorf("workspace %s: %w", a.workspace, err)
-	case !fi.IsDir():
-		return protocol.UsageError(fmt.Sprintf("workspace %s is not a directory", a.workspace))
+	for _, dir := range a.workspaceDirs() {
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return protocol.UsageError(fmt.Sprintf("workspace %s does not exist", dir))
+		case err != nil:
+			return fmt.Errorf("workspace %s: %w", dir, err)
+		case !fi.IsDir():
+			return protocol.UsageError(fmt.Sprintf("workspace %s is not a directory", dir))
+		}
 	}
 	return nil
 }
@@ -245,7 +249,7 @@ func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
 	}
-	return engine.Open(cmd.Context(), a.workspace, opts)
+	return a.openWorkspace(cmd.Context(), opts)
 }
 
 // engineOptions are the options a command opens the store with: the global

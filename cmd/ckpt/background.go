@@ -42,7 +42,9 @@ func (a *app) deferCompression(command string) bool {
 	case "serve", "mcp":
 		return true
 	}
-	return !a.noBackground
+	// The background process reopens the store by -C; a multi-root
+	// workspace's first save compresses as it writes instead.
+	return !a.noBackground && a.roots() == nil
 }
 
 // maybeStartBackground starts the background recompression of e's store

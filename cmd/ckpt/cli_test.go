@@ -88,6 +88,8 @@ type env struct {
 	// serverEnv is added to the environment of the servers the test
 	// starts (listenServer, stdioServe).
 	serverEnv []string
+	// roots, when set, are given as -C each (a multi-root workspace) instead of ws.
+	roots []string
 }
 
 func newEnv(t *testing.T) *env {
@@ -102,7 +104,7 @@ type result struct {
 // run runs ckpt with -C ws --store store and the given args.
 func (e *env) run(stdin string, args ...string) result {
 	e.t.Helper()
-	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
+	cmd := exec.Command(ckptBin, append(e.flags(), args...)...)
 	// USERPROFILE is the home directory on Windows.
 	cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1")
 	if !e.background {
@@ -119,6 +121,18 @@ func (e *env) run(stdin string, args ...string) result {
 		e.t.Fatal(err)
 	}
 	return result{out.String(), errb.String(), code}
+}
+
+// flags are -C (each root's, or ws) and --store.
+func (e *env) flags() []string {
+	if e.roots == nil {
+		return []string{"-C", e.ws, "--store", e.store}
+	}
+	flags := []string{"--store", e.store}
+	for _, dir := range e.roots {
+		flags = append(flags, "-C", dir)
+	}
+	return flags
 }
 
 func (e *env) ok(args ...string) string {

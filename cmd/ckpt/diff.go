@@ -13,6 +13,7 @@ func (a *app) diffCommand() *cobra.Command {
 	var (
 		stat, nameStatus, exitCode bool
 		mode                       string
+		roots                      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [REF [REF]] [-- PATH...]",
@@ -30,6 +31,10 @@ func (a *app) diffCommand() *cobra.Command {
 				return err
 			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				paths, err := withRoots(e, roots, paths)
+				if err != nil {
+					return err
+				}
 				res, err := e.Diff(cmd.Context(), from, to, engine.DiffOptions{Task: a.task, Paths: paths, Mode: engine.DiffMode(mode)})
 				if err != nil {
 					return err
@@ -42,6 +47,7 @@ func (a *app) diffCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&stat, "stat", false, "print a diffstat")
+	addRootFlag(cmd, &roots, "compare")
 	cmd.Flags().BoolVar(&nameStatus, "name-status", false, "print the status and path of each change")
 	cmd.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when there are differences")
 	cmd.Flags().StringVar(&mode, "mode", "", "checkpoint, from-init, to-current or full")

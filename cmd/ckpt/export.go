@@ -12,6 +12,7 @@ import (
 
 func (a *app) exportCommand() *cobra.Command {
 	var tarOut, zipOut string
+	var roots []string
 	cmd := &cobra.Command{
 		Use:   "export REF [DIR] [-- PATH...]",
 		Short: "Write a checkpoint's files into DIR (or a tar or zip archive), leaving the workspace alone",
@@ -25,6 +26,10 @@ func (a *app) exportCommand() *cobra.Command {
 				return err
 			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				paths, err := withRoots(e, roots, paths)
+				if err != nil {
+					return err
+				}
 				opts := engine.ExportOptions{Task: a.task, Paths: paths}
 				if archive == "" {
 					res, err := e.Export(cmd.Context(), pos[0], a.localPath(out), opts)
@@ -38,6 +43,7 @@ func (a *app) exportCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&tarOut, "tar", "", "write a tar archive to FILE (- for stdout)")
+	addRootFlag(cmd, &roots, "export")
 	cmd.Flags().StringVar(&zipOut, "zip", "", "write a zip archive to FILE")
 	return cmd
 }

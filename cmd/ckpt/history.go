@@ -12,6 +12,7 @@ import (
 
 func (a *app) logCommand() *cobra.Command {
 	var all, patch bool
+	var roots []string
 	cmd := &cobra.Command{
 		Use:   "log [PATH...]",
 		Short: "List the checkpoints in which PATH (a file or directory) changed, newest first",
@@ -20,6 +21,10 @@ func (a *app) logCommand() *cobra.Command {
 			"renamed, with the size change and the message. -p prints each one's patch.",
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				paths, err := withRoots(e, roots, paths)
+				if err != nil {
+					return err
+				}
 				h, err := e.History(cmd.Context(), engine.HistoryOptions{Task: a.task, All: all, Paths: paths})
 				if err != nil {
 					return err
@@ -29,6 +34,7 @@ func (a *app) logCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "search every task")
+	addRootFlag(cmd, &roots, "search")
 	cmd.Flags().BoolVarP(&patch, "patch", "p", false, "print each checkpoint's patch of the paths")
 	return cmd
 }

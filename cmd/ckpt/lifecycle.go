@@ -173,6 +173,8 @@ func (a *app) statsCommand() *cobra.Command {
 func watcherLine(e *engine.Engine) string {
 	w, ok := e.WatchStats()
 	switch {
+	case !ok && e.Roots() != nil:
+		return "none: the saves of a multi-root workspace walk its roots"
 	case !ok:
 		return "none: only a server (serve, mcp) keeps a watcher; this command walks the workspace"
 	case w.Backend == "none":

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -12,7 +14,8 @@ import (
 )
 
 func (a *app) listCommand() *cobra.Command {
-	return &cobra.Command{
+	var roots []string
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the task's checkpoints, oldest first, head marked",
 		Args:  cobra.NoArgs,
@@ -22,11 +25,37 @@ func (a *app) listCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if len(roots) > 0 {
+					if log, err = changedIn(cmd.Context(), e, log, roots); err != nil {
+						return err
+					}
+				}
 				a.printLog(log)
 				return nil
 			})
 		},
 	}
+	addRootFlag(cmd, &roots, "list the checkpoints that changed")
+	return cmd
+}
+
+// changedIn keeps the checkpoints of log that changed a file of roots.
+func changedIn(ctx context.Context, e *engine.Engine, log *engine.Log, roots []string) (*engine.Log, error) {
+	paths, err := rootPaths(e, roots)
+	if err != nil {
+		return nil, err
+	}
+	h, err := e.History(ctx, engine.HistoryOptions{Task: log.Task, Paths: paths})
+	if err != nil {
+		return nil, err
+	}
+	changed := map[engine.ID]bool{}
+	for _, ent := range h.Entries {
+		changed[ent.Checkpoint.ID] = true
+	}
+	out := *log
+	out.Checkpoints = slices.DeleteFunc(slices.Clone(log.Checkpoints), func(c engine.CheckpointInfo) bool { return !changed[c.ID] })
+	return &out, nil
 }
 
 func (a *app) printLog(log *engine.Log) {

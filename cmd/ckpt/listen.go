@@ -69,17 +69,11 @@ func (g serverGone) Unwrap() error { return g.err }
 // gives (--profile, --exclude, --max-file-size; those it leaves out are
 // the server's) against the server's and returns its engine.
 func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, error) {
-	if !filepath.IsAbs(a.workspace) {
-		a.workspace = filepath.Join(s.cwd, a.workspace)
-	}
-	if err := a.checkGlobalFlags(); err != nil {
+	ws, err := a.workspaceIdentity(s.cwd)
+	if err != nil {
 		return nil, err
 	}
 	r := s.res
-	ws, err := filepath.EvalSymlinks(a.workspace)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", a.workspace, err)
-	}
 	if ws != r.e.Workspace() { // as the store itself refuses it, without a server
 		return nil, &engine.WorkspaceMismatchError{Store: r.e.StoreDir(), Recorded: r.e.Workspace(), Workspace: ws}
 	}
@@ -217,7 +211,7 @@ const residentSlice = 100 * time.Millisecond
 func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, string, error) {
 	if a.store == "" {
 		var err error
-		if a.store, err = engine.DefaultStoreDir(a.workspace); err != nil {
+		if a.store, err = a.defaultStore(); err != nil {
 			return nil, "", err
 		}
 	}
@@ -244,10 +238,10 @@ func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, string, error) {
 // checkAttach refuses a JSON-RPC client that means another workspace or
 // needs another exclusion profile than the server's.
 func (r *resident) checkAttach(p protocol.AttachParams) error {
-	if p.Workspace != "" {
-		ws, err := filepath.EvalSymlinks(p.Workspace)
+	if p.Workspace != "" || len(p.Roots) > 0 {
+		ws, err := attachedWorkspace(p)
 		if err != nil {
-			return protocol.UsageError(fmt.Sprintf("workspace %s: %v", p.Workspace, err))
+			return err
 		}
 		if ws != r.e.Workspace() {
 			return fmt.Errorf("%w: the server of store %s serves workspace %s, not %s", engine.ErrWorkspaceMismatch,
@@ -259,4 +253,24 @@ func (r *resident) checkAttach(p protocol.AttachParams) error {
 			r.e.StoreDir(), r.profile, p.Profile))
 	}
 	return nil
+}
+
+// attachedWorkspace is the workspace identity an attaching client means:
+// its workspace's canonical path, or its roots' identity.
+func attachedWorkspace(p protocol.AttachParams) (string, error) {
+	if len(p.Roots) > 0 {
+		if p.Workspace != "" {
+			return "", protocol.UsageError("attach: give workspace or roots, not both")
+		}
+		ws, err := engine.RootsWorkspace(p.Roots)
+		if err != nil {
+			return "", fmt.Errorf("roots: %w", err)
+		}
+		return ws, nil
+	}
+	ws, err := filepath.EvalSymlinks(p.Workspace)
+	if err != nil {
+		return "", protocol.UsageError(fmt.Sprintf("workspace %s: %v", p.Workspace, err))
+	}
+	return ws, nil
 }

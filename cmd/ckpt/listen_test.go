@@ -19,7 +19,7 @@ import (
 // once it listens.
 func (e *env) listenServer(flags ...string) *exec.Cmd {
 	e.t.Helper()
-	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store, "serve", "--listen"}, flags...)...)
+	cmd := exec.Command(ckptBin, append(append(e.flags(), "serve", "--listen"), flags...)...)
 	cmd.Env = append(append(os.Environ(), "HOME="+e.home, "CKPT_TASK="), e.serverEnv...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/localsock"
 )
 
@@ -24,7 +23,7 @@ func (a *app) dialResident() net.Conn {
 	store := a.store
 	if store == "" {
 		var err error
-		if store, err = engine.DefaultStoreDir(a.workspace); err != nil {
+		if store, err = a.defaultStore(); err != nil {
 			return nil
 		}
 	}
@@ -43,6 +42,9 @@ func (a *app) attachParams(cmd *cobra.Command) (protocol.AttachParams, error) {
 		return protocol.AttachParams{}, err
 	}
 	params := protocol.AttachParams{Workspace: ws, Task: a.task}
+	if roots := a.roots(); roots != nil {
+		params.Workspace, params.Roots = "", roots
+	}
 	if cmd.Flags().Changed("profile") {
 		params.Profile = a.profile
 	}

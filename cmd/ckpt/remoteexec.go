@@ -26,7 +26,7 @@ func (a *app) forward(cmd *cobra.Command) error {
 	store := a.store
 	if store == "" {
 		var err error
-		if store, err = engine.DefaultStoreDir(a.workspace); err != nil {
+		if store, err = a.defaultStore(); err != nil {
 			return nil // the open reports it
 		}
 	}

@@ -16,6 +16,7 @@ func (a *app) restoreCommand() *cobra.Command {
 		only     string
 		stateOut string
 		opts     engine.RestoreOptions
+		roots    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "restore REF [-- PATH...]",
@@ -40,6 +41,10 @@ func (a *app) restoreCommand() *cobra.Command {
 				return fmt.Errorf("%w: --only must be workspace, state or both, not %q", engine.ErrBadRequest, only)
 			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				var err error
+				if opts.Paths, err = withRoots(e, roots, opts.Paths); err != nil {
+					return err
+				}
 				res, err := e.Restore(cmd.Context(), refs[0], opts)
 				if err != nil {
 					return err
@@ -56,6 +61,7 @@ func (a *app) restoreCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	addRootFlag(cmd, &roots, "restore (as paths do: the head stays)")
 	f.StringVar(&only, "only", string(engine.OnlyWorkspace), "what to rewind: workspace, state or both")
 	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "show what would change, change nothing")

@@ -18,6 +18,7 @@ func (a *app) saveCommand() *cobra.Command {
 		allowEmpty bool
 		stateFile  string
 		meta       []string
+		roots      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "save",
@@ -28,7 +29,7 @@ func (a *app) saveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := engine.SaveOptions{Task: a.task, Message: message, AllowEmpty: allowEmpty, Meta: metaMap}
+			opts := engine.SaveOptions{Task: a.task, Message: message, AllowEmpty: allowEmpty, Meta: metaMap, Roots: roots}
 			if stateFile != "" {
 				r, closeFn, err := a.openInput(stateFile)
 				if err != nil {
@@ -51,6 +52,7 @@ func (a *app) saveCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "create a checkpoint even if nothing changed")
 	cmd.Flags().StringVar(&stateFile, "state", "", "attach the host's state blob from FILE (- for stdin)")
 	cmd.Flags().StringArrayVar(&meta, "meta", nil, "attach KEY=VALUE metadata (repeatable)")
+	addRootFlag(cmd, &roots, "read") // the others keep the head's files
 	return cmd
 }
 

@@ -203,8 +203,10 @@ func (a *app) cloneCommand() *cobra.Command {
 				return err
 			}
 			defer b.Close()
-			if err := os.MkdirAll(a.workspace, 0o755); err != nil {
-				return err
+			for _, dir := range a.workspaceDirs() { // several: a multi-root remote's roots
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
 			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				res, err := e.Clone(cmd.Context(), b, engine.CloneOptions{Remote: name, URL: args[0], Task: a.task,

@@ -101,7 +101,7 @@ func (a *app) uiBackend(ctx context.Context, cmd *cobra.Command) *uiengine.Backe
 			e, err := a.server.engineFor(a, cmd)
 			return e, func() {}, err
 		}
-		e, err := engine.Open(ctx, a.workspace, a.engineOptions("ui", !write))
+		e, err := a.openWorkspace(ctx, a.engineOptions("ui", !write))
 		if err != nil {
 			return nil, nil, err
 		}

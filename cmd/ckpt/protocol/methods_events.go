@@ -15,11 +15,12 @@ import (
 // naming its task.
 type (
 	InitializeEvent struct {
-		WorkspaceDir string `json:"workspaceDir"`
-		BaseHash     string `json:"baseHash"` // the task's first checkpoint
-		Created      bool   `json:"created"`  // the task began with this operation
-		Duration     int64  `json:"duration"`
-		Task         string `json:"task"`
+		WorkspaceDir string        `json:"workspaceDir"`    // a multi-root workspace's identity (see roots)
+		Roots        []engine.Root `json:"roots,omitempty"` // the roots of a multi-root workspace, each {name, dir}
+		BaseHash     string        `json:"baseHash"`        // the task's first checkpoint
+		Created      bool          `json:"created"`         // the task began with this operation
+		Duration     int64         `json:"duration"`
+		Task         string        `json:"task"`
 	}
 	CheckpointEvent struct {
 		FromHash string `json:"fromHash"` // the previous head; "" for a task's first
@@ -65,7 +66,7 @@ func (t *taskEvents) initialize(ctx context.Context, task string, created bool, 
 		return
 	}
 	t.inited[task] = true
-	ev := InitializeEvent{WorkspaceDir: t.e.Workspace(), Created: created, Duration: durationMs(d), Task: task}
+	ev := InitializeEvent{WorkspaceDir: t.e.Workspace(), Roots: t.e.Roots(), Created: created, Duration: durationMs(d), Task: task}
 	if log, err := t.e.List(ctx, task); err == nil && len(log.Checkpoints) > 0 {
 		ev.BaseHash = log.Checkpoints[0].ID.String()
 	}

@@ -22,6 +22,7 @@ type (
 		Meta        map[string]string `json:"meta,omitempty" jsonschema:"host metadata, stored verbatim"`
 		State       *string           `json:"state,omitempty" jsonschema:"the host's state blob (e.g. its conversation) as text"`
 		StateBase64 *string           `json:"state_base64,omitempty" jsonschema:"the host's state blob as base64, for bytes that are not UTF-8"`
+		Roots       []string          `json:"roots,omitempty" jsonschema:"in a multi-root workspace, the roots to read (default all); the others keep the head's files"`
 	}
 	taskParams struct {
 		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
@@ -46,13 +47,13 @@ type (
 		To    string   `json:"to,omitempty" jsonschema:"default workspace"`
 		Mode  string   `json:"mode,omitempty" jsonschema:"checkpoint, from-init, to-current or full: a range around ref instead of from/to"`
 		Ref   string   `json:"ref,omitempty" jsonschema:"the checkpoint mode ranges around"`
-		Paths []string `json:"paths,omitempty" jsonschema:"limit to these workspace-relative paths"`
+		Paths []string `json:"paths,omitempty" jsonschema:"limit to these workspace-relative paths (in a multi-root workspace a root's name selects that root)"`
 	}
 	restoreParams struct {
 		Task     string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
 		Ref      string   `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
 		Only     string   `json:"only,omitempty" jsonschema:"workspace (default), state or both"`
-		Paths    []string `json:"paths,omitempty" jsonschema:"restore only these workspace-relative paths"`
+		Paths    []string `json:"paths,omitempty" jsonschema:"restore only these workspace-relative paths (in a multi-root workspace a root's name selects that root)"`
 		DryRun   bool     `json:"dry_run,omitempty" jsonschema:"report the plan, change nothing"`
 		NoBackup bool     `json:"no_backup,omitempty" jsonschema:"do not save a backup checkpoint first"`
 		Force    bool     `json:"force,omitempty" jsonschema:"overwrite uncaptured files that stand in the way"`
@@ -82,7 +83,7 @@ func required(fields ...string) error {
 }
 
 func (h *host) save(ctx context.Context, p saveParams) (SaveJSON, error) {
-	opts := engine.SaveOptions{Task: h.task(p.Task), Message: p.Message, AllowEmpty: p.AllowEmpty, Meta: p.Meta}
+	opts := engine.SaveOptions{Task: h.task(p.Task), Message: p.Message, AllowEmpty: p.AllowEmpty, Meta: p.Meta, Roots: p.Roots}
 	state, err := textOrBase64("state", p.State, p.StateBase64)
 	if err != nil {
 		return SaveJSON{}, err

@@ -15,17 +15,19 @@ import (
 // requests that name none, and the exclusion profile it needs. Empty
 // fields are not checked.
 type AttachParams struct {
-	Workspace string `json:"workspace,omitempty" jsonschema:"the workspace the client means; refused when the server serves another"`
-	Task      string `json:"task,omitempty" jsonschema:"the task of the connection's requests that name none"`
-	Profile   string `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs; refused when the server uses another"`
+	Workspace string        `json:"workspace,omitempty" jsonschema:"the workspace the client means; refused when the server serves another"`
+	Roots     []engine.Root `json:"roots,omitempty" jsonschema:"the roots of the multi-root workspace the client means (instead of workspace), each {name, dir}; a name left out is the directory's base name; refused when the server serves another set"`
+	Task      string        `json:"task,omitempty" jsonschema:"the task of the connection's requests that name none"`
+	Profile   string        `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs; refused when the server uses another"`
 }
 
 // AttachResult is what the server serves.
 type AttachResult struct {
-	Workspace string `json:"workspace"`
-	Store     string `json:"store"`
-	Profile   string `json:"profile"`
-	PID       int    `json:"pid"`
+	Workspace string        `json:"workspace"`
+	Roots     []engine.Root `json:"roots,omitempty"` // a multi-root workspace's roots; workspace is then their identity
+	Store     string        `json:"store"`
+	Profile   string        `json:"profile"`
+	PID       int           `json:"pid"`
 }
 
 // Resident serves the JSON-RPC clients of a resident server (`serve
@@ -90,7 +92,7 @@ func (r *Resident) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 			h.attached.Store(&p.Task)
 			c.follow(p.Task)
 		}
-		return AttachResult{Workspace: r.e.Workspace(), Store: r.e.StoreDir(), Profile: r.profile, PID: os.Getpid()}, nil
+		return AttachResult{Workspace: r.e.Workspace(), Roots: r.e.Roots(), Store: r.e.StoreDir(), Profile: r.profile, PID: os.Getpid()}, nil
 	}))
 	srv, err := jsonrpc.NewServer(jsonrpc.Options{MapError: MapError}, routes...)
 	if err != nil {
