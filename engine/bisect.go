@@ -71,7 +71,8 @@ type BisectResult struct {
 // checkpoint into a scratch directory (by difference from the last one
 // there) and never touching the workspace, the head or the journal. It
 // runs at most ceil(log2(n)) tests for n checkpoints after Good, plus one
-// per skipped checkpoint.
+// per skipped checkpoint. The first bad checkpoint found becomes the
+// task's bisect mark (see BisectMark).
 func (e *Engine) Bisect(ctx context.Context, opts BisectOptions) (*BisectResult, error) {
 	res, err := e.bisect(ctx, opts)
 	return res, translate(err, e.storeDir)
@@ -105,7 +106,11 @@ func (e *Engine) bisect(ctx context.Context, opts BisectOptions) (*BisectResult,
 	if err := s.run(ctx, opts.Test); err != nil {
 		return nil, err
 	}
-	return s.result(ctx, filter)
+	res, err := s.result(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	return res, e.recordBisectMark(res.FirstBad)
 }
 
 // bisectChain is the chain from Good to Bad, oldest first, both included.

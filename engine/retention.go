@@ -87,6 +87,14 @@ func (e *Engine) setRetention(p RetentionPolicy) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
+	return e.commitConfig("retention policy", configKeepLast, strconv.Itoa(p.KeepLast),
+		configMaxAge, strconv.FormatInt(int64(p.MaxAge), 10), configMaxSize, strconv.FormatInt(p.MaxSize, 10),
+		configAutoAfter, "0")
+}
+
+// commitConfig sets store settings, given as key, value pairs, in one
+// durable index commit under the write lock; what names them in an error.
+func (e *Engine) commitConfig(what string, kv ...string) error {
 	unlock, err := e.lockForWrite()
 	if err != nil {
 		return err
@@ -94,12 +102,11 @@ func (e *Engine) setRetention(p RetentionPolicy) error {
 	defer unlock()
 	b := e.db.NewBatch()
 	defer b.Close()
-	b.SetConfig(configKeepLast, strconv.Itoa(p.KeepLast))
-	b.SetConfig(configMaxAge, strconv.FormatInt(int64(p.MaxAge), 10))
-	b.SetConfig(configMaxSize, strconv.FormatInt(p.MaxSize, 10))
-	b.SetConfig(configAutoAfter, "0")
+	for i := 0; i+1 < len(kv); i += 2 {
+		b.SetConfig(kv[i], kv[i+1])
+	}
 	if err := b.Commit(); err != nil {
-		return fmt.Errorf("save retention policy: %w", err)
+		return fmt.Errorf("save %s: %w", what, err)
 	}
 	return nil
 }

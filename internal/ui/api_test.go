@@ -163,6 +163,9 @@ func (fixedDiff) Checkpoints(context.Context, string, ui.PageQuery) (ui.Page, er
 func (fixedDiff) File(context.Context, string, string, string, string) (ui.FileContents, error) {
 	return ui.FileContents{}, ui.ErrNotFound
 }
+func (fixedDiff) History(context.Context, string, string) ([]ui.HistoryEntry, error) {
+	return nil, nil
+}
 func (fixedDiff) Plan(context.Context, ui.RestoreRequest) (ui.RestorePlan, error) {
 	return ui.RestorePlan{}, nil
 }

@@ -28,6 +28,9 @@ type Backend interface {
 	// bytes (nil for a side that does not exist). ErrNotFound when path did
 	// not change.
 	File(ctx context.Context, task, from, to, path string) (FileContents, error)
+	// History lists the checkpoints of task in which the file at path
+	// changed, newest first, each with that change.
+	History(ctx context.Context, task, path string) ([]HistoryEntry, error)
 	// Plan reports what Restore(req) would do, changing nothing.
 	Plan(ctx context.Context, req RestoreRequest) (RestorePlan, error)
 	// Restore restores req.Ref, taking a backup checkpoint first.
@@ -45,6 +48,9 @@ type Task struct {
 	Checkpoints int       `json:"checkpoints"`
 	First       time.Time `json:"first"`
 	Last        time.Time `json:"last"`
+	// FirstBad is the first bad checkpoint the task's last bisect found
+	// (ckpt bisect records it); empty when none was recorded.
+	FirstBad string `json:"first_bad,omitempty"`
 }
 
 // Checkpoint kinds.
@@ -100,6 +106,12 @@ type FileChange struct {
 	Status     string `json:"status"`
 	BeforeSize int64  `json:"before_size"`
 	AfterSize  int64  `json:"after_size"`
+}
+
+// HistoryEntry is a checkpoint in which a file changed, and the change.
+type HistoryEntry struct {
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Change     FileChange `json:"change"`
 }
 
 // FileContents is a change with the bytes of both sides.

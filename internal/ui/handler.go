@@ -46,6 +46,7 @@ func newHandler(b Backend, token string, hostOK func(string) bool) http.Handler 
 	mux.HandleFunc("GET /api/diff", s.diff)
 	mux.HandleFunc("GET /api/file", s.file)
 	mux.HandleFunc("GET /api/raw", s.raw)
+	mux.HandleFunc("GET /api/history", s.history)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("POST /api/plan", s.plan)
 	mux.HandleFunc("POST /api/restore", s.restore)
@@ -88,6 +89,21 @@ func (s *server) checkpoints(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Checkpoints = nonNil(page.Checkpoints)
 	writeJSON(w, page)
+}
+
+// history answers the checkpoints in which ?path changed in ?task.
+func (s *server) history(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("path") == "" {
+		writeError(w, errors.Join(ErrBadRequest, errors.New("history needs a path")))
+		return
+	}
+	entries, err := s.b.History(r.Context(), q.Get("task"), q.Get("path"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, map[string]any{"entries": nonNil(entries)})
 }
 
 func (s *server) plan(w http.ResponseWriter, r *http.Request) {

@@ -132,7 +132,15 @@ func (b *Backend) Tasks(ctx context.Context) (out []ui.Task, err error) {
 		}
 		out = make([]ui.Task, 0, len(ts))
 		for _, t := range ts {
-			out = append(out, ui.Task{Name: t.Name, Head: t.Head.String(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last})
+			task := ui.Task{Name: t.Name, Head: t.Head.String(), Checkpoints: t.Checkpoints, First: t.First, Last: t.Last}
+			mark, ok, err := e.BisectMark(ctx, t.Name)
+			if err != nil {
+				return err
+			}
+			if ok {
+				task.FirstBad = mark.String()
+			}
+			out = append(out, task)
 		}
 		return nil
 	})
@@ -246,6 +254,27 @@ func (b *Backend) File(ctx context.Context, task, from, to, path string) (fc ui.
 		return errors.Join(ui.ErrNotFound, errors.New(path+" did not change"))
 	})
 	return fc, err
+}
+
+// History implements ui.Backend.
+func (b *Backend) History(ctx context.Context, task, path string) (out []ui.HistoryEntry, err error) {
+	err = b.with(ctx, false, func(e *engine.Engine) error {
+		h, err := e.History(ctx, engine.HistoryOptions{Task: task, Paths: []string{path}})
+		if err != nil {
+			return err
+		}
+		out = make([]ui.HistoryEntry, 0, len(h.Entries))
+		for _, en := range h.Entries {
+			for _, c := range en.Diff.Changes {
+				if c.Path == path {
+					out = append(out, ui.HistoryEntry{Checkpoint: checkpointOf(en.Checkpoint), Change: changeOf(c)})
+					break
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 func restoreOptions(req ui.RestoreRequest, dry bool) engine.RestoreOptions {

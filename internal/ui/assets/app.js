@@ -93,7 +93,8 @@ function chips(cp) {
 // on demand, so a task of any length renders one page at a time.
 function renderList() {
   const pg = state.pages[state.task] || { cps: [], next: 0 };
-  const total = state.tasks.find(t => t.name === state.task)?.checkpoints || 0;
+  const task = state.tasks.find(t => t.name === state.task);
+  const total = task?.checkpoints || 0;
   $("list-title").textContent = `${state.task || "No tasks"} · ${pg.cps.length} of ${total} checkpoints`;
   $("cp-list").replaceChildren(...pg.cps.map(cp => el("li", {
     class: ["cp", cp.kind, cp.empty ? "empty" : "", cp.id === state.selected?.id ? "selected" : ""].join(" "),
@@ -101,7 +102,8 @@ function renderList() {
     onclick: () => pick(state.task, cp),
   },
   el("span", { class: "seq" }, "@" + cp.seq),
-  el("span", { class: "msg" }, cp.kind === "backup" ? el("span", { class: "tag backup" }, "backup") : null, cp.head ? el("span", { class: "tag head" }, "head") : null, cp.message || el("em", {}, "no message")),
+  el("span", { class: "msg" }, cp.kind === "backup" ? el("span", { class: "tag backup" }, "backup") : null, cp.head ? el("span", { class: "tag head" }, "head") : null,
+    cp.id === task?.first_bad ? el("span", { class: "tag first-bad" }, "first bad") : null, cp.message || el("em", {}, "no message")),
   el("span", { class: "when" }, fmtTime(cp.time)),
   el("span", { class: "chips" }, chips(cp)))));
   $("older").hidden = !pg.next;
@@ -139,7 +141,8 @@ function renderDetail() {
 
 function showDiff(from, to) {
   $("browse").hidden = true;
-  openDiff({ task: state.task, from, to, label, describe, restore });
+  const firstBad = state.tasks.find(t => t.name === state.task)?.first_bad;
+  openDiff({ task: state.task, from, to, label, describe, restore, firstBad });
 }
 
 function label(ref) {

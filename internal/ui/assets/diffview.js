@@ -24,6 +24,7 @@ export async function openDiff(opts) {
   $("diff-title").replaceChildren(side(opts.from), el("span", { class: "arrow" }, "→"), side(opts.to));
   $("tree").replaceChildren(el("p", { class: "muted" }, "Comparing…"));
   $("file").replaceChildren(el("p", { class: "muted" }, "Select a file."));
+  $("history").replaceChildren();
   await loadFiles(0);
 }
 
@@ -97,10 +98,39 @@ async function openFile(f) {
   mine.open = f.path;
   renderTree();
   $("file").replaceChildren(el("p", { class: "muted" }, "Loading " + f.path + "…"));
-  const v = await get("/api/file", { task: mine.task, from: mine.from, to: mine.to, path: f.path });
+  const [v] = await Promise.all([
+    get("/api/file", { task: mine.task, from: mine.from, to: mine.to, path: f.path }),
+    loadHistory(mine, f.path),
+  ]);
   if (cur !== mine || mine.open !== f.path) return;
   mine.view = v;
   renderFile();
+}
+
+// loadHistory lists, beside the file, the checkpoints of the task in which
+// it changed, newest first; one of them opens its own change of the file.
+async function loadHistory(mine, path) {
+  $("history").replaceChildren(el("p", { class: "muted" }, "Loading history…"));
+  const { entries } = await get("/api/history", { task: mine.task, path });
+  if (cur !== mine || mine.open !== path) return;
+  const item = ({ checkpoint: cp, change }) => el("li", {
+    class: [cp.id === mine.to ? "current" : "", cp.id === mine.firstBad ? "first-bad" : ""].join(" "),
+    dataset: { seq: String(cp.seq), id: cp.id },
+    title: `${change.status}, ${fmtBytes(change.before_size)} → ${fmtBytes(change.after_size)}`,
+    onclick: cp.parent ? () => showChange(mine, cp, change) : undefined,
+  },
+  el("span", { class: "badge " + change.status }, BADGE[change.status] || "?"),
+  el("span", { class: "seq" }, "@" + cp.seq),
+  el("span", { class: "msg" }, cp.message || "(no message)"));
+  $("history").replaceChildren(el("h3", {}, "History of ", el("span", { class: "mono" }, path)),
+    entries.length ? el("ol", { id: "history-list" }, entries.map(item)) : el("p", { class: "muted" }, "No checkpoint changed it."));
+}
+
+// showChange opens checkpoint cp's own change of the file, from its parent.
+async function showChange(mine, cp, change) {
+  const { task, label, describe, restore, firstBad } = mine;
+  await openDiff({ task, label, describe, restore, firstBad, from: cp.parent, to: cp.id });
+  await openFile({ path: change.path });
 }
 
 function fileHeader(v) {

@@ -22,21 +22,24 @@ export function radius(cp) {
   return Math.min(18, 2.5 + Math.log2(1 + cp.bytes) / 1.8);
 }
 
-function tooltip(cp) {
+function tooltip(cp, firstBad) {
   const kind = cp.kind === "backup" ? "backup" : cp.empty ? "no change" : "checkpoint";
-  return `@${cp.seq} ${short(cp.id)} · ${kind}${cp.head ? " · head" : ""}\n${cp.message || "(no message)"}\n` +
+  return `@${cp.seq} ${short(cp.id)} · ${kind}${cp.head ? " · head" : ""}${firstBad ? " · first bad (bisect)" : ""}\n${cp.message || "(no message)"}\n` +
     `${fmtTime(cp.time)}\n+${cp.added} ~${cp.modified} −${cp.deleted} · ${fmtBytes(cp.bytes)}`;
 }
 
-function mark(cp, x, y, selected) {
+// mark draws one checkpoint; the first bad one a bisect found gets a
+// dashed red ring.
+function mark(cp, x, y, selected, firstBad) {
   const r = radius(cp);
-  const cls = ["point", cp.kind, cp.empty ? "empty" : "", cp.head ? "head" : "", selected ? "selected" : ""].join(" ");
+  const cls = ["point", cp.kind, cp.empty ? "empty" : "", cp.head ? "head" : "", selected ? "selected" : "", firstBad ? "first-bad" : ""].join(" ");
   const data = { id: cp.id, seq: String(cp.seq), kind: cp.kind, empty: String(cp.empty) };
   const shape = cp.kind === "backup"
     ? svg("rect", { x: x - r * 0.8, y: y - r * 0.8, width: r * 1.6, height: r * 1.6, transform: `rotate(45 ${x} ${y})` })
     : svg("circle", { cx: x, cy: y, r });
-  const g = svg("g", { class: cls, dataset: data, tabindex: "0" }, shape, svg("title", {}, tooltip(cp)));
+  const g = svg("g", { class: cls, dataset: data, tabindex: "0" }, shape, svg("title", {}, tooltip(cp, firstBad)));
   if (cp.head) g.prepend(svg("circle", { class: "halo", cx: x, cy: y, r: r + 4 }));
+  if (firstBad) g.prepend(svg("circle", { class: "bad-ring", cx: x, cy: y, r: r + 7 }));
   return g;
 }
 
@@ -91,7 +94,7 @@ export function draw(host, tasks, byTask, current, selectedID, onPick) {
     const xs = spread(byTask[t.name] || [], xOf, LABEL_W + PAD, width - PAD);
     const cps = (byTask[t.name] || []).slice().sort((a, b) => b.bytes - a.bytes || a.seq - b.seq);
     for (const cp of cps) {
-      const m = mark(cp, xs.get(cp.id), y, cp.id === selectedID);
+      const m = mark(cp, xs.get(cp.id), y, cp.id === selectedID, cp.id === t.first_bad);
       m.addEventListener("click", () => onPick(t.name, cp));
       m.addEventListener("keydown", e => { if (e.key === "Enter") onPick(t.name, cp); });
       lane.append(m);
