@@ -104,7 +104,14 @@ type result struct {
 // run runs ckpt with -C ws --store store and the given args.
 func (e *env) run(stdin string, args ...string) result {
 	e.t.Helper()
+	return e.runIn("", stdin, args...)
+}
+
+// runIn is run from directory dir ("": this process's).
+func (e *env) runIn(dir, stdin string, args ...string) result {
+	e.t.Helper()
 	cmd := exec.Command(ckptBin, append(e.flags(), args...)...)
+	cmd.Dir = dir
 	// USERPROFILE is the home directory on Windows.
 	cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1")
 	if !e.background {

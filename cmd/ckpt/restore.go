@@ -83,7 +83,8 @@ func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.Rest
 		_, err = a.stdout.Write(state)
 		return err
 	}
-	if err := os.WriteFile(out, state, 0o600); err != nil {
+	// Through a server, a relative FILE names a file in the client's directory.
+	if err := os.WriteFile(a.localPath(out), state, 0o600); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,28 @@ func TestCLIInterruptedRestoreIsReportedThenCompleted(t *testing.T) {
 	}
 	if r := e.run("", "list", "--json"); strings.Contains(r.stdout, "pending_restore") {
 		t.Errorf("still pending after completion: %s", r.stdout)
+	}
+}
+
+// restore --state-out with a relative FILE writes it in the client's
+// directory, through a server as without one, never in the server's.
+func TestStateOutIsTheClientsFileThroughTheServer(t *testing.T) {
+	e := newEnv(t)
+	e.write("a", "a\n")
+	e.ok("save")
+	state := filepath.Join(t.TempDir(), "state")
+	os.WriteFile(state, []byte("host state\n"), 0o600)
+	e.ok("save", "--allow-empty", "--state", state)
+	e.listenServer()
+	name := fmt.Sprintf("ckpt-state-out-%d", os.Getpid())
+	serverCwd, _ := os.Getwd() // the server's, which it inherited
+	defer os.Remove(filepath.Join(serverCwd, name))
+	client := t.TempDir()
+	r := e.runIn(client, "", "--lock-timeout", "0", "restore", "@2", "--only", "state", "--state-out", name)
+	if b, err := os.ReadFile(filepath.Join(client, name)); r.code != 0 || string(b) != "host state\n" {
+		t.Fatalf("restore --state-out %s through the server: exit %d %q; the client's file holds %q (%v)", name, r.code, r.stderr, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(serverCwd, name)); err == nil {
+		t.Fatal("the state was written in the server's directory")
 	}
 }
