@@ -49,10 +49,24 @@ func (a *app) restoreCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := a.writeState(cmd.Context(), e, res, stateOut, opts); err != nil {
+				state, err := a.writeState(cmd.Context(), e, res, stateOut, opts)
+				if err != nil {
 					return err
 				}
-				a.printRestore(res, opts.DryRun)
+				switch {
+				case state != nil && a.json: // the one document on stdout holds the state
+					a.printJSON(struct {
+						protocol.RestoreJSON
+						protocol.StateJSON
+					}{protocol.RestoreView(res, opts.DryRun), protocol.StateView(state)})
+				case state != nil: // stdout holds only the state: the summary goes to stderr
+					stdout := a.stdout
+					a.stdout = a.stderr
+					a.printRestore(res, opts.DryRun)
+					a.stdout = stdout
+				default:
+					a.printRestore(res, opts.DryRun)
+				}
 				if len(res.Conflicts) > 0 && !opts.DryRun {
 					a.exitCode = protocol.ExitConflicts
 				}
@@ -63,31 +77,38 @@ func (a *app) restoreCommand() *cobra.Command {
 	f := cmd.Flags()
 	addRootFlag(cmd, &roots, "restore (as paths do: the head stays)")
 	f.StringVar(&only, "only", string(engine.OnlyWorkspace), "what to rewind: workspace, state or both")
-	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout)")
+	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout, which then holds only the blob; the summary goes to stderr, and with --json the document holds it)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "show what would change, change nothing")
 	f.BoolVar(&opts.NoBackup, "no-backup", false, "do not save a backup checkpoint first")
 	f.BoolVar(&opts.Force, "force", false, "overwrite files not captured by any checkpoint that stand in the way")
 	return cmd
 }
 
-// writeState delivers the state blob for --only state|both.
-func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.RestoreResult, out string, opts engine.RestoreOptions) error {
+// writeState delivers the state blob for --only state|both to FILE, or
+// with "-" returns it, for stdout (written here unless --json, whose
+// document holds it); nil otherwise.
+func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.RestoreResult, out string, opts engine.RestoreOptions) ([]byte, error) {
 	if out == "" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
-		return nil
+		return nil, nil
 	}
 	state, err := e.ReadState(ctx, res.State)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if out == "-" {
-		_, err = a.stdout.Write(state)
-		return err
+		if state == nil {
+			state = []byte{}
+		}
+		if !a.json {
+			_, err = a.stdout.Write(state)
+		}
+		return state, err
 	}
 	// Through a server, a relative FILE names a file in the client's directory.
 	if err := os.WriteFile(a.localPath(out), state, 0o600); err != nil {
-		return fmt.Errorf("write state: %w", err)
+		return nil, fmt.Errorf("write state: %w", err)
 	}
-	return nil
+	return nil, nil
 }
 
 func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {

@@ -133,3 +133,32 @@ func TestStateOutIsTheClientsFileThroughTheServer(t *testing.T) {
 		t.Fatal("the state was written in the server's directory")
 	}
 }
+
+// restore --state-out - puts only the state blob on stdout, cold and
+// through a server: the summary goes to stderr, and with --json the one
+// document on stdout holds the state instead.
+func TestStateOutDashLeavesStdoutToTheBlob(t *testing.T) {
+	e := newEnv(t)
+	e.write("a", "a\n")
+	blob := "host state\nwithout a final summary"
+	state := filepath.Join(t.TempDir(), "state")
+	os.WriteFile(state, []byte(blob), 0o600)
+	e.ok("save", "--state", state)
+	for _, server := range []bool{false, true} {
+		if server {
+			e.listenServer()
+		}
+		r := e.run("", "--lock-timeout", "0", "restore", "@1", "--only", "state", "--state-out", "-")
+		if r.code != 0 || r.stdout != blob || !strings.Contains(r.stderr, "restored ") {
+			t.Fatalf("server %v: restore --state-out -: exit %d, stdout %q, stderr %q; want the blob alone on stdout", server, r.code, r.stdout, r.stderr)
+		}
+		r = e.run("", "--lock-timeout", "0", "--json", "restore", "@1", "--only", "state", "--state-out", "-")
+		doc := decode[struct {
+			Restored     string  `json:"restored"`
+			StateContent *string `json:"state_content"`
+		}](t, r.stdout)
+		if r.code != 0 || doc.StateContent == nil || *doc.StateContent != blob || doc.Restored == "" {
+			t.Fatalf("server %v: --json restore --state-out -: exit %d, stdout %q; want one document holding the state", server, r.code, r.stdout)
+		}
+	}
+}

@@ -72,8 +72,21 @@ func sideContent(res *engine.DiffResult, c engine.Change, after bool) (text, b64
 type HostRestoreJSON struct {
 	RestoreJSON
 	SettledJSON
+	StateJSON
+}
+
+// StateJSON is a state blob inside a JSON document: as text when it is
+// UTF-8, else as base64.
+type StateJSON struct {
 	StateContent       *string `json:"state_content,omitempty"`
 	StateContentBase64 *string `json:"state_content_base64,omitempty"`
+}
+
+// StateView is state's JSON shape.
+func StateView(state []byte) StateJSON {
+	var v StateJSON
+	v.StateContent, v.StateContentBase64 = splitText(state)
+	return v
 }
 
 // ConflictData is the error data of a restore that finished with conflicts.
@@ -111,7 +124,7 @@ func (h *host) restore(ctx context.Context, p restoreParams) (HostRestoreJSON, e
 		if err != nil {
 			return HostRestoreJSON{}, err
 		}
-		out.StateContent, out.StateContentBase64 = splitText(state)
+		out.StateJSON = StateView(state)
 	}
 	if len(res.Conflicts) > 0 && !p.DryRun {
 		return HostRestoreJSON{}, &restoreConflictError{ConflictData{Conflicts: out.Conflicts, Restore: out}}
