@@ -57,6 +57,41 @@ func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
 	if c == nil || len(src) < 64 {
 		return src, 0, nil
 	}
+	return c.encode(src, func(e *zstd.Encoder) []byte {
+		if probe && len(src) > 4*probeLen {
+			if out := e.EncodeAll(src[:probeLen], dst[:0]); len(out) > probeLen-probeLen/minSavingDivisor {
+				return nil
+			}
+		}
+		return e.EncodeAll(src, dst[:0])
+	})
+}
+
+// compressFrames is compress (without the probe) into independent zstd
+// frames of frameLen bytes of src each, the last up to half as much
+// again, so that a reader decodes only the frames holding what it reads.
+// Every frame declares its decoded length.
+func (c *codec) compressFrames(dst, src []byte, frameLen int) ([]byte, Flags, error) {
+	if c == nil || len(src) < 64 {
+		return src, 0, nil
+	}
+	return c.encode(src, func(e *zstd.Encoder) []byte {
+		out := dst[:0]
+		for start := 0; start < len(src); {
+			end := start + frameLen
+			if len(src)-end < frameLen/2 {
+				end = len(src)
+			}
+			out = e.EncodeAll(src[start:end], out)
+			start = end
+		}
+		return out
+	})
+}
+
+// encode runs enc with one of the codec's encoders and keeps its output
+// when that saves enough (nil: it did not try it all).
+func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flags, error) {
 	e := <-c.enc
 	defer func() { c.enc <- e }()
 	if e == nil {
@@ -67,23 +102,14 @@ func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
 			return nil, 0, fmt.Errorf("zstd encoder: %w", err)
 		}
 	}
-	var out []byte
-	if probe && len(src) > 4*probeLen {
-		out = e.EncodeAll(src[:probeLen], dst[:0])
-		if len(out) > probeLen-probeLen/minSavingDivisor {
-			out = nil
-		}
-	}
-	if out != nil || !probe || len(src) <= 4*probeLen {
-		out = e.EncodeAll(src, dst[:0])
-	}
+	out := enc(e)
 	if out == nil || len(out) > len(src)-len(src)/minSavingDivisor {
 		return src, 0, nil
 	}
 	return out, FlagCompressed, nil
 }
 
-// decompress decodes one zstd frame that must yield exactly size bytes into
+// decompress decodes the zstd frames of src, which must yield exactly size bytes, into
 // a new slice. It never allocates more than size bytes of output, so a
 // damaged frame cannot balloon. The error is a reason for a CorruptError.
 func (c *codec) decompress(src []byte, size int64) ([]byte, error) {

@@ -53,7 +53,7 @@
 //	  [4]  version = 2 (packs written before groups existed say 1; see below)
 //	record (53-byte header + payload):
 //	  [4]  magic "CKRB"
-//	  [1]  flags: bit 0 = compressed (payload is one zstd frame), bit 1 = chunked
+//	  [1]  flags: bit 0 = compressed (payload is zstd frames), bit 1 = chunked
 //	       (payload is a chunk list), bit 2 = group (payload holds several
 //	       blobs); other bits must be 0; chunked excludes the other two
 //	  [32] id: BLAKE3-256 of the raw content (of the whole file when chunked,
@@ -86,9 +86,9 @@
 //
 // # Group records
 //
-// A group record (flag bit 2, plus bit 0 when its payload is one zstd
-// frame) stores small blobs together, so that one frame sees what similar
-// files share. Its decoded payload is
+// A group record (flag bit 2, plus bit 0 when its payload is compressed)
+// stores small blobs together, so that a frame sees what similar files
+// share. Its decoded payload is
 //
 //	[4]  member count N (1..4096)
 //	N ×  [32] member id (BLAKE3-256 of its content)   [4] member length
@@ -97,11 +97,17 @@
 // whose member lengths add up to the content's length. With Options.Groups,
 // a Batch puts every blob of at most 1 MiB (a whole file or a chunk) into its open group and
 // writes the group once it holds 1 MiB, or at Sync; a group decodes to at
-// most 1 MiB + 1 MiB + the table. Reading one member reads its one group
-// record and decodes it only as far as that member's end (the table, then
-// the contents up to the member: half a group on average), checks the
-// table against the group's length and the member's content against its
-// table id, so every byte returned is verified. The group's own id is
+// most 1 MiB + 1 MiB + the table. A compressed group payload is one or
+// more zstd frames back to back, each of which decodes alone and declares
+// its decoded length (a payload's only frame need not): the writer cuts
+// one frame per 256 KiB of the decoded payload, the last up to 384 KiB
+// (groups written before frames were cut are one frame). Reading one
+// member reads its one group record, finds the frames from their headers,
+// and decodes only the frames holding the table and the member, each only
+// as far as needed (the table, then the member's frame up to its end: an
+// eighth of a group on average), checks the table against the group's
+// length and the member's content against its table id, so every byte
+// returned is verified. The group's own id is
 // checked where a record is taken in whole: one fetched from a remote,
 // copied by a collection (Rewriter.Copy), or checked by verify
 // (ReadSession.CheckGroup).

@@ -108,58 +108,6 @@ func memberSpan(p []byte, size int64, i uint32) (id ID, start, end int64, err er
 	return id, start, start + int64(binary.LittleEndian.Uint32(e[IDSize:])), nil
 }
 
-// groupThrough returns a prefix of the decoded payload of the group
-// record with header h and stored payload stored that holds member i
-// whole: cached, a prefix decoded before, when it does; else, when cached
-// is not nil (its group is being read member after member), the whole
-// payload; else the payload decoded only up to member i's end. Only what
-// a zstd frame encodes is decoded; a payload stored raw is stored itself.
-// The table's structure is checked; the member's content is not.
-func (s *Store) groupThrough(h recordHeader, stored []byte, i uint32, cached []byte, corrupt func(string) error) ([]byte, error) {
-	if h.size > maxGroupSize {
-		return nil, corrupt(fmt.Sprintf("group size %d out of range", h.size))
-	}
-	if cached != nil {
-		if _, _, end, err := memberSpan(cached, h.size, i); err == nil && end <= int64(len(cached)) {
-			return cached, nil
-		}
-	}
-	if h.flags&FlagCompressed == 0 {
-		if int64(len(stored)) != h.size {
-			return nil, corrupt("group record does not match its size")
-		}
-		return stored, nil
-	}
-	if cached != nil {
-		p, err := s.codec.decompress(stored, h.size)
-		if err != nil {
-			return nil, corrupt(err.Error())
-		}
-		return p, nil
-	}
-	d, err := s.codec.prefixDecoder(stored, h.size)
-	if err != nil {
-		return nil, corrupt(err.Error())
-	}
-	defer d.close()
-	if err := d.decodeTo(4); err != nil {
-		return nil, corrupt(err.Error())
-	}
-	if n := int64(binary.LittleEndian.Uint32(d.out)); n > 0 && n <= maxGroupMembers {
-		if err := d.decodeTo(min(4+n*groupEntryLen, h.size)); err != nil {
-			return nil, corrupt(err.Error())
-		}
-	}
-	_, _, end, err := memberSpan(d.out, h.size, i)
-	if err != nil {
-		return nil, corrupt(err.Error())
-	}
-	if err := d.decodeTo(end); err != nil {
-		return nil, corrupt(err.Error())
-	}
-	return d.out, nil
-}
-
 // addToGroup copies a small blob into the Batch's open group and, when
 // that fills the group, writes it. The blob's placement is returned by the
 // Sync after its group is written; a failure to write the group is
@@ -219,8 +167,8 @@ func (b *Batch) writeGroup(g *group) {
 }
 
 // sealGroup encodes g as one group record: its header and its stored
-// payload (one zstd frame of codec c, or the decoded payload when that
-// does not pay or c is nil). done returns the buffers, g's content
+// payload (zstd frames of codec c, one per groupFrameLen bytes, or the
+// decoded payload when that does not pay or c is nil). done returns the buffers, g's content
 // included, to the Store's pools; the payload is valid until then.
 func (s *Store) sealGroup(g *group, c *codec) (h recordHeader, payload []byte, done func(), err error) {
 	rawBuf := getScratch(&s.groupBufs)
@@ -233,7 +181,7 @@ func (s *Store) sealGroup(g *group, c *codec) (h recordHeader, payload []byte, d
 		s.packBufs.Put(scratch)
 	}
 	h = recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
-	payload, flags, err := c.compress(*scratch, raw, false)
+	payload, flags, err := c.compressFrames(*scratch, raw, groupFrameLen)
 	if err != nil {
 		return h, nil, done, err
 	}
@@ -257,8 +205,8 @@ func (b *Batch) placeGroup(g *group, loc Locator) {
 }
 
 // groupCache keeps the last groups read: each one's stored record bytes
-// and what was decoded of its payload (see groupThrough). A read still
-// fetches the record from disk and uses the cached payload only when the
+// and what was decoded of its payload (a groupReader). A read still
+// fetches the record from disk and uses the cached reader only when the
 // stored bytes are the same, so damage on disk is never hidden; it saves
 // the decompression when a restore or diff reads the members of one group
 // one after another.
@@ -269,33 +217,32 @@ type groupCache struct {
 }
 
 type groupCacheEntry struct {
-	pack    uint32
-	offset  int64
-	stored  []byte
-	payload []byte
+	pack   uint32
+	offset int64
+	g      *groupReader
 }
 
-// get returns the cached payload of the group stored at pack, offset as
+// get returns the cached reader of the group stored at pack, offset as
 // exactly the bytes stored, or nil.
-func (c *groupCache) get(pack uint32, offset int64, stored []byte) []byte {
+func (c *groupCache) get(pack uint32, offset int64, stored []byte) *groupReader {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
-		if e.payload != nil && e.pack == pack && e.offset == offset && bytes.Equal(e.stored, stored) {
-			return e.payload
+		if e.g != nil && e.pack == pack && e.offset == offset && bytes.Equal(e.g.stored, stored) {
+			return e.g
 		}
 	}
 	return nil
 }
 
-// put caches what was decoded of a group: in place of the entry of the
-// same record (a shorter prefix of it), else of the oldest entry.
-func (c *groupCache) put(pack uint32, offset int64, stored, payload []byte) {
+// put caches the reader of a group: in place of the entry of the same
+// record, else of the oldest entry.
+func (c *groupCache) put(pack uint32, offset int64, g *groupReader) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := groupCacheEntry{pack: pack, offset: offset, stored: stored, payload: payload}
+	e := groupCacheEntry{pack: pack, offset: offset, g: g}
 	for i, old := range c.entries {
-		if old.payload != nil && old.pack == pack && old.offset == offset {
+		if old.g != nil && old.pack == pack && old.offset == offset {
 			c.entries[i] = e
 			return
 		}

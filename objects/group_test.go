@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // groupBlobs returns small text and random blobs, an empty one, and one at
@@ -236,7 +238,9 @@ func TestGroupStartingWithRandomDataIsCompressed(t *testing.T) {
 // as corrupt.
 func TestAMemberIsDecodedOnlyUpToItsEnd(t *testing.T) {
 	s, blobs, ids, first, raw := compressedGroup(t)
-	block := lastZstdBlock(t, raw[recordHeaderLen:])
+	frames := groupFrames(t, raw)
+	last := frames[len(frames)-1].src
+	block := len(raw) - recordHeaderLen - len(last) + lastZstdBlock(t, last)
 	// Block type 3 is reserved: no decoder gets past it.
 	patchByte(t, s.PackPath(first.Pack), first.Offset+int64(recordHeaderLen+block), func(b byte) byte { return b | 0b110 })
 
@@ -328,5 +332,69 @@ func lastZstdBlock(t *testing.T, frame []byte) int {
 			size = 1
 		}
 		off += 3 + size
+	}
+}
+
+// groupFrames returns the frames of the compressed group record raw.
+func groupFrames(t *testing.T, raw []byte) []groupFrame {
+	t.Helper()
+	h, err := parseRecordHeader(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := splitFrames(raw[recordHeaderLen:], h.size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frames
+}
+
+// A group is stored as zstd frames of about groupFrameLen decoded bytes
+// each, every one decodable alone: with a middle frame damaged, the
+// members of the frames around it still read, verified, through the store
+// and a session, and only a member of the damaged frame is corrupt.
+func TestGroupFramesDecodeAlone(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	var blobs [][]byte
+	for i := range 15 {
+		blobs = append(blobs, textBytes(uint64(i), 60<<10))
+	}
+	ids, _ := save(t, s, idx, blobs...)
+	loc, _ := s.Stat(ids[0])
+	raw, err := s.rawRecord(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := groupFrames(t, raw)
+	if len(frames) != 4 {
+		t.Fatalf("a group of %d KiB is stored in %d frames, want 4", 15*60, len(frames))
+	}
+	for i, f := range frames[:3] {
+		if f.size != groupFrameLen {
+			t.Fatalf("frame %d decodes to %d bytes, want %d", i, f.size, groupFrameLen)
+		}
+	}
+	var fh zstd.Header
+	if err := fh.Decode(frames[1].src); err != nil {
+		t.Fatal(err)
+	}
+	block := len(frames[0].src) + fh.HeaderSize // the first block of the second frame
+	patchByte(t, s.PackPath(loc.Pack), loc.Offset+int64(recordHeaderLen+block), func(b byte) byte { return b | 0b110 })
+
+	damaged := func(i int) bool {
+		start := int64(groupHeadLen + len(ids)*groupEntryLen + i*(60<<10))
+		return start < frames[1].start+frames[1].size && start+60<<10 > frames[1].start
+	}
+	for i, id := range ids {
+		got, err := s.Get(id)
+		sgot, serr := s.ReadSession().Get(id)
+		if damaged(i) {
+			mustCorrupt(t, err)
+			mustCorrupt(t, serr)
+			continue
+		}
+		if err != nil || serr != nil || !bytes.Equal(got, blobs[i]) || !bytes.Equal(sgot, blobs[i]) {
+			t.Fatalf("member %d, outside the damaged frame: %v, %v", i, err, serr)
+		}
 	}
 }

@@ -176,24 +176,23 @@ func (s *Store) decodeRecord(loc Locator, want ID, corrupt func(string) error,
 
 // readMember returns member loc.Member of the group record at loc, its
 // content verified against the id the group's table gives it (and want,
-// when not zero). The group is decoded only up to that member (see
-// groupThrough); what was decoded is cached for the members read next
-// (see groupCache).
+// when not zero). Only the frames holding the table and the member are
+// decoded, each only up to what is read (see groupReader); what was
+// decoded is cached for the members read next (see groupCache).
 func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error,
 	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
 	h, stored, err := load()
 	if err != nil {
 		return recordHeader{}, nil, err
 	}
-	cached := s.groups.get(loc.Pack, loc.Offset, stored)
-	p, err := s.groupThrough(h, stored, loc.Member, cached, corrupt)
-	if err != nil {
-		return recordHeader{}, nil, err
+	g := s.groups.get(loc.Pack, loc.Offset, stored)
+	if g == nil {
+		if g, err = newGroupReader(h, stored); err != nil {
+			return recordHeader{}, nil, corrupt(err.Error())
+		}
+		s.groups.put(loc.Pack, loc.Offset, g)
 	}
-	if len(p) != len(cached) {
-		s.groups.put(loc.Pack, loc.Offset, stored, p)
-	}
-	mh, content, err := memberOf(p, h.size, loc, want, corrupt)
+	mh, content, err := g.member(s.codec, loc, want, corrupt)
 	// A copy: the caller owns what it gets, the cache keeps the payload.
 	return mh, bytes.Clone(content), err
 }
@@ -229,12 +228,20 @@ func memberOf(p []byte, size int64, loc Locator, want ID, corrupt func(string) e
 		return recordHeader{}, nil, corrupt(err.Error())
 	case end > int64(len(p)):
 		return recordHeader{}, nil, corrupt("group member not decoded")
-	case end-start != loc.Size:
+	}
+	return checkMember(id, p[start:end], loc, want, corrupt)
+}
+
+// checkMember checks content, read as member loc.Member whose table id is
+// id, against loc and its id (and want, when not zero), and returns it
+// with a header naming it.
+func checkMember(id ID, content []byte, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
+	switch {
+	case int64(len(content)) != loc.Size:
 		return recordHeader{}, nil, corrupt("group member does not match its locator")
 	case !want.IsZero() && id != want:
 		return recordHeader{}, nil, corrupt("group member is blob " + id.Short())
 	}
-	content := p[start:end]
 	if Sum(content) != id {
 		return recordHeader{}, nil, corrupt("content does not match its id")
 	}

@@ -11,28 +11,27 @@ import (
 // a group or two at a time.
 const sessionGroups = 16
 
-// ReadSession reads blobs as the Store does, except that it loads and
-// decodes each group record once while the record stays among the last
+// ReadSession reads blobs as the Store does, except that it loads each
+// group record once, and decodes each of its frames at most twice (up to
+// a member, then whole), while the record stays among the last
 // sessionGroups groups it read, instead of once per member: a restore of
 // many small files reads each group from disk once rather than once per
-// file. (The first read of a group decodes it up to that member; a read
-// of a member past what was decoded decodes the group whole, once.) Every
-// content it returns is verified against its id as the Store's are; what
-// it does not promise is to see damage done to a group record on disk
-// after it read that record. A ReadSession is safe for concurrent use;
-// drop it when the operation that needed it ends.
+// file. Every content it returns is verified against its id as the
+// Store's are; what it does not promise is to see damage done to a group
+// record on disk after it read that record. A ReadSession is safe for
+// concurrent use; drop it when the operation that needed it ends.
 type ReadSession struct {
 	s  *Store
 	mu sync.Mutex
-	// groups holds what was decoded of each group record, oldest first
+	// groups holds the readers of the group records read, oldest first
 	// in order.
-	groups map[groupKey]sessionGroup
+	groups map[groupKey]*groupReader
 	order  []groupKey
 }
 
 // ReadSession starts a read session on the store.
 func (s *Store) ReadSession() *ReadSession {
-	return &ReadSession{s: s, groups: map[groupKey]sessionGroup{}}
+	return &ReadSession{s: s, groups: map[groupKey]*groupReader{}}
 }
 
 // Open is Store.Open through the session.
@@ -54,20 +53,11 @@ func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
 // group record at loc.
 func (r *ReadSession) member(loc Locator, id ID) ([]byte, error) {
 	corrupt := r.s.recordCorrupt(loc, id)
-	key := groupKey{loc.Pack, loc.Offset}
 	g, err := r.loaded(loc, corrupt)
 	if err != nil {
 		return nil, err
 	}
-	if !g.holds(loc.Member) {
-		p, err := r.s.groupThrough(g.h, g.stored, loc.Member, g.payload, corrupt)
-		if err != nil {
-			return nil, err
-		}
-		g.payload = p
-		r.keep(key, g)
-	}
-	_, content, err := memberOf(g.payload, g.h.size, loc, id, corrupt)
+	_, content, err := g.member(r.s.codec, loc, id, corrupt)
 	return bytes.Clone(content), err
 }
 
@@ -82,54 +72,38 @@ func (r *ReadSession) CheckGroup(loc Locator) error {
 	if err != nil {
 		return err
 	}
-	if int64(len(g.payload)) != g.h.size {
-		_, err := r.s.decodeGroup(g.h, g.stored, corrupt)
-		return err
-	}
-	if Sum(g.payload) != g.h.id {
-		return corrupt("group does not match its id")
-	}
-	return nil
+	_, err = g.whole(r.s.codec, corrupt)
+	return err
 }
 
-// loaded returns what the session holds of the group record at loc, or
-// the record loaded from disk with nothing decoded yet.
-func (r *ReadSession) loaded(loc Locator, corrupt func(string) error) (sessionGroup, error) {
+// loaded returns the session's reader of the group record at loc, loading
+// the record from disk the first time.
+func (r *ReadSession) loaded(loc Locator, corrupt func(string) error) (*groupReader, error) {
+	key := groupKey{loc.Pack, loc.Offset}
 	r.mu.Lock()
-	g, cached := r.groups[groupKey{loc.Pack, loc.Offset}]
+	g := r.groups[key]
 	r.mu.Unlock()
-	if cached {
+	if g != nil {
 		return g, nil
 	}
 	h, stored, err := r.s.loadRecord(loc, corrupt)
-	return sessionGroup{h: h, stored: stored}, err
+	if err != nil {
+		return nil, err
+	}
+	if g, err = newGroupReader(h, stored); err != nil {
+		return nil, corrupt(err.Error())
+	}
+	return r.keep(key, g), nil
 }
 
-// sessionGroup is a group record a ReadSession loaded: its header, its
-// payload as stored, and what was decoded of it, a prefix (the whole
-// payload once a read needed more than the first decode held).
-type sessionGroup struct {
-	h       recordHeader
-	stored  []byte
-	payload []byte
-}
-
-// holds reports whether the decoded prefix holds member i whole.
-func (g sessionGroup) holds(i uint32) bool {
-	_, _, end, err := memberSpan(g.payload, g.h.size, i)
-	return err == nil && end <= int64(len(g.payload))
-}
-
-// keep records what was decoded of a group, dropping the oldest group
-// beyond sessionGroups.
-func (r *ReadSession) keep(key groupKey, g sessionGroup) {
+// keep records the reader of a group, dropping the oldest group beyond
+// sessionGroups, and returns the reader to use: one kept meanwhile by
+// another reader of the same record, else g.
+func (r *ReadSession) keep(key groupKey, g *groupReader) *groupReader {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old, ok := r.groups[key]; ok {
-		if len(g.payload) > len(old.payload) {
-			r.groups[key] = g
-		}
-		return
+	if old := r.groups[key]; old != nil {
+		return old
 	}
 	r.groups[key] = g
 	r.order = append(r.order, key)
@@ -137,4 +111,5 @@ func (r *ReadSession) keep(key groupKey, g sessionGroup) {
 		delete(r.groups, r.order[0])
 		r.order = r.order[1:]
 	}
+	return g
 }
