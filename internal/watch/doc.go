@@ -163,10 +163,23 @@
 //     there then shares. The backend records every name removed or renamed
 //     away (a name renamed to a file, or taken by a new entry after a
 //     removal, is settled), and every other change named at or below a
-//     recorded path is an All: correct, at the price of a full walk.
+//     recorded path is an All: correct, at the price of a full walk. It
+//     records them from every change record, also while an All is
+//     pending and after the record that made it one: a rename left out
+//     would leave the later changes of the renamed directory named by a
+//     path that maps to another directory (the engine's differential test
+//     found that). Records lost to an overflow cannot be recorded; the
+//     periodic re-verification is what covers that.
 //
 // Other differences, which need nothing more or which Wine cannot show:
 //
+//   - Wine's server keeps its records of the directories a subtree watch
+//     covers by inode number and learns of a removal only when it reads
+//     inotify, so a directory made soon after another was removed, at the
+//     inode number the file system has just freed, can go without change
+//     reports; Windows has no such records. The engine's differential test
+//     therefore moves directories out of the workspace instead of removing
+//     them under Wine (to the watcher both are a directory gone);
 //   - subtree watches cover a directory below the root only once some
 //     program has opened it (or Wine saw it created): the engine opens
 //     every captured directory to list it right after Watch, so captured

@@ -9,7 +9,9 @@ import (
 
 // eventLocked applies one change record: the action and the
 // root-relative, slash-separated name it reports. It returns false when
-// the record made everything dirty, which makes the rest of the read moot.
+// the record made everything dirty, which makes the rest of the read moot
+// (not where the watch names changes by stale paths: the rest may remove
+// or rename names that later changes are named by, see subtreeMarks.stale).
 func (b *rdcw) eventLocked(action uint32, rel string) bool {
 	if strings.Contains(rel, "~") {
 		var ok bool
@@ -21,12 +23,12 @@ func (b *rdcw) eventLocked(action uint32, rel string) bool {
 	case staleName:
 		b.mu.p.markAll(ReasonDropped)
 		b.mu.marks.reset()
-		return false
 	case overPending:
 		b.overflowLocked()
-		return false
+	default:
+		return true
 	}
-	return true
+	return b.mu.marks.staleNames
 }
 
 // changeOf maps a FILE_ACTION_* to a changeKind.

@@ -75,11 +75,14 @@ func (s *subtreeMarks) watch(rel string) { s.tree.lookup(rel, true).wd = 1 }
 // stood there before. A name removed or renamed away takes the records of
 // what the caller read below it along.
 func (s *subtreeMarks) mark(p *pending, kind changeKind, rel string) markResult {
-	if p.all {
+	// Stale names are recorded even while All is pending: the watch may
+	// name later changes by a path removed or renamed away now.
+	stale := s.staleNames && s.stale(kind, rel)
+	switch {
+	case p.all:
 		// The caller walks everything and tells again what it reads.
 		return marked
-	}
-	if s.staleNames && s.stale(kind, rel) {
+	case stale:
 		return staleName
 	}
 	if s.ruleFile(rel) {

@@ -71,4 +71,11 @@ func TestSubtreeMarks(t *testing.T) {
 	if res := s.mark(&p, changeModified, "a/b/f"); res != marked {
 		t.Fatalf("a change while All is pending: %d, want nothing more", res)
 	}
+	// A rename while All is pending is recorded all the same: a change
+	// named by the old path in a later interval is stale.
+	s.mark(&p, changeRenamedAway, "q")
+	later := newPending()
+	if res := s.mark(&later, changeModified, "q/f"); res != staleName {
+		t.Fatalf("a change below a name renamed away while All was pending: %d, want a stale name", res)
+	}
 }
