@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // mcpFixture is an MCP session of the SDK's own client with newMCPServer
@@ -245,12 +246,14 @@ func TestMCPProgressAndCancellation(t *testing.T) {
 	if res, err := f.cs.CallTool(context.Background(), params); err != nil || res.IsError {
 		t.Fatalf("verify: %v %+v", err, res)
 	}
+	// The client hands notifications to their handler on its own
+	// goroutine, so the first may land just after the result: wait for it.
+	testbound.Within(t, testbound.Hang, func() { <-f.progCh }) // drained: the next signal is the next call's
 	f.mu.Lock()
 	if len(f.progress) == 0 || f.progress[0].ProgressToken != "v1" || f.progress[0].Total == 0 {
 		t.Errorf("progress = %+v", f.progress)
 	}
 	f.mu.Unlock()
-	<-f.progCh // drained: the next signal is the next call's
 
 	ctx, cancel := context.WithCancel(context.Background())
 	params.SetProgressToken("v2")
