@@ -18,13 +18,19 @@ const socketName = "serve.sock"
 func Endpoint(storeDir string) string { return filepath.Join(storeDir, socketName) }
 
 // Listen creates the store's socket, mode 0600, replacing one left by a
-// server that died; closing the listener removes it. The caller must hold
-// the store's lock.
+// server that died or a file that is not a socket (the store directory is
+// ckpt's); closing the listener removes it. It refuses a socket another
+// server still answers on. The caller must hold the store's lock.
 func Listen(storeDir string) (net.Listener, error) {
 	path := Endpoint(storeDir)
-	if isSocket(path) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+	case fi.Mode()&os.ModeSocket != 0 && answers(path):
+		return nil, fmt.Errorf("listen: another server listens on %s", path)
+	case !fi.IsDir():
 		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("remove stale socket: %w", err)
+			return nil, fmt.Errorf("remove stale endpoint: %w", err)
 		}
 	}
 	ln, err := net.Listen("unix", path)
@@ -35,7 +41,17 @@ func Listen(storeDir string) (net.Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	return ln, nil
+	if fi, err = os.Lstat(path); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return &socketListener{ln.(*net.UnixListener), fi}, nil
+}
+
+// socketListener is a listener and the socket file it created.
+type socketListener struct {
+	*net.UnixListener
+	file os.FileInfo
 }
 
 // Dial connects to the store's server. It returns ErrNoServer when there
@@ -61,4 +77,30 @@ func Dial(storeDir string) (net.Conn, error) {
 func isSocket(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode()&os.ModeSocket != 0
+}
+
+// answers reports whether a server accepts connections on the socket path.
+func answers(path string) bool {
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// Renew returns a new listener for the store when ln's socket is no longer
+// at the endpoint (removed, or replaced by another file), nil while it is.
+// ln is then closed without removing what now stands at the endpoint.
+func Renew(storeDir string, ln net.Listener) (net.Listener, error) {
+	sl, ok := ln.(*socketListener)
+	if !ok {
+		return nil, nil
+	}
+	if fi, err := os.Lstat(Endpoint(storeDir)); err == nil && os.SameFile(fi, sl.file) {
+		return nil, nil
+	}
+	sl.SetUnlinkOnClose(false)
+	sl.Close()
+	return Listen(storeDir)
 }

@@ -3,7 +3,6 @@
 package localsock
 
 import (
-	"net"
 	"os"
 	"testing"
 )
@@ -15,7 +14,7 @@ func leaveStaleEndpoint(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.(*socketListener).SetUnlinkOnClose(false)
 	ln.Close()
 }
 

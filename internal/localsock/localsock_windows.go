@@ -297,3 +297,15 @@ func closedAsNet(err error) error {
 	}
 	return err
 }
+
+// Renew returns a new listener for the store when ln's endpoint file no
+// longer names its pipe (removed, or replaced), nil while it does; ln is
+// then closed, leaving the new endpoint file.
+func Renew(storeDir string, ln net.Listener) (net.Listener, error) {
+	l, ok := ln.(*pipeListener)
+	if name, err := os.ReadFile(Endpoint(storeDir)); !ok || err == nil && string(name) == l.name {
+		return nil, nil
+	}
+	l.Close() // removes the endpoint file only while it names l's pipe
+	return Listen(storeDir)
+}

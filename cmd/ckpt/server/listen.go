@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -52,17 +53,12 @@ func Listen(parent context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	defer cancel(nil)
 	stop := func() { cancel(ErrStopped) }
 	defer context.AfterFunc(parent, stop)()
 	act := newActivity(c.Idle, stop)
 	defer act.stop()
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
 	if c.Listening != nil {
 		c.Listening(ln.Addr().String())
 	}
@@ -72,14 +68,8 @@ func Listen(parent context.Context, c Config) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("accept: %w", err)
-		}
+	ep := &endpoint{store: c.StoreDir, ln: ln, failed: make(chan error, 1)}
+	handle := func(conn net.Conn) {
 		act.begin()
 		wg.Go(func() {
 			defer act.end()
@@ -87,6 +77,96 @@ func Listen(parent context.Context, c Config) error {
 			defer conn.Close()
 			serveConn(ctx, c, conn)
 		})
+	}
+	go ep.accept(ln, handle)
+	t := time.NewTicker(endpointCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			ep.close()
+			return nil
+		case err := <-ep.failed:
+			ep.close()
+			return err
+		case <-t.C:
+			ep.renew(handle)
+		}
+	}
+}
+
+// endpointCheck is how often a server checks that its endpoint is still
+// there: one removed (or replaced by another file) would leave every
+// client out while the server holds the store's lock.
+const endpointCheck = time.Second
+
+// endpoint is a server's listener, which renew replaces when its endpoint
+// is gone.
+type endpoint struct {
+	store  string
+	failed chan error // the first accept or renewal failure
+	mu     sync.Mutex
+	ln     net.Listener // the current listener
+	closed bool
+}
+
+// accept hands each connection of ln to handle until ln is closed; none
+// after close.
+func (p *endpoint) accept(ln net.Listener, handle func(net.Conn)) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			p.mu.Lock()
+			current := ln == p.ln && !p.closed
+			p.mu.Unlock()
+			if current {
+				p.fail(fmt.Errorf("accept: %w", err))
+			}
+			return
+		}
+		p.mu.Lock()
+		if p.closed { // the server stops: it takes no more clients
+			p.mu.Unlock()
+			conn.Close()
+			return
+		}
+		handle(conn)
+		p.mu.Unlock()
+	}
+}
+
+// renew re-creates the endpoint when it is gone (see localsock.Renew).
+func (p *endpoint) renew(handle func(net.Conn)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	ln, err := localsock.Renew(p.store, p.ln)
+	switch {
+	case err != nil:
+		p.closed = true
+		p.fail(fmt.Errorf("re-create the endpoint: %w", err))
+	case ln != nil:
+		p.ln = ln
+		go p.accept(ln, handle)
+	}
+}
+
+func (p *endpoint) fail(err error) {
+	select {
+	case p.failed <- err:
+	default:
+	}
+}
+
+// close closes the current listener, which removes the endpoint.
+func (p *endpoint) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
+		p.ln.Close()
 	}
 }
 

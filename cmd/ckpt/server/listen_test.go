@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // Listen hands each client's command line, input and cwd to Run, streams
@@ -71,5 +73,57 @@ func TestListenStopsWhenIdle(t *testing.T) {
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Fatalf("Listen returned after %v, before its idle period", d)
+	}
+}
+
+// A server whose endpoint is removed, or was a file that is not an
+// endpoint to begin with, serves on a new one: nobody is locked out while
+// it holds the store.
+func TestListenRecreatesItsEndpoint(t *testing.T) {
+	store := t.TempDir()
+	if err := os.WriteFile(localsock.Endpoint(store), []byte("not an endpoint"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(_ context.Context, req cmdwire.Request, _ io.Reader, stdout, _ io.Writer) int {
+		fmt.Fprint(stdout, strings.Join(req.Args, " "))
+		return 0
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	listening := make(chan struct{})
+	go func() {
+		done <- Listen(ctx, Config{StoreDir: store, Run: run, Listening: func(string) { close(listening) }})
+	}()
+	select {
+	case <-listening:
+	case err := <-done:
+		t.Fatalf("Listen over a regular file at the endpoint: %v", err)
+	}
+	call := func() error {
+		conn, err := localsock.Dial(store)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		var out bytes.Buffer
+		if code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"list"}}, &out, io.Discard); err != nil || code != 0 || out.String() != "list" {
+			return fmt.Errorf("exit %d, %v, %q", code, err, out.String())
+		}
+		return nil
+	}
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(localsock.Endpoint(store)); err != nil {
+		t.Fatal(err)
+	}
+	testbound.Until(t, "the server answers on a new endpoint", func() bool { return call() == nil })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(localsock.Endpoint(store)); !os.IsNotExist(err) {
+		t.Fatalf("the endpoint outlived the server: %v", err)
 	}
 }
