@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testbound"
-	"github.com/ckpt/ckpt/objects"
 )
 
 // gcCrashEnv carries "store|workspace|N|op" to the child process that runs
@@ -202,7 +201,7 @@ func checkAfterCrash(t *testing.T, store, ws string, all, kept []record, what st
 		t.Fatalf("%s: gc after the crash: %v", what, err)
 	}
 	sizes := packFiles(t, store)
-	if got, want := sum(sizes), recordBytes(t, e, kept)+objects.PackHeaderSize*int64(len(sizes)); got != want {
+	if got, want := sum(sizes), recordBytes(t, e, kept)+packHeaderBytes*int64(len(sizes)); got != want {
 		t.Fatalf("%s: after a second gc the packs hold %d bytes, want %d", what, got, want)
 	}
 }

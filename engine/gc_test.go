@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/testtree"
-	"github.com/ckpt/ckpt/objects"
 )
 
 // historySaves sizes the generated history of the retention test.
@@ -81,7 +80,7 @@ func TestGCRetentionGeneratedHistory(t *testing.T) {
 		}
 	}
 	sizes := packFiles(t, h.f.store)
-	wantBytes := recordBytes(t, h.f.e, want) + objects.PackHeaderSize*int64(len(sizes))
+	wantBytes := recordBytes(t, h.f.e, want) + packHeaderBytes*int64(len(sizes))
 	if got := sum(sizes); got != wantBytes || res.PackBytesAfter != got {
 		t.Fatalf("packs hold %d bytes (result says %d), want %d", got, res.PackBytesAfter, wantBytes)
 	}
@@ -194,7 +193,7 @@ func TestGCMaxSizeDropsOldestFirst(t *testing.T) {
 	if want := []uint64{0, 1, 2, 3, 4, 5, 6}; !slices.Equal(got, want) {
 		t.Fatalf("dropped checkpoints %v, want the oldest %v", got, want)
 	}
-	if after := sum(packFiles(t, h.f.store)); after > limit+objects.PackHeaderSize {
+	if after := sum(packFiles(t, h.f.store)); after > limit+packHeaderBytes {
 		t.Fatalf("packs hold %d bytes, above the cap %d", after, limit)
 	}
 

@@ -111,6 +111,10 @@ func recordBytes(t *testing.T, e *Engine, recs []record) int64 {
 	return n
 }
 
+// packHeaderBytes is the length of the header every pack starts with (the
+// pack format, objects/internal/pack): a pack holding no record is that long.
+const packHeaderBytes int64 = 12
+
 // packFiles returns the sizes of the pack files of a store directory.
 func packFiles(t *testing.T, store string) []int64 {
 	t.Helper()

@@ -92,12 +92,12 @@ func (e *Engine) Deferred() (bytes int64, packs int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	sizes, _, err := e.maintStore().PackSizes()
+	files, _, err := e.blobs.PackFiles()
 	if err != nil {
 		return 0, 0, err
 	}
 	for _, n := range deferred {
-		bytes += sizes[n]
+		bytes += files[n].Size
 	}
 	return bytes, len(deferred), nil
 }

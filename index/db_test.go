@@ -44,7 +44,7 @@ type saveContents struct {
 
 func sampleSave() saveContents {
 	s := saveContents{
-		loc:  objects.Locator{Pack: 3, Offset: 4096, Length: 77, Flags: objects.FlagCompressed, Size: 120},
+		loc:  objects.Locator{Pack: 3, Offset: 4096, Length: 77, Flags: 1, Size: 120},
 		tree: sampleTrees()["all kinds"],
 		dc:   sampleDirCache(),
 	}

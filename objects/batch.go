@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // errBatchClosed is returned by Batch methods after Close.
@@ -99,7 +101,7 @@ func (b *Batch) committed(id ID) (bool, error) {
 // Put stores the content of r and returns its id and length. Memory stays
 // bounded whatever the length: content above Options.ChunkThreshold is
 // split into content-defined chunks, each stored as a blob, and the file's
-// id (BLAKE3 of the whole content) maps to a FlagChunked record listing
+// id (BLAKE3 of the whole content) maps to a chunk-list record listing
 // them.
 //
 // Content is read into a small buffer first and into larger ones only
@@ -249,7 +251,7 @@ func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
 	payload := content
 	var scratch *[]byte
 	if chunked {
-		h.flags = FlagChunked
+		h.flags = pack.FlagChunked
 	} else {
 		scratch = getScratch(&b.s.packBufs)
 		defer b.s.packBufs.Put(scratch)
@@ -257,7 +259,7 @@ func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
 		if payload, h.flags, err = b.codec().compress(*scratch, content, true); err != nil {
 			return err
 		}
-		if h.flags&FlagCompressed != 0 {
+		if h.flags&pack.FlagCompressed != 0 {
 			*scratch = payload[:0]
 		}
 	}

@@ -5,9 +5,11 @@ import (
 	"io"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
-// chunkedReader streams a FlagChunked blob one verified chunk at a time and
+// chunkedReader streams a chunked blob one verified chunk at a time and
 // checks the whole content's hash at the end. It holds one chunk in memory.
 type chunkedReader struct {
 	s *Store
@@ -66,7 +68,7 @@ func (r *chunkedReader) loadChunk(c chunkRef) ([]byte, error) {
 	if !found {
 		return nil, r.corrupt("chunk " + c.id.Short() + " is not in the index")
 	}
-	if loc.Flags&FlagChunked != 0 || loc.Size != int64(c.size) {
+	if loc.Flags&pack.FlagChunked != 0 || loc.Size != int64(c.size) {
 		return nil, r.corrupt("chunk " + c.id.Short() + " has the wrong kind or size")
 	}
 	return r.read(loc, c.id)

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // minSavingDivisor sets when compression pays: a compressed payload is kept
@@ -106,7 +108,7 @@ func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flag
 	if out == nil || len(out) > len(src)-len(src)/minSavingDivisor {
 		return src, 0, nil
 	}
-	return out, FlagCompressed, nil
+	return out, pack.FlagCompressed, nil
 }
 
 // decompress decodes the zstd frames of src, which must yield exactly size bytes, into

@@ -9,36 +9,20 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/ckpt/ckpt/internal/storefs"
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
-
-// PackHeaderSize is the length of the header every pack starts with, for
-// callers that account for bytes on disk: a pack holding no record is
-// that long.
-const PackHeaderSize int64 = int64(packHeaderLen)
 
 // PayloadLen is the length of the stored payload of the record at l (a
 // zstd frame, a raw content, a chunk list or a group): the record's length
 // without its header.
-func (l Locator) PayloadLen() int64 { return int64(l.Length) - recordHeaderLen }
+func (l Locator) PayloadLen() int64 { return int64(l.Length) - pack.RecordHeaderLen }
 
-// Rewriter copies live records into fresh packs so that garbage collection
-// can reclaim packs holding mostly dead ones. The protocol that keeps every
-// committed blob readable through a crash at any point:
-//
-//  1. Copy every live record of the packs to reclaim, then Sync: the
-//     copies are durable, but nothing references them yet;
-//  2. the caller commits the new locators to its index in one batch;
-//  3. only then RemovePack the old packs.
-//
-// A crash before step 2 leaves unreferenced copies (the old locators stay
-// valid); a crash after it leaves unreferenced old packs. Either is garbage
-// the next collection removes.
-//
-// A Rewriter only ever appends to packs it created, never to an existing
+// rewriter is the session behind Store.Rewrite: it copies, regroups and
+// recompresses live records into fresh packs. A rewriter only ever appends to packs it created, never to an existing
 // one, so the packs being reclaimed are never written. It is not safe for
 // concurrent use; the caller must hold the store's lock and keep Batches
 // from running meanwhile (the engine serialises GC with saves).
-type Rewriter struct {
+type rewriter struct {
 	s        *Store
 	w        *packWriter // current pack, nil before the first Copy or after a rollover
 	created  bool        // a pack was created since the last Sync
@@ -61,16 +45,16 @@ type groupKey struct {
 	offset int64
 }
 
-// NewRewriter starts a rewriting session. Close it when done.
-func (s *Store) NewRewriter() *Rewriter { return &Rewriter{s: s, reads: s.ReadSession()} }
+// newRewriter starts a rewriting session. Close it when done.
+func (s *Store) newRewriter() *rewriter { return &rewriter{s: s, reads: s.ReadSession()} }
 
 // Copy verifies the record of blob id at loc (content hashed against id,
-// chunk lists checked) and appends it unchanged to the Rewriter's current
+// chunk lists checked) and appends it unchanged to the rewriter's current
 // pack, returning the copy's locator. A group record is copied whole, once:
 // the other members copied later share the copy, and members that are not
 // copied stay in it as dead bytes. Damage is a *CorruptError and copies
 // nothing. A full pack (Options.PackSize) is synced and a new one started.
-func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
+func (r *rewriter) Copy(id ID, loc Locator) (Locator, error) {
 	if r.err != nil {
 		return Locator{}, r.err
 	}
@@ -78,7 +62,7 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 		return Locator{}, err
 	}
 	key := groupKey{loc.Pack, loc.Offset}
-	if copied, ok := r.groups[key]; ok && loc.Flags&FlagGroup != 0 {
+	if copied, ok := r.groups[key]; ok && loc.Flags&pack.FlagGroup != 0 {
 		copied.Size, copied.Member = loc.Size, loc.Member
 		return copied, nil
 	}
@@ -87,22 +71,22 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 		return Locator{}, err
 	}
 	h, err := parseRecordHeader(raw)
-	if err != nil || (h.id != id && loc.Flags&FlagGroup == 0) {
+	if err != nil || (h.id != id && loc.Flags&pack.FlagGroup == 0) {
 		return Locator{}, &CorruptError{Pack: r.s.PackPath(loc.Pack), Offset: loc.Offset, ID: id, Reason: "record changed while it was copied"}
 	}
-	if loc.Flags&FlagGroup != 0 {
+	if loc.Flags&pack.FlagGroup != 0 {
 		// Copied whole, a group is checked whole: a read of one member
 		// checks only that member.
-		if _, err := r.s.decodeGroup(h, raw[recordHeaderLen:], r.s.recordCorrupt(loc, id)); err != nil {
+		if _, err := r.s.decodeGroup(h, raw[pack.RecordHeaderLen:], r.s.recordCorrupt(loc, id)); err != nil {
 			return Locator{}, err
 		}
 	}
-	off, pack, err := r.append(h, raw[recordHeaderLen:])
+	off, n, err := r.append(h, raw[pack.RecordHeaderLen:])
 	if err != nil {
 		return Locator{}, err
 	}
-	out := Locator{Pack: pack, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
-	if loc.Flags&FlagGroup != 0 {
+	out := Locator{Pack: n, Offset: off, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: loc.Member}
+	if loc.Flags&pack.FlagGroup != 0 {
 		if r.groups == nil {
 			r.groups = make(map[groupKey]Locator)
 		}
@@ -111,10 +95,10 @@ func (r *Rewriter) Copy(id ID, loc Locator) (Locator, error) {
 	return out, nil
 }
 
-// append writes one record to the Rewriter's current pack, creating one
+// append writes one record to the rewriter's current pack, creating one
 // first when needed, and returns where it went. A pack that reaches
 // Options.PackSize is synced and the next append starts a new one.
-func (r *Rewriter) append(h recordHeader, payload []byte) (off int64, pack uint32, err error) {
+func (r *rewriter) append(h recordHeader, payload []byte) (off int64, n uint32, err error) {
 	if r.w == nil {
 		if r.w, err = r.s.newFreshPackWriter(); err != nil {
 			r.err = err
@@ -122,7 +106,7 @@ func (r *Rewriter) append(h recordHeader, payload []byte) (off int64, pack uint3
 		}
 		r.created = true
 	}
-	pack = r.w.n
+	n = r.w.n
 	if off, err = r.w.append(h, payload); err != nil {
 		r.err = err
 		return 0, 0, err
@@ -137,11 +121,11 @@ func (r *Rewriter) append(h recordHeader, payload []byte) (off int64, pack uint3
 			return 0, 0, err
 		}
 	}
-	return off, pack, nil
+	return off, n, nil
 }
 
-// Packs returns the numbers of the packs this Rewriter created so far.
-func (r *Rewriter) Packs() []uint32 {
+// Packs returns the numbers of the packs this rewriter created so far.
+func (r *rewriter) Packs() []uint32 {
 	out := append([]uint32(nil), r.finished...)
 	if r.w != nil {
 		out = append(out, r.w.n)
@@ -154,7 +138,7 @@ func (r *Rewriter) Packs() []uint32 {
 // returns the placements of the blobs regrouped since the last Sync. Once
 // it returns nil every copied or regrouped record is durable and its
 // locator may be committed.
-func (r *Rewriter) Sync() ([]Placement, error) {
+func (r *rewriter) Sync() ([]Placement, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -181,7 +165,7 @@ func (r *Rewriter) Sync() ([]Placement, error) {
 
 // Close releases the current pack; records not yet synced stay as
 // unreferenced bytes. Close is idempotent.
-func (r *Rewriter) Close() error {
+func (r *rewriter) Close() error {
 	if r.w != nil {
 		r.s.releaseWriter(r.w)
 		r.w = nil
@@ -258,7 +242,7 @@ func (s *Store) RemovePack(n uint32) error {
 // The caller guarantees that no committed locator reaches past end and
 // that end is a record boundary; the next writer appends there.
 func (s *Store) TruncatePack(n uint32, end int64) error {
-	if end < int64(packHeaderLen) {
+	if end < int64(pack.HeaderLen) {
 		return fmt.Errorf("truncate pack %s to %d bytes: inside the pack header", s.PackPath(n), end)
 	}
 	s.mu.Lock()

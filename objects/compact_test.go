@@ -4,6 +4,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // TestRewriterMovesLiveRecords copies the live half of a pack into a fresh
@@ -22,7 +24,7 @@ func TestRewriterMovesLiveRecords(t *testing.T) {
 	}
 	ids, ps := save(t, s, idx, blobs...)
 	old := ps[0].Loc.Pack
-	rw := s.NewRewriter()
+	rw := s.newRewriter()
 	defer rw.Close()
 	var moved []Placement
 	for i := 0; i < len(ids); i += 2 {
@@ -75,11 +77,11 @@ func TestRewriterRefusesDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte{^data[100]}, loc.Offset+recordHeaderLen+100); err != nil {
+	if _, err := f.WriteAt([]byte{^data[100]}, loc.Offset+pack.RecordHeaderLen+100); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	rw := s.NewRewriter()
+	rw := s.newRewriter()
 	defer rw.Close()
 	_, err = rw.Copy(ids[0], loc)
 	mustCorrupt(t, err)
@@ -102,7 +104,7 @@ func TestRewriterRefusesAGroupDamagedElsewhere(t *testing.T) {
 	}
 	flip(t, s.PackPath(last.Pack), last.Offset+int64(last.Length)-1)
 	mustGet(t, s, ids[0], blobs[0]) // the member copied still reads back
-	rw := s.NewRewriter()
+	rw := s.newRewriter()
 	defer rw.Close()
 	_, err := rw.Copy(ids[0], first)
 	mustCorrupt(t, err)
@@ -120,7 +122,7 @@ func TestRewriterRollsOverAtPackSize(t *testing.T) {
 	}
 	ids, _ := save(t, s, idx, blobs...)
 	before, _ := s.Packs()
-	rw := s.NewRewriter()
+	rw := s.newRewriter()
 	defer rw.Close()
 	for _, id := range ids {
 		loc, _, _ := idx.Locator(id)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // corruptFixture saves a compressed blob, a raw blob and a chunked file,
@@ -44,7 +46,7 @@ func checkNeverWrong(t *testing.T, s *Store, blobs map[ID][]byte) {
 func TestCorruptFlippedByte(t *testing.T) {
 	s, idx, blobs := corruptFixture(t)
 	// Flip one byte in every record, at a spot in the header or the payload.
-	for _, spot := range []int64{0, 4, 10, 40, 46, 50, recordHeaderLen, recordHeaderLen + 100} {
+	for _, spot := range []int64{0, 4, 10, 40, 46, 50, pack.RecordHeaderLen, pack.RecordHeaderLen + 100} {
 		for id := range blobs {
 			loc, _, _ := idx.Locator(id)
 			flip(t, s.PackPath(loc.Pack), loc.Offset+spot)
@@ -90,7 +92,7 @@ func TestCorruptChunkFlipped(t *testing.T) {
 			t.Fatal(err)
 		}
 		loc, _, _ := idx.Locator(chunks[len(chunks)/2])
-		flip(t, s.PackPath(loc.Pack), loc.Offset+recordHeaderLen+10)
+		flip(t, s.PackPath(loc.Pack), loc.Offset+pack.RecordHeaderLen+10)
 		rc, _, err := s.Open(id)
 		if err != nil {
 			t.Fatal(err)
@@ -143,7 +145,7 @@ func TestCorruptGarbageLocator(t *testing.T) {
 	var id ID
 	var loc Locator
 	for id = range blobs {
-		if loc, _, _ = idx.Locator(id); loc.Flags == FlagCompressed {
+		if loc, _, _ = idx.Locator(id); loc.Flags == pack.FlagCompressed {
 			break
 		}
 	}
@@ -156,7 +158,7 @@ func TestCorruptGarbageLocator(t *testing.T) {
 		{Pack: loc.Pack, Offset: loc.Offset + 1, Length: loc.Length, Flags: loc.Flags, Size: loc.Size},
 		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: 0, Size: loc.Size},
 		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags, Size: loc.Size + 1},
-		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: FlagChunked, Size: loc.Size},
+		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: pack.FlagChunked, Size: loc.Size},
 		{Pack: loc.Pack + 7, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags, Size: loc.Size},
 		{Pack: loc.Pack, Offset: 0, Length: loc.Length, Flags: loc.Flags, Size: loc.Size},
 		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags, Size: -1},
@@ -219,7 +221,7 @@ func TestScanPackGarbage(t *testing.T) {
 		t.Fatalf("clean pack: %d records, %v; want %d", n, err, want)
 	}
 	// A torn tail: half a record header, or zeros, is not an error.
-	for _, tail := range [][]byte{[]byte(recordMagic + "\x00\x01"), make([]byte, 300)} {
+	for _, tail := range [][]byte{[]byte(pack.RecordMagic + "\x00\x01"), make([]byte, 300)} {
 		appendFile(t, path, tail)
 		if n, err := count(); err != nil || n != want {
 			t.Fatalf("torn tail %q: %d records, %v", tail[:4], n, err)
@@ -228,11 +230,11 @@ func TestScanPackGarbage(t *testing.T) {
 		os.Truncate(path, fi.Size()-int64(len(tail)))
 	}
 	// Garbage in the middle is.
-	flip(t, path, int64(packHeaderLen)+2)
+	flip(t, path, int64(pack.HeaderLen)+2)
 	_, err := count()
 	var ce *CorruptError
-	if !errors.As(err, &ce) || ce.Offset != int64(packHeaderLen) {
-		t.Fatalf("garbage at %d: %v", packHeaderLen, err)
+	if !errors.As(err, &ce) || ce.Offset != int64(pack.HeaderLen) {
+		t.Fatalf("garbage at %d: %v", pack.HeaderLen, err)
 	}
 }
 
@@ -253,7 +255,7 @@ func appendFile(t *testing.T, path string, b []byte) {
 func TestResumeAfterTornTail(t *testing.T) {
 	s, idx, blobs := corruptFixture(t)
 	packs, _ := s.Packs()
-	appendFile(t, s.PackPath(packs[0]), []byte(recordMagic+"torn"))
+	appendFile(t, s.PackPath(packs[0]), []byte(pack.RecordMagic+"torn"))
 	s2, err := Open(filepathDir(s), idx, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +279,7 @@ func TestResumeAfterTornTail(t *testing.T) {
 // the records behind it still verify on their own, but a read through the
 // pack must report the damage instead of trusting it.
 func TestDamagedPackHeaderIsCorrupt(t *testing.T) {
-	for _, off := range []int64{0, 3, int64(len(packMagic)) - 1, int64(packHeaderLen) - 1} {
+	for _, off := range []int64{0, 3, int64(len(pack.Magic)) - 1, int64(pack.HeaderLen) - 1} {
 		s, idx := testStore(t, Options{})
 		data := textBytes(7, 4000)
 		ids, ps := save(t, s, idx, data)

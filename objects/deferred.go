@@ -8,9 +8,11 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
-// Deferred compression (doc.go, "Deferred packs"): a first save stores its
+// Deferred compression (objects/internal/pack, "Deferred packs"): a first save stores its
 // blobs uncompressed, which leaves it bound by reading and hashing rather
 // than by zstd, and marks the packs it wrote; a later collection rewrites
 // them compressed at Options.RecompressLevel, as git keeps a first add as
@@ -92,11 +94,11 @@ func (s *Store) removeDeferredMark(n uint32) error {
 // pay), returning its locator. It is Copy for blobs too large to regroup
 // whose record should shrink: those of a deferred pack. A chunk list or
 // group member is refused; damage is a *CorruptError and writes nothing.
-func (r *Rewriter) Recompress(id ID, loc Locator) (Locator, error) {
+func (r *rewriter) Recompress(id ID, loc Locator) (Locator, error) {
 	if r.err != nil {
 		return Locator{}, r.err
 	}
-	if loc.Flags&(FlagChunked|FlagGroup) != 0 {
+	if loc.Flags&(pack.FlagChunked|pack.FlagGroup) != 0 {
 		return Locator{}, fmt.Errorf("recompress %s: not a plain record", id.Short())
 	}
 	_, content, err := r.s.readRecord(loc, id)
@@ -110,13 +112,13 @@ func (r *Rewriter) Recompress(id ID, loc Locator) (Locator, error) {
 		r.err = err
 		return Locator{}, err
 	}
-	if flags&FlagCompressed != 0 {
+	if flags&pack.FlagCompressed != 0 {
 		*scratch = payload[:0]
 	}
 	h := recordHeader{flags: flags, id: id, size: loc.Size, payloadLen: uint32(len(payload))}
-	off, pack, err := r.append(h, payload)
+	off, n, err := r.append(h, payload)
 	if err != nil {
 		return Locator{}, err
 	}
-	return Locator{Pack: pack, Offset: off, Length: uint32(h.recordLen()), Flags: flags, Size: loc.Size}, nil
+	return Locator{Pack: n, Offset: off, Length: uint32(h.recordLen()), Flags: flags, Size: loc.Size}, nil
 }

@@ -3,6 +3,8 @@ package objects
 import (
 	"slices"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // TestDeferredBatchStoresRawAndMarksItsPacks saves compressible text with
@@ -33,10 +35,10 @@ func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
 	written := map[uint32]bool{}
 	var rawBytes int64
 	for _, p := range placed {
-		if p.Loc.Flags&FlagCompressed != 0 {
+		if p.Loc.Flags&pack.FlagCompressed != 0 {
 			t.Fatalf("deferred save compressed a record: %+v", p.Loc)
 		}
-		if !written[p.Loc.Pack] || p.Loc.Flags&FlagGroup == 0 {
+		if !written[p.Loc.Pack] || p.Loc.Flags&pack.FlagGroup == 0 {
 			rawBytes += int64(p.Loc.Length)
 		}
 		written[p.Loc.Pack] = true
@@ -54,13 +56,13 @@ func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
 		mustGet(t, s, Sum(data), data)
 	}
 
-	rw := s.NewRewriter()
+	rw := s.newRewriter()
 	defer rw.Close()
 	var moved []Placement
 	for _, data := range blobs {
 		id := Sum(data)
 		loc, _, _ := idx.Locator(id)
-		if loc.Flags&FlagGroup != 0 {
+		if loc.Flags&pack.FlagGroup != 0 {
 			if err := rw.Regroup(id, loc); err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +72,7 @@ func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if nl.Flags&FlagCompressed == 0 || nl.Length >= loc.Length {
+		if nl.Flags&pack.FlagCompressed == 0 || nl.Length >= loc.Length {
 			t.Fatalf("recompressed %+v into %+v", loc, nl)
 		}
 		moved = append(moved, Placement{id, nl})

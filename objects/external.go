@@ -1,6 +1,10 @@
 package objects
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
+)
 
 // DecodeRecord verifies and decodes rec, the bytes of one whole record
 // obtained outside the store's packs (a copy of a pack range kept
@@ -10,7 +14,7 @@ import "bytes"
 // in errors (every locator must name this one record). It returns, in the
 // order of blobs, the raw content of a plain blob or group member (hash
 // checked against the blob's ID when not zero, and against the record's
-// own id always), or the encoded chunk list of a FlagChunked record (see
+// own id always), or the encoded chunk list of a chunk-list record (see
 // ChunkIDs). A group record is decoded and its hash checked once, however
 // many of its members blobs names. The contents never share rec's memory.
 // Damage is a *CorruptError with Reason set and Pack left empty;
@@ -18,7 +22,7 @@ import "bytes"
 func (s *Store) DecodeRecord(rec []byte, blobs []Placement) ([][]byte, error) {
 	out := make([][]byte, len(blobs))
 	err := s.verifyExternal(rec, blobs, func(i int, data []byte) {
-		if f := blobs[i].Loc.Flags; f&FlagGroup != 0 || f&FlagCompressed == 0 {
+		if f := blobs[i].Loc.Flags; f&pack.FlagGroup != 0 || f&pack.FlagCompressed == 0 {
 			data = bytes.Clone(data) // rec's own bytes, or its decoded group's
 		}
 		out[i] = data
@@ -43,18 +47,18 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 	}
 	for i, b := range blobs {
 		switch {
-		case b.Loc.Length < recordHeaderLen || int64(len(rec)) != int64(b.Loc.Length):
+		case b.Loc.Length < pack.RecordHeaderLen || int64(len(rec)) != int64(b.Loc.Length):
 			return corrupt(b)("record length does not match its locator")
 		case b.Loc.Pack != loc.Pack || b.Loc.Offset != loc.Offset || b.Loc.Flags != loc.Flags:
 			return corrupt(b)("locators of one record disagree")
-		case i > 0 && loc.Flags&FlagGroup == 0:
+		case i > 0 && loc.Flags&pack.FlagGroup == 0:
 			return corrupt(b)("a plain record holds one blob")
 		}
 	}
-	if loc.Flags&FlagGroup == 0 {
+	if loc.Flags&pack.FlagGroup == 0 {
 		b := blobs[0]
 		_, data, err := s.decodeRecord(b.Loc, b.ID, corrupt(b), func() (recordHeader, []byte, error) {
-			return checkFraming(rec, b.Loc, packVersion, corrupt(b))
+			return checkFraming(rec, b.Loc, pack.Version, corrupt(b))
 		})
 		if err != nil {
 			return err
@@ -62,7 +66,7 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 		fn(0, data)
 		return nil
 	}
-	h, stored, err := checkFraming(rec, loc, packVersion, corrupt(blobs[0]))
+	h, stored, err := checkFraming(rec, loc, pack.Version, corrupt(blobs[0]))
 	if err != nil {
 		return err
 	}
@@ -80,8 +84,8 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 	return nil
 }
 
-// ChunkIDs decodes the chunk list of a FlagChunked record whose content is
-// size bytes long (what ReadRecord or DecodeRecord returns for it): the
+// ChunkIDs decodes the chunk list of a chunk-list record whose content is
+// size bytes long (what DecodeRecord returns for it): the
 // chunk ids in file order. A malformed list is a *CorruptError.
 func ChunkIDs(list []byte, size int64) ([]ID, error) {
 	chunks, err := parseChunkList(list, size)
@@ -126,7 +130,7 @@ func (b *Batch) PutRecord(rec []byte, blobs []Placement) error {
 	if err != nil {
 		return &CorruptError{ID: fresh[0].ID, Reason: err.Error()}
 	}
-	if h.flags&FlagGroup == 0 {
+	if h.flags&pack.FlagGroup == 0 {
 		at, err := b.appendRecord(h, rec)
 		if err == nil {
 			b.place(fresh[0].ID, at, fresh[0].Loc)
@@ -159,7 +163,7 @@ func (b *Batch) appendRecord(h recordHeader, rec []byte) (Locator, error) {
 		return Locator{}, err
 	}
 	defer b.release(w)
-	off, err := w.append(h, rec[recordHeaderLen:])
+	off, err := w.append(h, rec[pack.RecordHeaderLen:])
 	return Locator{Pack: w.n, Offset: off}, err
 }
 

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -256,11 +257,11 @@ func putAndSyncFailures(t *testing.T, groups, deferred bool) {
 	t.Logf("Put/Sync: %d injection points", points)
 }
 
-// TestRewriterFailuresLoseNothing fails every file-system call of a
+// TestRewriteFailuresLoseNothing fails every file-system call of a
 // compaction in turn (copy or regroup the live half of every pack, sync, commit,
 // remove the old packs, then cut a dead tail off the newest pack): whatever
 // fails, every committed blob stays readable.
-func TestRewriterFailuresLoseNothing(t *testing.T) {
+func TestRewriteFailuresLoseNothing(t *testing.T) {
 	setup := func(t *testing.T) *faultStore {
 		f := seededFaultStore(t)
 		s, err := f.open(nil)
@@ -285,7 +286,7 @@ func TestRewriterFailuresLoseNothing(t *testing.T) {
 	if points < 8 {
 		t.Fatalf("the compaction reached only %d injection points", points)
 	}
-	t.Logf("Rewriter: %d injection points", points)
+	t.Logf("Rewrite: %d injection points", points)
 }
 
 // compactAll rewrites every other committed blob into fresh packs (a
@@ -297,9 +298,7 @@ func compactAll(f *faultStore, s *Store) error {
 	if err != nil {
 		return err
 	}
-	rw := s.NewRewriter()
-	defer rw.Close()
-	var moved []Placement
+	var moves []Move
 	keep := map[ID][]byte{}
 	i := 0
 	for id, data := range f.blobs {
@@ -309,29 +308,23 @@ func compactAll(f *faultStore, s *Store) error {
 		}
 		keep[id] = data
 		loc, _, _ := f.idx.Locator(id)
-		if i%4 == 1 {
-			if err := rw.Regroup(id, loc); err != nil {
-				return err
-			}
-			continue
+		how := MoveCopy
+		switch i % 4 {
+		case 1:
+			how = MoveRegroup
+		case 3:
+			how = MoveRecompress
 		}
-		copyOrRecompress := rw.Copy
-		if i%4 == 3 {
-			copyOrRecompress = rw.Recompress
-		}
-		nl, err := copyOrRecompress(id, loc)
-		if err != nil {
-			return err
-		}
-		moved = append(moved, Placement{ID: id, Loc: nl})
+		moves = append(moves, Move{ID: id, Loc: loc, How: how})
 	}
-	regrouped, err := rw.Sync()
+	moved, err := s.Rewrite(context.Background(), moves, nil)
 	if err != nil {
 		return err
 	}
-	moved = append(moved, regrouped...)
-	fresh := rw.Packs()
-	rw.Close()
+	var last uint32 // the newest pack the rewrite created
+	for _, p := range moved {
+		last = max(last, p.Loc.Pack)
+	}
 	// Commit: the index now names only the copies.
 	f.idx.mu.Lock()
 	f.idx.locs = map[ID]Locator{}
@@ -343,7 +336,6 @@ func compactAll(f *faultStore, s *Store) error {
 			return err
 		}
 	}
-	last := fresh[len(fresh)-1]
 	var end int64
 	for _, p := range moved {
 		if p.Loc.Pack == last {

@@ -6,41 +6,26 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-)
 
-// Pack and record framing; doc.go is the specification.
-const (
-	packMagic     = "CKPTPACK"
-	packVersion   = 2 // writers create and append to version-2 packs only
-	packVersion1  = 1 // read-only: holds no group records
-	packHeaderLen = len(packMagic) + 4
-
-	recordMagic     = "CKRB"
-	recordHeaderLen = 4 + 1 + IDSize + 8 + 4 + 4
-
-	chunkEntryLen = IDSize + 4
-
-	// maxPayload bounds a record's stored payload. Plain blobs are at most
-	// maxBlobSize; chunk lists of files up to a few TiB fit.
-	maxPayload = 1 << 30
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // packHeader returns the header every pack file written now starts with.
-func packHeader() []byte { return packHeaderOf(packVersion) }
+func packHeader() []byte { return packHeaderOf(pack.Version) }
 
 // packHeaderOf returns the pack header of a format version.
 func packHeaderOf(version uint32) []byte {
-	h := make([]byte, 0, packHeaderLen)
-	h = append(h, packMagic...)
+	h := make([]byte, 0, pack.HeaderLen)
+	h = append(h, pack.Magic...)
 	return binary.LittleEndian.AppendUint32(h, version)
 }
 
 // packVersionOf returns the version of a pack header, or 0 when b is not
 // the header of a version this package reads.
 func packVersionOf(b []byte) uint32 {
-	for _, v := range [...]uint32{packVersion, packVersion1} {
+	for _, v := range [...]uint32{pack.Version, pack.Version1} {
 		if bytes.Equal(b, packHeaderOf(v)) {
 			return v
 		}
@@ -54,7 +39,7 @@ func packVersionOf(b []byte) uint32 {
 // any locator into the pack: a record can verify on its own while the pack
 // around it is damaged.
 func readPackVersion(f io.ReaderAt, path string) (uint32, error) {
-	got := make([]byte, packHeaderLen)
+	got := make([]byte, pack.HeaderLen)
 	n, err := f.ReadAt(got, 0)
 	if n < len(got) && err != io.EOF {
 		return 0, fmt.Errorf("read pack header %s: %w", path, err)
@@ -74,12 +59,12 @@ type recordHeader struct {
 }
 
 // recordLen is the on-disk length of the record, header included.
-func (h recordHeader) recordLen() int64 { return int64(recordHeaderLen) + int64(h.payloadLen) }
+func (h recordHeader) recordLen() int64 { return int64(pack.RecordHeaderLen) + int64(h.payloadLen) }
 
 // appendRecordHeader appends the encoding of h, check included.
 func appendRecordHeader(b []byte, h recordHeader) []byte {
 	start := len(b)
-	b = append(b, recordMagic...)
+	b = append(b, pack.RecordMagic...)
 	b = append(b, byte(h.flags))
 	b = append(b, h.id[:]...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(h.size))
@@ -91,14 +76,14 @@ func appendRecordHeader(b []byte, h recordHeader) []byte {
 // is a reason for a CorruptError, which the caller builds with the place.
 func parseRecordHeader(b []byte) (recordHeader, error) {
 	var h recordHeader
-	if len(b) < recordHeaderLen {
+	if len(b) < pack.RecordHeaderLen {
 		return h, fmt.Errorf("record header truncated")
 	}
-	b = b[:recordHeaderLen]
-	if string(b[:4]) != recordMagic {
+	b = b[:pack.RecordHeaderLen]
+	if string(b[:4]) != pack.RecordMagic {
 		return h, fmt.Errorf("bad record magic")
 	}
-	if crc32.Checksum(b[:recordHeaderLen-4], castagnoli) != binary.LittleEndian.Uint32(b[recordHeaderLen-4:]) {
+	if crc32.Checksum(b[:pack.RecordHeaderLen-4], castagnoli) != binary.LittleEndian.Uint32(b[pack.RecordHeaderLen-4:]) {
 		return h, fmt.Errorf("record header check mismatch")
 	}
 	h.flags = Flags(b[4])
@@ -106,15 +91,15 @@ func parseRecordHeader(b []byte) (recordHeader, error) {
 	size := binary.LittleEndian.Uint64(b[5+IDSize:])
 	h.payloadLen = binary.LittleEndian.Uint32(b[13+IDSize:])
 	switch {
-	case h.flags&^knownFlags != 0:
+	case h.flags&^pack.KnownFlags != 0:
 		return h, fmt.Errorf("unknown record flags %#x", byte(h.flags))
-	case h.flags&FlagChunked != 0 && h.flags != FlagChunked:
+	case h.flags&pack.FlagChunked != 0 && h.flags != pack.FlagChunked:
 		return h, fmt.Errorf("chunk lists are never compressed or grouped")
 	case size > 1<<62:
 		return h, fmt.Errorf("record size %d out of range", size)
-	case h.payloadLen > maxPayload:
+	case h.payloadLen > pack.MaxPayload:
 		return h, fmt.Errorf("payload length %d out of range", h.payloadLen)
-	case h.flags&FlagCompressed == 0 && h.flags&FlagChunked == 0 && uint64(h.payloadLen) != size:
+	case h.flags&pack.FlagCompressed == 0 && h.flags&pack.FlagChunked == 0 && uint64(h.payloadLen) != size:
 		return h, fmt.Errorf("raw payload length %d differs from size %d", h.payloadLen, size)
 	}
 	h.size = int64(size)
@@ -139,13 +124,13 @@ func appendChunkList(b []byte, chunks []chunkRef) []byte {
 // parseChunkList decodes a chunk-list payload and checks that its chunk
 // sizes add up to size. The error is a reason for a CorruptError.
 func parseChunkList(p []byte, size int64) ([]chunkRef, error) {
-	if len(p)%chunkEntryLen != 0 || len(p) == 0 {
-		return nil, fmt.Errorf("chunk list length %d is not a positive multiple of %d", len(p), chunkEntryLen)
+	if len(p)%pack.ChunkEntryLen != 0 || len(p) == 0 {
+		return nil, fmt.Errorf("chunk list length %d is not a positive multiple of %d", len(p), pack.ChunkEntryLen)
 	}
-	chunks := make([]chunkRef, len(p)/chunkEntryLen)
+	chunks := make([]chunkRef, len(p)/pack.ChunkEntryLen)
 	var total int64
 	for i := range chunks {
-		e := p[i*chunkEntryLen:]
+		e := p[i*pack.ChunkEntryLen:]
 		copy(chunks[i].id[:], e[:IDSize])
 		chunks[i].size = binary.LittleEndian.Uint32(e[IDSize:])
 		if chunks[i].size == 0 || chunks[i].size > maxBlobSize {

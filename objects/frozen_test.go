@@ -51,7 +51,7 @@ func TestFrozenStorePacks(t *testing.T) {
 	for _, n := range packs {
 		if err := s.ScanPack(n, func(id objects.ID, loc objects.Locator) error {
 			scanned[id] = true
-			if loc.Flags&objects.FlagGroup != 0 {
+			if loc.Grouped() {
 				return nil // checked whole below, through a member
 			}
 			_, err := s.ReadRecord(loc)
@@ -61,7 +61,7 @@ func TestFrozenStorePacks(t *testing.T) {
 		}
 	}
 	if err := db.EachLocator(func(id objects.ID, loc objects.Locator) error {
-		if loc.Flags&objects.FlagGroup != 0 {
+		if loc.Grouped() {
 			return reads.CheckGroup(loc)
 		}
 		if !scanned[id] {

@@ -4,14 +4,16 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // FuzzParseLocator checks that ParseLocator never panics, rejects with
 // ErrCorrupt, and round-trips what it accepts.
 func FuzzParseLocator(f *testing.F) {
-	f.Add(Locator{Pack: 3, Offset: 12, Length: 90, Flags: FlagCompressed, Size: 200}.AppendBinary(nil))
+	f.Add(Locator{Pack: 3, Offset: 12, Length: 90, Flags: pack.FlagCompressed, Size: 200}.AppendBinary(nil))
 	f.Add([]byte{1, 0, 0, 0, 0, 0})
-	f.Add(Locator{Pack: 1, Offset: 12, Length: 900, Flags: FlagGroup | FlagCompressed, Size: 20, Member: 7}.AppendBinary(nil))
+	f.Add(Locator{Pack: 1, Offset: 12, Length: 900, Flags: pack.FlagGroup | pack.FlagCompressed, Size: 20, Member: 7}.AppendBinary(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := ParseLocator(b)
 		if err != nil {
@@ -32,20 +34,20 @@ func seedPack(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pack := packHeader()
+	packData := packHeader()
 	add := func(id ID, size int64, flags Flags, payload []byte) {
-		pack = appendRecordHeader(pack, recordHeader{flags: flags, id: id, size: size, payloadLen: uint32(len(payload))})
-		pack = append(pack, payload...)
+		packData = appendRecordHeader(packData, recordHeader{flags: flags, id: id, size: size, payloadLen: uint32(len(payload))})
+		packData = append(packData, payload...)
 	}
 	raw := []byte("raw content")
 	add(Sum(raw), int64(len(raw)), 0, raw)
 	text := textBytes(1, 2000)
 	z, flags, err := c.compress(nil, text, true)
-	if err != nil || flags != FlagCompressed {
+	if err != nil || flags != pack.FlagCompressed {
 		t.Fatalf("seed text did not compress: %v", err)
 	}
 	add(Sum(text), int64(len(text)), flags, z)
-	add(Sum([]byte("abc")), 3, FlagChunked, appendChunkList(nil, []chunkRef{{Sum([]byte("a")), 1}, {Sum([]byte("bc")), 2}}))
+	add(Sum([]byte("abc")), 3, pack.FlagChunked, appendChunkList(nil, []chunkRef{{Sum([]byte("a")), 1}, {Sum([]byte("bc")), 2}}))
 	g := &group{}
 	for i := range 3 {
 		m := textBytes(uint64(i+2), 300)
@@ -53,11 +55,11 @@ func seedPack(t testing.TB) []byte {
 	}
 	raw = g.payload(nil)
 	z, flags, err = c.compress(nil, raw, false)
-	if err != nil || flags != FlagCompressed {
+	if err != nil || flags != pack.FlagCompressed {
 		t.Fatalf("seed group did not compress: %v", err)
 	}
-	add(Sum(raw), int64(len(raw)), FlagGroup|flags, z)
-	return pack
+	add(Sum(raw), int64(len(raw)), pack.FlagGroup|flags, z)
+	return packData
 }
 
 // FuzzScanPack writes arbitrary bytes as a pack, scans it, and reads back
@@ -65,21 +67,21 @@ func seedPack(t testing.TB) []byte {
 // failure is a corruption, and every plain payload returned hashes to its
 // id.
 func FuzzScanPack(f *testing.F) {
-	pack := seedPack(f)
-	f.Add(pack)
-	f.Add(pack[:len(pack)-5])
+	packData := seedPack(f)
+	f.Add(packData)
+	f.Add(packData[:len(packData)-5])
 	f.Add(packHeader())
 	s, _ := testStore(f, Options{})
 	var next atomic.Uint32
-	f.Fuzz(func(t *testing.T, pack []byte) {
+	f.Fuzz(func(t *testing.T, packData []byte) {
 		n := next.Add(1)
 		path := s.PackPath(n)
-		if err := os.WriteFile(path, pack, 0o600); err != nil {
+		if err := os.WriteFile(path, packData, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		defer os.Remove(path)
 		err := s.ScanPack(n, func(id ID, loc Locator) error {
-			if loc.Flags&FlagGroup != 0 {
+			if loc.Flags&pack.FlagGroup != 0 {
 				loc.Size = groupMemberSize(t, s, loc)
 			}
 			data, err := s.ReadRecord(loc)
@@ -87,7 +89,7 @@ func FuzzScanPack(f *testing.F) {
 				mustCorrupt(t, err)
 				return nil
 			}
-			if loc.Flags&(FlagChunked|FlagGroup) == 0 && Sum(data) != id {
+			if loc.Flags&(pack.FlagChunked|pack.FlagGroup) == 0 && Sum(data) != id {
 				t.Fatalf("record %+v returned bytes that do not hash to %s", loc, id.Short())
 			}
 			return nil
@@ -106,8 +108,8 @@ func groupMemberSize(t *testing.T, s *Store, loc Locator) int64 {
 	if err != nil {
 		return -1
 	}
-	p := raw[recordHeaderLen:]
-	if loc.Flags&FlagCompressed != 0 {
+	p := raw[pack.RecordHeaderLen:]
+	if loc.Flags&pack.FlagCompressed != 0 {
 		if p, err = s.codec.decompress(p, loc.Size); err != nil {
 			return -1
 		}

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
-// Solid compression (doc.go, "Group records"): a Batch collects blobs of
+// Solid compression (objects/internal/pack, "Group records"): a Batch collects blobs of
 // at most groupBlobMax bytes into a group until it holds groupTarget bytes,
 // then compresses the group as one zstd frame and appends it as one record.
 // Source files share names, imports and idioms that per-blob frames cannot
@@ -17,15 +19,12 @@ import (
 // one frame per blob at the same speed; 128 KiB groups of blobs up to
 // 16 KiB only 7% less.
 const (
-	groupBlobMax    = 1 << 20
-	groupTarget     = 1 << 20
-	maxGroupMembers = 4096
-	groupHeadLen    = 4 // the member count
-	groupEntryLen   = IDSize + 4
+	groupBlobMax = 1 << 20
+	groupTarget  = 1 << 20
 	// maxGroupSize bounds a group's decoded payload: the table of the most
 	// members plus the content of a group that reached its target with its
 	// largest member.
-	maxGroupSize = 4 + maxGroupMembers*groupEntryLen + groupTarget + groupBlobMax
+	maxGroupSize = 4 + pack.GroupMaxMembers*pack.GroupEntryLen + groupTarget + groupBlobMax
 	// groupCacheLen is how many decoded groups a Store keeps for reads: a
 	// restore or diff reads the members of a group one after another.
 	groupCacheLen = 4
@@ -59,7 +58,7 @@ func (s *Store) addMember(open **group, id ID, content []byte) *group {
 }
 
 // full reports whether the group should be written now.
-func (g *group) full() bool { return len(g.data) >= groupTarget || len(g.ids) >= maxGroupMembers }
+func (g *group) full() bool { return len(g.data) >= groupTarget || len(g.ids) >= pack.GroupMaxMembers }
 
 // payload appends the decoded group payload to p[:0]: the member count,
 // one entry (id, length) per member, then the contents.
@@ -83,18 +82,18 @@ func memberSpan(p []byte, size int64, i uint32) (id ID, start, end int64, err er
 	}
 	n := binary.LittleEndian.Uint32(p)
 	switch {
-	case n == 0 || n > maxGroupMembers:
+	case n == 0 || n > pack.GroupMaxMembers:
 		return id, 0, 0, fmt.Errorf("group has %d members", n)
-	case uint64(len(p)) < 4+uint64(n)*groupEntryLen || int64(4+n*groupEntryLen) > size:
+	case uint64(len(p)) < 4+uint64(n)*pack.GroupEntryLen || int64(4+n*pack.GroupEntryLen) > size:
 		return id, 0, 0, fmt.Errorf("group table truncated")
 	case i >= n:
 		return id, 0, 0, fmt.Errorf("group has no member %d", i)
 	}
-	tableEnd := int64(4 + n*groupEntryLen)
+	tableEnd := int64(4 + n*pack.GroupEntryLen)
 	table := p[4:tableEnd]
 	start, total := tableEnd, int64(0)
 	for k := range n {
-		size := int64(binary.LittleEndian.Uint32(table[k*groupEntryLen+IDSize:]))
+		size := int64(binary.LittleEndian.Uint32(table[k*pack.GroupEntryLen+IDSize:]))
 		if k < i {
 			start += size
 		}
@@ -103,7 +102,7 @@ func memberSpan(p []byte, size int64, i uint32) (id ID, start, end int64, err er
 	if tableEnd+total != size {
 		return id, 0, 0, fmt.Errorf("group members add up to %d bytes, content has %d", total, size-tableEnd)
 	}
-	e := table[i*groupEntryLen:]
+	e := table[i*pack.GroupEntryLen:]
 	copy(id[:], e[:IDSize])
 	return id, start, start + int64(binary.LittleEndian.Uint32(e[IDSize:])), nil
 }
@@ -180,12 +179,12 @@ func (s *Store) sealGroup(g *group, c *codec) (h recordHeader, payload []byte, d
 		s.groupBufs.Put(&g.data)
 		s.packBufs.Put(scratch)
 	}
-	h = recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw))}
+	h = recordHeader{flags: pack.FlagGroup, id: Sum(raw), size: int64(len(raw))}
 	payload, flags, err := c.compressFrames(*scratch, raw, groupFrameLen)
 	if err != nil {
 		return h, nil, done, err
 	}
-	if flags&FlagCompressed != 0 {
+	if flags&pack.FlagCompressed != 0 {
 		*scratch = payload[:0]
 	}
 	h.flags |= flags

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // groupBlobs returns small text and random blobs, an empty one, and one at
@@ -28,7 +30,7 @@ func TestGroupsHoldSmallBlobsAndReadBack(t *testing.T) {
 	ids, placed := save(t, s, idx, blobs...)
 	records := map[groupKey]int{}
 	for _, p := range placed {
-		if p.Loc.Flags&FlagGroup == 0 {
+		if p.Loc.Flags&pack.FlagGroup == 0 {
 			t.Fatalf("blob of %d bytes stored outside a group: %+v", p.Loc.Size, p.Loc)
 		}
 		records[groupKey{p.Loc.Pack, p.Loc.Offset}]++
@@ -77,7 +79,7 @@ func TestGroupDamageIsNeverHidden(t *testing.T) {
 	blobs := groupBlobs()[:50]
 	ids, _ := save(t, s, idx, blobs...)
 	loc, _ := s.Stat(ids[7])
-	for _, spot := range []int64{5, 40, recordHeaderLen + 3, int64(loc.Length) / 2, int64(loc.Length) - 1} {
+	for _, spot := range []int64{5, 40, pack.RecordHeaderLen + 3, int64(loc.Length) / 2, int64(loc.Length) - 1} {
 		mustGet(t, s, ids[len(ids)-1], blobs[len(ids)-1]) // the whole group is cached now
 		flip(t, s.PackPath(loc.Pack), loc.Offset+spot)
 		damaged := 0
@@ -90,7 +92,7 @@ func TestGroupDamageIsNeverHidden(t *testing.T) {
 				t.Fatalf("damage at %d: member %d read back wrong bytes", spot, i)
 			}
 		}
-		if damaged == 0 || (spot < recordHeaderLen && damaged != len(ids)) {
+		if damaged == 0 || (spot < pack.RecordHeaderLen && damaged != len(ids)) {
 			t.Fatalf("damage at %d: %d of %d members read as corrupt", spot, damaged, len(ids))
 		}
 		flip(t, s.PackPath(loc.Pack), loc.Offset+spot)
@@ -109,7 +111,7 @@ func TestGroupLocatorMismatchIsCorrupt(t *testing.T) {
 		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: 2},
 		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags, Size: loc.Size + 1, Member: 1},
 		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags, Size: loc.Size, Member: 5},
-		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags &^ FlagGroup, Size: loc.Size},
+		{Pack: loc.Pack, Offset: loc.Offset, Length: loc.Length, Flags: loc.Flags &^ pack.FlagGroup, Size: loc.Size},
 	} {
 		idx.set(ids[1], bad)
 		_, err := s.Get(ids[1])
@@ -121,7 +123,7 @@ func TestGroupLocatorMismatchIsCorrupt(t *testing.T) {
 // compressed or raw records, and returns their locators.
 func writeVersion1Pack(t *testing.T, s *Store, n uint32, blobs [][]byte) []Locator {
 	t.Helper()
-	pack := packHeaderOf(packVersion1)
+	packData := packHeaderOf(pack.Version1)
 	var locs []Locator
 	for _, data := range blobs {
 		payload, flags, err := s.codec.compress(nil, data, true)
@@ -129,10 +131,10 @@ func writeVersion1Pack(t *testing.T, s *Store, n uint32, blobs [][]byte) []Locat
 			t.Fatal(err)
 		}
 		h := recordHeader{flags: flags, id: Sum(data), size: int64(len(data)), payloadLen: uint32(len(payload))}
-		locs = append(locs, Locator{Pack: n, Offset: int64(len(pack)), Length: uint32(h.recordLen()), Flags: flags, Size: h.size})
-		pack = append(appendRecordHeader(pack, h), payload...)
+		locs = append(locs, Locator{Pack: n, Offset: int64(len(packData)), Length: uint32(h.recordLen()), Flags: flags, Size: h.size})
+		packData = append(appendRecordHeader(packData, h), payload...)
 	}
-	if err := os.WriteFile(s.PackPath(n), pack, 0o600); err != nil {
+	if err := os.WriteFile(s.PackPath(n), packData, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return locs
@@ -158,7 +160,7 @@ func TestVersion1PacksAreReadAndNeverAppended(t *testing.T) {
 	}
 	var scanned int
 	if err := s.ScanPack(0, func(ID, Locator) error { scanned++; return nil }); err != nil || scanned != 2 {
-		t.Fatalf("scan of the version-1 pack: %d records, %v", scanned, err)
+		t.Fatalf("scan of the version-1 packData: %d records, %v", scanned, err)
 	}
 	ids, placed := save(t, s, idx, textBytes(3, 800))
 	if placed[0].Loc.Pack == 0 {
@@ -170,12 +172,12 @@ func TestVersion1PacksAreReadAndNeverAppended(t *testing.T) {
 	grp := &group{}
 	grp.ids, grp.sizes, grp.data = []ID{Sum([]byte("ab"))}, []uint32{2}, []byte("ab")
 	raw := grp.payload(nil)
-	h := recordHeader{flags: FlagGroup, id: Sum(raw), size: int64(len(raw)), payloadLen: uint32(len(raw))}
-	pack := append(appendRecordHeader(packHeaderOf(packVersion1), h), raw...)
-	if err := os.WriteFile(s.PackPath(9), pack, 0o600); err != nil {
+	h := recordHeader{flags: pack.FlagGroup, id: Sum(raw), size: int64(len(raw)), payloadLen: uint32(len(raw))}
+	packData := append(appendRecordHeader(packHeaderOf(pack.Version1), h), raw...)
+	if err := os.WriteFile(s.PackPath(9), packData, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	idx.set(Sum([]byte("ab")), Locator{Pack: 9, Offset: int64(packHeaderLen), Length: uint32(h.recordLen()), Flags: FlagGroup, Size: 2})
+	idx.set(Sum([]byte("ab")), Locator{Pack: 9, Offset: int64(pack.HeaderLen), Length: uint32(h.recordLen()), Flags: pack.FlagGroup, Size: 2})
 	_, err = s.Get(Sum([]byte("ab")))
 	mustCorrupt(t, err)
 	mustCorrupt(t, s.ScanPack(9, func(ID, Locator) error { return nil }))
@@ -186,7 +188,7 @@ func TestRewriterCopiesAGroupOnce(t *testing.T) {
 	blobs := groupBlobs()[:40]
 	ids, _ := save(t, s, idx, blobs...)
 	before, _ := s.Packs()
-	rw := s.NewRewriter()
+	rw := s.newRewriter()
 	defer rw.Close()
 	var first Locator
 	for i, id := range ids {
@@ -227,7 +229,7 @@ func TestGroupStartingWithRandomDataIsCompressed(t *testing.T) {
 	}
 	_, placed := save(t, s, idx, blobs...)
 	loc := placed[0].Loc
-	if loc.Flags&FlagCompressed == 0 || int64(loc.Length) > (300<<10)+(12*80<<10)/2 {
+	if loc.Flags&pack.FlagCompressed == 0 || int64(loc.Length) > (300<<10)+(12*80<<10)/2 {
 		t.Fatalf("group of 300 KiB random and 960 KiB text stored in %d bytes, flags %#x", loc.Length, loc.Flags)
 	}
 }
@@ -240,9 +242,9 @@ func TestAMemberIsDecodedOnlyUpToItsEnd(t *testing.T) {
 	s, blobs, ids, first, raw := compressedGroup(t)
 	frames := groupFrames(t, raw)
 	last := frames[len(frames)-1].src
-	block := len(raw) - recordHeaderLen - len(last) + lastZstdBlock(t, last)
+	block := len(raw) - pack.RecordHeaderLen - len(last) + lastZstdBlock(t, last)
 	// Block type 3 is reserved: no decoder gets past it.
-	patchByte(t, s.PackPath(first.Pack), first.Offset+int64(recordHeaderLen+block), func(b byte) byte { return b | 0b110 })
+	patchByte(t, s.PackPath(first.Pack), first.Offset+int64(pack.RecordHeaderLen+block), func(b byte) byte { return b | 0b110 })
 
 	mustGet(t, s, ids[0], blobs[0])
 	got, err := s.ReadSession().Get(ids[1])
@@ -262,10 +264,10 @@ func TestADamagedFrameHeaderCannotBalloonAMemberRead(t *testing.T) {
 	s, _, ids, loc, raw := compressedGroup(t)
 	// Magic, then a frame header descriptor saying: single segment, a
 	// 4-byte content size right after it.
-	if fhd := raw[recordHeaderLen+4]; fhd>>6 != 2 || fhd>>5&1 != 1 || fhd&3 != 0 {
+	if fhd := raw[pack.RecordHeaderLen+4]; fhd>>6 != 2 || fhd>>5&1 != 1 || fhd&3 != 0 {
 		t.Fatalf("frame header descriptor %#x is not the expected one", fhd)
 	}
-	declared := recordHeaderLen + 5
+	declared := pack.RecordHeaderLen + 5
 	// The size's top byte: 3 << 24 = 48 MiB more.
 	patchByte(t, s.PackPath(loc.Pack), loc.Offset+int64(declared+3), func(byte) byte { return 3 })
 
@@ -293,7 +295,7 @@ func compressedGroup(t *testing.T) (s *Store, blobs [][]byte, ids []ID, loc Loca
 	ids, _ = save(t, s, idx, blobs...)
 	loc, _ = s.Stat(ids[0])
 	last, _ := s.Stat(ids[len(ids)-1])
-	if loc.Flags&FlagCompressed == 0 || loc.Offset != last.Offset || loc.Pack != last.Pack {
+	if loc.Flags&pack.FlagCompressed == 0 || loc.Offset != last.Offset || loc.Pack != last.Pack {
 		t.Fatalf("the blobs are not one compressed group: %+v, %+v", loc, last)
 	}
 	raw, err := s.rawRecord(loc)
@@ -342,7 +344,7 @@ func groupFrames(t *testing.T, raw []byte) []groupFrame {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames, err := splitFrames(raw[recordHeaderLen:], h.size)
+	frames, err := splitFrames(raw[pack.RecordHeaderLen:], h.size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,10 +381,10 @@ func TestGroupFramesDecodeAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := len(frames[0].src) + fh.HeaderSize // the first block of the second frame
-	patchByte(t, s.PackPath(loc.Pack), loc.Offset+int64(recordHeaderLen+block), func(b byte) byte { return b | 0b110 })
+	patchByte(t, s.PackPath(loc.Pack), loc.Offset+int64(pack.RecordHeaderLen+block), func(b byte) byte { return b | 0b110 })
 
 	damaged := func(i int) bool {
-		start := int64(groupHeadLen + len(ids)*groupEntryLen + i*(60<<10))
+		start := int64(pack.GroupHeadLen + len(ids)*pack.GroupEntryLen + i*(60<<10))
 		return start < frames[1].start+frames[1].size && start+60<<10 > frames[1].start
 	}
 	for i, id := range ids {

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // groupFrameLen is how many decoded bytes of a group each zstd frame of
@@ -45,7 +47,7 @@ func newGroupReader(h recordHeader, stored []byte) (*groupReader, error) {
 	switch {
 	case h.size > maxGroupSize:
 		return nil, fmt.Errorf("group size %d out of range", h.size)
-	case h.flags&FlagCompressed == 0:
+	case h.flags&pack.FlagCompressed == 0:
 		if int64(len(stored)) != h.size {
 			return nil, fmt.Errorf("group record does not match its size")
 		}
@@ -215,14 +217,14 @@ func (r *frameReads) decodeTo(i int, n int64) error {
 func (g *groupReader) member(c *codec, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
 	r := g.read(c)
 	defer r.close()
-	head, err := r.slice(0, min(groupHeadLen, g.h.size))
+	head, err := r.slice(0, min(pack.GroupHeadLen, g.h.size))
 	if err != nil {
 		return recordHeader{}, nil, corrupt(err.Error())
 	}
 	tableEnd := int64(len(head))
-	if len(head) == groupHeadLen {
-		if n := int64(binary.LittleEndian.Uint32(head)); n > 0 && n <= maxGroupMembers {
-			tableEnd = min(groupHeadLen+n*groupEntryLen, g.h.size)
+	if len(head) == pack.GroupHeadLen {
+		if n := int64(binary.LittleEndian.Uint32(head)); n > 0 && n <= pack.GroupMaxMembers {
+			tableEnd = min(pack.GroupHeadLen+n*pack.GroupEntryLen, g.h.size)
 		}
 	}
 	table, err := r.slice(0, tableEnd)

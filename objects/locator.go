@@ -4,24 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
-// Flags describe how a record's payload is stored.
-type Flags uint8
-
-const (
-	// FlagCompressed marks a payload stored as one zstd frame.
-	FlagCompressed Flags = 1 << iota
-	// FlagChunked marks a payload that is the chunk list of a large file
-	// (see doc.go); the chunks are blobs of their own.
-	FlagChunked
-	// FlagGroup marks a group record: the payload (zstd-compressed when
-	// FlagCompressed is also set) holds several small blobs, and a
-	// Locator with this flag names one of them by Member.
-	FlagGroup
-
-	knownFlags = FlagCompressed | FlagChunked | FlagGroup
-)
+// Flags describe how a record's payload is stored (the pack format's
+// record flags, objects/internal/pack); Locator.Chunked and
+// Locator.Grouped say what a caller needs of them.
+type Flags = pack.Flags
 
 // The first byte of an encoded Locator: version 1 for a record of its own,
 // version 2 (one more varint, the member) for a blob in a group record.
@@ -32,8 +22,8 @@ const (
 
 // Locator says where a blob's record lives: pack number, byte offset of the
 // record, on-disk record length (header included), flags, and the raw
-// content length (the whole file's length for FlagChunked blobs). A blob
-// stored in a group record (FlagGroup) shares the record's Offset and
+// content length (the whole file's length for chunked blobs). A blob
+// stored in a group record (Grouped) shares the record's Offset and
 // Length with the other members of its group; Member is its position in
 // the group, and Size its own length. Member is 0 for other records.
 type Locator struct {
@@ -45,13 +35,22 @@ type Locator struct {
 	Member uint32
 }
 
+// Chunked reports whether l is the record of a large file's chunk list:
+// its chunks are blobs of their own (Store.ChunkList), and Size is the
+// whole file's length.
+func (l Locator) Chunked() bool { return l.Flags&pack.FlagChunked != 0 }
+
+// Grouped reports whether l names a member of a group record, whose
+// Offset and Length it shares with the other members.
+func (l Locator) Grouped() bool { return l.Flags&pack.FlagGroup != 0 }
+
 // AppendBinary appends the compact encoding of l to b: a version byte, the
 // flags byte, then pack, offset, length and size as unsigned varints, and
 // for a group member (version 2) the member index. The index stores it as
 // the value of a blob key.
 func (l Locator) AppendBinary(b []byte) []byte {
 	version := byte(locatorVersion)
-	if l.Flags&FlagGroup != 0 {
+	if l.Flags&pack.FlagGroup != 0 {
 		version = locatorVersionGroup
 	}
 	b = append(b, version, byte(l.Flags))
@@ -80,9 +79,9 @@ func ParseLocator(b []byte) (Locator, error) {
 	}
 	l := Locator{Flags: Flags(b[1])}
 	switch {
-	case l.Flags&^knownFlags != 0:
+	case l.Flags&^pack.KnownFlags != 0:
 		return bad(fmt.Sprintf("has unknown flags %#x", b[1]))
-	case (l.Flags&FlagGroup != 0) != (b[0] == locatorVersionGroup):
+	case (l.Flags&pack.FlagGroup != 0) != (b[0] == locatorVersionGroup):
 		return bad(fmt.Sprintf("version %d does not match flags %#x", b[0], b[1]))
 	}
 	rest := b[2:]
@@ -90,7 +89,7 @@ func ParseLocator(b []byte) (Locator, error) {
 	if b[0] == locatorVersionGroup {
 		vals = vals[:5]
 	}
-	limits := [5]uint64{math.MaxUint32, math.MaxInt64, math.MaxUint32, math.MaxInt64, maxGroupMembers - 1}
+	limits := [5]uint64{math.MaxUint32, math.MaxInt64, math.MaxUint32, math.MaxInt64, pack.GroupMaxMembers - 1}
 	for i := range vals {
 		v, n := binary.Uvarint(rest)
 		if n <= 0 || (n > 1 && rest[n-1] == 0) {

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/ckpt/ckpt/internal/storefs"
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // packWriterBuffer is the write buffer of one pack writer: records go to
@@ -130,7 +131,7 @@ func (s *Store) createPack(n uint32) (*packWriter, error) {
 	}
 	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer)}
 	w.bw.Write(packHeader()) // cannot fail: the buffer is larger than the header
-	w.size, w.unsynced = int64(packHeaderLen), true
+	w.size, w.unsynced = int64(pack.HeaderLen), true
 	return w, nil
 }
 
@@ -143,10 +144,10 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 		return nil, fmt.Errorf("open pack: %w", err)
 	}
 	w := &packWriter{n: n, path: path, f: f, size: size}
-	if size >= int64(packHeaderLen) {
+	if size >= int64(pack.HeaderLen) {
 		// Only packs of the current version take appends; an older one is
 		// sealed like a damaged one (ErrCorrupt), and stays readable.
-		if v, err := readPackVersion(f, path); err != nil || v != packVersion {
+		if v, err := readPackVersion(f, path); err != nil || v != pack.Version {
 			f.Close()
 			if err == nil {
 				err = &CorruptError{Pack: path, Reason: fmt.Sprintf("pack of version %d takes no appends", v)}
@@ -172,7 +173,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	w.bw = bufio.NewWriterSize(io.NewOffsetWriter(f, w.size), packWriterBuffer)
 	if w.size == 0 {
 		w.bw.Write(packHeader())
-		w.size, w.unsynced = int64(packHeaderLen), true
+		w.size, w.unsynced = int64(pack.HeaderLen), true
 	}
 	return w, nil
 }

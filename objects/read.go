@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // Stat returns the committed locator of id, or an error wrapping
@@ -37,7 +39,7 @@ func (s *Store) get(id ID, read func(Locator, ID) ([]byte, error)) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	if loc.Flags&FlagChunked == 0 {
+	if loc.Flags&pack.FlagChunked == 0 {
 		return read(loc, id)
 	}
 	r, err := s.openChunked(id, loc, read)
@@ -69,7 +71,7 @@ func (s *Store) open(id ID, read func(Locator, ID) ([]byte, error)) (io.ReadClos
 	if err != nil {
 		return nil, 0, err
 	}
-	if loc.Flags&FlagChunked == 0 {
+	if loc.Flags&pack.FlagChunked == 0 {
 		data, err := read(loc, id)
 		if err != nil {
 			return nil, 0, err
@@ -83,22 +85,13 @@ func (s *Store) open(id ID, read func(Locator, ID) ([]byte, error)) (io.ReadClos
 	return r, loc.Size, nil
 }
 
-// ReadRecord returns the verified payload of the record at loc: the raw
-// content of a plain blob (hash checked against the record's id), or the
-// encoded chunk list of a FlagChunked record (structure and sizes checked;
-// the chunks are verified when read). Damage is a *CorruptError.
-func (s *Store) ReadRecord(loc Locator) ([]byte, error) {
-	_, data, err := s.readRecord(loc, ID{})
-	return data, err
-}
-
-// ChunkList returns the chunk ids of FlagChunked blob id, in file order.
+// ChunkList returns the chunk ids of chunked blob id, in file order.
 func (s *Store) ChunkList(id ID) ([]ID, error) {
 	loc, err := s.Stat(id)
 	if err != nil {
 		return nil, err
 	}
-	if loc.Flags&FlagChunked == 0 {
+	if loc.Flags&pack.FlagChunked == 0 {
 		return nil, fmt.Errorf("blob %s is not chunked", id.Short())
 	}
 	chunks, err := s.readChunkList(id, loc)
@@ -145,25 +138,25 @@ func (s *Store) recordCorrupt(loc Locator, want ID) func(string) error {
 // describes.
 func (s *Store) decodeRecord(loc Locator, want ID, corrupt func(string) error,
 	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
-	if loc.Flags&FlagGroup != 0 {
+	if loc.Flags&pack.FlagGroup != 0 {
 		return s.readMember(loc, want, corrupt, load)
 	}
 	h, payload, err := load()
 	switch {
 	case err != nil:
 		return h, nil, err
-	case h.size != loc.Size || h.flags&FlagGroup != 0:
+	case h.size != loc.Size || h.flags&pack.FlagGroup != 0:
 		return h, nil, corrupt("record does not match its locator")
 	case !want.IsZero() && h.id != want:
 		return h, nil, corrupt("record holds blob " + h.id.Short())
 	}
 	switch {
-	case h.flags&FlagChunked != 0:
+	case h.flags&pack.FlagChunked != 0:
 		if _, err := parseChunkList(payload, h.size); err != nil {
 			return h, nil, corrupt(err.Error())
 		}
 		return h, payload, nil
-	case h.flags&FlagCompressed != 0:
+	case h.flags&pack.FlagCompressed != 0:
 		if payload, err = s.codec.decompress(payload, h.size); err != nil {
 			return h, nil, corrupt(err.Error())
 		}
@@ -205,7 +198,7 @@ func (s *Store) decodeGroup(h recordHeader, stored []byte, corrupt func(string) 
 	switch {
 	case h.size > maxGroupSize:
 		return nil, corrupt(fmt.Sprintf("group size %d out of range", h.size))
-	case h.flags&FlagCompressed != 0:
+	case h.flags&pack.FlagCompressed != 0:
 		var err error
 		if payload, err = s.codec.decompress(payload, h.size); err != nil {
 			return nil, corrupt(err.Error())
@@ -253,8 +246,8 @@ func checkMember(id ID, content []byte, loc Locator, want ID, corrupt func(strin
 // returned as stored.
 func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeader, []byte, error) {
 	var h recordHeader
-	if loc.Offset < int64(packHeaderLen) || loc.Length < recordHeaderLen ||
-		loc.Length > recordHeaderLen+maxPayload || loc.Flags&^knownFlags != 0 || loc.Size < 0 {
+	if loc.Offset < int64(pack.HeaderLen) || loc.Length < pack.RecordHeaderLen ||
+		loc.Length > pack.RecordHeaderLen+pack.MaxPayload || loc.Flags&^pack.KnownFlags != 0 || loc.Size < 0 {
 		return h, nil, corrupt("locator out of range")
 	}
 	ph, err := s.openPack(loc.Pack, loc.Offset)
@@ -291,8 +284,8 @@ func checkFraming(buf []byte, loc Locator, version uint32, corrupt func(string) 
 		return h, nil, corrupt(err.Error())
 	case h.recordLen() != int64(loc.Length) || int64(len(buf)) != h.recordLen() || h.flags != loc.Flags:
 		return h, nil, corrupt("record does not match its locator")
-	case h.flags&FlagGroup != 0 && version == packVersion1:
+	case h.flags&pack.FlagGroup != 0 && version == pack.Version1:
 		return h, nil, corrupt(fmt.Sprintf("group record in a version-%d pack", version))
 	}
-	return h, buf[recordHeaderLen:], nil
+	return h, buf[pack.RecordHeaderLen:], nil
 }

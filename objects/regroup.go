@@ -1,16 +1,20 @@
 package objects
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
+)
 
 // Regroup reads blob id at loc, verified, and adds its content to a new
-// group record the Rewriter is filling, so that garbage collection keeps
+// group record the rewriter is filling, so that garbage collection keeps
 // only the live members of a mostly dead group (or gathers small plain
 // records into groups) and recompresses them with the store's codec. The
 // group is written once it is full, or at Sync, which returns the blob's
 // new placement; until then the blob's locator is the old one. Only a
 // blob of at most 1 MiB that is not a chunk list can be regrouped; damage
 // is a *CorruptError and adds nothing.
-func (r *Rewriter) Regroup(id ID, loc Locator) error {
+func (r *rewriter) Regroup(id ID, loc Locator) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -30,7 +34,7 @@ func (r *Rewriter) Regroup(id ID, loc Locator) error {
 
 // writeGroup writes the group Regroup is filling, if any, and records its
 // members' placements for Sync.
-func (r *Rewriter) writeGroup() error {
+func (r *rewriter) writeGroup() error {
 	g := r.open
 	if g == nil {
 		return nil
@@ -55,10 +59,11 @@ func (r *Rewriter) writeGroup() error {
 	return nil
 }
 
-// Regroupable reports whether Rewriter.Regroup takes the blob at l: a
-// group member, or a blob of at most 1 MiB that is not a chunk list.
+// Regroupable reports whether Rewrite takes the blob at l with
+// MoveRegroup: a group member, or a blob of at most 1 MiB that is not a
+// chunk list.
 func (l Locator) Regroupable() bool {
-	return l.Flags&FlagChunked == 0 && l.Size <= groupBlobMax
+	return l.Flags&pack.FlagChunked == 0 && l.Size <= groupBlobMax
 }
 
 // GroupShare returns the share of the group record at loc (a member's
@@ -73,19 +78,19 @@ func (s *Store) GroupShare(loc Locator, members int, bytes int64) (float64, erro
 	if err != nil || size <= 0 {
 		return 1, err
 	}
-	return float64(groupHeadLen+bytes+int64(members)*groupEntryLen) / float64(size), nil
+	return float64(pack.GroupHeadLen+bytes+int64(members)*pack.GroupEntryLen) / float64(size), nil
 }
 
 // groupSize returns the decoded length of the group record at loc.
 func (s *Store) groupSize(loc Locator) (int64, error) {
-	if loc.Flags&FlagGroup == 0 {
+	if loc.Flags&pack.FlagGroup == 0 {
 		return 0, fmt.Errorf("locator %d/%d is not a group member", loc.Pack, loc.Offset)
 	}
 	corrupt := func(reason string) error {
 		return &CorruptError{Pack: s.PackPath(loc.Pack), Offset: loc.Offset, Reason: reason}
 	}
 	hl := loc
-	hl.Length = recordHeaderLen
+	hl.Length = pack.RecordHeaderLen
 	raw, err := s.rawRecord(hl)
 	if err != nil {
 		return 0, err

@@ -3,40 +3,19 @@ package objects
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-)
 
-// ScanPack calls fn for every well-formed record of pack n, in pack order,
-// with the record's id and locator (for a group record, the group's id and
-// a locator whose Size is the decoded group's length, Member 0). It checks the framing only (magic,
-// header check, lengths); payloads are not decoded: ReadRecord verifies
-// one. A torn tail (a record cut short by a crash, or zero bytes after the
-// last record) ends the scan without error; garbage followed by more data
-// is a *CorruptError naming the offset. A missing pack is a *CorruptError;
-// an error from fn stops the scan and is returned as is.
-func (s *Store) ScanPack(n uint32, fn func(id ID, loc Locator) error) error {
-	f, err := s.opts.FS.Open(s.PackPath(n))
-	if errors.Is(err, fs.ErrNotExist) {
-		return &CorruptError{Pack: s.PackPath(n), Reason: "pack file missing"}
-	}
-	if err != nil {
-		return fmt.Errorf("scan pack: %w", err)
-	}
-	defer f.Close()
-	_, err = scanRecords(f, s.PackPath(n), func(h recordHeader, off int64) error {
-		return fn(h.id, Locator{Pack: n, Offset: off, Length: uint32(h.recordLen()), Flags: h.flags, Size: h.size})
-	})
-	return err
-}
+	"github.com/ckpt/ckpt/objects/internal/pack"
+)
 
 // scanRecords walks the records of an open pack file and returns the clean
 // end: the offset just past the last well-formed record (0 when even the
-// pack header is torn). See ScanPack for what counts as torn.
+// pack header is torn). A torn tail (a record cut short by a crash, or
+// zero bytes after the last record) ends the walk without error; garbage
+// followed by more data is a *CorruptError naming the offset.
 func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) error) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -47,7 +26,7 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 		return &CorruptError{Pack: path, Offset: off, Reason: reason}
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
-	buf := make([]byte, recordHeaderLen)
+	buf := make([]byte, pack.RecordHeaderLen)
 	hdr := packHeader()
 	var version uint32
 	if size < int64(len(hdr)) {
@@ -70,12 +49,12 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 		return 0, corrupt(0, "bad pack header")
 	}
 	off := int64(len(hdr))
-	for size-off >= recordHeaderLen {
+	for size-off >= pack.RecordHeaderLen {
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return off, fmt.Errorf("scan pack: %w", err)
 		}
 		h, perr := parseRecordHeader(buf)
-		if perr == nil && h.flags&FlagGroup != 0 && version == packVersion1 {
+		if perr == nil && h.flags&pack.FlagGroup != 0 && version == pack.Version1 {
 			perr = fmt.Errorf("group record in a version-%d pack", version)
 		}
 		if perr != nil {

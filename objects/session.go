@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"sync"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // sessionGroups is how many decoded groups a ReadSession keeps: its
@@ -43,7 +45,7 @@ func (r *ReadSession) Get(id ID) ([]byte, error) { return r.s.get(id, r.content)
 // content reads blob id, not chunked, at loc: a group member through the
 // session's groups, anything else as the store does.
 func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
-	if loc.Flags&FlagGroup == 0 {
+	if loc.Flags&pack.FlagGroup == 0 {
 		return r.s.content(loc, id)
 	}
 	return r.member(loc, id)

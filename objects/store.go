@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/ckpt/ckpt/internal/storefs"
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // Options tune a Store. The zero value selects the defaults.
@@ -30,7 +31,7 @@ type Options struct {
 	// Writers bounds the pack files one Batch writes at once (default
 	// runtime.GOMAXPROCS(0)).
 	Writers int
-	// RecompressLevel is the zstd level (as Level) a Rewriter compresses
+	// RecompressLevel is the zstd level (as Level) Rewrite compresses
 	// regrouped and recompressed blobs with: collections and the
 	// recompression of deferred packs run in the background of a save, so
 	// they can afford more than the save's level. 0 means 3
@@ -40,13 +41,13 @@ type Options struct {
 	// FS is the file system the packs live on (nil: the real one,
 	// storefs.OS); every read and write of a pack goes through it.
 	FS vfs.FS
-	// Groups stores blobs of up to 1 MiB in group records (doc.go): 15%
+	// Groups stores blobs of up to 1 MiB in group records: 15%
 	// smaller stores on real source code at the same save speed. Off, every
 	// blob has a record of its own. A reader reads both kinds whatever the
 	// setting. Callers that account bytes per blob must count a group's
-	// record once (its members share Offset and Length); Rewriter.Copy
-	// copies a group whole, dead members included, and Rewriter.Regroup
-	// moves live members into new groups.
+	// record once (its members share Offset and Length); Rewrite's
+	// MoveCopy copies a group whole, dead members included, and its
+	// MoveRegroup moves live members into new groups.
 	Groups bool
 }
 
@@ -91,7 +92,7 @@ type Store struct {
 	idx   LocatorIndex
 	opts  Options
 	codec *codec
-	// recodec compresses what a Rewriter regroups or recompresses, at
+	// recodec compresses what a rewriter regroups or recompresses, at
 	// Options.RecompressLevel.
 	recodec *codec
 
@@ -207,6 +208,32 @@ func (s *Store) Packs() ([]uint32, error) {
 	}
 	slices.Sort(packs)
 	return packs, nil
+}
+
+// PackFile is a pack on disk as a collection weighs it.
+type PackFile struct {
+	Size int64 // bytes on disk
+	// Start is the offset of the pack's first record: a pack holding no
+	// record is Start bytes long, and no locator points below it.
+	Start int64
+}
+
+// PackFiles returns every pack on disk by number, and the numbers in
+// ascending order.
+func (s *Store) PackFiles() (map[uint32]PackFile, []uint32, error) {
+	nums, err := s.Packs()
+	if err != nil {
+		return nil, nil, err
+	}
+	files := make(map[uint32]PackFile, len(nums))
+	for _, n := range nums {
+		fi, err := s.opts.FS.Stat(s.PackPath(n))
+		if err != nil {
+			return nil, nil, fmt.Errorf("pack size: %w", err)
+		}
+		files[n] = PackFile{Size: fi.Size(), Start: int64(pack.HeaderLen)}
+	}
+	return files, nums, nil
 }
 
 // packNumber parses a file name of the packs directory: NNNNNNNN then ext,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 func TestRoundTripSizes(t *testing.T) {
@@ -30,7 +32,7 @@ func TestRoundTripSizes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if loc.Size != int64(n) || (loc.Flags&FlagChunked != 0) != (n > thr) {
+				if loc.Size != int64(n) || (loc.Flags&pack.FlagChunked != 0) != (n > thr) {
 					t.Fatalf("locator %+v for %d bytes (threshold %d)", loc, n, thr)
 				}
 			})
@@ -53,7 +55,7 @@ func TestChunkBoundarySizes(t *testing.T) {
 			ids, _ := save(t, s, idx, data)
 			mustGet(t, s, ids[0], data)
 			loc, _ := s.Stat(ids[0])
-			if loc.Flags&FlagChunked == 0 {
+			if loc.Flags&pack.FlagChunked == 0 {
 				// One chunk: its id is the file's id, no chunk list is needed.
 				if n > chunkMax {
 					t.Fatalf("%d bytes stored unchunked", n)
@@ -109,10 +111,10 @@ func TestCompressionChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := loc.Flags&FlagCompressed != 0; got != wantCompressed {
+		if got := loc.Flags&pack.FlagCompressed != 0; got != wantCompressed {
 			t.Errorf("blob %d: compressed=%v, want %v", i, got, wantCompressed)
 		}
-		if !wantCompressed && int64(loc.Length) != recordHeaderLen+loc.Size {
+		if !wantCompressed && int64(loc.Length) != pack.RecordHeaderLen+loc.Size {
 			t.Errorf("raw blob %d: record length %d for %d bytes", i, loc.Length, loc.Size)
 		}
 	}
@@ -253,7 +255,7 @@ func TestPackSizeCap(t *testing.T) {
 	}
 	for _, n := range packs {
 		fi, _ := os.Stat(s.PackPath(n))
-		if fi.Size() > int64(2*capSize+recordHeaderLen+packHeaderLen) {
+		if fi.Size() > int64(2*capSize+pack.RecordHeaderLen+pack.HeaderLen) {
 			t.Errorf("pack %d has %d bytes", n, fi.Size())
 		}
 	}
@@ -296,14 +298,14 @@ func TestBatchClosed(t *testing.T) {
 }
 
 func TestLocatorEncoding(t *testing.T) {
-	for _, l := range []Locator{{}, {Pack: 1, Offset: 12, Length: 53, Size: 0}, {Pack: 1<<32 - 1, Offset: 1<<63 - 1, Length: 1<<32 - 1, Flags: FlagChunked, Size: 1<<63 - 1}} {
+	for _, l := range []Locator{{}, {Pack: 1, Offset: 12, Length: 53, Size: 0}, {Pack: 1<<32 - 1, Offset: 1<<63 - 1, Length: 1<<32 - 1, Flags: pack.FlagChunked, Size: 1<<63 - 1}} {
 		b := l.AppendBinary([]byte("prefix"))
 		got, err := ParseLocator(b[6:])
 		if err != nil || got != l {
 			t.Fatalf("round trip %+v: %+v, %v", l, got, err)
 		}
 	}
-	good := Locator{Pack: 3, Offset: 100, Length: 60, Flags: FlagCompressed, Size: 70}.AppendBinary(nil)
+	good := Locator{Pack: 3, Offset: 100, Length: 60, Flags: pack.FlagCompressed, Size: 70}.AppendBinary(nil)
 	bad := [][]byte{nil, {1}, {2, 0, 0, 0, 0, 0}, {1, 0x80, 0, 0, 0, 0}, good[:len(good)-1], append(bytes.Clone(good), 0),
 		{1, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0},
 		{1, 0, 0xff, 0xff, 0xff, 0xff, 0x1f, 0, 0, 0}}

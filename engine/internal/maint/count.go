@@ -32,7 +32,7 @@ func (g *Graph) hold(n *blobNode) {
 		g.records[k] = r
 	}
 	r.live++
-	if n.loc.Flags&objects.FlagGroup != 0 {
+	if n.loc.Grouped() {
 		r.liveRaw += n.loc.Size
 	}
 	n.rec = r
@@ -80,7 +80,7 @@ func (g *Graph) decBlob(id objects.ID) int64 {
 	}
 	var freed int64
 	if n.rec != nil {
-		if n.loc.Flags&objects.FlagGroup != 0 {
+		if n.loc.Grouped() {
 			n.rec.liveRaw -= n.loc.Size
 		}
 		if n.rec.live--; n.rec.live == 0 {

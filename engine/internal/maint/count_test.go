@@ -41,7 +41,7 @@ func groupStore(t *testing.T) (*Store, [3]objects.ID, int64) {
 	b := db.NewBatch()
 	defer b.Close()
 	for _, p := range placed {
-		if keyOf(p.Loc) != keyOf(placed[0].Loc) || p.Loc.Flags&objects.FlagGroup == 0 {
+		if keyOf(p.Loc) != keyOf(placed[0].Loc) || !p.Loc.Grouped() {
 			t.Fatalf("fixture: blobs not in one group record: %+v", placed)
 		}
 		b.PutLocator(p.ID, p.Loc)
@@ -146,7 +146,7 @@ func TestCollectRegroupsOnlyMostlyDeadGroups(t *testing.T) {
 		}
 		for _, id := range []objects.ID{ids[0], ids[2]} {
 			loc, _, _ := s.DB.Locator(id)
-			if loc.Flags&objects.FlagGroup == 0 {
+			if !loc.Grouped() {
 				t.Fatalf("threshold %v: live blob moved out of a group: %+v", tc.threshold, loc)
 			}
 		}

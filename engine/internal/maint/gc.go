@@ -1,9 +1,7 @@
 package maint
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -73,6 +71,7 @@ const (
 type packUse struct {
 	n      uint32
 	size   int64 // on disk
+	start  int64 // offset of its first record
 	live   int64 // bytes of live records
 	end    int64 // end of the last live record
 	action packAction
@@ -84,7 +83,7 @@ type packUse struct {
 // packUsage measures every pack on disk against the live records of g
 // and decides what to do with it.
 func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
-	sizes, nums, err := s.PackSizes()
+	files, nums, err := s.Blobs.PackFiles()
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +94,7 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 	byNum := make(map[uint32]*packUse, len(nums))
 	out := make([]*packUse, 0, len(nums))
 	for _, n := range nums {
-		u := &packUse{n: n, size: sizes[n], end: objects.PackHeaderSize, deferred: slices.Contains(deferred, n)}
+		u := &packUse{n: n, size: files[n].Size, start: files[n].Start, end: files[n].Start, deferred: slices.Contains(deferred, n)}
 		byNum[n] = u
 		out = append(out, u)
 	}
@@ -105,7 +104,7 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 			return
 		}
 		live := int64(loc.Length)
-		if loc.Flags&objects.FlagGroup != 0 {
+		if loc.Grouped() {
 			live, err = s.groupLive(loc, r, threshold)
 		}
 		u.live += live
@@ -115,8 +114,8 @@ func (s *Store) packUsage(g *Graph, threshold float64) ([]*packUse, error) {
 		return nil, err
 	}
 	for _, u := range out {
-		body := u.size - objects.PackHeaderSize
-		holes := u.end - objects.PackHeaderSize - u.live
+		body := u.size - u.start
+		holes := u.end - u.start - u.live
 		switch {
 		case u.live == 0:
 			u.action = packRemove
@@ -148,31 +147,15 @@ func (s *Store) groupLive(loc objects.Locator, r *record, threshold float64) (in
 	return max(1, int64(share*float64(loc.Length))), nil
 }
 
-// rewriteRec is one live blob of a pack being rewritten, and how it moves.
-type rewriteRec struct {
-	id  objects.ID
-	loc objects.Locator
-	how rewriteMode
-}
-
-// rewriteMode is how a rewrite moves one live blob.
-type rewriteMode int
-
-const (
-	viaCopy       rewriteMode = iota // its record, unchanged (a group whole, once)
-	viaRegroup                       // into a new group, recompressed
-	viaRecompress                    // into a record of its own, recompressed
-)
-
 // rewriteHow chooses how blob b moves when its pack is rewritten: the
 // members of a mostly dead group are regrouped; every blob of a deferred
 // pack is compressed (see deferredHow); other records are copied.
-func rewriteHow(b *blobNode, deferred bool) rewriteMode {
+func rewriteHow(b *blobNode, deferred bool) objects.MoveMode {
 	switch {
 	case b.rec.regroup:
-		return viaRegroup
+		return objects.MoveRegroup
 	case !deferred:
-		return viaCopy
+		return objects.MoveCopy
 	}
 	return deferredHow(b.loc)
 }
@@ -181,14 +164,14 @@ func rewriteHow(b *blobNode, deferred bool) rewriteMode {
 // group members) into new groups, larger ones recompressed into records
 // of their own; a chunk list is copied (its chunks have locators of their
 // own).
-func deferredHow(loc objects.Locator) rewriteMode {
+func deferredHow(loc objects.Locator) objects.MoveMode {
 	switch {
-	case loc.Flags&objects.FlagChunked != 0:
-		return viaCopy
+	case loc.Chunked():
+		return objects.MoveCopy
 	case loc.Regroupable():
-		return viaRegroup
+		return objects.MoveRegroup
 	}
-	return viaRecompress
+	return objects.MoveRecompress
 }
 
 // rewritePacks copies the live records of the packs marked for rewriting
@@ -203,65 +186,32 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 			res.PacksRewritten++
 		}
 	}
-	var recs []rewriteRec
+	var moves []objects.Move
 	for id, b := range g.blobs {
 		if u := rewrite[b.loc.Pack]; b.refs > 0 && b.rec != nil && u != nil {
-			recs = append(recs, rewriteRec{id, b.loc, rewriteHow(b, u.deferred)})
+			moves = append(moves, objects.Move{ID: id, Loc: b.loc, How: rewriteHow(b, u.deferred)})
 		}
 	}
-	return s.rewriteRecords(ctx, recs, progress, res)
+	return s.rewrite(ctx, moves, progress, res)
 }
 
-// rewriteRecords moves recs into new packs as each one's rewriteMode says
-// and fsyncs them, returning the new locators, not yet committed. On
-// failure the new packs are removed.
-func (s *Store) rewriteRecords(ctx context.Context, recs []rewriteRec, progress func(Progress),
+// rewrite moves blobs into new packs as each Move says and fsyncs them,
+// returning the new locators, not yet committed, and counting the bytes
+// of each record written once.
+func (s *Store) rewrite(ctx context.Context, moves []objects.Move, progress func(Progress),
 	res *Swept) (map[objects.ID]objects.Locator, error) {
-	if len(recs) == 0 {
-		return nil, nil
-	}
-	slices.SortFunc(recs, func(a, b rewriteRec) int {
-		return cmp.Or(cmp.Compare(a.loc.Pack, b.loc.Pack), cmp.Compare(a.loc.Offset, b.loc.Offset), cmp.Compare(a.loc.Member, b.loc.Member))
+	placed, err := s.Blobs.Rewrite(ctx, moves, func(op string, done int) {
+		if progress != nil && op != "sync" && done%256 == 0 {
+			progress(Progress{Phase: "rewrite", Done: int64(done), Total: int64(len(moves))})
+		}
+		s.step(op)
 	})
-	rw := s.Blobs.NewRewriter()
-	defer rw.Close()
-	moved := make(map[objects.ID]objects.Locator, len(recs))
-	copied := map[recordKey]bool{}
-	for i, r := range recs {
-		if err := ctx.Err(); err != nil {
-			return nil, s.abandonCopies(rw, err)
-		}
-		if progress != nil && i%256 == 0 {
-			progress(Progress{Phase: "rewrite", Done: int64(i), Total: int64(len(recs))})
-		}
-		if r.how == viaRegroup {
-			s.step("regroup")
-			if err := rw.Regroup(r.id, r.loc); err != nil {
-				return nil, s.abandonCopies(rw, err)
-			}
-			continue
-		}
-		s.step("copy")
-		copyRecord := rw.Copy
-		if r.how == viaRecompress {
-			copyRecord = rw.Recompress
-		}
-		loc, err := copyRecord(r.id, r.loc)
-		if err != nil {
-			return nil, s.abandonCopies(rw, err)
-		}
-		moved[r.id] = loc
-		if !copied[keyOf(loc)] {
-			copied[keyOf(loc)] = true
-			res.BytesCopied += int64(loc.Length)
-		}
-	}
-	s.step("sync")
-	regrouped, err := rw.Sync()
 	if err != nil {
-		return nil, s.abandonCopies(rw, err)
+		return nil, err
 	}
-	for _, p := range regrouped {
+	moved := make(map[objects.ID]objects.Locator, len(placed))
+	copied := map[recordKey]bool{}
+	for _, p := range placed {
 		moved[p.ID] = p.Loc
 		if !copied[keyOf(p.Loc)] {
 			copied[keyOf(p.Loc)] = true
@@ -269,16 +219,6 @@ func (s *Store) rewriteRecords(ctx context.Context, recs []rewriteRec, progress 
 		}
 	}
 	return moved, nil
-}
-
-// abandonCopies removes the packs a failed rewrite created (nothing
-// references them) and returns err.
-func (s *Store) abandonCopies(rw *objects.Rewriter, err error) error {
-	rw.Close()
-	for _, n := range rw.Packs() {
-		err = errors.Join(err, s.Blobs.RemovePack(n))
-	}
-	return err
 }
 
 // commitSweep is step 2: one synced index batch that switches the moved

@@ -231,7 +231,7 @@ func (g *Graph) addBlob(id objects.ID, kind string, site refSite) error {
 		return nil
 	}
 	n.loc = loc
-	if loc.Flags&objects.FlagChunked == 0 {
+	if !loc.Chunked() {
 		g.hold(n)
 		return nil
 	}

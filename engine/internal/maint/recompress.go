@@ -32,10 +32,10 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		return nil, fmt.Errorf("recompress: %w", err)
 	}
 	out := &Recompressed{BytesBefore: fi.Size()}
-	var recs []rewriteRec
+	var moves []objects.Move
 	err = s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
 		if loc.Pack == n {
-			recs = append(recs, rewriteRec{id, loc, deferredHow(loc)})
+			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
 		}
 		return nil
 	})
@@ -43,7 +43,7 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		return nil, err
 	}
 	res := &Swept{}
-	moved, err := s.rewriteRecords(ctx, recs, nil, res)
+	moved, err := s.rewrite(ctx, moves, nil, res)
 	if err != nil {
 		return nil, err
 	}

@@ -51,12 +51,12 @@ func (s *Store) Sizes(ctx context.Context) (*Sizes, error) {
 		return nil, err
 	}
 	for _, b := range g.blobs {
-		if b.rec != nil && b.loc.Flags&objects.FlagChunked == 0 {
+		if b.rec != nil && !b.loc.Chunked() {
 			st.UniqueBytes += b.loc.Size
 		}
 	}
 	g.eachLiveRecord(func(loc objects.Locator, _ *record) {
-		if loc.Flags&objects.FlagChunked == 0 {
+		if !loc.Chunked() {
 			st.StoredBytes += loc.PayloadLen()
 		}
 	})
@@ -102,14 +102,14 @@ func (s *Store) diskUsage(g *Graph, st *Sizes) error {
 	}
 	live := map[uint32]int64{}
 	g.eachLiveRecord(func(loc objects.Locator, _ *record) { live[loc.Pack] += int64(loc.Length) })
-	sizes, nums, err := s.PackSizes()
+	files, nums, err := s.Blobs.PackFiles()
 	if err != nil {
 		return err
 	}
 	for _, n := range nums {
-		ps := PackSize{Pack: n, Bytes: sizes[n], LiveBytes: live[n]}
+		ps := PackSize{Pack: n, Bytes: files[n].Size, LiveBytes: live[n]}
 		if ps.LiveBytes > 0 {
-			ps.LiveBytes += objects.PackHeaderSize
+			ps.LiveBytes += files[n].Start
 		}
 		st.Packs = append(st.Packs, ps)
 		st.PackBytes += ps.Bytes

@@ -10,8 +10,6 @@
 package maint
 
 import (
-	"fmt"
-
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -41,30 +39,12 @@ func (s *Store) step(op string) {
 	}
 }
 
-// PackSizes returns the size on disk of every pack, by number, and the
-// pack numbers in order.
-func (s *Store) PackSizes() (map[uint32]int64, []uint32, error) {
-	nums, err := s.Blobs.Packs()
-	if err != nil {
-		return nil, nil, err
-	}
-	sizes := make(map[uint32]int64, len(nums))
-	for _, n := range nums {
-		fi, err := s.Blobs.FS().Stat(s.Blobs.PackPath(n))
-		if err != nil {
-			return nil, nil, fmt.Errorf("pack size: %w", err)
-		}
-		sizes[n] = fi.Size()
-	}
-	return sizes, nums, nil
-}
-
 // PackBytes is the size of every pack on disk.
 func (s *Store) PackBytes() (int64, error) {
-	sizes, _, err := s.PackSizes()
+	files, _, err := s.Blobs.PackFiles()
 	var total int64
-	for _, n := range sizes {
-		total += n
+	for _, f := range files {
+		total += f.Size
 	}
 	return total, err
 }

@@ -86,7 +86,7 @@ func (s *Store) verifyHeads(add func(Problem)) error {
 // locator points into is sound. It returns the blobs whose locator is
 // bad, so that their content is not reported twice.
 func (s *Store) verifyLocators(g *Graph, rep *Checked, add func(Problem)) (map[objects.ID]bool, error) {
-	sizes, nums, err := s.PackSizes()
+	files, nums, err := s.Blobs.PackFiles()
 	if err != nil {
 		return nil, err
 	}
@@ -95,13 +95,13 @@ func (s *Store) verifyLocators(g *Graph, rep *Checked, add func(Problem)) (map[o
 	bad := map[objects.ID]bool{}
 	err = s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
 		rep.Locators++
-		size, ok := sizes[loc.Pack]
+		f, ok := files[loc.Pack]
 		var msg string
 		switch {
 		case !ok:
 			msg = fmt.Sprintf("pack %s missing", s.Blobs.PackPath(loc.Pack))
-		case loc.Offset < objects.PackHeaderSize || loc.Offset+int64(loc.Length) > size:
-			msg = fmt.Sprintf("record at %d+%d lies outside pack %s (%d bytes)", loc.Offset, loc.Length, s.Blobs.PackPath(loc.Pack), size)
+		case loc.Offset < f.Start || loc.Offset+int64(loc.Length) > f.Size:
+			msg = fmt.Sprintf("record at %d+%d lies outside pack %s (%d bytes)", loc.Offset, loc.Length, s.Blobs.PackPath(loc.Pack), f.Size)
 		default:
 			herr, seen := headers[loc.Pack]
 			if !seen {
@@ -184,7 +184,7 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 					progress(Progress{Phase: "verify", Done: d, Total: total})
 				}
 			}
-			if loc := g.blobs[record[0]].loc; loc.Flags&objects.FlagGroup != 0 && !damaged {
+			if loc := g.blobs[record[0]].loc; loc.Grouped() && !damaged {
 				if err := reads.CheckGroup(loc); err != nil {
 					if !errors.Is(err, objects.ErrCorrupt) {
 						return err

@@ -54,7 +54,7 @@ func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, erro
 	var mu sync.Mutex
 	var chunks []objects.ID
 	err = s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
-		if ws[0].loc.Flags&objects.FlagChunked != 0 {
+		if ws[0].loc.objectsLocator().Chunked() {
 			ids, err := s.chunkIDs(ws[0], rec)
 			if err != nil {
 				return err
@@ -141,7 +141,7 @@ func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id o
 		if err != nil {
 			return err
 		}
-		if w := ws[0]; w.loc.Flags&objects.FlagChunked != 0 {
+		if w := ws[0]; w.loc.objectsLocator().Chunked() {
 			ids, err := objects.ChunkIDs(data[0], w.loc.Size)
 			mu.Lock()
 			lists[w] = ids

@@ -19,7 +19,7 @@ func sampleSegment(t testing.TB) []byte {
 	}
 	root, _ := index.TreeID(tree)
 	cp := index.Checkpoint{Task: "default", Seq: 1, Root: root, Time: time.Unix(1700000000, 5).UTC(), Kind: index.KindSave}
-	loc := blobLoc{ID: tree.Entries[0].ID, Loc: Loc{Object: objects.Sum([]byte("obj")), Offset: 12, Length: 56, Flags: objects.FlagCompressed, Size: 3}}
+	loc := blobLoc{ID: tree.Entries[0].ID, Loc: Loc{Object: objects.Sum([]byte("obj")), Offset: 12, Length: 56, Flags: 1, Size: 3}}
 	b, err := encodeSegment([][]byte{te}, [][]byte{index.EncodeCheckpoint(cp)}, []blobLoc{loc})
 	if err != nil {
 		t.Fatal(err)

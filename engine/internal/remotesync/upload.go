@@ -168,7 +168,7 @@ func (s *Syncer) placeBlobs(ctx context.Context, ids []objects.ID) ([]blobLoc, e
 		}
 		if found {
 			local[id] = ll
-			if ll.Flags&objects.FlagChunked != 0 {
+			if ll.Chunked() {
 				chunks, err := s.Blobs.ChunkList(id)
 				if err != nil {
 					return nil, err
