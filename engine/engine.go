@@ -163,6 +163,7 @@ func (e *Engine) openStore() (created bool, err error) {
 		ReadOnly:          e.opts.ReadOnly && hasIndex,
 		OnBackgroundError: e.backgroundError,
 		FS:                e.fs,
+		MemTableSize:      e.opts.hooks.indexMemTableSize,
 	})
 	if err != nil {
 		return false, err

@@ -58,12 +58,17 @@ func (f *fixture) openErr(opts Options) error {
 	return err
 }
 
+// smallMemTable is the index memtable size of the tests that need the
+// index to flush its writes to tables: a few dozen files fill it.
+const smallMemTable = 4 << 10
+
 func TestVerifyReportsADamagedIndexTableAsCorruptNamingIt(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{})
-	manyFiles(t, f.ws, 8000, "v")
-	f.save("many")
-	f.e.Close() // the log is large: Close leaves it flushed to a table
+	f.open(Options{hooks: testHooks{indexMemTableSize: smallMemTable}})
+	manyFiles(t, f.ws, 100, "v")
+	f.save("many") // the memtable fills: the save's writes reach tables
+	f.e.Close()
 	f.e = nil
 	tables, _ := filepath.Glob(filepath.Join(f.store, "index", "*.sst"))
 	var table string
@@ -192,9 +197,9 @@ func TestIndexBackgroundErrorsBecomeErrorEvents(t *testing.T) {
 		mu.Lock()
 		events = append(events, ev)
 		mu.Unlock()
-	}, hooks: testHooks{storeFS: h.fs()}})
+	}, hooks: testHooks{storeFS: h.fs(), indexMemTableSize: smallMemTable}})
 	h.failTables(errnoEACCES)
-	manyFiles(t, f.ws, 8000, "bg")
+	manyFiles(t, f.ws, 100, "bg") // enough to fill the memtable, whose flush then fails
 	_, err := f.e.Save(context.Background(), SaveOptions{Message: "big"})
 	err = errors.Join(err, f.e.Close())
 	f.e = nil

@@ -161,6 +161,9 @@ type testHooks struct {
 	// tag exposes (see SetTestPause): a test makes an operation wait there
 	// for its cancellation.
 	pause func(ctx context.Context, point string)
+	// indexMemTableSize becomes index.Options.MemTableSize: a few KiB
+	// make the index flush and compact after a few dozen files.
+	indexMemTableSize int64
 	// syncObjectSize bounds the data objects a push
 	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
 	syncObjectSize int64

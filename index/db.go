@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -50,6 +51,12 @@ type Options struct {
 	// (storefs.OS).
 	// Fault-injection tests set it.
 	FS vfs.FS
+	// MemTableSize is the size in bytes of the memtable, the writes the
+	// index gathers in memory before flushing them to a table; 0 means
+	// 4 MiB. A smaller one flushes, and so compacts, after fewer writes:
+	// tests of flush and compaction failures set a few KiB, so that a few
+	// dozen files reach a table.
+	MemTableSize int64
 }
 
 // DB is the Pebble-backed metadata index of one store. It is safe for
@@ -124,7 +131,7 @@ func pebbleOptions(opts Options, h *health) *pebble.Options {
 	popts := &pebble.Options{
 		FormatMajorVersion: pebbleFormat,
 		CacheSize:          cacheSize,
-		MemTableSize:       memTableSize,
+		MemTableSize:       cmp.Or(uint64(max(opts.MemTableSize, 0)), memTableSize),
 		Logger:             logger{h},
 		EventListener:      h.eventListener(),
 		ReadOnly:           opts.ReadOnly,
