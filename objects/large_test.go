@@ -7,16 +7,19 @@ import (
 	"testing"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // largeStreamSize is the length of the stream TestLargeStreamBoundedMemory
-// puts: 2.5 GiB normally, 128 MiB under the race detector (which slows
-// the byte loops tenfold; the memory bound is the same either way).
-var largeStreamSize int64 = 5 << 29
+// puts: 128 MiB, twice the heap growth it allows, and 2.5 GiB with the long
+// tests unless the race detector runs (which slows the byte loops tenfold;
+// the memory bound is the same either way).
+var largeStreamSize = int64(128 << 20)
 
 func init() {
-	if raceEnabled {
-		largeStreamSize = 128 << 20
+	if testbound.LongTests() && !raceEnabled {
+		largeStreamSize = 5 << 29
 	}
 }
 
