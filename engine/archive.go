@@ -55,6 +55,9 @@ func (e *Engine) writeArchive(ctx context.Context, ref string, w io.Writer, form
 	if err != nil {
 		return nil, err
 	}
+	if err := requireMatches(e.db, filter, "the checkpoint", cp.Root); err != nil {
+		return nil, err
+	}
 	a := &archiver{ctx: ctx, e: e, src: e.save.TreeSource(nil), blobs: e.blobs.ReadSession(), w: aw, filter: filter,
 		at: cp.Time, res: &ExportResult{Checkpoint: ID(id)}}
 	if err := a.dir("", cp.Root); err != nil {

@@ -28,6 +28,12 @@ func cleanRelPath(p string) (string, error) {
 // lookup finds the entry at rel in the tree rooted at root. The root itself
 // is returned as a directory entry.
 func (e *Engine) lookup(root objects.ID, rel string) (objects.Entry, error) {
+	return findEntry(e.db, root, rel)
+}
+
+// findEntry finds the entry at rel in the tree rooted at root, reading the
+// trees on its way from src; ErrBadRequest when rel is not in the tree.
+func findEntry(src diffview.TreeSource, root objects.ID, rel string) (objects.Entry, error) {
 	ent := objects.Entry{Kind: objects.KindDir, ID: root}
 	if rel == "" {
 		return ent, nil
@@ -36,7 +42,10 @@ func (e *Engine) lookup(root objects.ID, rel string) (objects.Entry, error) {
 		if ent.Kind != objects.KindDir {
 			return ent, fmt.Errorf("%w: %q is not in the checkpoint (%s is not a directory)", ErrBadRequest, rel, ent.Name)
 		}
-		t, err := e.db.Tree(ent.ID)
+		if ent.ID.IsZero() {
+			return ent, fmt.Errorf("%w: %q is not in the checkpoint", ErrBadRequest, rel)
+		}
+		t, err := src.Tree(ent.ID)
 		if err != nil {
 			return ent, err
 		}

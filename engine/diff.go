@@ -49,8 +49,10 @@ func (f DiffFormat) internal() diffview.Options { return diffview.Options(f) }
 
 // DiffOptions configure Diff.
 type DiffOptions struct {
-	Task  string
-	Paths []string // keep only changes at or under these workspace-relative paths
+	Task string
+	// Paths keep only changes at or under these workspace-relative paths;
+	// one that is on neither side, or an empty path, is ErrBadRequest.
+	Paths []string
 	// Mode, when set, picks the comparison from the task's history instead
 	// of the from and to refs: from is then the mode's REF (ignored by
 	// ModeFull) and to must be empty.
@@ -119,6 +121,9 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 			return nil, err
 		}
 		res.To, toRoot = ID(toID), toCP.Root
+	}
+	if err := requireMatches(e.save.TreeSource(snap), filter, "either side of the diff", fromCP.Root, toRoot); err != nil {
+		return nil, err
 	}
 	res.raw, err = diffview.Compare(ctx, e.save.TreeSource(snap), fromCP.Root, toRoot, filter)
 	if err != nil {

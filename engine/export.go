@@ -18,7 +18,8 @@ import (
 type ExportOptions struct {
 	Task string // the task REF is resolved in ("" is DefaultTask)
 	// Paths, when given, limit the export to these workspace-relative
-	// files and directories (with their parents).
+	// files and directories (with their parents); one that is not in the
+	// checkpoint, or an empty path, is ErrBadRequest.
 	Paths []string
 }
 
@@ -52,6 +53,9 @@ func (e *Engine) export(ctx context.Context, ref, dir string, opts ExportOptions
 	}
 	id, cp, err := e.resolveCheckpoint(task, ref)
 	if err != nil {
+		return nil, err
+	}
+	if err := requireMatches(e.db, filter, "the checkpoint", cp.Root); err != nil {
 		return nil, err
 	}
 	abs, err := prepareExportDir(dir)

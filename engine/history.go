@@ -18,7 +18,8 @@ type HistoryOptions struct {
 	All bool
 	// Paths are workspace-relative files or directories; a checkpoint is
 	// reported when anything at or below one of them changed against its
-	// parent. None (or the root) means the whole workspace.
+	// parent. None (or the root, ".") means the whole workspace; a path
+	// that no checkpoint searched holds, or an empty path, is ErrBadRequest.
 	Paths []string
 }
 
@@ -66,6 +67,7 @@ func (e *Engine) history(ctx context.Context, opts HistoryOptions) (*History, er
 	src := &countingTrees{src: e.save.TreeSource(nil), trees: map[objects.ID]objects.Tree{}}
 	store := storeLoader{e, e.blobs.ReadSession()}
 	h := &History{}
+	var searched []objects.ID // the roots compared, newest first within a task
 	for _, task := range tasks {
 		log, err := e.list(ctx, task)
 		if err != nil {
@@ -74,6 +76,7 @@ func (e *Engine) history(ctx context.Context, opts HistoryOptions) (*History, er
 		roots := make(map[ID]ID, len(log.Checkpoints))
 		for _, cp := range log.Checkpoints {
 			roots[cp.ID] = cp.Root
+			searched = append(searched, objects.ID(cp.Root))
 		}
 		for _, cp := range log.Checkpoints {
 			parentRoot, err := e.parentRoot(cp, roots)
@@ -92,6 +95,9 @@ func (e *Engine) history(ctx context.Context, opts HistoryOptions) (*History, er
 			h.Entries = append(h.Entries, HistoryEntry{Checkpoint: cp, Diff: d})
 		}
 	}
+	if err := requireMatches(e.db, unchanged(filter, h.Entries), "any checkpoint searched", searched...); err != nil {
+		return nil, err
+	}
 	slices.SortStableFunc(h.Entries, func(a, b HistoryEntry) int {
 		if c := b.Checkpoint.Time.Compare(a.Checkpoint.Time); c != 0 {
 			return c
@@ -100,6 +106,22 @@ func (e *Engine) history(ctx context.Context, opts HistoryOptions) (*History, er
 	})
 	h.TreesRead = src.read
 	return h, nil
+}
+
+// unchanged is the part of filter that no change of entries lies under:
+// the paths whose existence a history has yet to show.
+func unchanged(filter diffview.PathFilter, entries []HistoryEntry) diffview.PathFilter {
+	var out diffview.PathFilter
+	for _, f := range filter {
+		if !slices.ContainsFunc(entries, func(en HistoryEntry) bool {
+			return slices.ContainsFunc(en.Diff.Changes, func(c Change) bool {
+				return diffview.PathFilter{f}.Covers(c.Path) || (c.OldPath != "" && diffview.PathFilter{f}.Covers(c.OldPath))
+			})
+		}) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // chainDiff compares checkpoint cp with its parent's root along filter.

@@ -49,7 +49,6 @@ func TestHistoryListsTheCheckpointsThatChangedAPath(t *testing.T) {
 		{[]string{"src"}, []string{"delete b", "rename a to c", "edit a", "base"}},
 		{[]string{"doc"}, []string{"edit readme", "base"}},
 		{nil, []string{"delete b", "rename a to c", "edit readme", "edit a", "base"}},
-		{[]string{"nowhere"}, nil},
 	} {
 		h, err := f.e.History(ctx, HistoryOptions{Paths: tc.paths})
 		if err != nil {

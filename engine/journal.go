@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/ckpt/ckpt/internal/lossless"
 	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -43,6 +44,14 @@ type journalFile struct {
 	Started time.Time `json:"started"`
 }
 
+// journalLine is the journal file's JSON: journalFile, and Paths byte for
+// byte when one is not valid UTF-8 (see package lossless), the names a
+// resumed restore limits itself to.
+type journalLine struct {
+	journalFile
+	PathsBase64 []string `json:"paths_base64,omitempty"`
+}
+
 // journalName is the journal's file name inside the store directory.
 const journalName = "restore.journal"
 
@@ -57,17 +66,22 @@ func readJournal(fsys vfs.FS, path string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read restore journal: %w", err)
 	}
-	var j journalFile
+	var j journalLine
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, objects.MarkCorrupt(fmt.Errorf("restore journal %s is unreadable (%v); remove it after checking the workspace", path, err))
 	}
-	return (*Journal)(&j), nil
+	if j.PathsBase64 != nil {
+		if j.Paths, err = lossless.DecodeList("paths_base64", j.PathsBase64); err != nil {
+			return nil, objects.MarkCorrupt(fmt.Errorf("restore journal %s is unreadable (%v); remove it after checking the workspace", path, err))
+		}
+	}
+	return (*Journal)(&j.journalFile), nil
 }
 
 // writeJournal stores j durably (file and directory synced) before any
 // workspace change: a temporary file, then a rename over the journal.
 func (e *Engine) writeJournal(j *Journal) error {
-	b, err := json.Marshal((*journalFile)(j))
+	b, err := json.Marshal(journalLine{journalFile: journalFile(*j), PathsBase64: lossless.Base64List(j.Paths)})
 	if err != nil {
 		return err
 	}

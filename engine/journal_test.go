@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
@@ -136,4 +138,22 @@ func TestPendingRestoreThatFailsAgainKeepsItsJournal(t *testing.T) {
 		t.Fatalf("the restore was not completed: %+v, %v", s, err)
 	}
 	assertSameTree(t, want, f.read())
+}
+
+// A partial restore of names that are not valid UTF-8 is resumed on the
+// same names: the journal keeps their bytes.
+func TestJournalKeepsNamesThatAreNotUTF8(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"x": testtree.File{Content: "x"}})
+	j := &Journal{Task: DefaultTask, Paths: []string{"d/a\xff", "d/a\xfe", "ok"}, Started: time.Now().UTC().Round(0)}
+	if err := f.e.writeJournal(j); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readJournal(f.e.fs, f.e.journalPath())
+	if err != nil || got == nil || !slices.Equal(got.Paths, j.Paths) {
+		t.Fatalf("journal read back %+v, %v; want paths %q", got, err, j.Paths)
+	}
+	if err := f.e.removeJournal(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/index"
@@ -26,12 +25,15 @@ const (
 
 // RestoreOptions configure Restore.
 type RestoreOptions struct {
-	Task     string
-	Only     Only     // default OnlyWorkspace
-	Paths    []string // restore only these workspace-relative paths (files or directories)
-	DryRun   bool     // report the plan, change nothing
-	NoBackup bool     // skip the backup checkpoint of the current state
-	Force    bool     // overwrite uncaptured files that stand in the way instead of reporting conflicts
+	Task string
+	Only Only // default OnlyWorkspace
+	// Paths restore only these workspace-relative files or directories;
+	// one that is neither in the checkpoint nor in the workspace, or an
+	// empty path, is ErrBadRequest ("." is the whole workspace).
+	Paths    []string
+	DryRun   bool // report the plan, change nothing
+	NoBackup bool // skip the backup checkpoint of the current state
+	Force    bool // overwrite uncaptured files that stand in the way instead of reporting conflicts
 }
 
 // Conflict is a path a restore left alone because an uncaptured file
@@ -165,6 +167,9 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
+	if err := requireMatches(e.save.TreeSource(cur.snap), filter, "the checkpoint or the workspace", cp.Root, cur.snap.Root); err != nil {
+		return nil, err
+	}
 	names, err := e.nameRules()
 	if err != nil {
 		return nil, err
@@ -265,16 +270,6 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 	for i, c := range a.Conflicts {
 		r.Conflicts[i] = Conflict{Path: c.Path, Kind: ConflictKind(c.Kind), Reason: c.Reason}
 	}
-}
-
-// parsePathFilter validates workspace-relative paths given by a caller; a
-// path naming the root (or none at all) means the whole workspace.
-func parsePathFilter(paths []string) (diffview.PathFilter, error) {
-	f, err := diffview.NewPathFilter(paths)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w: give paths relative to the workspace, inside it", ErrBadRequest, err)
-	}
-	return f, nil
 }
 
 // applyJournaled carries out plan between the journal's write (unless it
