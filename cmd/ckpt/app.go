@@ -294,8 +294,7 @@ var testOptions func(*engine.Options)
 func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command string) error {
 	if readOnlyCommands[command] || residentCommands[command] {
 		if j := e.PendingRestore(); j != nil {
-			a.notices.PendingRestore = &protocol.JournalJSON{Task: j.Task, Target: j.Target.Text(), Backup: j.Backup.Text(),
-				Paths: j.Paths, Started: j.Started}
+			a.notices.PendingRestore = protocol.JournalView(j)
 			a.notef("a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it",
 				j.Target.Short(), j.Task, j.Started.Local().Format(time.DateTime))
 		}

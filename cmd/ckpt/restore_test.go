@@ -162,3 +162,31 @@ func TestStateOutDashLeavesStdoutToTheBlob(t *testing.T) {
 		}
 	}
 }
+
+// A path filter that names nothing, or an empty path, is a usage error
+// (exit 2) for every command that takes paths, never a silent success
+// or the whole workspace.
+func TestCLIPathFilterThatMatchesNothingExits2(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	e.ok("save")
+	e.write("a.txt", "two\n")
+	for _, path := range []string{"nowhere", ""} {
+		for _, args := range [][]string{
+			{"restore", "@1", "--", path},
+			{"diff", "@1", "--", path},
+			{"log", path},
+			{"export", "@1", filepath.Join(t.TempDir(), "out"), "--", path},
+		} {
+			if r := e.run("", args...); r.code != protocol.ExitUsage || r.stdout != "" {
+				t.Errorf("ckpt %q: exit %d, stdout %q, stderr %q; want exit %d", args, r.code, r.stdout, r.stderr, protocol.ExitUsage)
+			}
+		}
+	}
+	if r := e.run("", "ls", "@1", "nowhere"); r.code != protocol.ExitUsage {
+		t.Errorf("ls of a missing path: exit %d %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "two\n" {
+		t.Fatalf("a refused restore changed a.txt: %q", b)
+	}
+}

@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // Request is the command a client asks the server to run.
@@ -51,9 +53,19 @@ const (
 // refuse larger frames as damage.
 const maxFrame = 1 << 20
 
+// requestLine is a Request on the wire: an argument or a directory that
+// is not valid UTF-8 (argv is bytes on Unix) is sent also as its bytes,
+// the way package lossless carries names through JSON, so the server runs
+// the very command line the client was given.
+type requestLine struct {
+	Request
+	ArgsBase64 []string `json:"args_base64,omitempty"`
+	CwdBase64  *string  `json:"cwd_base64,omitempty"`
+}
+
 // WriteRequest sends req as one JSON line.
 func WriteRequest(w io.Writer, req Request) error {
-	line, err := json.Marshal(req)
+	line, err := json.Marshal(requestLine{Request: req, ArgsBase64: lossless.Base64List(req.Args), CwdBase64: lossless.Base64(req.Cwd)})
 	if err != nil {
 		return err
 	}
@@ -73,11 +85,22 @@ func ReadRequest(r *bufio.Reader) (Request, error) {
 
 // DecodeRequest decodes a request line.
 func DecodeRequest(line []byte) (Request, error) {
-	var req Request
+	var req requestLine
 	if err := json.Unmarshal(line, &req); err != nil {
-		return req, fmt.Errorf("read request: %w", err)
+		return Request{}, fmt.Errorf("read request: %w", err)
 	}
-	return req, nil
+	var err error
+	if req.ArgsBase64 != nil {
+		if req.Args, err = lossless.DecodeList("args_base64", req.ArgsBase64); err != nil {
+			return Request{}, fmt.Errorf("read request: %w", err)
+		}
+	}
+	if req.CwdBase64 != nil {
+		if req.Cwd, err = lossless.Decode("cwd_base64", *req.CwdBase64); err != nil {
+			return Request{}, fmt.Errorf("read request: %w", err)
+		}
+	}
+	return req.Request, nil
 }
 
 // IsRequest reports whether line, the first a client sent, is a Request:

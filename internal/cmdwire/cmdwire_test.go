@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,5 +78,25 @@ func TestReadRequestRefusesGarbage(t *testing.T) {
 		if _, err := ReadRequest(bufio.NewReader(strings.NewReader(in))); err == nil {
 			t.Errorf("ReadRequest(%q) = nil error", in)
 		}
+	}
+}
+
+// Arguments and a directory that are not valid UTF-8 reach the server byte
+// for byte: "a\xff" and "a\xfe" stay two names.
+func TestRequestKeepsArgumentsThatAreNotUTF8(t *testing.T) {
+	want := Request{Args: []string{"restore", "@1", "a\xff", "a\xfe", "é"}, Cwd: "/w/d\xfe"}
+	var line bytes.Buffer
+	if err := WriteRequest(&line, want); err != nil {
+		t.Fatal(err)
+	}
+	if !IsRequest(line.Bytes()) {
+		t.Fatalf("%s is not taken for a request", line.Bytes())
+	}
+	got, err := ReadRequest(bufio.NewReader(&line))
+	if err != nil || !slices.Equal(got.Args, want.Args) || got.Cwd != want.Cwd {
+		t.Fatalf("ReadRequest = %q in %q, %v; want %q in %q", got.Args, got.Cwd, err, want.Args, want.Cwd)
+	}
+	if _, err := DecodeRequest([]byte(`{"args":["x"],"args_base64":["!"]}`)); err == nil {
+		t.Fatal("bad args_base64 decoded")
 	}
 }

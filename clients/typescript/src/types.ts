@@ -1,6 +1,18 @@
 // Params and results of the methods `ckpt serve` exposes. Params are named
 // like the CLI's flags (snake_case) and results are shaped like the CLI's
 // --json output; fields may be added, never renamed.
+//
+// File names are bytes. A name that is not valid UTF-8 cannot cross JSON as
+// a string without loss ("a\xff" and "a\xfe" both arrive as "a\ufffd"), so
+// beside such a name the server sends its bytes in standard base64:
+// path_base64 beside path (old_path_base64, absolute_base64 likewise), and
+// beside a list of names one list of every name's bytes (e.g.
+// written_paths_base64), present exactly when a name is not valid UTF-8.
+// The params take the same form back: path_base64 instead of path,
+// paths_base64 beside paths.
+
+/** Standard base64 of a file name's bytes, sent only when the name is not valid UTF-8. */
+export type NameBase64 = string;
 
 /** Params every task-scoped method accepts. */
 export interface TaskParams {
@@ -37,7 +49,7 @@ export interface SaveResult {
   empty: boolean;
   kind: string;
   stats: SaveStats;
-  skipped: { path: string; reason: string; error?: string }[];
+  skipped: { path: string; path_base64?: NameBase64; reason: string; error?: string }[];
 }
 
 export interface Checkpoint {
@@ -75,10 +87,13 @@ export type ShowResult = Checkpoint;
 export interface LsParams extends TaskParams {
   ref: string;
   path?: string;
+  /** The directory's bytes (a result's path_base64), instead of path. */
+  path_base64?: NameBase64;
 }
 
 export interface LsEntry {
   path: string;
+  path_base64?: NameBase64;
   kind: string;
   /** Octal, e.g. "0644". */
   mode: string;
@@ -90,14 +105,13 @@ export interface LsResult {
   entries: LsEntry[];
 }
 
-export interface CatParams extends TaskParams {
-  ref: string;
-  path: string;
-}
+/** The file by its name (path) or by its name's bytes (path_base64). */
+export type CatParams = TaskParams & { ref: string } & ({ path: string; path_base64?: never } | { path?: never; path_base64: NameBase64 });
 
 /** A file's bytes: content when they are valid UTF-8, else content_base64. */
 export interface CatResult {
   path: string;
+  path_base64?: NameBase64;
   size: number;
   content?: string;
   content_base64?: string;
@@ -113,7 +127,10 @@ export interface DiffParams extends TaskParams {
   /** Picks from/to around ref instead (Roo Code's four modes). */
   mode?: DiffMode;
   ref?: string;
+  /** Limit to these paths; one that names nothing is an error. */
   paths?: string[];
+  /** More paths, as their bytes (a result's path_base64). */
+  paths_base64?: NameBase64[];
 }
 
 export type FileStatus = "added" | "modified" | "deleted" | "renamed" | "typechange" | "mode" | (string & {});
@@ -121,9 +138,12 @@ export type FileStatus = "added" | "modified" | "deleted" | "renamed" | "typecha
 /** One changed file. Each side is text when its bytes are valid UTF-8, else *_base64. */
 export interface FileDiff {
   path: string;
+  path_base64?: NameBase64;
   absolute: string;
+  absolute_base64?: NameBase64;
   status: FileStatus;
   old_path?: string;
+  old_path_base64?: NameBase64;
   binary: boolean;
   before: string | null;
   after: string | null;
@@ -143,7 +163,10 @@ export interface DiffResult {
 export interface RestoreParams extends TaskParams {
   ref: string;
   only?: "workspace" | "state" | "both";
+  /** Restore only these paths; one that names nothing is an error. */
   paths?: string[];
+  /** More paths, as their bytes (a result's path_base64). */
+  paths_base64?: NameBase64[];
   dry_run?: boolean;
   no_backup?: boolean;
   force?: boolean;
@@ -151,6 +174,7 @@ export interface RestoreParams extends TaskParams {
 
 export interface Conflict {
   path: string;
+  path_base64?: NameBase64;
   reason: string;
 }
 
@@ -161,6 +185,10 @@ export interface RestoreResult {
   deleted: number;
   written_paths: string[];
   deleted_paths: string[];
+  /** Every written path's bytes, in order, when one is not valid UTF-8. */
+  written_paths_base64?: NameBase64[];
+  /** Every deleted path's bytes, in order, when one is not valid UTF-8. */
+  deleted_paths_base64?: NameBase64[];
   conflicts: Conflict[];
   state?: string;
   /** The state blob restored (only=state or both), as text ... */
@@ -231,6 +259,7 @@ export interface VerifyProblem {
   task: string;
   seq: number;
   path: string;
+  path_base64?: NameBase64;
   object: string;
   kind: string;
   message: string;
@@ -272,15 +301,19 @@ export interface StatsResult {
 export interface LogParams extends TaskParams {
   /** Search every task instead of one. */
   all?: boolean;
-  /** Workspace-relative files or directories; none: the whole workspace. */
+  /** Workspace-relative files or directories; none: the whole workspace; one that names nothing is an error. */
   paths?: string[];
+  /** More paths, as their bytes (a result's path_base64). */
+  paths_base64?: NameBase64[];
 }
 
 /** One changed path; a size is -1 for a side that does not exist. */
 export interface HistoryChange {
   path: string;
+  path_base64?: NameBase64;
   /** The path before a rename. */
   old_path?: string;
+  old_path_base64?: NameBase64;
   status: FileStatus;
   size_before: number;
   size_after: number;
@@ -303,14 +336,19 @@ export interface ExportParams extends TaskParams {
   ref: string;
   /** An absolute path that does not exist or is an empty directory. */
   dir: string;
-  /** Export only these workspace-relative paths. */
+  /** Export only these workspace-relative paths; one that names nothing is an error. */
   paths?: string[];
+  /** More paths, as their bytes (a result's path_base64). */
+  paths_base64?: NameBase64[];
 }
 
 export interface ExportResult {
   checkpoint: string;
   dir?: string;
+  dir_base64?: NameBase64;
   written_paths: string[];
+  /** Every written path's bytes, in order, when one is not valid UTF-8. */
+  written_paths_base64?: NameBase64[];
   conflicts: Conflict[];
 }
 

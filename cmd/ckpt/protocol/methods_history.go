@@ -10,15 +10,17 @@ import (
 
 type (
 	historyParams struct {
-		Task  string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
-		All   bool     `json:"all,omitempty" jsonschema:"search every task"`
-		Paths []string `json:"paths,omitempty" jsonschema:"workspace-relative files or directories; none: the whole workspace"`
+		Task        string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		All         bool     `json:"all,omitempty" jsonschema:"search every task"`
+		Paths       []string `json:"paths,omitempty" jsonschema:"workspace-relative files or directories; none: the whole workspace; one that names nothing is an error"`
+		PathsBase64 []string `json:"paths_base64,omitempty" jsonschema:"more paths, each as its bytes in standard base64, for names that are not valid UTF-8 (a result's path_base64)"`
 	}
 	exportParams struct {
-		Task  string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
-		Ref   string   `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
-		Dir   string   `json:"dir" jsonschema:"absolute path of a directory that does not exist or is empty"`
-		Paths []string `json:"paths,omitempty" jsonschema:"export only these workspace-relative paths"`
+		Task        string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		Ref         string   `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
+		Dir         string   `json:"dir" jsonschema:"absolute path of a directory that does not exist or is empty"`
+		Paths       []string `json:"paths,omitempty" jsonschema:"export only these workspace-relative paths; one that names nothing is an error"`
+		PathsBase64 []string `json:"paths_base64,omitempty" jsonschema:"more paths, each as its bytes in standard base64, for names that are not valid UTF-8 (a result's path_base64)"`
 	}
 	bisectParams struct {
 		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
@@ -29,7 +31,11 @@ type (
 )
 
 func (h *host) history(ctx context.Context, p historyParams) (HistoryJSON, error) {
-	hist, err := h.e.History(ctx, engine.HistoryOptions{Task: h.task(p.Task), All: p.All, Paths: p.Paths})
+	paths, err := pathsParam(p.Paths, p.PathsBase64)
+	if err != nil {
+		return HistoryJSON{}, err
+	}
+	hist, err := h.e.History(ctx, engine.HistoryOptions{Task: h.task(p.Task), All: p.All, Paths: paths})
 	if err != nil {
 		return HistoryJSON{}, err
 	}
@@ -43,7 +49,11 @@ func (h *host) export(ctx context.Context, p exportParams) (ExportJSON, error) {
 	if !filepath.IsAbs(p.Dir) {
 		return ExportJSON{}, UsageError("invalid params: dir must be an absolute path")
 	}
-	res, err := h.e.Export(ctx, p.Ref, p.Dir, engine.ExportOptions{Task: h.task(p.Task), Paths: p.Paths})
+	paths, err := pathsParam(p.Paths, p.PathsBase64)
+	if err != nil {
+		return ExportJSON{}, err
+	}
+	res, err := h.e.Export(ctx, p.Ref, p.Dir, engine.ExportOptions{Task: h.task(p.Task), Paths: paths})
 	if err != nil {
 		return ExportJSON{}, err
 	}

@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // The params of the host methods, named like the CLI's flags. Fields with
@@ -32,31 +34,37 @@ type (
 		Ref  string `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
 	}
 	lsParams struct {
-		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
-		Ref  string `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
-		Path string `json:"path,omitempty" jsonschema:"directory, default the root"`
+		Task       string  `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		Ref        string  `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
+		Path       string  `json:"path,omitempty" jsonschema:"directory, default the root"`
+		PathBase64 *string `json:"path_base64,omitempty" jsonschema:"the path's bytes in standard base64, for a name that is not valid UTF-8 (a result's path_base64); instead of path"`
 	}
 	catParams struct {
 		Task string `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
 		Ref  string `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
-		Path string `json:"path" jsonschema:"workspace-relative file path"`
+		// Path is required unless PathBase64 is given: the schema leaves
+		// it optional.
+		Path       string  `json:"path,omitempty" jsonschema:"workspace-relative file path (or path_base64)"`
+		PathBase64 *string `json:"path_base64,omitempty" jsonschema:"the path's bytes in standard base64, for a name that is not valid UTF-8 (a result's path_base64); instead of path"`
 	}
 	diffParams struct {
-		Task  string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
-		From  string   `json:"from,omitempty" jsonschema:"default HEAD"`
-		To    string   `json:"to,omitempty" jsonschema:"default workspace"`
-		Mode  string   `json:"mode,omitempty" jsonschema:"checkpoint, from-init, to-current or full: a range around ref instead of from/to"`
-		Ref   string   `json:"ref,omitempty" jsonschema:"the checkpoint mode ranges around"`
-		Paths []string `json:"paths,omitempty" jsonschema:"limit to these workspace-relative paths (in a multi-root workspace a root's name selects that root)"`
+		Task        string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		From        string   `json:"from,omitempty" jsonschema:"default HEAD"`
+		To          string   `json:"to,omitempty" jsonschema:"default workspace"`
+		Mode        string   `json:"mode,omitempty" jsonschema:"checkpoint, from-init, to-current or full: a range around ref instead of from/to"`
+		Ref         string   `json:"ref,omitempty" jsonschema:"the checkpoint mode ranges around"`
+		Paths       []string `json:"paths,omitempty" jsonschema:"limit to these workspace-relative paths (in a multi-root workspace a root's name selects that root); one that names nothing is an error"`
+		PathsBase64 []string `json:"paths_base64,omitempty" jsonschema:"more paths, each as its bytes in standard base64, for names that are not valid UTF-8 (a result's path_base64)"`
 	}
 	restoreParams struct {
-		Task     string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
-		Ref      string   `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
-		Only     string   `json:"only,omitempty" jsonschema:"workspace (default), state or both"`
-		Paths    []string `json:"paths,omitempty" jsonschema:"restore only these workspace-relative paths (in a multi-root workspace a root's name selects that root)"`
-		DryRun   bool     `json:"dry_run,omitempty" jsonschema:"report the plan, change nothing"`
-		NoBackup bool     `json:"no_backup,omitempty" jsonschema:"do not save a backup checkpoint first"`
-		Force    bool     `json:"force,omitempty" jsonschema:"overwrite uncaptured files that stand in the way"`
+		Task        string   `json:"task,omitempty" jsonschema:"task; default: the session's --task"`
+		Ref         string   `json:"ref" jsonschema:"id, unique hex prefix, HEAD, HEAD~N or @N"`
+		Only        string   `json:"only,omitempty" jsonschema:"workspace (default), state or both"`
+		Paths       []string `json:"paths,omitempty" jsonschema:"restore only these workspace-relative paths (in a multi-root workspace a root's name selects that root); one that names nothing is an error"`
+		PathsBase64 []string `json:"paths_base64,omitempty" jsonschema:"more paths, each as its bytes in standard base64, for names that are not valid UTF-8 (a result's path_base64)"`
+		DryRun      bool     `json:"dry_run,omitempty" jsonschema:"report the plan, change nothing"`
+		NoBackup    bool     `json:"no_backup,omitempty" jsonschema:"do not save a backup checkpoint first"`
+		Force       bool     `json:"force,omitempty" jsonschema:"overwrite uncaptured files that stand in the way"`
 	}
 	noParams   struct{}
 	dropParams struct {
@@ -71,6 +79,35 @@ type (
 		Quick bool `json:"quick,omitempty" jsonschema:"check structure only, without hashing content"`
 	}
 )
+
+// pathParam is the path a method was given: path, or the name whose bytes
+// pathBase64 holds (not both).
+func pathParam(path string, pathBase64 *string) (string, error) {
+	switch {
+	case pathBase64 == nil:
+		return path, nil
+	case path != "":
+		return "", UsageError("invalid params: give path or path_base64, not both")
+	}
+	p, err := lossless.Decode("path_base64", *pathBase64)
+	if err != nil {
+		return "", UsageError("invalid params: " + err.Error())
+	}
+	return p, nil
+}
+
+// pathsParam is the paths a method was given: paths and the names whose
+// bytes pathsBase64 holds, together.
+func pathsParam(paths, pathsBase64 []string) ([]string, error) {
+	if pathsBase64 == nil {
+		return paths, nil
+	}
+	raw, err := lossless.DecodeList("paths_base64", pathsBase64)
+	if err != nil {
+		return nil, UsageError("invalid params: " + err.Error())
+	}
+	return append(slices.Clip(paths), raw...), nil
+}
 
 // required fails with a usage error naming the first empty field.
 func required(fields ...string) error {
@@ -125,7 +162,11 @@ func (h *host) ls(ctx context.Context, p lsParams) (LsJSON, error) {
 	if err := required("ref", p.Ref); err != nil {
 		return LsJSON{}, err
 	}
-	entries, err := h.e.Ls(ctx, h.task(p.Task), p.Ref, p.Path)
+	dir, err := pathParam(p.Path, p.PathBase64)
+	if err != nil {
+		return LsJSON{}, err
+	}
+	entries, err := h.e.Ls(ctx, h.task(p.Task), p.Ref, dir)
 	if err != nil {
 		return LsJSON{}, err
 	}
@@ -135,25 +176,30 @@ func (h *host) ls(ctx context.Context, p lsParams) (LsJSON, error) {
 // CatJSON is a file's bytes: content when valid UTF-8, else content_base64.
 type CatJSON struct {
 	Path          string  `json:"path"`
+	PathBase64    *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8 (package lossless)
 	Size          int64   `json:"size"`
 	Content       *string `json:"content,omitempty"`
 	ContentBase64 *string `json:"content_base64,omitempty"`
 }
 
 func (h *host) cat(ctx context.Context, p catParams) (CatJSON, error) {
-	if err := required("ref", p.Ref, "path", p.Path); err != nil {
+	file, err := pathParam(p.Path, p.PathBase64)
+	if err != nil {
 		return CatJSON{}, err
 	}
-	rc, size, err := h.e.Cat(ctx, h.task(p.Task), p.Ref, p.Path)
+	if err := required("ref", p.Ref, "path", file); err != nil {
+		return CatJSON{}, err
+	}
+	rc, size, err := h.e.Cat(ctx, h.task(p.Task), p.Ref, file)
 	if err != nil {
 		return CatJSON{}, err
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
 	if err != nil {
-		return CatJSON{}, fmt.Errorf("read %s: %w", p.Path, err)
+		return CatJSON{}, fmt.Errorf("read %q: %w", file, err)
 	}
-	out := CatJSON{Path: p.Path, Size: size}
+	out := CatJSON{Path: file, PathBase64: lossless.Base64(file), Size: size}
 	out.Content, out.ContentBase64 = splitText(b)
 	return out, nil
 }

@@ -17,7 +17,7 @@ type HostDiffJSON struct {
 }
 
 type HostFileJSON struct {
-	engine.FileDiff
+	FileJSON
 	BeforeBase64 *string `json:"before_base64,omitempty"`
 	AfterBase64  *string `json:"after_base64,omitempty"`
 }
@@ -29,7 +29,11 @@ func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 		p.From = "HEAD"
 	}
 	defer h.scans.add(ctx)()
-	res, err := h.e.Diff(ctx, p.From, p.To, engine.DiffOptions{Task: h.task(p.Task), Paths: p.Paths, Mode: engine.DiffMode(p.Mode)})
+	paths, err := pathsParam(p.Paths, p.PathsBase64)
+	if err != nil {
+		return HostDiffJSON{}, err
+	}
+	res, err := h.e.Diff(ctx, p.From, p.To, engine.DiffOptions{Task: h.task(p.Task), Paths: paths, Mode: engine.DiffMode(p.Mode)})
 	if err != nil {
 		return HostDiffJSON{}, err
 	}
@@ -39,7 +43,7 @@ func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	}
 	out := HostDiffJSON{From: view.From, To: view.To, Files: make([]HostFileJSON, len(view.Files))}
 	for i, f := range view.Files {
-		hf := HostFileJSON{FileDiff: f}
+		hf := HostFileJSON{FileJSON: f}
 		if !f.TooLarge {
 			if hf.Before, hf.BeforeBase64, err = sideContent(res, res.Changes[i], false); err != nil {
 				return HostDiffJSON{}, err
@@ -107,7 +111,11 @@ func (h *host) restore(ctx context.Context, p restoreParams) (HostRestoreJSON, e
 	if err := required("ref", p.Ref); err != nil {
 		return HostRestoreJSON{}, err
 	}
-	opts := engine.RestoreOptions{Task: h.task(p.Task), Only: engine.Only(p.Only), Paths: p.Paths,
+	paths, err := pathsParam(p.Paths, p.PathsBase64)
+	if err != nil {
+		return HostRestoreJSON{}, err
+	}
+	opts := engine.RestoreOptions{Task: h.task(p.Task), Only: engine.Only(p.Only), Paths: paths,
 		DryRun: p.DryRun, NoBackup: p.NoBackup, Force: p.Force}
 	defer h.scans.add(ctx)()
 	res, err := h.e.Restore(ctx, p.Ref, opts)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // SaveJSON is the save command's JSON shape.
@@ -34,9 +35,10 @@ type StatsJSON struct {
 }
 
 type SkippedJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-	Error  string `json:"error,omitempty"`
+	Path       string  `json:"path"`
+	PathBase64 *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8 (package lossless)
+	Reason     string  `json:"reason"`
+	Error      string  `json:"error,omitempty"`
 }
 
 // SaveView is the JSON shape of a save result.
@@ -50,7 +52,7 @@ func SaveView(res *engine.SaveResult) SaveJSON {
 		SettledJSON: SettledView(res.Settled),
 	}
 	for _, s := range res.Skipped {
-		sj := SkippedJSON{Path: s.Path, Reason: s.Reason}
+		sj := SkippedJSON{Path: s.Path, PathBase64: lossless.Base64(s.Path), Reason: s.Reason}
 		if s.Err != nil {
 			sj.Error = s.Err.Error()
 		}
@@ -130,26 +132,36 @@ type LsJSON struct {
 }
 
 type EntryJSON struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
-	Mode string `json:"mode"`
-	Size int64  `json:"size"`
-	ID   string `json:"id"`
+	Path       string  `json:"path"`
+	PathBase64 *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8
+	Kind       string  `json:"kind"`
+	Mode       string  `json:"mode"`
+	Size       int64   `json:"size"`
+	ID         string  `json:"id"`
 }
 
 func LsView(entries []engine.LsEntry) LsJSON {
 	out := make([]EntryJSON, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, EntryJSON{Path: e.Path, Kind: string(e.Kind), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
+		out = append(out, EntryJSON{Path: e.Path, PathBase64: lossless.Base64(e.Path), Kind: string(e.Kind), Mode: fmt.Sprintf("%04o", e.Mode), Size: e.Size, ID: e.ID.String()})
 	}
 	return LsJSON{out}
 }
 
 // DiffJSON is the diff command's JSON shape.
 type DiffJSON struct {
-	From  string            `json:"from"`
-	To    string            `json:"to"`
-	Files []engine.FileDiff `json:"files"` // contents null for a side that does not exist, is binary or is too large
+	From  string     `json:"from"`
+	To    string     `json:"to"`
+	Files []FileJSON `json:"files"` // contents null for a side that does not exist, is binary or is too large
+}
+
+// FileJSON is one change of a diff, with the bytes of its names that are
+// not valid UTF-8.
+type FileJSON struct {
+	engine.FileDiff
+	PathBase64     *string `json:"path_base64,omitempty"`
+	AbsoluteBase64 *string `json:"absolute_base64,omitempty"`
+	OldPathBase64  *string `json:"old_path_base64,omitempty"`
 }
 
 // DiffView describes every change with its (text) contents.
@@ -162,39 +174,55 @@ func DiffView(res *engine.DiffResult, format engine.DiffFormat) (DiffJSON, error
 	if res.ToWorkspace {
 		to = engine.WorkspaceRef
 	}
-	return DiffJSON{From: res.From.String(), To: to, Files: files}, nil
+	out := DiffJSON{From: res.From.String(), To: to, Files: make([]FileJSON, len(files))}
+	for i, f := range files {
+		out.Files[i] = FileJSON{FileDiff: f, PathBase64: lossless.Base64(f.Path), AbsoluteBase64: lossless.Base64(f.Absolute),
+			OldPathBase64: lossless.Base64(f.OldPath)}
+	}
+	return out, nil
 }
 
 // RestoreJSON is the restore command's JSON shape.
 // ConflictJSON is a path a restore left alone, and why.
 type ConflictJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path       string  `json:"path"`
+	PathBase64 *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8
+	Reason     string  `json:"reason"`
+}
+
+// ConflictView is the JSON shape of a conflict whose reason is given.
+func ConflictView(path, reason string) ConflictJSON {
+	return ConflictJSON{Path: path, PathBase64: lossless.Base64(path), Reason: reason}
 }
 
 type RestoreJSON struct {
-	Restored     string         `json:"restored"`
-	Backup       string         `json:"backup"`
-	Written      int            `json:"written"`
-	Deleted      int            `json:"deleted"`
-	WrittenPaths []string       `json:"written_paths"`
-	DeletedPaths []string       `json:"deleted_paths"`
-	Conflicts    []ConflictJSON `json:"conflicts"`
-	State        string         `json:"state,omitempty"`
-	DryRun       bool           `json:"dry_run"`
-	DurationMs   int64          `json:"duration_ms"`
+	Restored     string   `json:"restored"`
+	Backup       string   `json:"backup"`
+	Written      int      `json:"written"`
+	Deleted      int      `json:"deleted"`
+	WrittenPaths []string `json:"written_paths"`
+	DeletedPaths []string `json:"deleted_paths"`
+	// WrittenPathsBase64 and DeletedPathsBase64 are every path of their
+	// list, in order, when one is not valid UTF-8 (package lossless).
+	WrittenPathsBase64 []string       `json:"written_paths_base64,omitempty"`
+	DeletedPathsBase64 []string       `json:"deleted_paths_base64,omitempty"`
+	Conflicts          []ConflictJSON `json:"conflicts"`
+	State              string         `json:"state,omitempty"`
+	DryRun             bool           `json:"dry_run"`
+	DurationMs         int64          `json:"duration_ms"`
 }
 
 // RestoreView is the JSON shape of a restore result.
 func RestoreView(res *engine.RestoreResult, dryRun bool) RestoreJSON {
 	conflicts := make([]ConflictJSON, len(res.Conflicts))
 	for i, c := range res.Conflicts {
-		conflicts[i] = ConflictJSON{Path: c.Path, Reason: ConflictReason(c)}
+		conflicts[i] = ConflictView(c.Path, ConflictReason(c))
 	}
 	return RestoreJSON{
 		Restored: res.Restored.String(), Backup: res.Backup.Text(),
 		Written: len(res.Written), Deleted: len(res.Deleted),
 		WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
+		WrittenPathsBase64: lossless.Base64List(res.Written), DeletedPathsBase64: lossless.Base64List(res.Deleted),
 		Conflicts: conflicts, State: res.State.Text(), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
 	}
 }
@@ -251,11 +279,19 @@ type DiscardedJSON struct {
 
 // JournalJSON is an interrupted restore's journal.
 type JournalJSON struct {
-	Task    string    `json:"task"`
-	Target  string    `json:"target"`
-	Backup  string    `json:"backup"`
-	Paths   []string  `json:"paths,omitempty"`
-	Started time.Time `json:"started"`
+	Task   string   `json:"task"`
+	Target string   `json:"target"`
+	Backup string   `json:"backup"`
+	Paths  []string `json:"paths,omitempty"`
+	// PathsBase64 is every path, in order, when one is not valid UTF-8.
+	PathsBase64 []string  `json:"paths_base64,omitempty"`
+	Started     time.Time `json:"started"`
+}
+
+// JournalView is the JSON shape of an interrupted restore's journal.
+func JournalView(j *engine.Journal) *JournalJSON {
+	return &JournalJSON{Task: j.Task, Target: j.Target.Text(), Backup: j.Backup.Text(), Paths: j.Paths,
+		PathsBase64: lossless.Base64List(j.Paths), Started: j.Started}
 }
 
 // ErrorJSON is the JSON document of a failed command.

@@ -1,6 +1,9 @@
 package protocol
 
-import "github.com/ckpt/ckpt/engine"
+import (
+	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/lossless"
+)
 
 // HistoryJSON is the log command's JSON shape: the checkpoints in which a
 // path changed, newest first, with the changes under the paths.
@@ -19,11 +22,13 @@ type HistoryEntryJSON struct {
 // HistoryChangeJSON is one changed path: status, sizes before and after
 // (-1 for a side that does not exist).
 type HistoryChangeJSON struct {
-	Path    string `json:"path"`
-	OldPath string `json:"old_path,omitempty"`
-	Status  string `json:"status"`
-	Before  int64  `json:"size_before"`
-	After   int64  `json:"size_after"`
+	Path          string  `json:"path"`
+	PathBase64    *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8 (package lossless)
+	OldPath       string  `json:"old_path,omitempty"`
+	OldPathBase64 *string `json:"old_path_base64,omitempty"`
+	Status        string  `json:"status"`
+	Before        int64   `json:"size_before"`
+	After         int64   `json:"size_after"`
 }
 
 // HistoryView is the JSON shape of a history.
@@ -32,7 +37,8 @@ func HistoryView(h *engine.History) HistoryJSON {
 	for i, e := range h.Entries {
 		changes := make([]HistoryChangeJSON, len(e.Diff.Changes))
 		for j, c := range e.Diff.Changes {
-			changes[j] = HistoryChangeJSON{Path: c.Path, OldPath: c.OldPath, Status: string(c.Status), Before: SideSize(c.Before), After: SideSize(c.After)}
+			changes[j] = HistoryChangeJSON{Path: c.Path, PathBase64: lossless.Base64(c.Path), OldPath: c.OldPath,
+				OldPathBase64: lossless.Base64(c.OldPath), Status: string(c.Status), Before: SideSize(c.Before), After: SideSize(c.After)}
 		}
 		out.Entries[i] = HistoryEntryJSON{Checkpoint: CheckpointView(e.Checkpoint), Changes: changes}
 	}
@@ -49,20 +55,23 @@ func SideSize(s *engine.ChangeSide) int64 {
 
 // ExportJSON is the export command's JSON shape.
 type ExportJSON struct {
-	Checkpoint string         `json:"checkpoint"`
-	Dir        string         `json:"dir,omitempty"`
-	Written    []string       `json:"written_paths"`
-	Conflicts  []ConflictJSON `json:"conflicts"`
+	Checkpoint    string         `json:"checkpoint"`
+	Dir           string         `json:"dir,omitempty"`
+	DirBase64     *string        `json:"dir_base64,omitempty"` // dir's bytes when it is not valid UTF-8 (package lossless)
+	Written       []string       `json:"written_paths"`
+	WrittenBase64 []string       `json:"written_paths_base64,omitempty"` // every written path, in order, when one is not valid UTF-8
+	Conflicts     []ConflictJSON `json:"conflicts"`
 }
 
 // ExportView is the JSON shape of an export.
 func ExportView(res *engine.ExportResult) ExportJSON {
-	out := ExportJSON{Checkpoint: res.Checkpoint.String(), Dir: res.Dir, Written: res.Written, Conflicts: []ConflictJSON{}}
+	out := ExportJSON{Checkpoint: res.Checkpoint.String(), Dir: res.Dir, DirBase64: lossless.Base64(res.Dir), Written: res.Written,
+		WrittenBase64: lossless.Base64List(res.Written), Conflicts: []ConflictJSON{}}
 	if out.Written == nil {
 		out.Written = []string{}
 	}
 	for _, c := range res.Conflicts {
-		out.Conflicts = append(out.Conflicts, ConflictJSON{Path: c.Path, Reason: c.Reason})
+		out.Conflicts = append(out.Conflicts, ConflictView(c.Path, c.Reason))
 	}
 	return out
 }

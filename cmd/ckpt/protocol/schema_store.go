@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // DropJSON is the drop command's JSON shape.
@@ -77,7 +78,7 @@ func VerifyView(rep *engine.VerifyReport) VerifyJSON {
 	out := VerifyJSON{OK: rep.OK(), Quick: rep.Quick, Checkpoints: rep.Checkpoints, Trees: rep.Trees, Blobs: rep.Blobs,
 		Locators: rep.Locators, Packs: rep.Packs, BytesHashed: rep.BytesHashed, Problems: make([]ProblemJSON, 0, len(rep.Problems))}
 	for _, p := range rep.Problems {
-		out.Problems = append(out.Problems, ProblemJSON{p.Checkpoint.Text(), p.Task, p.Seq, p.Path, p.Object.Text(), p.Kind, p.Message})
+		out.Problems = append(out.Problems, ProblemJSON{p.Checkpoint.Text(), p.Task, p.Seq, p.Path, lossless.Base64(p.Path), p.Object.Text(), p.Kind, p.Message})
 	}
 	return out
 }
@@ -97,13 +98,14 @@ type VerifyJSON struct {
 }
 
 type ProblemJSON struct {
-	Checkpoint string `json:"checkpoint"`
-	Task       string `json:"task"`
-	Seq        uint64 `json:"seq"`
-	Path       string `json:"path"`
-	Object     string `json:"object"`
-	Kind       string `json:"kind"`
-	Message    string `json:"message"`
+	Checkpoint string  `json:"checkpoint"`
+	Task       string  `json:"task"`
+	Seq        uint64  `json:"seq"`
+	Path       string  `json:"path"`
+	PathBase64 *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8 (package lossless)
+	Object     string  `json:"object"`
+	Kind       string  `json:"kind"`
+	Message    string  `json:"message"`
 }
 
 // StoreStatsJSON is the stats command's JSON shape.

@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -44,34 +45,13 @@ type wireCall struct {
 // its JSON-RPC method. Run with -update to rewrite the goldens after a
 // deliberate change of the wire schema (and update the TypeScript types).
 func TestWireShapesMatchTheGoldens(t *testing.T) {
-	ctx := context.Background()
 	ws := t.TempDir()
-	clock := time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
-	e, err := engine.Open(ctx, ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return clock }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	session := protocol.Session{Task: engine.DefaultTask}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { err := protocol.ServeJSONRPC(ctx, e, session, inR, outW); outW.Close(); done <- err }()
-	c := protocoltest.NewClient(t, inW, outR)
-	defer func() {
-		inW.Close()
-		c.Drain()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	mcpCall := mcpSession(t, e, session)
+	c, mcpCall := wireSession(t, ws)
 	exportDir := filepath.Join(t.TempDir(), "export")
 	failsWithCBin := "test ! -e c.bin" // the bisect's test: checkpoints with c.bin are bad
 	if runtime.GOOS == "windows" {
 		failsWithCBin = "if exist c.bin (exit 1) else (exit 0)"
 	}
-
 	calls := []wireCall{
 		{golden: "save", method: "save", params: map[string]any{"message": "first"},
 			edit: map[string]string{"a.txt": "one\n", "src/b.go": "package b\n"}},
@@ -99,7 +79,7 @@ func TestWireShapesMatchTheGoldens(t *testing.T) {
 		// Each step's files get a modification time of their own, long
 		// past: none is racily clean (which a save rehashes, so bytes_hashed
 		// would follow the machine's speed), and same-size edits still show.
-		stamp := clock.Add(time.Duration(step-len(calls)) * time.Hour)
+		stamp := wireClock.Add(time.Duration(step-len(calls)) * time.Hour)
 		for name, content := range call.edit {
 			path := filepath.Join(ws, name)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -121,6 +101,7 @@ func TestWireShapesMatchTheGoldens(t *testing.T) {
 			events = append(events, doc)
 		}
 		var got []byte
+		var err error
 		if m.Error != nil {
 			got, err = json.Marshal(map[string]any{"error": m.Error})
 		} else {
@@ -141,6 +122,35 @@ func TestWireShapesMatchTheGoldens(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, norm, "events", all)
+}
+
+// wireClock is the engine's time in the golden sessions.
+var wireClock = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+
+// wireSession serves an engine on workspace ws, whose clock stands still,
+// over JSON-RPC (the client returned) and MCP (the function calling a tool
+// and returning its structured content), until the test ends.
+func wireSession(t *testing.T, ws string) (*protocoltest.Client, func(method string, params map[string]any) []byte) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, ws, engine.Options{StoreDir: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return wireClock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := protocol.Session{Task: engine.DefaultTask}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { err := protocol.ServeJSONRPC(ctx, e, session, inR, outW); outW.Close(); done <- err }()
+	c := protocoltest.NewClient(t, inW, outR)
+	t.Cleanup(func() {
+		inW.Close()
+		c.Drain()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		e.Close()
+	})
+	return c, mcpSession(t, e, session)
 }
 
 // readOnly methods can be asked twice without changing what they answer.
@@ -223,7 +233,7 @@ func checkGolden(t *testing.T, n *normaliser, name string, doc []byte) {
 
 // normaliser replaces what depends on the run rather than on the shapes:
 // durations (0), the workspace's and the export's temporary paths (in
-// workspaceDir and absolute paths), and checkpoint and object
+// workspaceDir and absolute paths, also in their base64 form), and checkpoint and object
 // ids (the checkpoint's stats hold a measured duration), each id by a
 // placeholder numbered in order of first appearance across the session, so
 // that a document still names the same checkpoint as another.
@@ -242,6 +252,8 @@ func (n *normaliser) value(v any) any {
 			switch k {
 			case "duration_ms", "duration":
 				v[k] = 0
+			case "absolute_base64":
+				v[k] = n.base64(v[k])
 			default:
 				v[k] = n.value(v[k])
 			}
@@ -269,4 +281,15 @@ func (n *normaliser) value(v any) any {
 		return n.ids[v]
 	}
 	return v
+}
+
+// base64 is v, the base64 of an absolute path, with the workspace's
+// temporary path written WORKSPACE.
+func (n *normaliser) base64(v any) any {
+	s, _ := v.(string)
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return v
+	}
+	return base64.StdEncoding.EncodeToString([]byte(n.value(string(b)).(string)))
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+)
+
+// Two names that differ only in bytes that are not UTF-8 (Linux file
+// systems take any bytes; macOS and Windows refuse such names, so this
+// test is Linux only) stay apart in ls, diff and log --json, and the
+// name decoded from a reported path_base64, given back on the command
+// line, restores exactly that file: without a server, and through one
+// (which gets the command line as JSON).
+func TestCLINamesThatAreNotUTF8RoundTrip(t *testing.T) {
+	e := newEnv(t)
+	ff, fe := "a\xff", "a\xfe"
+	e.write(ff, "ff one\n")
+	e.write(fe, "fe one\n")
+	e.ok("save", "-m", "one")
+	e.write(ff, "ff two\n")
+	e.write(fe, "fe two\n")
+	e.ok("save", "-m", "two")
+
+	names := func(args ...string) []string {
+		t.Helper()
+		ls := decode[protocol.LsJSON](t, e.ok(args...))
+		var out []string
+		for _, en := range ls.Entries {
+			out = append(out, rawName(t, en.Path, en.PathBase64))
+		}
+		return out
+	}
+	reported := names("ls", "--json", "@2")
+	if !slices.Equal(reported, []string{fe, ff}) {
+		t.Fatalf("ls --json names %q, want %q", reported, []string{fe, ff})
+	}
+	diff := decode[protocol.DiffJSON](t, e.ok("diff", "--json", "@1", "@2"))
+	if len(diff.Files) != 2 || rawName(t, diff.Files[0].Path, diff.Files[0].PathBase64) != fe ||
+		rawName(t, diff.Files[1].Path, diff.Files[1].PathBase64) != ff {
+		t.Fatalf("diff --json = %+v", diff.Files)
+	}
+	hist := decode[protocol.HistoryJSON](t, e.ok("log", "--json", ff))
+	if len(hist.Entries) != 2 || rawName(t, hist.Entries[0].Changes[0].Path, hist.Entries[0].Changes[0].PathBase64) != ff {
+		t.Fatalf("log --json %q = %+v", ff, hist.Entries)
+	}
+
+	res := decode[protocol.RestoreJSON](t, e.ok("restore", "--json", "@1", "--", reported[1]))
+	if len(res.WrittenPathsBase64) != 1 || rawName(t, res.WrittenPaths[0], &res.WrittenPathsBase64[0]) != ff {
+		t.Fatalf("restore --json = %+v", res)
+	}
+	if got := [2]string{e.read(ff), e.read(fe)}; got != [2]string{"ff one\n", "fe two\n"} {
+		t.Fatalf("after restoring %q: %q", ff, got)
+	}
+
+	srv := e.listenServer()
+	if got := names("--lock-timeout", "0", "ls", "--json", "@2"); !slices.Equal(got, reported) {
+		t.Fatalf("ls --json through the server names %q, want %q", got, reported)
+	}
+	e.ok("--lock-timeout", "0", "restore", "@1", "--", reported[0])
+	if got := [2]string{e.read(ff), e.read(fe)}; got != [2]string{"ff one\n", "fe one\n"} {
+		t.Fatalf("after restoring %q through the server: %q", fe, got)
+	}
+	if r := e.run("", "--lock-timeout", "0", "restore", "@2", "--", "a\ufffd"); r.code != protocol.ExitUsage {
+		t.Fatalf("restoring the lossy name through the server: exit %d %q, want %d", r.code, r.stderr, protocol.ExitUsage)
+	}
+	stopServer(t, srv, e.store)
+}
+
+func (e *env) read(rel string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.ws, rel))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// rawName is a reported name's bytes: path_base64 decoded when given.
+func rawName(t *testing.T, path string, pathBase64 *string) string {
+	t.Helper()
+	if pathBase64 == nil {
+		return path
+	}
+	b, err := base64.StdEncoding.DecodeString(*pathBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
