@@ -49,6 +49,43 @@ func (e *Engine) list(ctx context.Context, task string) (*Log, error) {
 	return log, nil
 }
 
+// ListPage returns up to limit (at least 1) of a task's checkpoints whose
+// sequence number is below before (0: from the newest, the head or a later
+// checkpoint a restore left), newest first, and whether older ones remain.
+// A page costs what it returns, however large before is and whatever gaps
+// gc left below it. An unknown task has an empty page.
+func (e *Engine) ListPage(ctx context.Context, task string, before uint64, limit int) ([]CheckpointInfo, bool, error) {
+	page, more, err := e.listPage(ctx, task, before, max(limit, 1))
+	return page, more, translate(err, e.storeDir)
+}
+
+func (e *Engine) listPage(ctx context.Context, task string, before uint64, limit int) ([]CheckpointInfo, bool, error) {
+	task, err := taskName(task)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	head, _, err := e.db.Task(task)
+	if err != nil {
+		return nil, false, err
+	}
+	ids, more, err := e.db.CheckpointsBefore(task, before, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]CheckpointInfo, 0, len(ids))
+	for _, s := range ids {
+		cp, err := e.checkpoint(s.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, checkpointInfo(ID(s.ID), cp, s.ID == head.Head))
+	}
+	return out, more, nil
+}
+
 // Show resolves ref in task and returns its checkpoint.
 func (e *Engine) Show(ctx context.Context, task, ref string) (CheckpointInfo, error) {
 	if err := ctx.Err(); err != nil {

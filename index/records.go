@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -110,6 +112,54 @@ func (db *DB) TaskCheckpoints(task string) ([]objects.ID, error) {
 		return nil
 	})
 	return ids, err
+}
+
+// SeqID is a checkpoint of a task with its sequence number.
+type SeqID struct {
+	Seq uint64
+	ID  objects.ID
+}
+
+// CheckpointsBefore returns up to limit of task's checkpoints whose
+// sequence number is below before (0: from the newest), newest first, and
+// whether older ones remain. It reads only the keys it returns (and one
+// more), however far below before the first one lies: gaps left by gc cost
+// nothing.
+func (db *DB) CheckpointsBefore(task string, before uint64, limit int) (out []SeqID, more bool, err error) {
+	prefix := taskSeqPrefix(task)
+	upper := prefixEnd(prefix)
+	if before > 0 {
+		upper = taskSeqKey(task, before)
+	}
+	defer db.health.recovered("scan "+describeKey(prefix), &err)
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
+	if err != nil {
+		return nil, false, fmt.Errorf("scan %s: %w", describeKey(prefix), db.health.classify(err))
+	}
+	defer func() {
+		if cerr := it.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("scan %s: %w", describeKey(prefix), db.health.classify(cerr))
+		}
+	}()
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if len(out) == limit {
+			return out, true, nil
+		}
+		k := it.Key()
+		if len(k) != len(prefix)+8 {
+			return nil, false, objects.MarkCorrupt(fmt.Errorf("key %s: length %d", describeKey(k), len(k)))
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, false, fmt.Errorf("read %s: %w", describeKey(k), db.health.classify(err))
+		}
+		id, err := decodeIDValue(v)
+		if err != nil {
+			return nil, false, fmt.Errorf("key %s: %w", describeKey(k), err)
+		}
+		out = append(out, SeqID{Seq: binary.BigEndian.Uint64(k[len(prefix):]), ID: id})
+	}
+	return out, false, nil
 }
 
 // Config returns the store setting key; false if it is unset.

@@ -81,6 +81,15 @@ func TestCheckpointPagesCoverTheTaskOnceNewestFirst(t *testing.T) {
 			t.Fatalf("position %d holds @%d, want @%d", i, seq, n-i)
 		}
 	}
+	// A before far past the newest is the newest page, read by key: it
+	// does not look every sequence number up on its way down.
+	var p ui.Page
+	if code := getJSON(t, srv.URL+"/api/checkpoints?task=default&limit=5&before="+itoa(1<<62), &p); code != http.StatusOK {
+		t.Fatalf("page before 2^62: %d", code)
+	}
+	if len(p.Checkpoints) != 5 || p.Checkpoints[0].Seq != n || p.Next != n-4 {
+		t.Fatalf("page before 2^62 = %d checkpoints from @%d, next %d", len(p.Checkpoints), p.Checkpoints[0].Seq, p.Next)
+	}
 }
 
 func TestDiffListsChangesAndFilesShowTextBinaryAndImages(t *testing.T) {

@@ -3,7 +3,6 @@ package uiengine
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 
 	"github.com/ckpt/ckpt/engine"
@@ -159,52 +158,24 @@ func checkpointOf(ci engine.CheckpointInfo) ui.Checkpoint {
 	return cp
 }
 
-// Checkpoints implements ui.Backend. It walks sequence numbers down from the
-// newest (the head, or a later checkpoint left by a restore), one lookup per
-// checkpoint returned, so a page costs what it shows.
+// Checkpoints implements ui.Backend: one page read newest first from the
+// task's sequence keys, costing what it shows whatever q.Before asks.
 func (b *Backend) Checkpoints(ctx context.Context, task string, q ui.PageQuery) (p ui.Page, err error) {
 	err = b.with(ctx, false, func(e *engine.Engine) error {
-		p, err = checkpointPage(ctx, e, task, q)
-		return err
+		page, more, err := e.ListPage(ctx, task, q.Before, q.Limit)
+		if err != nil {
+			return err
+		}
+		for _, ci := range page {
+			p.Checkpoints = append(p.Checkpoints, checkpointOf(ci))
+		}
+		if more {
+			p.Next = page[len(page)-1].Seq
+		}
+		return nil
 	})
 	return p, err
 }
-
-func checkpointPage(ctx context.Context, e *engine.Engine, task string, q ui.PageQuery) (ui.Page, error) {
-	top := q.Before
-	if top == 0 {
-		head, err := e.Show(ctx, task, "HEAD")
-		if errors.Is(err, engine.ErrUnknownRef) {
-			return ui.Page{}, nil
-		} else if err != nil {
-			return ui.Page{}, err
-		}
-		top = head.Seq + 1
-		for {
-			if _, err := e.Show(ctx, task, "@"+itoa(top)); err != nil {
-				break
-			}
-			top++
-		}
-	}
-	var p ui.Page
-	seq := top - 1
-	for ; seq >= 1 && len(p.Checkpoints) < q.Limit; seq-- {
-		ci, err := e.Show(ctx, task, "@"+itoa(seq))
-		if errors.Is(err, engine.ErrUnknownRef) {
-			continue // dropped by gc
-		} else if err != nil {
-			return ui.Page{}, err
-		}
-		p.Checkpoints = append(p.Checkpoints, checkpointOf(ci))
-	}
-	if seq >= 1 {
-		p.Next = seq + 1
-	}
-	return p, nil
-}
-
-func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
 
 func changeOf(c engine.Change) ui.FileChange {
 	fc := ui.FileChange{Path: c.Path, OldPath: c.OldPath, Status: string(c.Status)}
