@@ -6,11 +6,12 @@ import { CkptCalls } from "./calls.js";
 import { CkptConnectionError, errorFromExit } from "./errors.js";
 import { RpcConnection, type CallOptions } from "./rpc.js";
 import { Holder } from "./hold.js";
+import { workspaceArgs, type Workspace } from "./server.js";
 
 /** How to start `ckpt serve`. */
 export interface StartOptions {
-  /** The workspace directory (-C). */
-  workspace: string;
+  /** The workspace directory (-C), or the roots of a multi-root workspace (-C each). */
+  workspace: Workspace;
   /** The store directory (--store); default: ckpt's own choice. */
   store?: string;
   /** The default task of calls that name none (--task). */
@@ -86,13 +87,13 @@ export class CkptClient extends CkptCalls {
   }
 
   /**
-   * start spawns `ckpt serve -C workspace [--store S] [--task T] [args...]`.
+   * start spawns `ckpt serve -C workspace... [--store S] [--task T] [args...]`.
    * It throws when no binary is found; a binary that cannot be run makes
    * every call reject with a CkptConnectionError.
    */
   static start(opts: StartOptions): CkptClient {
     const binary = findBinary(opts.binary === undefined ? {} : { binary: opts.binary });
-    const args = ["serve", "-C", opts.workspace];
+    const args = ["serve", ...workspaceArgs(opts.workspace)];
     if (opts.store !== undefined) args.push("--store", opts.store);
     if (opts.task !== undefined) args.push("--task", opts.task);
     args.push(...(opts.args ?? []));

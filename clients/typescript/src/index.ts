@@ -2,6 +2,7 @@ export { CkptClient, type StartOptions, type ExitInfo } from "./client.js";
 export { CkptSharedClient, type ConnectOptions, type AttachResult } from "./shared.js";
 export { CkptCalls } from "./calls.js";
 export { findBinary, type FindBinaryOptions } from "./binary.js";
+export type { Workspace } from "./server.js";
 export { RpcConnection, type CallOptions, type Notification } from "./rpc.js";
 export * from "./errors.js";
 export type * from "./types.js";

@@ -7,12 +7,29 @@ import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { CkptConnectionError, errorFromExit } from "./errors.js";
 
+/**
+ * A workspace: one directory, or the directories of a multi-root workspace
+ * (one checkpoint over all of them, each root under its directory's base
+ * name, made unique with -2, -3, ... in the order given).
+ */
+export type Workspace = string | readonly string[];
+
+/** workspaceArgs is `-C DIR` for the workspace's directory, or for each root. */
+export function workspaceArgs(w: Workspace): string[] {
+  return (typeof w === "string" ? [w] : w).flatMap((dir) => ["-C", dir]);
+}
+
+/** workspaceParams names the workspace in `attach`: `workspace`, or `roots`. */
+export function workspaceParams(w: Workspace): { workspace: string } | { roots: { dir: string }[] } {
+  return typeof w === "string" ? { workspace: w } : { roots: w.map((dir) => ({ dir })) };
+}
+
 /** How to start the store's server when none answers. */
 export interface ServerStart {
   /** The ckpt executable. */
   binary: string;
-  /** The workspace directory (-C). */
-  workspace: string;
+  /** The workspace directory, or the roots of a multi-root workspace (-C each). */
+  workspace: Workspace;
   /** The store directory (--store); default: ckpt's own choice. */
   store?: string;
   /** The exclusion profile (--profile); default: ckpt's. */
@@ -68,7 +85,7 @@ const stderrTail = 8 << 10;
  * cannot be run.
  */
 export function startServer(s: ServerStart): Promise<Listening> {
-  const args = ["serve", "--listen", "--idle", s.idle, "--json", "-C", s.workspace];
+  const args = ["serve", "--listen", "--idle", s.idle, "--json", ...workspaceArgs(s.workspace)];
   if (s.store !== undefined) args.push("--store", s.store);
   if (s.profile !== undefined) args.push("--profile", s.profile);
   args.push(...(s.args ?? []));

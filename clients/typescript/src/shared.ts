@@ -7,12 +7,12 @@ import { CkptCalls } from "./calls.js";
 import { CkptConnectionError } from "./errors.js";
 import { Holder } from "./hold.js";
 import { RpcConnection, type CallOptions } from "./rpc.js";
-import { dial, endpointOf, startServer, type Listening } from "./server.js";
+import { dial, endpointOf, startServer, workspaceParams, type Listening, type Workspace } from "./server.js";
 
 /** How to reach the store's server, and how to start it when none runs. */
 export interface ConnectOptions {
-  /** The workspace directory. */
-  workspace: string;
+  /** The workspace directory, or the roots of a multi-root workspace. */
+  workspace: Workspace;
   /** The store directory; default: ckpt's own choice for the workspace. */
   store?: string;
   /** The default task of calls that name none. */
@@ -34,6 +34,8 @@ export interface ConnectOptions {
 /** What the server answers `attach` with. */
 export interface AttachResult {
   workspace: string;
+  /** A multi-root workspace's roots; workspace is then their identity. */
+  roots?: { name: string; dir: string }[];
   store: string;
   profile: string;
   pid: number;
@@ -41,6 +43,11 @@ export interface AttachResult {
 
 /** The endpoint found for each workspace without an explicit store, so that reconnecting costs no process. */
 const endpoints = new Map<string, string>();
+
+/** endpointKey is a workspace's key in endpoints: its directory, or its roots in order. */
+function endpointKey(w: Workspace): string {
+  return typeof w === "string" ? w : JSON.stringify(w);
+}
 
 interface Link {
   socket: Socket;
@@ -155,7 +162,7 @@ export class CkptSharedClient extends CkptCalls {
     socket.on("error", () => {}); // "close" follows and reports it
     this.#hold.set([socket]);
     const o = this.#opts;
-    const params: Record<string, unknown> = { workspace: o.workspace };
+    const params: Record<string, unknown> = { ...workspaceParams(o.workspace) };
     if (o.task !== undefined) params.task = o.task;
     if (o.profile !== undefined) params.profile = o.profile;
     const link: Link = { socket, rpc, attached: rpc.call<AttachResult>("attach", params) };
@@ -173,7 +180,7 @@ export class CkptSharedClient extends CkptCalls {
   /** dialOrStart connects to the store's server, starting it if none answers. */
   async #dialOrStart(): Promise<Socket> {
     const o = this.#opts;
-    const known = o.store !== undefined ? await endpointOf(o.store).catch(() => undefined) : endpoints.get(o.workspace);
+    const known = o.store !== undefined ? await endpointOf(o.store).catch(() => undefined) : endpoints.get(endpointKey(o.workspace));
     if (known !== undefined) {
       const socket = await dial(known).catch(() => undefined);
       if (socket) return socket;
@@ -187,7 +194,7 @@ export class CkptSharedClient extends CkptCalls {
       ...(o.serverArgs !== undefined && { args: o.serverArgs }),
       ...(o.env !== undefined && { env: o.env }),
     });
-    if (o.store === undefined) endpoints.set(o.workspace, l.listening);
+    if (o.store === undefined) endpoints.set(endpointKey(o.workspace), l.listening);
     return dial(l.listening).catch((e: Error) => {
       throw new ServerWentAway(new CkptConnectionError(`the store's server at ${l.listening} went away: ${e.message}`,
         { code: null, signal: null, stderr: "" }));
