@@ -94,7 +94,10 @@ test("tools/list: every engine operation, with schemas, a title and the hints of
     if (kind !== "query") assert.equal(ann.destructiveHint, kind === "destructive", `${tool.name} destructiveHint`);
   }
   const required = Object.fromEntries(tools.map((x) => [x.name, x.inputSchema.required ?? []]));
-  assert.deepEqual(required.ckpt_cat.sort(), ["path", "ref"]);
+  // cat names its file by path or by path_base64 (a name that is not UTF-8), so only ref is required.
+  assert.deepEqual(required.ckpt_cat, ["ref"]);
+  const catProps = Object.keys(tools.find((x) => x.name === "ckpt_cat").inputSchema.properties ?? {});
+  assert.ok(catProps.includes("path") && catProps.includes("path_base64"), "ckpt_cat takes path or path_base64");
   assert.deepEqual(required.ckpt_drop, ["task"]);
 });
 
@@ -248,7 +251,8 @@ test("aborting a call in flight rejects it and the server stays usable", async (
     },
   });
   await assert.rejects(pending, (err) => err instanceof McpError && err.message.includes(reason.message));
-  assert.equal(reports, 1);
+  // Reports already on their way when the abort left may still arrive.
+  assert.ok(reports >= 1, "the abort came from inside the running call");
   assert.deepEqual(await client.ping(), {});
   const verify = await call(client, "verify");
   assert.equal(verify.ok, true);
