@@ -2,13 +2,14 @@ package apisurface
 
 import (
 	"flag"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/golden"
 )
 
 var update = flag.Bool("update", false, "write the go doc goldens under testdata/godoc again")
@@ -45,20 +46,10 @@ func TestGoDoc(t *testing.T) {
 	for _, pkg := range public {
 		t.Run(pkg, func(t *testing.T) {
 			got := goTool(t, "doc", "-all", "./"+pkg)
-			golden := filepath.Join(root(t), "testdata", "godoc", strings.ReplaceAll(pkg, "/", "_")+".txt")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (write the goldens with -update)", err)
-			}
-			if got != string(want) {
+			goldenPath := filepath.Join(root(t), "testdata", "godoc", strings.ReplaceAll(pkg, "/", "_")+".txt")
+			if want, ok := golden.Match(t, goldenPath, []byte(got), *update); !ok {
 				t.Errorf("go doc -all ./%s differs from %s:\n%s\nreview the change, then write the goldens again with go test ./internal/apisurface -run TestGoDoc -update",
-					pkg, golden, firstDifference(string(want), got))
+					pkg, goldenPath, firstDifference(string(want), got))
 			}
 		})
 	}

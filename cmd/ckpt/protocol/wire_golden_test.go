@@ -1,7 +1,6 @@
 package protocol_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -24,6 +23,7 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the wire goldens under testdata/wire")
@@ -216,17 +216,7 @@ func checkGolden(t *testing.T, n *normaliser, name string, doc []byte) {
 	}
 	got = append(got, '\n')
 	path := filepath.Join(wireDir, name+".json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
+	if _, ok := golden.Match(t, path, got, *update); !ok {
 		t.Errorf("%s differs from %s (run with -update after a deliberate change):\n%s", name, path, got)
 	}
 }
