@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ckpt/ckpt/internal/blindspot"
 )
 
 // The blind spots of inotify the engine covers on Linux (files with
@@ -172,38 +174,8 @@ func (b *blind) mmapWrite() error {
 	if f == "" {
 		return nil
 	}
-	_, err := mmapRewrite(f, b.bytes(4096), false)
+	_, err := blindspot.MmapRewrite(f, b.bytes(4096), false)
 	return err
-}
-
-// mmapRewrite overwrites the start of file path through a shared writable
-// mapping and syncs it. It closes the descriptor before writing; with
-// keep it returns the mapping still in place (the kernel then reports no
-// close-write event until it is unmapped), else it unmaps it.
-func mmapRewrite(path string, data []byte, keep bool) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Size == 0 {
-		unix.Close(fd)
-		return nil, err
-	}
-	m, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	unix.Close(fd)
-	if err != nil {
-		return nil, err
-	}
-	copy(m, data)
-	if err := unix.Msync(m, unix.MS_SYNC); err != nil {
-		unix.Munmap(m)
-		return nil, err
-	}
-	if keep {
-		return m, nil
-	}
-	return nil, unix.Munmap(m)
 }
 
 // mountOne mounts, on a directory of the workspace, a tmpfs or a bind of
@@ -403,7 +375,7 @@ func (b *blind) unseenChange(t *testing.T, e *Engine, round int) int {
 		os.Chtimes(filepath.Join(b.ws, p), old, old)
 	}
 	saveRoot(t, e)
-	m, err := mmapRewrite(f, []byte("AFTER"), true)
+	m, err := blindspot.MmapRewrite(f, []byte("AFTER"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +415,7 @@ func TestPeriodicReverifyFindsAnUnreportedChange(t *testing.T) {
 	}}
 	e := openAt(t, ws, opts)
 	first, _ := saveRoot(t, e)
-	m, err := mmapRewrite(f, []byte("ONE"), true)
+	m, err := blindspot.MmapRewrite(f, []byte("ONE"), true)
 	if err != nil {
 		t.Fatal(err)
 	}

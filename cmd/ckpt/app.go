@@ -55,6 +55,9 @@ type app struct {
 	// scans, set by serve and mcp before the open, receives the engine's
 	// scan progress.
 	scans *protocol.ScanHub
+	// storeEvents, set by serve and mcp before the open, receives the
+	// engine's store-wide events for every client.
+	storeEvents *protocol.StoreEvents
 	// writeErr is the first failure to write a JSON document: the command
 	// then exits non-zero even if its work succeeded.
 	writeErr error
@@ -273,6 +276,9 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 			var bg *engine.BackgroundError
 			if ev.Type == engine.EventError && errors.As(ev.Err, &bg) {
 				fmt.Fprintf(stderr, "ckpt: %v\n", bg)
+			}
+			if a.storeEvents != nil {
+				a.storeEvents.Send(ev)
 			}
 		},
 	}

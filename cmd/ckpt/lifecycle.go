@@ -162,7 +162,7 @@ func (a *app) statsCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				a.printStats(st, watcherLine(e))
+				a.printStats(st, e)
 				return nil
 			})
 		},
@@ -180,16 +180,23 @@ func watcherLine(e *engine.Engine) string {
 	case w.Backend == "none":
 		return "none (" + w.Fallback + "): every save walks the workspace"
 	case w.Provisional:
-		return fmt.Sprintf("%s, provisional: a full walk at least every few minutes (%d overflows)", w.Backend, w.Overflows)
+		return fmt.Sprintf("%s, provisional: a full walk at least every few minutes (%d overflows%s)", w.Backend, w.Overflows, reverifiedPart(w))
 	}
-	return fmt.Sprintf("%s (%d watches, %d unwatched directories, %d overflows)", w.Backend, w.Watches, w.Unwatched, w.Overflows)
+	return fmt.Sprintf("%s (%d watches, %d unwatched directories, %d overflows%s)", w.Backend, w.Watches, w.Unwatched, w.Overflows, reverifiedPart(w))
 }
 
-func (a *app) printStats(st *engine.StoreStats, watcher string) {
+// reverifiedPart is what the re-verifications of a watcher found.
+func reverifiedPart(w engine.WatchStats) string {
+	return fmt.Sprintf("; %d re-verifications found %d missed changes", w.Reverified, w.Missed)
+}
+
+// printStats prints st and the watcher of e, the engine that answered.
+func (a *app) printStats(st *engine.StoreStats, e *engine.Engine) {
 	if a.json {
-		a.printJSON(protocol.StoreStatsView(st))
+		a.printJSON(protocol.StoreStatsView(st, protocol.WatcherView(e.WatchStats())))
 		return
 	}
+	watcher := watcherLine(e)
 	if a.quiet {
 		return
 	}

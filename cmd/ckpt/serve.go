@@ -20,7 +20,8 @@ func (a *app) serveCommand() *cobra.Command {
 			"dry_run, ...) and results shaped like their --json output. $/cancelRequest {id} cancels a\n" +
 			"request; _meta.progressToken in params asks for $/progress. Events are sent as the\n" +
 			"notifications initialize, checkpoint, restore and error. A change watcher keeps saves at the\n" +
-			"cost of what changed (--watch=false turns it off).\n\n" +
+			"cost of what changed (--watch=false turns it off); a change it missed, found by the periodic\n" +
+			"re-verification, is sent to every client as missedChanges {paths, duration}.\n\n" +
 			"When the store's server (serve --listen) runs, serve attaches to it instead of opening the store:\n" +
 			"its requests run on the server's engine beside every other client's, and it gets the events of\n" +
 			"its --task and of the tasks it saves or restores. Otherwise it opens (and locks) the store itself\n" +
@@ -49,7 +50,8 @@ func (a *app) mcpCommand() *cobra.Command {
 		Short: "Run a Model Context Protocol server on stdio exposing ckpt's checkpoints as tools",
 		Long: "mcp serves every operation of serve as the tool ckpt_<name> (annotated read-only or\n" +
 			"destructive), with progress for _meta.progressToken, cancellation and structured output.\n" +
-			"Events (initialize, checkpoint, restore, error) are sent as log messages of the logger \"ckpt\".\n" +
+			"Events (initialize, checkpoint, restore, error, missedChanges) are sent as log messages of the\n" +
+			"logger \"ckpt\".\n" +
 			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).\n\n" +
 			"When the store's server (serve --listen) runs, mcp attaches to it instead of opening the store:\n" +
 			"each tool call runs on the server's engine beside every other client's (adapters, the CLI, ckpt\n" +
@@ -80,7 +82,7 @@ func (a *app) mcpCommand() *cobra.Command {
 // session is what the host methods of serve and mcp share: the --task, the
 // scan progress and the idle recompression they pause.
 func (a *app) session() protocol.Session {
-	return protocol.Session{Task: a.task, Scans: a.scans, Busy: a.idle.Begin}
+	return protocol.Session{Task: a.task, Scans: a.scans, Busy: a.idle.Begin, Store: a.storeEvents}
 }
 
 // startIdle starts recompressing e's deferred packs while the resident
@@ -92,11 +94,12 @@ func (a *app) startIdle(ctx context.Context, e *engine.Engine) (stop func()) {
 
 // watchFlag adds --watch to a command that keeps the store open for a host
 // (serve, with or without --listen, and mcp): its engine keeps a change
-// watcher on the workspace (engine.Options.Watch) unless --watch=false.
+// watcher on the workspace (engine.Options.Watch) unless --watch=false,
+// and what its re-verifications find reaches every client (storeEvents).
 func (a *app) watchFlag(cmd *cobra.Command) *cobra.Command {
 	var watch bool
 	cmd.Flags().BoolVar(&watch, "watch", true,
 		"keep a change watcher on the workspace, so a save re-reads only the directories that changed (false: every save walks the whole workspace)")
-	cmd.PreRun = func(*cobra.Command, []string) { a.watch = watch }
+	cmd.PreRun = func(*cobra.Command, []string) { a.watch, a.storeEvents = watch, &protocol.StoreEvents{} }
 	return cmd
 }

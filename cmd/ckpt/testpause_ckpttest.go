@@ -24,7 +24,7 @@ func init() {
 		return
 	}
 	var paused atomic.Bool
-	testOptions = func(o *engine.Options) {
+	addTestOptions(func(o *engine.Options) {
 		engine.SetTestPause(o, func(ctx context.Context, at string) {
 			if at != point || !paused.CompareAndSwap(false, true) {
 				return
@@ -34,5 +34,17 @@ func init() {
 			}
 			<-ctx.Done()
 		})
+	})
+}
+
+// addTestOptions makes testOptions apply adjust too, after what the test
+// hooks whose init ran before set.
+func addTestOptions(adjust func(*engine.Options)) {
+	before := testOptions
+	testOptions = func(o *engine.Options) {
+		if before != nil {
+			before(o)
+		}
+		adjust(o)
 	}
 }

@@ -286,7 +286,7 @@ export interface StatsResult {
   live_bytes: number;
   live_fraction: number;
   pack_count: number;
-  packs: { pack: string; bytes: number; live_bytes: number }[];
+  packs: { pack: number; bytes: number; live_bytes: number }[];
   checkpoints: number;
   trees: number;
   blobs: number;
@@ -295,7 +295,27 @@ export interface StatsResult {
   stored_bytes: number;
   dedup_ratio: number;
   compression_ratio: number;
+  /** Packs a first save stored uncompressed, still waiting for compression. */
+  deferred_packs: number;
+  deferred_bytes: number;
   tasks: { name: string; checkpoints: number; logical_bytes: number; exclusive_bytes: number }[];
+  /** The change watcher of the server that answered; absent when none runs. */
+  watcher?: WatcherStats;
+}
+
+/** A server's change watcher and what its re-verifications found. */
+export interface WatcherStats {
+  /** "inotify", "ReadDirectoryChangesW", "FSEvents", or "none" (every save walks the workspace; fallback says why). */
+  backend: string;
+  fallback?: string;
+  provisional: boolean;
+  watches: number;
+  /** Directories that could not be watched, walked at every save. */
+  unwatched: number;
+  overflows: number;
+  /** Re-verifications run, and the changes they found that no event had reported (each sent as missedChanges). */
+  reverified: number;
+  missed: number;
 }
 
 export interface LogParams extends TaskParams {
@@ -392,4 +412,11 @@ export interface CkptEvents {
   checkpoint: { fromHash: string; toHash: string; duration: number; task?: string };
   restore: { commitHash: string; duration: number; task?: string };
   error: { error: string; task?: string };
+  warning: { message: string; task?: string };
+  /**
+   * Sent to every client, whatever its task: a re-verification found these
+   * directories (workspace-relative, "" for the root) changed without an
+   * event from the server's change watcher; the next save reads them.
+   */
+  missedChanges: { paths: string[]; paths_base64?: NameBase64[]; duration: number };
 }

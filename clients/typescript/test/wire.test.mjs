@@ -34,6 +34,7 @@ const types = {
   restore: "T.RestoreResult",
   "restore-lossless": "T.RestoreResult",
   verify: "T.VerifyResult",
+  stats: "T.StatsResult",
   "save-third": "T.SaveResult",
   log: "T.LogResult",
   export: "T.ExportResult",

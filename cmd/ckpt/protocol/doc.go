@@ -11,4 +11,14 @@
 // renaming a field. A method and its tool decode the same params type and
 // encode the same result type, so their schemas cannot drift; the goldens
 // under testdata/wire hold the shapes fixed, for the TypeScript client too.
+//
+// Events reach a host as notifications (MCP: log messages of the logger
+// "ckpt", {"event": name, "params": params}). initialize, checkpoint,
+// restore, warning and error concern one task and go to the connections
+// that are its clients (see Resident). missedChanges concerns the store:
+// a re-verification of the workspace (engine.Reverify, every five minutes
+// on a server) found directories changed without an event from the change
+// watcher, {"paths": [...], "paths_base64"?: [...], "duration": ms}; the
+// next save reads them. Every connection of the serve, serve --listen or
+// mcp that runs the watcher gets it (StoreEvents).
 package protocol

@@ -62,6 +62,10 @@ type Session struct {
 	// Busy, when set, is called as each request starts; the request calls
 	// the function it returns when it ends.
 	Busy func() (end func())
+	// Store receives the engine's store-wide events (open the engine with
+	// Options.OnEvent calling Store.Send), which every connection of the
+	// session gets as notifications; nil: none.
+	Store *StoreEvents
 }
 
 // Routes is the method table as JSON-RPC routes on e. notify sends the

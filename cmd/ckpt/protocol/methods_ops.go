@@ -233,7 +233,7 @@ func (h *host) stats(ctx context.Context, _ noParams) (StoreStatsJSON, error) {
 	if err != nil {
 		return StoreStatsJSON{}, err
 	}
-	return StoreStatsView(st), nil
+	return StoreStatsView(st, WatcherView(h.e.WatchStats())), nil
 }
 
 // splitText returns b as text when it is valid UTF-8, else as base64.

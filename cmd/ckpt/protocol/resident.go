@@ -36,7 +36,8 @@ type AttachResult struct {
 // events of a task reach every connection that is a client of the task:
 // it attached with the task, or a request of it saved or restored the task
 // (the session's Task counts as attached for connections that never
-// attach).
+// attach). The store-wide events of the Session's Store reach every
+// connection.
 type Resident struct {
 	e       *engine.Engine
 	s       Session
@@ -107,6 +108,7 @@ func (r *Resident) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 		delete(r.conns, c)
 		r.mu.Unlock()
 	}()
+	defer r.s.Store.add(func(method string, params any) { _ = c.conn.Notify(method, params) })()
 	return c.conn.Serve(ctx)
 }
 
@@ -139,3 +141,4 @@ func (e InitializeEvent) taskName() string { return e.Task }
 func (e CheckpointEvent) taskName() string { return e.Task }
 func (e RestoreEvent) taskName() string    { return e.Task }
 func (e ErrorEvent) taskName() string      { return e.Task }
+func (e WarningEvent) taskName() string    { return e.Task }

@@ -72,7 +72,8 @@ func closableInput(r io.Reader) io.ReadCloser {
 }
 
 // ServeJSONRPC answers JSON-RPC requests read from r, one per line, on w
-// until r ends or ctx is cancelled; the events go to w as notifications.
+// until r ends or ctx is cancelled; the events (of its requests, and
+// s.Store's) go to w as notifications.
 func ServeJSONRPC(ctx context.Context, e *engine.Engine, s Session, r io.Reader, w io.Writer) error {
 	var conn *jsonrpc.Conn
 	notify := func(method string, params any) { _ = conn.Notify(method, params) }
@@ -81,5 +82,6 @@ func ServeJSONRPC(ctx context.Context, e *engine.Engine, s Session, r io.Reader,
 		return err
 	}
 	conn = srv.NewConn(closableInput(r), w)
+	defer s.Store.add(notify)()
 	return conn.Serve(ctx)
 }

@@ -130,6 +130,35 @@ type StoreStatsJSON struct {
 	DeferredPacks int             `json:"deferred_packs"`
 	DeferredBytes int64           `json:"deferred_bytes"`
 	Tasks         []TaskStatsJSON `json:"tasks"`
+	// Watcher is the change watcher of the engine that answered: a
+	// server's (serve, mcp, serve --listen); omitted when none runs.
+	Watcher *WatcherJSON `json:"watcher,omitempty"`
+}
+
+// WatcherJSON is a server's change watcher (engine.WatchStats).
+type WatcherJSON struct {
+	// Backend is "inotify", "ReadDirectoryChangesW", "FSEvents", or "none"
+	// (every save walks the workspace), and Fallback then says why.
+	Backend     string `json:"backend"`
+	Fallback    string `json:"fallback,omitempty"`
+	Provisional bool   `json:"provisional"`
+	Watches     int    `json:"watches"`
+	Unwatched   int    `json:"unwatched"` // directories walked at every save
+	Overflows   int    `json:"overflows"`
+	// Reverified counts the re-verifications run, Missed the changes they
+	// found that no event had reported (each also sent as missedChanges).
+	Reverified int `json:"reverified"`
+	Missed     int `json:"missed"`
+}
+
+// WatcherView is the JSON shape of an engine's WatchStats; nil when it
+// has no watcher (ok false).
+func WatcherView(w engine.WatchStats, ok bool) *WatcherJSON {
+	if !ok {
+		return nil
+	}
+	v := WatcherJSON(w)
+	return &v
 }
 
 type PackJSON struct {
@@ -145,8 +174,10 @@ type TaskStatsJSON struct {
 	ExclusiveBytes int64  `json:"exclusive_bytes"`
 }
 
-func StoreStatsView(st *engine.StoreStats) StoreStatsJSON {
-	out := StoreStatsJSON{DiskBytes: st.DiskBytes, IndexBytes: st.IndexBytes, PackBytes: st.PackBytes,
+// StoreStatsView is the stats command's JSON shape of st and of the
+// answering engine's watcher (nil: none; see WatcherView).
+func StoreStatsView(st *engine.StoreStats, watcher *WatcherJSON) StoreStatsJSON {
+	out := StoreStatsJSON{Watcher: watcher, DiskBytes: st.DiskBytes, IndexBytes: st.IndexBytes, PackBytes: st.PackBytes,
 		LiveBytes: st.LiveBytes, LiveFraction: st.LiveFraction, PackCount: len(st.Packs),
 		Packs: make([]PackJSON, 0, len(st.Packs)), Checkpoints: st.Checkpoints, Trees: st.Trees, Blobs: st.Blobs,
 		LogicalBytes: st.LogicalBytes, UniqueBytes: st.UniqueBytes, StoredBytes: st.StoredBytes,
