@@ -72,8 +72,12 @@ func acquireLock(ctx context.Context, path, command string, timeout time.Duratio
 }
 
 // waitForLock locks f, polling until start+timeout (or the transition
-// grace) as acquireLock describes.
+// grace) as acquireLock describes. While it waits it marks itself a
+// waiter (waiterMark), so that a holder working in slices gives the store
+// up early (Engine.Awaited).
 func waitForLock(ctx context.Context, f *os.File, path string, start time.Time, timeout time.Duration) error {
+	waiting := waiterMark{path: filepath.Join(filepath.Dir(path), waitersName)}
+	defer waiting.drop()
 	for {
 		ok, err := osfs.TryLock(f)
 		if err != nil {
@@ -82,6 +86,7 @@ func waitForLock(ctx context.Context, f *os.File, path string, start time.Time, 
 		if ok {
 			return nil
 		}
+		waiting.try()
 		if now := time.Now(); !now.Before(start.Add(timeout)) {
 			holder := readHolder(f)
 			if holder != "" || now.Sub(start) >= lockTransitionGrace {

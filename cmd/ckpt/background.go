@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/background"
 	"github.com/ckpt/ckpt/internal/localsock"
 )
 
@@ -28,6 +29,19 @@ const backgroundCommand = "background-recompress"
 // releases the store between them, and a command waiting for the lock
 // (it polls every 20 ms) takes it in that gap.
 const backgroundPause = 100 * time.Millisecond
+
+// backgroundBackoff is the pause after the background process gave the
+// store up to a command that waited for it: commands come in bursts.
+const backgroundBackoff = time.Second
+
+// backgroundProbe is how often the background process asks, while it
+// compresses a pack, whether a command waits for the store
+// (engine.Engine.Awaited); it then drops the pack's work so far and
+// releases the store.
+const backgroundProbe = 10 * time.Millisecond
+
+// errYield ends a pack's slice for a command that waits for the store.
+var errYield = errors.New("a command waits for the store")
 
 // backgroundSlice bounds one wait for the store's lock in the background
 // process, so that it notices a server (or the store's removal) while it
@@ -58,6 +72,9 @@ func (a *app) maybeStartBackground(e *engine.Engine) int {
 	}
 	if _, packs, err := e.Deferred(); err != nil || packs == 0 {
 		return 0
+	}
+	if pid, err := background.Running(e.StoreDir()); err != nil || pid != 0 {
+		return 0 // one runs already and takes the new packs too
 	}
 	pid, err := startBackground(e.Workspace(), e.StoreDir())
 	if err != nil && !a.quiet && !a.json {
@@ -100,29 +117,88 @@ func (a *app) backgroundCommand() *cobra.Command {
 
 // recompressInBackground compresses the store's deferred packs one per
 // open of the store, releasing it for backgroundPause between two, until
-// none is left. It stops early, successfully, when the store is gone, a
-// server listens for it (the server recompresses while idle), or another
-// process held the store for --lock-timeout: the next save that leaves
-// deferred packs starts it again.
+// none is left. It first lowers its own CPU and I/O priority below every
+// command's (background.LowerPriority) and marks the store as its own
+// (background.Claim): `ckpt stats` names it, and a second one for the
+// same store exits at once. It stops early, successfully, when the store
+// is gone, a server listens for it (the server recompresses while idle),
+// or another process held the store for --lock-timeout: the next save
+// that leaves deferred packs starts it again.
 func (a *app) recompressInBackground(ctx context.Context) error {
+	// What could not be lowered runs at normal priority: no reason to
+	// leave the packs raw.
+	_ = background.LowerPriority()
+	if a.store == "" { // run by hand without --store
+		var err error
+		if a.store, err = a.defaultStore(); err != nil {
+			return err
+		}
+	}
+	release, ok, err := background.Claim(a.store)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !ok) {
+		return nil // the store is gone, or another process compresses it
+	}
+	if err != nil {
+		return err
+	}
+	defer release()
 	for {
 		e, err := a.openForBackground(ctx)
 		if e == nil {
 			return err
 		}
-		res, err := e.RecompressNext(ctx)
+		res, yielded, err := recompressYielding(ctx, e)
 		if cerr := e.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil || res.Remaining == 0 {
+		if err != nil || (res != nil && res.Remaining == 0) { // nil: it yielded before it began
 			return err
+		}
+		pause := backgroundPause
+		if yielded {
+			pause = backgroundBackoff
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(backgroundPause):
+		case <-time.After(pause):
 		}
 	}
+}
+
+// recompressYielding compresses the next deferred pack of e, unless a
+// command waits for the store or comes to wait meanwhile: then it does not
+// start, or stops within backgroundProbe (the pack stays as it was, to be
+// done again), and reports yielded with no error (and a nil result when
+// it did not start).
+func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.RecompressResult, yielded bool, err error) {
+	if e.Awaited() {
+		return nil, true, nil
+	}
+	slice, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(backgroundProbe)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if e.Awaited() {
+					cancel(errYield)
+					return
+				}
+			}
+		}
+	}()
+	res, err = e.RecompressNext(slice)
+	close(done)
+	if ctx.Err() == nil && errors.Is(context.Cause(slice), errYield) {
+		return res, true, nil
+	}
+	return res, false, err
 }
 
 // openForBackground opens the store for one pack, waiting for the lock in

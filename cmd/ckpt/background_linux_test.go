@@ -1,15 +1,23 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"golang.org/x/sys/unix"
+	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/background"
 )
 
 // waitForeignExit waits for process pid, which is not a child of the test (the
@@ -107,5 +115,84 @@ func TestNoBackgroundKeepsFirstSaveCompressed(t *testing.T) {
 	}
 	if st := decode[protocol.StoreStatsJSON](t, e.ok("--json", "stats")); st.DeferredPacks != 0 {
 		t.Fatalf("%d deferred packs with %s set", st.DeferredPacks, noBackgroundEnv)
+	}
+}
+
+// threadPriorities returns the nice value and the I/O priority
+// (ioprio_get) of every thread of process pid.
+func threadPriorities(t *testing.T, pid int) map[int][2]int {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int][2]int{}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+		if err != nil {
+			continue // the thread exited
+		}
+		// Fields after the command's closing parenthesis start at the
+		// state (field 3); nice is field 19.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		nice, err := strconv.Atoi(fields[19-3])
+		if err != nil {
+			t.Fatalf("thread %d stat: %v", tid, err)
+		}
+		io, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, 1 /* IOPRIO_WHO_PROCESS */, uintptr(tid), 0)
+		if errno != 0 {
+			t.Fatalf("ioprio_get %d: %v", tid, errno)
+		}
+		out[tid] = [2]int{nice, int(io)}
+	}
+	return out
+}
+
+// TestBackgroundProcessRunsAtLowestPriority starts the background command
+// while the test holds the store: by the time it has marked the store as
+// its own, every thread of it runs at nice 19 in the idle I/O class; once
+// the store is free it compresses everything and exits.
+func TestBackgroundProcessRunsAtLowestPriority(t *testing.T) {
+	e := newEnv(t)
+	deferredFirstSave(t, e)
+	held, err := engine.Open(context.Background(), e.ws, engine.Options{StoreDir: e.store, MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ckptBin, append(e.flags(), "--lock-timeout", "1h", backgroundCommand)...)
+	cmd.Env = append(os.Environ(), "HOME="+e.home)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for {
+		if pid, err := background.Running(e.store); err != nil || pid == cmd.Process.Pid {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the background command exited before it marked the store: %v", err)
+		case <-time.After(5 * time.Millisecond): // poll the mark: the condition waited on
+		}
+	}
+	const idleClass = 3 << 13 // IOPRIO_CLASS_IDLE
+	for tid, prio := range threadPriorities(t, cmd.Process.Pid) {
+		if prio[0] != 19 || prio[1] != idleClass {
+			t.Errorf("thread %d: nice %d, ioprio %#x; want 19 and %#x", tid, prio[0], prio[1], idleClass)
+		}
+	}
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("background command: %v", err)
+	}
+	if st := decode[protocol.StoreStatsJSON](t, e.ok("--json", "stats")); st.DeferredPacks != 0 || st.BackgroundPID != 0 {
+		t.Fatalf("stats after the background command: %d deferred packs, background pid %d", st.DeferredPacks, st.BackgroundPID)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/background"
 )
 
 func (a *app) dropCommand() *cobra.Command {
@@ -162,7 +163,11 @@ func (a *app) statsCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				a.printStats(st, e)
+				pid, err := background.Running(e.StoreDir())
+				if err != nil {
+					return err
+				}
+				a.printStats(st, e, pid)
 				return nil
 			})
 		},
@@ -190,10 +195,11 @@ func reverifiedPart(w engine.WatchStats) string {
 	return fmt.Sprintf("; %d re-verifications found %d missed changes", w.Reverified, w.Missed)
 }
 
-// printStats prints st and the watcher of e, the engine that answered.
-func (a *app) printStats(st *engine.StoreStats, e *engine.Engine) {
+// printStats prints st, the watcher of e, the engine that answered, and
+// backgroundPID, the process compressing st's deferred packs (0: none runs).
+func (a *app) printStats(st *engine.StoreStats, e *engine.Engine, backgroundPID int) {
 	if a.json {
-		a.printJSON(protocol.StoreStatsView(st, protocol.WatcherView(e.WatchStats())))
+		a.printJSON(protocol.StoreStatsView(st, protocol.WatcherView(e.WatchStats()), backgroundPID))
 		return
 	}
 	watcher := watcherLine(e)
@@ -207,8 +213,12 @@ func (a *app) printStats(st *engine.StoreStats, e *engine.Engine) {
 	fmt.Fprintf(a.stdout, "dedup ratio       %.1fx (%s unique)\n", st.DedupRatio, humanBytes(st.UniqueBytes))
 	fmt.Fprintf(a.stdout, "compression ratio %.2fx (%s stored)\n", st.CompressionRatio, humanBytes(st.StoredBytes))
 	fmt.Fprintf(a.stdout, "watcher           %s\n", watcher)
-	if st.DeferredPacks > 0 {
-		fmt.Fprintf(a.stdout, "not compressed    %s in %d packs a first save left raw (compressed in the background, or by gc)\n",
+	switch {
+	case backgroundPID != 0:
+		fmt.Fprintf(a.stdout, "not compressed    %s in %d packs a first save left raw; background process %d compresses them\n",
+			humanBytes(st.DeferredBytes), st.DeferredPacks, backgroundPID)
+	case st.DeferredPacks > 0:
+		fmt.Fprintf(a.stdout, "not compressed    %s in %d packs a first save left raw; no process compresses them now (a server while idle, the next save or gc will)\n",
 			humanBytes(st.DeferredBytes), st.DeferredPacks)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

@@ -11,3 +11,9 @@ import "os"
 // Unix: flock(2); Windows: LockFileEx on one byte at 1 GiB, far past any
 // content (a locked range cannot be read through another handle).
 func TryLock(f *os.File) (bool, error) { return tryLock(f) }
+
+// TryLockShared takes a shared lock on f without waiting: any number of
+// holders may share it, and it keeps TryLock from succeeding through
+// another open file while one of them holds it. It reports false, with a
+// nil error, when the lock is held exclusively. Released like TryLock's.
+func TryLockShared(f *os.File) (bool, error) { return tryLockShared(f) }

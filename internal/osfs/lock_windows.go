@@ -14,9 +14,15 @@ import (
 // every Windows file system can address (FAT32 stops at 4 GiB).
 const lockOffset = 1 << 30
 
-func tryLock(f *os.File) (bool, error) {
+func tryLock(f *os.File) (bool, error) { return lockByte(f, windows.LOCKFILE_EXCLUSIVE_LOCK) }
+
+func tryLockShared(f *os.File) (bool, error) { return lockByte(f, 0) }
+
+// lockByte locks f's byte at lockOffset without waiting, shared unless
+// flags has LOCKFILE_EXCLUSIVE_LOCK.
+func lockByte(f *os.File, flags uint32) (bool, error) {
 	ol := windows.Overlapped{Offset: lockOffset}
-	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	err := windows.LockFileEx(windows.Handle(f.Fd()), flags|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
 	switch {
 	case err == nil:
 		return true, nil

@@ -295,9 +295,11 @@ export interface StatsResult {
   stored_bytes: number;
   dedup_ratio: number;
   compression_ratio: number;
-  /** Packs a first save stored uncompressed, still waiting for compression. */
+  /** Packs a first save stored uncompressed, still waiting for compression, and their size. */
   deferred_packs: number;
   deferred_bytes: number;
+  /** The process compressing them (the CLI's background-recompress), when one runs. */
+  background_pid?: number;
   tasks: { name: string; checkpoints: number; logical_bytes: number; exclusive_bytes: number }[];
   /** The change watcher of the server that answered; absent when none runs. */
   watcher?: WatcherStats;

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/background"
 	"github.com/ckpt/ckpt/internal/lossless"
 )
 
@@ -233,7 +234,11 @@ func (h *host) stats(ctx context.Context, _ noParams) (StoreStatsJSON, error) {
 	if err != nil {
 		return StoreStatsJSON{}, err
 	}
-	return StoreStatsView(st, WatcherView(h.e.WatchStats())), nil
+	pid, err := background.Running(h.e.StoreDir())
+	if err != nil {
+		return StoreStatsJSON{}, err
+	}
+	return StoreStatsView(st, WatcherView(h.e.WatchStats()), pid), nil
 }
 
 // splitText returns b as text when it is valid UTF-8, else as base64.

@@ -127,8 +127,11 @@ type StoreStatsJSON struct {
 	CompressionRatio float64    `json:"compression_ratio"`
 	// DeferredPacks and DeferredBytes are the packs a first save stored
 	// uncompressed, still waiting for compression.
-	DeferredPacks int             `json:"deferred_packs"`
-	DeferredBytes int64           `json:"deferred_bytes"`
+	DeferredPacks int   `json:"deferred_packs"`
+	DeferredBytes int64 `json:"deferred_bytes"`
+	// BackgroundPID is the process compressing them (the CLI's
+	// background-recompress), when one runs.
+	BackgroundPID int             `json:"background_pid,omitempty"`
 	Tasks         []TaskStatsJSON `json:"tasks"`
 	// Watcher is the change watcher of the engine that answered: a
 	// server's (serve, mcp, serve --listen); omitted when none runs.
@@ -174,15 +177,16 @@ type TaskStatsJSON struct {
 	ExclusiveBytes int64  `json:"exclusive_bytes"`
 }
 
-// StoreStatsView is the stats command's JSON shape of st and of the
-// answering engine's watcher (nil: none; see WatcherView).
-func StoreStatsView(st *engine.StoreStats, watcher *WatcherJSON) StoreStatsJSON {
+// StoreStatsView is the stats command's JSON shape of st, of the
+// answering engine's watcher (nil: none; see WatcherView) and of
+// backgroundPID, the process compressing st's deferred packs (0: none runs).
+func StoreStatsView(st *engine.StoreStats, watcher *WatcherJSON, backgroundPID int) StoreStatsJSON {
 	out := StoreStatsJSON{Watcher: watcher, DiskBytes: st.DiskBytes, IndexBytes: st.IndexBytes, PackBytes: st.PackBytes,
 		LiveBytes: st.LiveBytes, LiveFraction: st.LiveFraction, PackCount: len(st.Packs),
 		Packs: make([]PackJSON, 0, len(st.Packs)), Checkpoints: st.Checkpoints, Trees: st.Trees, Blobs: st.Blobs,
 		LogicalBytes: st.LogicalBytes, UniqueBytes: st.UniqueBytes, StoredBytes: st.StoredBytes,
 		DedupRatio: st.DedupRatio, CompressionRatio: st.CompressionRatio, DeferredPacks: st.DeferredPacks,
-		DeferredBytes: st.DeferredBytes, Tasks: make([]TaskStatsJSON, 0, len(st.Tasks))}
+		DeferredBytes: st.DeferredBytes, BackgroundPID: backgroundPID, Tasks: make([]TaskStatsJSON, 0, len(st.Tasks))}
 	for _, p := range st.Packs {
 		out.Packs = append(out.Packs, PackJSON(p))
 	}
