@@ -19,6 +19,7 @@ import (
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // remoteExit ends a command that a server ran: its output was printed
@@ -161,15 +162,18 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 // sayListening tells where the store's server accepts clients: this
 // process, or (existing) another that already listened. With --json it is
 // one line, {"listening": endpoint, "store": dir}, which clients starting
-// a server wait for.
+// a server wait for; listening_base64 and store_base64 carry their bytes
+// when they are not valid UTF-8 (package lossless).
 func (a *app) sayListening(addr string, existing bool) {
 	store, _ := filepath.Abs(a.store)
 	switch {
 	case a.json:
 		a.printJSON(struct {
-			Listening string `json:"listening"`
-			Store     string `json:"store"`
-		}{addr, store})
+			Listening       string  `json:"listening"`
+			ListeningBase64 *string `json:"listening_base64,omitempty"`
+			Store           string  `json:"store"`
+			StoreBase64     *string `json:"store_base64,omitempty"`
+		}{addr, lossless.Base64(addr), store, lossless.Base64(store)})
 	case a.quiet:
 	case existing:
 		fmt.Fprintf(a.stdout, "a server already listens on %s\n", addr)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/internal/localsock"
 )
 
 // Two names that differ only in bytes that are not UTF-8 (Linux file
@@ -91,4 +93,37 @@ func rawName(t *testing.T, path string, pathBase64 *string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A listening server whose workspace and store directories have names
+// that are not valid UTF-8 gives their bytes beside them: in attach's
+// result and in serve --listen --json's line.
+func TestServerNamesDirectoriesThatAreNotUTF8(t *testing.T) {
+	e := newEnv(t)
+	e.ws, e.store = filepath.Join(e.ws, "ws\xff"), filepath.Join(filepath.Dir(e.store), "store\xfe")
+	if err := os.Mkdir(e.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.write("a.txt", "one\n")
+	e.listenServer()
+	r := e.dialRPC().call("attach", map[string]any{}) // a name that is not UTF-8 cannot travel as a JSON string
+	var res protocol.AttachResult
+	if err := json.Unmarshal(r.Result, &res); r.Error != nil || err != nil {
+		t.Fatalf("attach: %+v %v", r.Error, err)
+	}
+	if ws, store := rawName(t, res.Workspace, res.WorkspaceBase64), rawName(t, res.Store, res.StoreBase64); ws != e.ws || store != e.store {
+		t.Fatalf("attach names workspace %q and store %q, want %q and %q", ws, store, e.ws, e.store)
+	}
+	line := decode[struct {
+		Listening       string  `json:"listening"`
+		ListeningBase64 *string `json:"listening_base64"`
+		Store           string  `json:"store"`
+		StoreBase64     *string `json:"store_base64"`
+	}](t, e.ok("--json", "serve", "--listen"))
+	if got := rawName(t, line.Store, line.StoreBase64); got != e.store {
+		t.Fatalf("serve --listen --json names store %q, want %q", got, e.store)
+	}
+	if got := rawName(t, line.Listening, line.ListeningBase64); got != localsock.Endpoint(e.store) {
+		t.Fatalf("serve --listen --json names endpoint %q, want %q", got, localsock.Endpoint(e.store))
+	}
 }

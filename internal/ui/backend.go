@@ -26,7 +26,8 @@ type Backend interface {
 	Diff(ctx context.Context, task, from, to string) ([]FileChange, error)
 	// File returns one changed file of Diff(task, from, to) with both sides'
 	// bytes (nil for a side that does not exist). ErrNotFound when path did
-	// not change.
+	// not change. (Paths given to File and History are the names' bytes:
+	// the server decodes a path_base64 parameter.)
 	File(ctx context.Context, task, from, to, path string) (FileContents, error)
 	// History lists the checkpoints of task in which the file at path
 	// changed, newest first, each with that change.
@@ -99,13 +100,19 @@ const (
 	StatusMode       = "mode"
 )
 
-// FileChange is one changed file.
+// FileChange is one changed file. Where a name is not valid UTF-8 (JSON
+// would write U+FFFD for each bad byte, and two names could read alike),
+// its bytes travel beside it in standard base64 (package lossless): the
+// Backend sets PathBase64 and OldPathBase64 from lossless.Base64, and the
+// page sends path_base64 back to name the file.
 type FileChange struct {
-	Path       string `json:"path"`
-	OldPath    string `json:"old_path,omitempty"` // renames only
-	Status     string `json:"status"`
-	BeforeSize int64  `json:"before_size"`
-	AfterSize  int64  `json:"after_size"`
+	Path          string  `json:"path"`
+	PathBase64    *string `json:"path_base64,omitempty"`
+	OldPath       string  `json:"old_path,omitempty"` // renames only
+	OldPathBase64 *string `json:"old_path_base64,omitempty"`
+	Status        string  `json:"status"`
+	BeforeSize    int64   `json:"before_size"`
+	AfterSize     int64   `json:"after_size"`
 }
 
 // HistoryEntry is a checkpoint in which a file changed, and the change.
@@ -133,32 +140,44 @@ type RestoreRequest struct {
 	Ref   string   `json:"ref"`
 	Only  string   `json:"only"`  // OnlyWorkspace (default), OnlyState or OnlyBoth
 	Paths []string `json:"paths"` // restore only these files; empty: everything
+	// PathsBase64 names more files by their bytes (a change's
+	// path_base64). The server decodes them into Paths before the Backend
+	// sees the request, so a Backend reads Paths only.
+	PathsBase64 []string `json:"paths_base64,omitempty"`
 }
 
 // Conflict is a path a restore will not touch, with the reason.
 type Conflict struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path       string  `json:"path"`
+	PathBase64 *string `json:"path_base64,omitempty"` // as in FileChange
+	Reason     string  `json:"reason"`
 }
 
-// RestorePlan is a dry run of a restore.
+// RestorePlan is a dry run of a restore. WriteBase64 and DeleteBase64
+// hold every path of Write and Delete in base64, in order, when one of
+// them is not valid UTF-8 (lossless.Base64List); the Backend sets them.
 type RestorePlan struct {
-	Write     []string   `json:"write"`
-	Delete    []string   `json:"delete"`
-	Conflicts []Conflict `json:"conflicts"`
+	Write        []string   `json:"write"`
+	WriteBase64  []string   `json:"write_base64,omitempty"`
+	Delete       []string   `json:"delete"`
+	DeleteBase64 []string   `json:"delete_base64,omitempty"`
+	Conflicts    []Conflict `json:"conflicts"`
 	// Backup is true when the restore will first save a backup checkpoint
 	// of the current workspace, which undo restores.
 	Backup bool `json:"backup"`
 	State  bool `json:"state"` // the task's state will be rewound too
 }
 
-// RestoreResult is what a restore did.
+// RestoreResult is what a restore did; the *Base64 lists are as in
+// RestorePlan.
 type RestoreResult struct {
-	Restored  string     `json:"restored"`
-	Backup    string     `json:"backup"` // restore it to undo; empty when none was taken
-	Written   []string   `json:"written"`
-	Deleted   []string   `json:"deleted"`
-	Conflicts []Conflict `json:"conflicts"`
+	Restored      string     `json:"restored"`
+	Backup        string     `json:"backup"` // restore it to undo; empty when none was taken
+	Written       []string   `json:"written"`
+	WrittenBase64 []string   `json:"written_base64,omitempty"`
+	Deleted       []string   `json:"deleted"`
+	DeletedBase64 []string   `json:"deleted_base64,omitempty"`
+	Conflicts     []Conflict `json:"conflicts"`
 }
 
 // Event types.

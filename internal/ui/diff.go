@@ -78,7 +78,11 @@ type fileView struct {
 // loadFile asks the backend for the file the query names.
 func (s *server) loadFile(r *http.Request) (FileContents, error) {
 	q := r.URL.Query()
-	return s.b.File(r.Context(), q.Get("task"), q.Get("from"), q.Get("to"), q.Get("path"))
+	p, err := pathParam(q)
+	if err != nil {
+		return FileContents{}, err
+	}
+	return s.b.File(r.Context(), q.Get("task"), q.Get("from"), q.Get("to"), p)
 }
 
 func (s *server) file(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,11 @@
 // page against it). The page is hand-written HTML, CSS and JavaScript
 // embedded in the binary; nothing is fetched from elsewhere.
 //
+// No file name is lost: a name that is not valid UTF-8 travels with its
+// bytes in base64 beside it (path_base64, write_base64, ...; package
+// lossless), and the page names such a file back to the server by them
+// (?path_base64=, paths_base64 in a restore).
+//
 // Security model: the server binds loopback by default and every request
 // must carry the per-start random token (in the URL of the first page load,
 // then a cookie or the X-Ckpt-Token header), compared in constant time;

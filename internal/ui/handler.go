@@ -7,7 +7,10 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strconv"
+
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 //go:embed assets
@@ -94,11 +97,15 @@ func (s *server) checkpoints(w http.ResponseWriter, r *http.Request) {
 // history answers the checkpoints in which ?path changed in ?task.
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if q.Get("path") == "" {
-		writeError(w, errors.Join(ErrBadRequest, errors.New("history needs a path")))
+	p, err := pathParam(q)
+	if err == nil && p == "" {
+		err = errors.Join(ErrBadRequest, errors.New("history needs a path"))
+	}
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	entries, err := s.b.History(r.Context(), q.Get("task"), q.Get("path"))
+	entries, err := s.b.History(r.Context(), q.Get("task"), p)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -123,7 +130,11 @@ func (s *server) restore(w http.ResponseWriter, r *http.Request) {
 // the result after done has tidied it.
 func withRequest[T any](w http.ResponseWriter, r *http.Request, call func(context.Context, RestoreRequest) (T, error), done func(*T)) {
 	var req RestoreRequest
-	if err := readJSON(w, r, &req); err != nil {
+	err := readJSON(w, r, &req)
+	if err == nil {
+		err = decodePaths(&req)
+	}
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -168,6 +179,30 @@ func writeError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+}
+
+// pathParam is the file a query names: the bytes of ?path_base64 when
+// given (a name that is not valid UTF-8), else ?path.
+func pathParam(q url.Values) (string, error) {
+	if !q.Has("path_base64") {
+		return q.Get("path"), nil
+	}
+	p, err := lossless.Decode("path_base64", q.Get("path_base64"))
+	if err != nil {
+		return "", errors.Join(ErrBadRequest, err)
+	}
+	return p, nil
+}
+
+// decodePaths moves the names req gives as bytes (paths_base64) into
+// req.Paths, so that a Backend reads only Paths.
+func decodePaths(req *RestoreRequest) error {
+	more, err := lossless.DecodeList("paths_base64", req.PathsBase64)
+	if err != nil {
+		return errors.Join(ErrBadRequest, err)
+	}
+	req.Paths, req.PathsBase64 = append(req.Paths, more...), nil
+	return nil
 }
 
 func uintParam(s string) (uint64, error) {

@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { CkptConnectionError, errorFromExit } from "./errors.js";
+import type { NameBase64 } from "./types.js";
 
 /**
  * A workspace: one directory, or the directories of a multi-root workspace
@@ -45,7 +46,10 @@ export interface ServerStart {
 /** Where a server listens: the endpoint to connect to and its store. */
 export interface Listening {
   listening: string;
+  /** The endpoint's and the store's bytes, when their names are not valid UTF-8. */
+  listening_base64?: NameBase64;
   store: string;
+  store_base64?: NameBase64;
 }
 
 /**

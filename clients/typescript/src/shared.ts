@@ -7,6 +7,7 @@ import { CkptCalls } from "./calls.js";
 import { CkptConnectionError } from "./errors.js";
 import { Holder } from "./hold.js";
 import { RpcConnection, type CallOptions } from "./rpc.js";
+import type { NameBase64 } from "./types.js";
 import { dial, endpointOf, startServer, workspaceParams, type Listening, type Workspace } from "./server.js";
 
 /** How to reach the store's server, and how to start it when none runs. */
@@ -34,9 +35,13 @@ export interface ConnectOptions {
 /** What the server answers `attach` with. */
 export interface AttachResult {
   workspace: string;
+  /** The workspace directory's bytes, when its name is not valid UTF-8. */
+  workspace_base64?: NameBase64;
   /** A multi-root workspace's roots; workspace is then their identity. */
   roots?: { name: string; dir: string }[];
   store: string;
+  /** The store directory's bytes, when its name is not valid UTF-8. */
+  store_base64?: NameBase64;
   profile: string;
   pid: number;
 }

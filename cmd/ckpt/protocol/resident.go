@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/jsonrpc"
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // AttachParams is what a client of a resident server says about itself
@@ -21,13 +22,17 @@ type AttachParams struct {
 	Profile   string        `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs; refused when the server uses another"`
 }
 
-// AttachResult is what the server serves.
+// AttachResult is what the server serves. WorkspaceBase64 and StoreBase64
+// are the directories' bytes when their names are not valid UTF-8
+// (package lossless).
 type AttachResult struct {
-	Workspace string        `json:"workspace"`
-	Roots     []engine.Root `json:"roots,omitempty"` // a multi-root workspace's roots; workspace is then their identity
-	Store     string        `json:"store"`
-	Profile   string        `json:"profile"`
-	PID       int           `json:"pid"`
+	Workspace       string        `json:"workspace"`
+	WorkspaceBase64 *string       `json:"workspace_base64,omitempty"`
+	Roots           []engine.Root `json:"roots,omitempty"` // a multi-root workspace's roots; workspace is then their identity
+	Store           string        `json:"store"`
+	StoreBase64     *string       `json:"store_base64,omitempty"`
+	Profile         string        `json:"profile"`
+	PID             int           `json:"pid"`
 }
 
 // Resident serves the JSON-RPC clients of a resident server (`serve
@@ -93,7 +98,9 @@ func (r *Resident) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 			h.attached.Store(&p.Task)
 			c.follow(p.Task)
 		}
-		return AttachResult{Workspace: r.e.Workspace(), Roots: r.e.Roots(), Store: r.e.StoreDir(), Profile: r.profile, PID: os.Getpid()}, nil
+		ws, store := r.e.Workspace(), r.e.StoreDir()
+		return AttachResult{Workspace: ws, WorkspaceBase64: lossless.Base64(ws), Roots: r.e.Roots(), Store: store,
+			StoreBase64: lossless.Base64(store), Profile: r.profile, PID: os.Getpid()}, nil
 	}))
 	srv, err := jsonrpc.NewServer(jsonrpc.Options{MapError: MapError}, routes...)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/lossless"
 	"github.com/ckpt/ckpt/internal/ui"
 )
 
@@ -178,7 +179,10 @@ func (b *Backend) Checkpoints(ctx context.Context, task string, q ui.PageQuery) 
 }
 
 func changeOf(c engine.Change) ui.FileChange {
-	fc := ui.FileChange{Path: c.Path, OldPath: c.OldPath, Status: string(c.Status)}
+	fc := ui.FileChange{Path: c.Path, PathBase64: lossless.Base64(c.Path), OldPath: c.OldPath, Status: string(c.Status)}
+	if c.OldPath != "" {
+		fc.OldPathBase64 = lossless.Base64(c.OldPath)
+	}
 	if c.Before != nil {
 		fc.BeforeSize = c.Before.Size
 	}
@@ -259,10 +263,9 @@ func (b *Backend) Plan(ctx context.Context, req ui.RestoreRequest) (p ui.Restore
 		if err != nil {
 			return err
 		}
-		p = ui.RestorePlan{Write: res.Written, Delete: res.Deleted, Backup: req.Only != ui.OnlyState, State: req.Only == ui.OnlyState || req.Only == ui.OnlyBoth}
-		for _, c := range res.Conflicts {
-			p.Conflicts = append(p.Conflicts, ui.Conflict{Path: c.Path, Reason: c.Reason})
-		}
+		p = ui.RestorePlan{Write: res.Written, WriteBase64: lossless.Base64List(res.Written),
+			Delete: res.Deleted, DeleteBase64: lossless.Base64List(res.Deleted), Conflicts: conflictsOf(res.Conflicts),
+			Backup: req.Only != ui.OnlyState, State: req.Only == ui.OnlyState || req.Only == ui.OnlyBoth}
 		return nil
 	})
 	return p, err
@@ -275,14 +278,21 @@ func (b *Backend) Restore(ctx context.Context, req ui.RestoreRequest) (out ui.Re
 		if err != nil {
 			return err
 		}
-		out = ui.RestoreResult{Restored: res.Restored.String(), Written: res.Written, Deleted: res.Deleted}
+		out = ui.RestoreResult{Restored: res.Restored.String(), Written: res.Written, WrittenBase64: lossless.Base64List(res.Written),
+			Deleted: res.Deleted, DeletedBase64: lossless.Base64List(res.Deleted), Conflicts: conflictsOf(res.Conflicts)}
 		if !res.Backup.IsZero() {
 			out.Backup = res.Backup.String()
-		}
-		for _, c := range res.Conflicts {
-			out.Conflicts = append(out.Conflicts, ui.Conflict{Path: c.Path, Reason: c.Reason})
 		}
 		return nil
 	})
 	return out, err
+}
+
+// conflictsOf is the page's shape of a restore's conflicts.
+func conflictsOf(cs []engine.Conflict) []ui.Conflict {
+	var out []ui.Conflict
+	for _, c := range cs {
+		out = append(out, ui.Conflict{Path: c.Path, PathBase64: lossless.Base64(c.Path), Reason: c.Reason})
+	}
+	return out
 }

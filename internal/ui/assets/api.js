@@ -27,6 +27,27 @@ export function post(path, body) {
   }).then(check);
 }
 
+// A name that is not valid UTF-8 arrives as path (with U+FFFD for each bad
+// byte, so two names can read alike) and path_base64 (its bytes). The page
+// shows path, tells files apart by pathKey and names them to the server by
+// pathParams or restorePaths, losing no byte.
+
+// pathKey tells files apart: their bytes when their names read alike.
+export function pathKey(f) { return f.path_base64 ? "\0" + f.path_base64 : f.path; }
+
+// pathParams names file f in a query.
+export function pathParams(f) { return f.path_base64 ? { path_base64: f.path_base64 } : { path: f.path }; }
+
+// restorePaths names file f in a restore request.
+export function restorePaths(f) { return f.path_base64 ? { paths: [], paths_base64: [f.path_base64] } : { paths: [f.path] }; }
+
+// shownPaths are the names a restore request gives, for a person.
+export function shownPaths(req) {
+  const dec = new TextDecoder(); // U+FFFD for a bad byte, as the server's path
+  const bytes = b => Uint8Array.from(atob(b), c => c.charCodeAt(0));
+  return [...req.paths, ...(req.paths_base64 || []).map(b => dec.decode(bytes(b)))];
+}
+
 export function rawURL(params) {
   return "/api/raw?" + new URLSearchParams(params).toString();
 }

@@ -2,7 +2,7 @@
 // page at a time), and one file at a time, fetched when opened, side by
 // side or unified, with images before/after and binaries summarised.
 
-import { get, el, rawURL, fmtBytes } from "./api.js";
+import { get, el, rawURL, fmtBytes, pathKey, pathParams, restorePaths } from "./api.js";
 import { diffLines, hunks, pairRows } from "./linediff.js";
 import { highlighter } from "./highlight.js";
 
@@ -73,7 +73,7 @@ function treeNodes(n) {
   }
   for (const { name, f } of n.files) {
     out.push(el("li", {},
-      el("div", { class: "leaf" + (cur.open === f.path ? " open" : ""), dataset: { path: f.path, status: f.status }, onclick: () => openFile(f) },
+      el("div", { class: "leaf" + (cur.open === pathKey(f) ? " open" : ""), dataset: { path: f.path, status: f.status }, onclick: () => openFile(f) },
         el("span", { class: "badge " + f.status, title: f.status }, BADGE[f.status] || "?"),
         el("span", { class: "fname" }, name),
         f.old_path ? el("span", { class: "muted small" }, " ← " + f.old_path) : null)));
@@ -95,24 +95,24 @@ function renderTree() {
 
 async function openFile(f) {
   const mine = cur;
-  mine.open = f.path;
+  mine.open = pathKey(f);
   renderTree();
   $("file").replaceChildren(el("p", { class: "muted" }, "Loading " + f.path + "…"));
   const [v] = await Promise.all([
-    get("/api/file", { task: mine.task, from: mine.from, to: mine.to, path: f.path }),
-    loadHistory(mine, f.path),
+    get("/api/file", { task: mine.task, from: mine.from, to: mine.to, ...pathParams(f) }),
+    loadHistory(mine, f),
   ]);
-  if (cur !== mine || mine.open !== f.path) return;
+  if (cur !== mine || mine.open !== pathKey(f)) return;
   mine.view = v;
   renderFile();
 }
 
 // loadHistory lists, beside the file, the checkpoints of the task in which
 // it changed, newest first; one of them opens its own change of the file.
-async function loadHistory(mine, path) {
+async function loadHistory(mine, f) {
   $("history").replaceChildren(el("p", { class: "muted" }, "Loading history…"));
-  const { entries } = await get("/api/history", { task: mine.task, path });
-  if (cur !== mine || mine.open !== path) return;
+  const { entries } = await get("/api/history", { task: mine.task, ...pathParams(f) });
+  if (cur !== mine || mine.open !== pathKey(f)) return;
   const item = ({ checkpoint: cp, change }) => el("li", {
     class: [cp.id === mine.to ? "current" : "", cp.id === mine.firstBad ? "first-bad" : ""].join(" "),
     dataset: { seq: String(cp.seq), id: cp.id },
@@ -122,7 +122,7 @@ async function loadHistory(mine, path) {
   el("span", { class: "badge " + change.status }, BADGE[change.status] || "?"),
   el("span", { class: "seq" }, "@" + cp.seq),
   el("span", { class: "msg" }, cp.message || "(no message)"));
-  $("history").replaceChildren(el("h3", {}, "History of ", el("span", { class: "mono" }, path)),
+  $("history").replaceChildren(el("h3", {}, "History of ", el("span", { class: "mono" }, f.path)),
     entries.length ? el("ol", { id: "history-list" }, entries.map(item)) : el("p", { class: "muted" }, "No checkpoint changed it."));
 }
 
@@ -130,7 +130,7 @@ async function loadHistory(mine, path) {
 async function showChange(mine, cp, change) {
   const { task, label, describe, restore, firstBad } = mine;
   await openDiff({ task, label, describe, restore, firstBad, from: cp.parent, to: cp.id });
-  await openFile({ path: change.path });
+  await openFile(change);
 }
 
 function fileHeader(v) {
@@ -142,7 +142,7 @@ function fileHeader(v) {
     el("span", { class: "spacer" }),
     restoreFrom.map(ref => el("button", {
       class: "small-btn", dataset: { ref },
-      onclick: () => cur.restore({ ref, paths: [v.path] }),
+      onclick: () => cur.restore({ ref, ...restorePaths(v) }),
     }, `Restore file from ${cur.label(ref)}`)));
 }
 
@@ -160,7 +160,7 @@ function renderFile() {
 function imageView(v) {
   const side = (which, exists) => el("figure", {},
     el("figcaption", {}, which === "before" ? cur.label(cur.from) : cur.label(cur.to)),
-    exists ? el("img", { src: rawURL({ task: cur.task, from: cur.from, to: cur.to, path: v.path, side: which }), alt: which }) : el("div", { class: "noimg" }, "none"));
+    exists ? el("img", { src: rawURL({ task: cur.task, from: cur.from, to: cur.to, ...pathParams(v), side: which }), alt: which }) : el("div", { class: "noimg" }, "none"));
   return el("div", { class: "images" }, side("before", v.status !== "added"), side("after", v.status !== "deleted"));
 }
 

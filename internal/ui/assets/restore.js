@@ -1,7 +1,7 @@
 // Restores from the page: a dry-run plan shown in a confirmation dialog,
 // then the restore, then an undo bar that restores the backup.
 
-import { post, el, short } from "./api.js";
+import { post, el, short, shownPaths } from "./api.js";
 
 const $ = id => document.getElementById(id);
 const SHOW = 200; // paths listed per section; the rest are counted
@@ -18,8 +18,9 @@ function pathList(title, cls, paths) {
 function planBody(req, plan, label) {
   const conflicts = plan.conflicts.map(c => `${c.path} (${c.reason})`);
   const nothing = !plan.write.length && !plan.delete.length;
+  const named = shownPaths(req);
   return [
-    el("p", {}, `Restore ${req.paths.length ? req.paths.join(", ") + " from " : ""}${label(req.ref)} in task ${req.task}.`),
+    el("p", {}, `Restore ${named.length ? named.join(", ") + " from " : ""}${label(req.ref)} in task ${req.task}.`),
     el("label", { class: "only" }, "Restore ",
       el("select", { id: "only", "aria-label": "what to restore" },
         ["workspace", "state", "both"].map(o => el("option", { value: o, selected: o === req.only },
@@ -56,7 +57,8 @@ export async function confirmRestore(req, label) {
 // undoBar announces a finished restore with an undo button.
 export function undoBar(host, req, res, label, undo) {
   host.hidden = false;
-  const what = req.paths.length ? `${req.paths.join(", ")} from ${label(res.restored)}` : label(res.restored);
+  const named = shownPaths(req);
+  const what = named.length ? `${named.join(", ")} from ${label(res.restored)}` : label(res.restored);
   const conflicts = res.conflicts.length ? ` · ${res.conflicts.length} conflict(s) left alone` : "";
   host.replaceChildren(
     el("span", { id: "restored-msg" }, `Restored ${what}: ${res.written.length} written, ${res.deleted.length} deleted${conflicts}.`),
