@@ -184,13 +184,19 @@ func (s *faultScenario) checkStore(t *testing.T, op faultOp, store string) {
 	checkContents(t, e, keep)
 }
 
-// TestIndexWriteFaultsFailCleanly fails, in turn, every create, write,
-// sync, rename and link the index makes during save, restore, gc and
-// drop (Open and Close included), with ENOSPC, EIO and EACCES in
-// rotation (the long tests fail every operation with each of them). Each
-// run must return the injected error (or succeed, when
-// pebble could do without the operation) within bounded time, and leave
-// a store that verifies with every earlier checkpoint readable.
+// indexFaultSample is how many of an operation's injection points
+// TestIndexWriteFaultsFailCleanly fails without the long tests: each run
+// copies, opens and verifies a whole store, about a second under -race.
+const indexFaultSample = 6
+
+// TestIndexWriteFaultsFailCleanly fails, in turn, the creates, writes,
+// syncs, renames and links the index makes during save, restore, gc and
+// drop (Open and Close included): with the long tests every one of them
+// with each of ENOSPC, EIO and EACCES, otherwise an even sample of them
+// (testbound.Spread) with the errnos in rotation. Each run must return
+// the injected error (or succeed, when pebble could do without the
+// operation) within bounded time, and leave a store that verifies with
+// every earlier checkpoint readable.
 func TestIndexWriteFaultsFailCleanly(t *testing.T) {
 	needAbandonedIndexFilesFreed(t)
 	t.Parallel()
@@ -204,8 +210,8 @@ func TestIndexWriteFaultsFailCleanly(t *testing.T) {
 				t.Fatalf("%s without faults: %v", op.name, err)
 			}
 			n := count.Seen()
-			for k := range n {
-				tried := errnos[k%len(errnos):][:1]
+			for j, k := range testbound.Spread(n, indexFaultSample) {
+				tried := errnos[j%len(errnos):][:1]
 				if testbound.LongTests() {
 					tried = errnos
 				}
@@ -223,7 +229,7 @@ func TestIndexWriteFaultsFailCleanly(t *testing.T) {
 				}
 			}
 			total += n
-			t.Logf("%s: %d injection points", op.name, n)
+			t.Logf("%s: %d injection points, %d of them failed", op.name, n, len(testbound.Spread(n, indexFaultSample)))
 		})
 	}
 	t.Logf("%d injection points in all", total)

@@ -258,26 +258,6 @@ func (sc pcScenario) record(t *testing.T, crash faultfs.CrashConfig) *pcWorld {
 	return w
 }
 
-// explored picks the cuts to check: all of them, or an even sample.
-func explored(n int) []int {
-	if testbound.LongTests() || n <= powerCutSample {
-		return slicesRange(n)
-	}
-	out := make([]int, 0, powerCutSample)
-	for i := range powerCutSample {
-		out = append(out, i*(n-1)/(powerCutSample-1))
-	}
-	return out
-}
-
-func slicesRange(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
 // check reopens the store a cut left, as the next writer would, and checks
 // that it verifies, that every checkpoint reported before the cut is
 // listed and reads back byte-exact, that every task's head is a checkpoint
@@ -341,7 +321,7 @@ func (w *pcWorld) check(t *testing.T, c pcCut, sc pcScenario) {
 // many sync points the scenario has and how many cuts were checked.
 func (sc pcScenario) explore(t *testing.T) (syncs, checked int) {
 	w := sc.record(t, faultfs.CrashConfig{})
-	for _, i := range explored(len(w.cuts)) {
+	for _, i := range testbound.Spread(len(w.cuts), powerCutSample) {
 		c := w.cuts[i]
 		t.Run(fmt.Sprintf("cut%03d", i), func(t *testing.T) { w.check(t, c, sc) })
 		checked++

@@ -63,8 +63,10 @@ func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error)
 
 // TestRestoreFaultInjection fails the i-th change restore makes through its
 // seam (file creations, writes, chmods, syncs, renames, removals, mkdirs,
-// symlinks, the journal's own writes), for i = 0, 1, 2, … until a run
-// meets no fault, with each of ENOSPC, EIO and EACCES. Every run must
+// symlinks, the journal's own writes), until a run meets no fault, with
+// each of ENOSPC, EIO and EACCES: with the long tests for i = 0, 1, 2, …,
+// otherwise at every restoreFaultStride-th i, each errno from its own
+// start so that the three between them fail a spread of points. Every run must
 // return within faultTimeout and leave the workspace fully restored,
 // restored but for reported conflicts (a permission fault concerns one
 // path), untouched (the fault came before the journal), or resumable: the
@@ -72,15 +74,22 @@ func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error)
 // that makes the journal's removal durable may fail after the workspace is
 // complete; the error says so and nothing is left to do. The store must
 // verify and every checkpoint restore byte-exact afterwards.
+// restoreFaultStride spaces the points TestRestoreFaultInjection fails
+// without the long tests: each run restores, checks and verifies a whole
+// workspace and store, seconds under -race on a loaded machine.
+const restoreFaultStride = 8
+
 func TestRestoreFaultInjection(t *testing.T) {
 	t.Parallel()
-	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES} {
+	errnos := []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES}
+	step := testbound.Scale(restoreFaultStride, 1)
+	for j, errno := range errnos {
 		t.Run(errno.Error(), func(t *testing.T) {
 			t.Parallel()
 			c := newFaultCase(t)
-			for i := 0; ; i++ {
+			for i := j * step / len(errnos); ; i += step {
 				if done := c.run(i, errno); done {
-					t.Logf("%v: %d injection points", errno, i)
+					t.Logf("%v: no injection point at %d, every %d-th failed before it", errno, i, step)
 					if i < 40 {
 						t.Fatalf("only %d injection points: the seam misses restore's writes", i)
 					}

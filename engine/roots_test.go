@@ -260,8 +260,12 @@ func TestRootsNames(t *testing.T) {
 // workspace of three roots: a restore across them writes one journal, so
 // a fault at any step leaves every root as it was (no journal) or the
 // journal that the next writing Open completes in every root. No run may
-// leave one root rewound and another not. Every fifth point is injected,
-// each one with the long tests (testbound.LongTests).
+// leave one root rewound and another not. Every rootsFaultStride-th point
+// is injected, each one with the long tests (testbound.LongTests).
+// rootsFaultStride spaces the points TestRootsRestoreFaultInjection
+// fails without the long tests: about ten of its 140.
+const rootsFaultStride = 14
+
 func TestRootsRestoreFaultInjection(t *testing.T) {
 	t.Parallel()
 	tree := testtree.Dir{}
@@ -277,9 +281,10 @@ func TestRootsRestoreFaultInjection(t *testing.T) {
 	}
 	c.two = f.save("two").ID
 	c.trees[c.two] = f.read()
-	for i := 0; ; i += testbound.Scale(5, 1) {
+	step := testbound.Scale(rootsFaultStride, 1)
+	for i := 0; ; i += step {
 		if c.run(i, syscall.EIO) {
-			t.Logf("%d injection points", i)
+			t.Logf("no injection point at %d, every %d-th failed before it", i, step)
 			if i < 100 {
 				t.Fatalf("only %d injection points over three roots", i)
 			}

@@ -33,3 +33,24 @@ func Scale(short, long int) int {
 	}
 	return short
 }
+
+// Spread returns the points of 0..n-1 a sampled suite tries: every one
+// when the long tests are on or n is at most short, otherwise short of
+// them (at least two) spread evenly, the first and the last among them. A
+// fault suite that injects at every point under the long tests checks an
+// even sample of the same points without them.
+func Spread(n, short int) []int {
+	short = max(short, 2)
+	if LongTests() || n <= short {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	out := make([]int, short)
+	for i := range out {
+		out[i] = i * (n - 1) / (short - 1)
+	}
+	return out
+}
