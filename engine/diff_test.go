@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -102,9 +103,10 @@ func TestDiffModes(t *testing.T) {
 	}
 }
 
-// unchangedFiles sizes TestWorkspaceDiffOfUnchangedTreeOpensNoFile; CI runs
-// it once more with 100000 outside the race detector.
-var unchangedFiles = flag.Int("engine.unchanged-files", 10000, "files in the unchanged-workspace diff test (multiple of 1000)")
+// unchangedFiles sizes TestWorkspaceDiffOfUnchangedTreeOpensNoFile: 2,000
+// files, 10,000 with the long tests; CI runs it once more with 100000
+// outside the race detector.
+var unchangedFiles = flag.Int("engine.unchanged-files", testbound.Scale(2000, 10000), "files in the unchanged-workspace diff test (multiple of 1000)")
 
 // The workspace side of a diff reads no file whose stat matches the cache.
 func TestWorkspaceDiffOfUnchangedTreeOpensNoFile(t *testing.T) {

@@ -2,37 +2,49 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // TestGCWithGroupsReclaimsWhatItDoesWithout collects a history of 1,000
 // checkpoints of a 2,000-file tree (the GC benchmark's, on a fifth of its
-// tree), each rewriting one file, down to its last 100 checkpoints: once
+// tree), each rewriting one file, down to its last 100 checkpoints (400
+// down to 40 without the long tests): once
 // from a store of group records and once from a store of a record per
 // blob, at the threshold that rewrites every pack with a dead record and
 // at the default. With groups gc must leave a store no larger and reclaim
 // at least the same share of it (groups compress the dead versions too, so
 // the bytes they take are fewer); that holds only if gc regroups the live
 // members of mostly dead groups (copying groups whole reclaimed nothing
-// here). The store must verify.
+// here). The store must verify. Each of the two stores is built once and
+// collected as a copy at each threshold.
 func TestGCWithGroupsReclaimsWhatItDoesWithout(t *testing.T) {
 	t.Parallel()
-	shape := historyShape{benchDirs / 5, benchFiles, benchCheckpoints}
+	shape := historyShape{benchDirs / 5, benchFiles, testbound.Scale(400, benchCheckpoints)}
+	keep := shape.checkpoints / 10
+	modes := []bool{false, true}
+	var built, wss [2]string
+	for i, ungrouped := range modes {
+		built[i], wss[i] = buildHistoryStore(t, Options{hooks: testHooks{ungrouped: ungrouped}}, shape)
+	}
 	for _, below := range []float64{1, DefaultRewriteBelow} {
 		var after, reclaimed [2]int64
 		var share [2]float64
-		for i, ungrouped := range []bool{false, true} {
-			store, ws := buildHistoryStore(t, Options{hooks: testHooks{ungrouped: ungrouped}}, shape)
-			e, err := Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{ungrouped: ungrouped}})
+		for i, ungrouped := range modes {
+			store := filepath.Join(t.TempDir(), "store")
+			copyDir(t, built[i], store)
+			e, err := Open(context.Background(), wss[i], Options{StoreDir: store, hooks: testHooks{ungrouped: ungrouped}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: 100}, RewriteBelow: below})
+			res, err := e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: keep}, RewriteBelow: below})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Dropped) != benchCheckpoints-100 {
-				t.Fatalf("dropped %d checkpoints, want %d", len(res.Dropped), benchCheckpoints-100)
+			if len(res.Dropped) != shape.checkpoints-keep {
+				t.Fatalf("dropped %d checkpoints, want %d", len(res.Dropped), shape.checkpoints-keep)
 			}
 			mustVerify(t, e)
 			after[i], reclaimed[i] = res.PackBytesAfter, res.Reclaimed()

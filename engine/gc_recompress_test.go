@@ -19,11 +19,12 @@ import (
 // its packs, a second save compresses as it writes, Recompress rewrites the
 // marked packs into less than half their bytes and drops no checkpoint,
 // both checkpoints restore byte-exact, the store verifies, and a second
-// Recompress finds nothing to do.
+// Recompress finds nothing to do. The tree has 3 directories, 8 with the
+// long tests.
 func TestRecompressShrinksADeferredFirstSave(t *testing.T) {
 	t.Parallel()
 	tree := testtree.Dir{}
-	for d := range 8 {
+	for d := range testbound.Scale(3, 8) {
 		sub := testtree.Dir{}
 		for i := range 40 {
 			sub[fmt.Sprintf("f%02d.go", i)] = testtree.File{Content: strings.Repeat(fmt.Sprintf("func f%d_%d() int { return %d }\n", d, i, d*i), 30+i)}
@@ -79,14 +80,15 @@ func TestRecompressShrinksADeferredFirstSave(t *testing.T) {
 // left falls by one, the store verifies between calls and the files read
 // back byte-exact at the end. A call cancelled in the middle of its pack
 // returns the context's error and leaves the pack marked and the packs
-// on disk as they were, and the next call redoes it.
+// on disk as they were, and the next call redoes it. The long tests fill
+// three times as many packs.
 func TestRecompressNextGoesPackByPack(t *testing.T) {
 	t.Parallel()
 	tree := testtree.Dir{}
-	for i := range 300 {
+	for i := range testbound.Scale(200, 300) {
 		tree[fmt.Sprintf("f%03d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprintf("row %d of a text file\n", i), 400)}
 	}
-	for i := range 6 { // over the group limit: records of their own
+	for i := range testbound.Scale(3, 6) { // over the group limit: records of their own
 		tree[fmt.Sprintf("z%d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprintf("line of big file %d\n", i), 70_000)}
 	}
 	f := newFixture(t, tree)
