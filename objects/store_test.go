@@ -7,14 +7,21 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
+// TestRoundTripSizes stores blobs of the lengths around each buffer the
+// batch reads into, the chunk threshold and the chunk minimum, and with
+// the long tests around the chunk maximum too (TestChunkBoundarySizes
+// cuts those lengths either way).
 func TestRoundTripSizes(t *testing.T) {
 	const thr = 4 << 20
 	sizes := []int{0, 1, 63, 64, 65, 4095, headBufLen - 1, headBufLen, headBufLen + 1, midBufLen - 1, midBufLen, midBufLen + 1,
-		chunkMin - 1, chunkMin, chunkMin + 1, thr - 1, thr, thr + 1,
-		thr + chunkMin - 1, thr + chunkMin + 1, chunkMax - 1, chunkMax, chunkMax + 1, 2*chunkMax - 1, 2*chunkMax + 1}
+		chunkMin - 1, chunkMin, chunkMin + 1, thr - 1, thr, thr + 1, thr + chunkMin - 1, thr + chunkMin + 1}
+	if testbound.LongTests() {
+		sizes = append(sizes, chunkMax-1, chunkMax, chunkMax+1, 2*chunkMax-1, 2*chunkMax+1)
+	}
 	s, idx := testStore(t, Options{ChunkThreshold: thr})
 	for _, n := range sizes {
 		for _, kind := range []string{"text", "random"} {
