@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/blindspot"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // The blind spots of inotify the engine covers on Linux (files with
@@ -425,8 +426,8 @@ func TestPeriodicReverifyFindsAnUnreportedChange(t *testing.T) {
 		if len(ev.Paths) != 1 || ev.Paths[0] != "a/b" {
 			t.Fatalf("missed-changes event %+v, want a/b", ev)
 		}
-	case <-time.After(time.Minute):
-		t.Fatal("no periodic re-verification found the change")
+	case <-time.After(testbound.Hang):
+		t.Fatalf("no periodic re-verification found the change within %v", testbound.Hang)
 	}
 	got, _ := saveRoot(t, e)
 	cold := openAt(t, ws, Options{})
