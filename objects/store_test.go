@@ -201,16 +201,20 @@ func packBytes(t testing.TB, s *Store) int64 {
 	return total
 }
 
+// TestChunkedEditWritesFewChunks stores a chunked blob of 6 MiB (12 MiB
+// with the long tests), then an overwrite in its middle and an insertion
+// two thirds in: each writes the chunks around the change and a chunk list.
 func TestChunkedEditWritesFewChunks(t *testing.T) {
 	s, idx := testStore(t, Options{})
-	data := randomBytes(9, 12<<20)
+	size := testbound.Scale(6, 12) << 20
+	data := randomBytes(9, size)
 	_, ps := save(t, s, idx, data)
-	if len(ps) < 7 {
-		t.Fatalf("12 MiB stored as %d records", len(ps))
+	if len(ps) < size>>21+1 {
+		t.Fatalf("%d MiB stored as %d records", size>>20, len(ps))
 	}
 	edited := bytes.Clone(data)
-	copy(edited[6<<20:], "an edit in the middle")
-	inserted := append(append(bytes.Clone(data[:8<<20]), "inserted text"...), data[8<<20:]...)
+	copy(edited[size/2:], "an edit in the middle")
+	inserted := append(append(bytes.Clone(data[:size*2/3]), "inserted text"...), data[size*2/3:]...)
 	for name, d := range map[string][]byte{"overwrite": edited, "insert": inserted} {
 		ids, ps := save(t, s, idx, d)
 		// The changed chunk, possibly its neighbour, and the chunk list.
