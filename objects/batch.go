@@ -107,7 +107,17 @@ func (b *Batch) committed(id ID) (bool, error) {
 // Content is read into a small buffer first and into larger ones only
 // when it is longer (64 KiB, 1 MiB, then ChunkThreshold bytes), so the
 // many files of a save stored at once hold little memory each.
-func (b *Batch) Put(r io.Reader) (ID, int64, error) {
+func (b *Batch) Put(r io.Reader) (ID, int64, error) { return b.PutVersion(r, ID{}) }
+
+// PutVersion is Put for a new version of a file whose previous version is
+// blob prev (zero: none known). When prev is stored, not chunked, and the
+// content is at most 1 MiB, the Batch may store the content as a delta
+// record against prev (Locator.Delta): zstd with prev's content as its
+// dictionary, kept only when clearly smaller than the content stored
+// whole, and only while prev's chain of deltas leaves room for one more
+// (pack.MaxDeltaDepth). The content's id, and every read's verification,
+// are those of the content whole; prev is a hint, never trusted.
+func (b *Batch) PutVersion(r io.Reader, prev ID) (ID, int64, error) {
 	limit := int(b.s.opts.ChunkThreshold)
 	pools := [...]*sync.Pool{&b.s.headBufs, &b.s.midBufs, &b.s.smallBufs}
 	sizes := [...]int{min(headBufLen, limit+1), min(midBufLen, limit+1), limit + 1}
@@ -122,7 +132,7 @@ func (b *Batch) Put(r io.Reader) (ID, int64, error) {
 		m, err := io.ReadFull(r, (*buf)[n:])
 		n += m
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			id, err := b.putPlain((*buf)[:n])
+			id, err := b.putPlain((*buf)[:n], prev)
 			return id, int64(n), err
 		}
 		if err != nil {
@@ -145,7 +155,7 @@ const (
 // PutBytes stores data (see Put) and returns its id.
 func (b *Batch) PutBytes(data []byte) (ID, error) {
 	if int64(len(data)) <= b.s.opts.ChunkThreshold {
-		return b.putPlain(data)
+		return b.putPlain(data, ID{})
 	}
 	id, _, err := b.putChunked(bytes.NewReader(data))
 	return id, err
@@ -167,10 +177,11 @@ func (b *Batch) Has(id ID) (bool, error) {
 	return b.committed(id)
 }
 
-// putPlain stores data as one blob.
-func (b *Batch) putPlain(data []byte) (ID, error) {
+// putPlain stores data as one blob, a new version of blob prev (zero:
+// none known).
+func (b *Batch) putPlain(data []byte, prev ID) (ID, error) {
 	id := Sum(data)
-	return id, b.store(id, int64(len(data)), data, false)
+	return id, b.store(id, int64(len(data)), data, false, prev)
 }
 
 // putChunked splits r into content-defined chunks, stores each, then the
@@ -197,19 +208,20 @@ func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
 		}
 		whole.Write(chunk)
 		c := chunkRef{id: Sum(chunk), size: uint32(len(chunk))}
-		if err := b.store(c.id, int64(len(chunk)), chunk, false); err != nil {
+		if err := b.store(c.id, int64(len(chunk)), chunk, false, ID{}); err != nil {
 			return ID{}, 0, err
 		}
 		chunks = append(chunks, c)
 		size += int64(len(chunk))
 	}
 	id := ID(whole.Sum(nil))
-	return id, size, b.store(id, size, appendChunkList(nil, chunks), true)
+	return id, size, b.store(id, size, appendChunkList(nil, chunks), true, ID{})
 }
 
 // store writes one record for id unless the Batch or the index already has
 // it; concurrent stores of one id write it once and all wait for that.
-func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
+// prev is the blob id is a new version of (zero: none known).
+func (b *Batch) store(id ID, size int64, payload []byte, chunked bool, prev ID) error {
 	b.mu.Lock()
 	if b.mu.closed {
 		b.mu.Unlock()
@@ -226,7 +238,7 @@ func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
 
 	found, err := b.committed(id)
 	if err == nil && !found {
-		err = b.write(id, size, payload, chunked)
+		err = b.write(id, size, payload, chunked, prev)
 	}
 	if err != nil || found {
 		// Failed, or committed already (the index answers from now on): the
@@ -241,8 +253,14 @@ func (b *Batch) store(id ID, size int64, payload []byte, chunked bool) error {
 }
 
 // write compresses (plain blobs only) and appends one record, recording
-// its Placement; a small blob goes into a group instead.
-func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
+// its Placement; a new version of blob prev may be a delta record, and a
+// small blob goes into a group instead.
+func (b *Batch) write(id ID, size int64, content []byte, chunked bool, prev ID) error {
+	if !chunked && !prev.IsZero() {
+		if done, err := b.writeDelta(id, content, prev); done || err != nil {
+			return err
+		}
+	}
 	if !chunked && b.s.opts.Groups && len(content) <= groupBlobMax {
 		b.addToGroup(id, content)
 		return nil
@@ -264,15 +282,21 @@ func (b *Batch) write(id ID, size int64, content []byte, chunked bool) error {
 		}
 	}
 	h.payloadLen = uint32(len(payload))
+	return b.appendPlaced(h, payload)
+}
+
+// appendPlaced appends the record of header h (payloadLen set) and payload
+// to a pack and records its Placement.
+func (b *Batch) appendPlaced(h recordHeader, payload []byte) error {
 	w, err := b.acquire()
 	if err != nil {
 		return err
 	}
 	off, err := w.append(h, payload)
 	if err == nil {
-		loc := Locator{Pack: w.n, Offset: off, Length: uint32(h.recordLen()), Flags: h.flags, Size: size}
+		loc := Locator{Pack: w.n, Offset: off, Length: uint32(h.recordLen()), Flags: h.flags, Size: h.size}
 		b.mu.Lock()
-		b.mu.placed = append(b.mu.placed, Placement{ID: id, Loc: loc})
+		b.mu.placed = append(b.mu.placed, Placement{ID: h.id, Loc: loc})
 		b.mu.Unlock()
 	}
 	b.release(w)

@@ -34,6 +34,9 @@ type codec struct {
 	level zstd.EncoderLevel
 	enc   chan *zstd.Encoder
 	dec   chan *zstd.Decoder
+	// deltaEnc holds the encoders of delta records, each given its base as
+	// a dictionary for one frame (deltaEncode).
+	deltaEnc chan *zstd.Encoder
 }
 
 // newCodec returns a codec for the given Options.Level (0..4).
@@ -43,9 +46,11 @@ func newCodec(level int) (*codec, error) {
 		return nil, fmt.Errorf("compression level %d out of range 0..%d", level, len(levels)-1)
 	}
 	n := runtime.GOMAXPROCS(0)
-	c := &codec{level: levels[level], enc: make(chan *zstd.Encoder, n), dec: make(chan *zstd.Decoder, n)}
+	c := &codec{level: levels[level], enc: make(chan *zstd.Encoder, n), dec: make(chan *zstd.Decoder, n),
+		deltaEnc: make(chan *zstd.Encoder, n)}
 	for range n {
 		c.enc <- nil // a slot: its encoder is made on first use
+		c.deltaEnc <- nil
 	}
 	return c, nil
 }
@@ -98,8 +103,7 @@ func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flag
 	defer func() { c.enc <- e }()
 	if e == nil {
 		var err error
-		e, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),
-			zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true), zstd.WithZeroFrames(true))
+		e, err = zstd.NewWriter(nil, c.encoderOptions()...)
 		if err != nil {
 			return nil, 0, fmt.Errorf("zstd encoder: %w", err)
 		}
@@ -109,6 +113,12 @@ func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flag
 		return src, 0, nil
 	}
 	return out, pack.FlagCompressed, nil
+}
+
+// encoderOptions are the options of the codec's encoders.
+func (c *codec) encoderOptions() []zstd.EOption {
+	return []zstd.EOption{zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true), zstd.WithZeroFrames(true)}
 }
 
 // decompress decodes the zstd frames of src, which must yield exactly size bytes, into

@@ -55,6 +55,16 @@
 // (Locator.Grouped), so a caller that sums Locator.Length per blob (live
 // bytes per pack, bytes a task holds alone) must count each record once.
 //
+// A new version of a file (Batch.PutVersion, given the previous version's
+// id) may be stored as a delta record: a zstd frame with the previous
+// version's content as its dictionary, kept when clearly smaller than the
+// content whole, in chains of at most 12 deltas, so a
+// read loads at most that many records and one more (Locator.Delta). The
+// content's id and every read's verification are those of the content
+// whole. A delta's base must outlive it: Store.DeltaBase names it for a
+// collection, which keeps it as it keeps a chunked file's chunks; a delta
+// leaves the store only whole (Store.WholeRecord).
+//
 // A Batch with DeferCompression stores its records uncompressed and marks
 // each pack it wrote as deferred (Store.DeferredPacks) before its Sync
 // returns placements; Store.Rewrite compresses their blobs into new packs

@@ -18,7 +18,9 @@ import (
 // ChunkIDs). A group record is decoded and its hash checked once, however
 // many of its members blobs names. The contents never share rec's memory.
 // Damage is a *CorruptError with Reason set and Pack left empty;
-// DecodeRecord never returns unverified bytes.
+// DecodeRecord never returns unverified bytes. A delta record is refused
+// as damage: its base is not part of it, and a copy kept outside the store
+// holds a delta's content whole (Store.WholeRecord).
 func (s *Store) DecodeRecord(rec []byte, blobs []Placement) ([][]byte, error) {
 	out := make([][]byte, len(blobs))
 	err := s.verifyExternal(rec, blobs, func(i int, data []byte) {
@@ -55,9 +57,14 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 			return corrupt(b)("a plain record holds one blob")
 		}
 	}
+	if loc.Flags&pack.FlagDelta != 0 {
+		// Its base is not part of it: a copy kept outside the store holds
+		// the delta's content whole (Store.WholeRecord).
+		return corrupt(blobs[0])("a delta record does not stand alone")
+	}
 	if loc.Flags&pack.FlagGroup == 0 {
 		b := blobs[0]
-		_, data, err := s.decodeRecord(b.Loc, b.ID, corrupt(b), func() (recordHeader, []byte, error) {
+		_, data, err := s.decodeRecord(b.Loc, b.ID, 0, corrupt(b), func() (recordHeader, []byte, error) {
 			return checkFraming(rec, b.Loc, pack.Version, corrupt(b))
 		})
 		if err != nil {

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,13 +54,23 @@ func (f *faultStore) open(fsys vfs.FS) (*Store, error) {
 
 // put stores blobs in one batch and commits them once Sync succeeds.
 func (f *faultStore) put(s *Store, blobs ...[]byte) error {
+	return f.putVersions(s, blobs, nil)
+}
+
+// putVersions is put with blobs[i] a new version of prevs[i] (when there
+// is one), which a delta record may store.
+func (f *faultStore) putVersions(s *Store, blobs, prevs [][]byte) error {
 	b := s.NewBatch()
 	defer b.Close()
 	if f.deferred {
 		b.DeferCompression()
 	}
-	for _, data := range blobs {
-		if _, err := b.PutBytes(data); err != nil {
+	for i, data := range blobs {
+		var prev ID
+		if i < len(prevs) {
+			prev = Sum(prevs[i])
+		}
+		if _, _, err := b.PutVersion(bytes.NewReader(data), prev); err != nil {
 			return err
 		}
 	}
@@ -245,11 +256,21 @@ func putAndSyncFailures(t *testing.T, groups, deferred bool) {
 		f.opts.Groups, f.deferred = groups, deferred
 		return f
 	}
+	// The third save edits the seeded blobs: delta records against
+	// bases committed before the faults.
+	seededBlobs := faultBlobs(1)
+	var edits [][]byte
+	for k, data := range seededBlobs {
+		edits = append(edits, edited(data, k))
+	}
 	points := sweepFaults(t, seeded, func(f *faultStore, s *Store) error {
 		if err := f.put(s, faultBlobs(2)...); err != nil {
 			return err
 		}
-		return f.put(s, faultBlobs(3)...)
+		if err := f.put(s, faultBlobs(3)...); err != nil {
+			return err
+		}
+		return f.putVersions(s, edits, seededBlobs)
 	})
 	if points < 8 {
 		t.Fatalf("the saves reached only %d injection points", points)

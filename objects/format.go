@@ -25,7 +25,7 @@ func packHeaderOf(version uint32) []byte {
 // packVersionOf returns the version of a pack header, or 0 when b is not
 // the header of a version this package reads.
 func packVersionOf(b []byte) uint32 {
-	for _, v := range [...]uint32{pack.Version, pack.Version1} {
+	for _, v := range [...]uint32{pack.Version, pack.Version2, pack.Version1} {
 		if bytes.Equal(b, packHeaderOf(v)) {
 			return v
 		}
@@ -56,6 +56,9 @@ type recordHeader struct {
 	id         ID
 	size       int64  // raw content length (whole file for chunked records)
 	payloadLen uint32 // stored payload length
+	// depth is a delta's depth once its record is decoded (0 for other
+	// records): how many deltas a read of it decodes.
+	depth int
 }
 
 // recordLen is the on-disk length of the record, header included.
@@ -95,15 +98,29 @@ func parseRecordHeader(b []byte) (recordHeader, error) {
 		return h, fmt.Errorf("unknown record flags %#x", byte(h.flags))
 	case h.flags&pack.FlagChunked != 0 && h.flags != pack.FlagChunked:
 		return h, fmt.Errorf("chunk lists are never compressed or grouped")
+	case h.flags&pack.FlagDelta != 0 && h.flags != pack.FlagDelta:
+		return h, fmt.Errorf("delta records carry no other flag")
+	case h.flags == pack.FlagDelta && (h.payloadLen <= pack.DeltaHeadLen || size > deltaMax):
+		return h, fmt.Errorf("delta record of %d bytes with a %d-byte payload", size, h.payloadLen)
 	case size > 1<<62:
 		return h, fmt.Errorf("record size %d out of range", size)
 	case h.payloadLen > pack.MaxPayload:
 		return h, fmt.Errorf("payload length %d out of range", h.payloadLen)
-	case h.flags&pack.FlagCompressed == 0 && h.flags&pack.FlagChunked == 0 && uint64(h.payloadLen) != size:
+	case h.flags&(pack.FlagCompressed|pack.FlagChunked|pack.FlagDelta) == 0 && uint64(h.payloadLen) != size:
 		return h, fmt.Errorf("raw payload length %d differs from size %d", h.payloadLen, size)
 	}
 	h.size = int64(size)
 	return h, nil
+}
+
+// recordInPack checks that a pack of the given version may hold a record
+// with flags f (groups came with version 2, deltas with version 3). The
+// error is a reason for a CorruptError.
+func recordInPack(f Flags, version uint32) error {
+	if version < pack.MinVersion(f) {
+		return fmt.Errorf("record with flags %#x in a version-%d pack", byte(f), version)
+	}
+	return nil
 }
 
 // chunkRef is one entry of a chunk list.

@@ -119,11 +119,19 @@ func (s *Store) readChunkList(id ID, loc Locator) ([]chunkRef, error) {
 }
 
 // readRecord reads, checks and decodes the record at loc (for a group
-// member, the member's content and a header naming it). When want is not
-// zero the record must hold that blob.
+// member, the member's content and a header naming it; for a delta, the
+// content decoded through its chain). When want is not zero the record
+// must hold that blob.
 func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
+	return s.readVersion(loc, want, pack.MaxDeltaDepth)
+}
+
+// readVersion is readRecord for a record that may be a delta of depth at
+// most limit: a delta's base is read with a limit one lower, so a read
+// loads at most limit+1 records.
+func (s *Store) readVersion(loc Locator, want ID, limit int) (recordHeader, []byte, error) {
 	corrupt := s.recordCorrupt(loc, want)
-	return s.decodeRecord(loc, want, corrupt, func() (recordHeader, []byte, error) { return s.loadRecord(loc, corrupt) })
+	return s.decodeRecord(loc, want, limit, corrupt, func() (recordHeader, []byte, error) { return s.loadRecord(loc, corrupt) })
 }
 
 // recordCorrupt reports damage to the record at loc read for want.
@@ -134,9 +142,9 @@ func (s *Store) recordCorrupt(loc Locator, want ID) func(string) error {
 }
 
 // decodeRecord checks and decodes the record that load returns (its header
-// and stored payload, framing checked against loc), as readRecord
+// and stored payload, framing checked against loc), as readVersion
 // describes.
-func (s *Store) decodeRecord(loc Locator, want ID, corrupt func(string) error,
+func (s *Store) decodeRecord(loc Locator, want ID, limit int, corrupt func(string) error,
 	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
 	if loc.Flags&pack.FlagGroup != 0 {
 		return s.readMember(loc, want, corrupt, load)
@@ -159,6 +167,10 @@ func (s *Store) decodeRecord(loc Locator, want ID, corrupt func(string) error,
 	case h.flags&pack.FlagCompressed != 0:
 		if payload, err = s.codec.decompress(payload, h.size); err != nil {
 			return h, nil, corrupt(err.Error())
+		}
+	case h.flags&pack.FlagDelta != 0:
+		if payload, h.depth, err = s.undelta(payload, h.size, limit, corrupt); err != nil {
+			return h, nil, err
 		}
 	}
 	if Sum(payload) != h.id {
@@ -284,8 +296,9 @@ func checkFraming(buf []byte, loc Locator, version uint32, corrupt func(string) 
 		return h, nil, corrupt(err.Error())
 	case h.recordLen() != int64(loc.Length) || int64(len(buf)) != h.recordLen() || h.flags != loc.Flags:
 		return h, nil, corrupt("record does not match its locator")
-	case h.flags&pack.FlagGroup != 0 && version == pack.Version1:
-		return h, nil, corrupt(fmt.Sprintf("group record in a version-%d pack", version))
+	}
+	if err := recordInPack(h.flags, version); err != nil {
+		return h, nil, corrupt(err.Error())
 	}
 	return h, buf[pack.RecordHeaderLen:], nil
 }

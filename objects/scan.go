@@ -54,8 +54,8 @@ func scanRecords(f packReader, path string, fn func(h recordHeader, off int64) e
 			return off, fmt.Errorf("scan pack: %w", err)
 		}
 		h, perr := parseRecordHeader(buf)
-		if perr == nil && h.flags&pack.FlagGroup != 0 && version == pack.Version1 {
-			perr = fmt.Errorf("group record in a version-%d pack", version)
+		if perr == nil {
+			perr = recordInPack(h.flags, version)
 		}
 		if perr != nil {
 			if zero, err := zeroFrom(f, off, size); err != nil || zero {

@@ -3,19 +3,21 @@
 // records, chunk lists and groups. It is the specification for readers of
 // the files; what a user of the store needs is objects' API.
 //
-// # Pack format (version 2)
+// # Pack format (version 3)
 //
 // All integers are little-endian. A pack is a 12-byte header followed by
 // records, back to back:
 //
 //	pack header:
 //	  [8]  magic "CKPTPACK"
-//	  [4]  version = 2 (packs written before groups existed say 1; see below)
+//	  [4]  version = 3 (packs written before delta records existed say 2,
+//	       before group records existed 1; see below)
 //	record (53-byte header + payload):
 //	  [4]  magic "CKRB"
 //	  [1]  flags: bit 0 = compressed (payload is zstd frames), bit 1 = chunked
 //	       (payload is a chunk list), bit 2 = group (payload holds several
-//	       blobs); other bits must be 0; chunked excludes the other two
+//	       blobs), bit 3 = delta (payload decodes against another blob);
+//	       other bits must be 0; chunked and delta each exclude every other
 //	  [32] id: BLAKE3-256 of the raw content (of the whole file when chunked,
 //	       of the decoded payload for a group)
 //	  [8]  size: raw content length (of the whole file when chunked, of the
@@ -81,9 +83,51 @@
 // (objects.Store.GroupShare, read from the record header, tells how much
 // of a group its live members are).
 //
+// # Delta records
+//
+// A delta record (flag bit 3 alone) stores a new version of a file against
+// its previous version, the delta's base: another blob of the store, of at
+// most 1 MiB and not chunked. Its id and size are those of the content
+// whole, and its payload is
+//
+//	[32] base id (BLAKE3-256 of the base's content)
+//	[1]  depth: 1 + the base's depth (a record that is not a delta has
+//	     depth 0), at most MaxDeltaDepth
+//	     one zstd frame with the base's content as its raw dictionary
+//	     (dictionary id 0, as zstd --patch-from writes), decoding to
+//	     exactly size bytes, at most 1 MiB
+//
+// A reader finds the base through the index by its id, reads it (through
+// its own chain, at most depth-1 deep, so a read loads at most depth+1
+// records and a damaged depth cannot loop), decodes the frame against it
+// and checks the content against the delta's id, as for any record. An
+// objects.Batch writes one only for a blob it is told is a new version of
+// another (objects.Batch.PutVersion), of 512 bytes to 1 MiB, when the
+// record is clearly smaller than the content stored whole (16 times
+// smaller than the content, else three quarters of its own compressed
+// frame at most), and only while the base's depth is under MaxDeltaDepth:
+// the next version after a chain's last is stored whole and starts a new
+// chain. Deferred batches write none.
+//
+// A delta's base must stay stored while the delta is: a collection counts
+// a live delta's base as live, as it counts a chunked file's chunks
+// (objects.Store.DeltaBase reads the base's id from the record), and may
+// copy the delta as it is or rewrite it whole (MoveRecompress,
+// MoveRegroup), which a later delta on top of it then reads at a depth
+// below the one it recorded (a recorded depth is an upper bound). A copy
+// of a record kept outside the store (a remote's data objects, read back
+// with objects.Store.DecodeRecord and objects.Batch.PutRecord) is never a
+// delta: objects.Store.WholeRecord gives a delta's content as a record of
+// its own, and DecodeRecord refuses a delta record.
+//
+// # Older versions
+//
 // Version 1 packs (written before group records existed) hold no group
-// records; they are read as before, and writers never append to them (a
-// new pack is started instead), so a pack's version says what it may hold.
+// records, and version 2 packs (written before delta records existed) no
+// delta records; both are read as before, and writers never append to
+// them (a new pack is started instead), so a pack's version says what it
+// may hold, and a version-2 reader refuses a version-3 pack rather than
+// misread a delta.
 //
 // # Deferred packs
 //

@@ -6,8 +6,9 @@ const IDLen = 32
 // Pack and record framing.
 const (
 	Magic     = "CKPTPACK"
-	Version   = 2 // writers create and append to version-2 packs only
-	Version1  = 1 // read-only: holds no group records
+	Version   = 3 // writers create and append to version-3 packs only
+	Version2  = 2 // read-only: holds no delta records
+	Version1  = 1 // read-only: holds no group or delta records
 	HeaderLen = len(Magic) + 4
 
 	RecordMagic     = "CKRB"
@@ -41,6 +42,33 @@ const (
 	// locator with this flag names one of them by its member index.
 	FlagGroup
 
+	// FlagDelta marks a delta record: the payload names a base blob and
+	// holds a zstd frame that decodes to the content with the base's
+	// content as its dictionary. It is never combined with another flag.
+	FlagDelta
+
 	// KnownFlags are every flag a record may carry.
-	KnownFlags = FlagCompressed | FlagChunked | FlagGroup
+	KnownFlags = FlagCompressed | FlagChunked | FlagGroup | FlagDelta
 )
+
+// Delta payload framing: the base's id and the delta's depth, then the
+// zstd frame.
+const (
+	DeltaHeadLen = IDLen + 1
+	// MaxDeltaDepth bounds a chain of deltas: a delta's depth is its
+	// base's plus one (a record that is not a delta has depth 0), so a
+	// read of a blob loads at most MaxDeltaDepth+1 records.
+	MaxDeltaDepth = 12
+)
+
+// MinVersion returns the first pack version that may hold a record with
+// the given flags.
+func MinVersion(f Flags) uint32 {
+	switch {
+	case f&FlagDelta != 0:
+		return Version
+	case f&FlagGroup != 0:
+		return Version2
+	}
+	return Version1
+}
