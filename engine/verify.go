@@ -9,8 +9,8 @@ import (
 type VerifyOptions struct {
 	// Quick checks structure only: every tree decodes and hashes to its id,
 	// every referenced blob and chunk has a locator inside an existing pack
-	// whose header is sound, chunk lists are well formed. Without it, every reachable blob is also
-	// read back and re-hashed.
+	// whose header is sound, chunk lists are well formed, deltas name a stored base. Without it,
+	// every reachable blob is also read back (a delta through its chain) and re-hashed.
 	Quick bool
 	// Progress, when set, is called as the check advances.
 	Progress func(PhaseProgress)

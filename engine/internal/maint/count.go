@@ -87,7 +87,7 @@ func (g *Graph) decBlob(id objects.ID) int64 {
 			freed = n.rec.length
 		}
 	}
-	for _, c := range n.chunks {
+	for _, c := range n.needs {
 		freed += g.decBlob(c)
 	}
 	return freed
@@ -164,7 +164,7 @@ func (g *Graph) ownBlob(id objects.ID, mark int32) {
 		return
 	}
 	n.owner = joinOwner(n.owner, mark)
-	for _, c := range n.chunks {
+	for _, c := range n.needs {
 		g.ownBlob(c, mark)
 	}
 }

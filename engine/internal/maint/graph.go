@@ -57,16 +57,18 @@ type treeNode struct {
 }
 
 // blobNode is one distinct blob (file content, symlink target, state blob,
-// or chunk). refs counts references from live trees, checkpoints and
-// chunked blobs.
+// chunk, or delta base). refs counts references from live trees,
+// checkpoints, chunked blobs and deltas.
 type blobNode struct {
 	refs    int32
 	missing bool
 	loc     objects.Locator
 	rec     *record // the stored record holding the blob; nil when missing
-	chunks  []objects.ID
-	owner   int32 // 0 unowned, k+1 only task k reaches it, -1 several tasks do
-	site    refSite
+	// needs are the blobs this one is read through: a chunked blob's
+	// chunks, a delta's base. They live as long as it does.
+	needs []objects.ID
+	owner int32 // 0 unowned, k+1 only task k reaches it, -1 several tasks do
+	site  refSite
 }
 
 // Graph is the reachability graph of the store's checkpoints: every tree
@@ -231,25 +233,40 @@ func (g *Graph) addBlob(id objects.ID, kind string, site refSite) error {
 		return nil
 	}
 	n.loc = loc
-	if !loc.Chunked() {
-		g.hold(n)
-		return nil
-	}
-	chunks, err := g.s.Blobs.ChunkList(id)
+	needs, needKind, err := g.needs(id, loc)
 	if err != nil {
 		if !errors.Is(err, objects.ErrCorrupt) {
 			return err
 		}
 		n.missing = true
-		g.siteProblem(site, id, kind, kind+" "+id.Short()+": chunk list: "+describe(err))
+		what := "chunk list"
+		if loc.Delta() {
+			what = "delta record"
+		}
+		g.siteProblem(site, id, kind, kind+" "+id.Short()+": "+what+": "+describe(err))
 		return nil
 	}
 	g.hold(n)
-	n.chunks = chunks
-	for _, c := range chunks {
-		if err := g.addBlob(c, "chunk", site); err != nil {
+	n.needs = needs
+	for _, c := range needs {
+		if err := g.addBlob(c, needKind, site); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// needs returns the blobs blob id (at loc) is read through, and the kind
+// of problem each would be: a chunked blob's chunks ("chunk"), a delta's
+// base (an earlier version of a file: "blob").
+func (g *Graph) needs(id objects.ID, loc objects.Locator) ([]objects.ID, string, error) {
+	switch {
+	case loc.Chunked():
+		chunks, err := g.s.Blobs.ChunkList(id)
+		return chunks, "chunk", err
+	case loc.Delta():
+		base, err := g.s.Blobs.DeltaBase(id, loc)
+		return []objects.ID{base}, "blob", err
+	}
+	return nil, "", nil
 }

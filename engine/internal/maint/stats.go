@@ -40,7 +40,8 @@ type TaskSize struct {
 	ExclusiveBytes int64
 }
 
-// Sizes reads every tree once and no blob content.
+// Sizes reads every tree once and no blob content (of a delta, only its
+// record's head, for its base).
 func (s *Store) Sizes(ctx context.Context) (*Sizes, error) {
 	g, err := s.Load(ctx, nil, nil)
 	if err != nil {

@@ -240,6 +240,10 @@ type record struct {
 	offset int64
 	length uint32
 	blobs  []pending
+	// whole, when set, is the record to upload instead of the stored one:
+	// a delta's content as a record of its own (objects.Store.WholeRecord),
+	// so that the remote holds no delta, whose base it may lack.
+	whole []byte
 }
 
 // upload copies the records of blobs into data objects, uploads them and
@@ -249,6 +253,16 @@ func (s *Syncer) upload(ctx context.Context, blobs []pending) ([]blobLoc, error)
 	var recs []*record
 	var total int64
 	for _, p := range blobs {
+		if p.loc.Delta() {
+			rec, whole, err := s.Blobs.WholeRecord(p.id, p.loc)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, &record{pack: p.loc.Pack, offset: p.loc.Offset, length: whole.Length,
+				blobs: []pending{{id: p.id, loc: whole}}, whole: rec})
+			total += int64(whole.Length)
+			continue
+		}
 		k := [2]int64{int64(p.loc.Pack), p.loc.Offset}
 		r := byRec[k]
 		if r == nil {
@@ -307,6 +321,11 @@ func (s *Syncer) uploadObject(ctx context.Context, recs []*record, size int64) (
 	}()
 	offsets := make([]int64, len(recs))
 	for i, r := range recs {
+		offsets[i] = int64(len(buf))
+		if r.whole != nil {
+			buf = append(buf, r.whole...)
+			continue
+		}
 		f := files[r.pack]
 		if f == nil {
 			var err error
@@ -315,7 +334,6 @@ func (s *Syncer) uploadObject(ctx context.Context, recs []*record, size int64) (
 			}
 			files[r.pack] = f
 		}
-		offsets[i] = int64(len(buf))
 		buf = buf[:len(buf)+int(r.length)]
 		if _, err := f.ReadAt(buf[offsets[i]:], r.offset); err != nil {
 			return nil, fmt.Errorf("read pack %s at %d: %w", s.Blobs.PackPath(r.pack), r.offset, err)

@@ -1,10 +1,6 @@
 package save
 
 import (
-	"path"
-	"sync"
-
-	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
@@ -13,12 +9,7 @@ import (
 // (Windows: the walker synthesises 0644, 0755 for directories, and clears
 // the write bits of read-only files) the modes of the base checkpoint's
 // entries, so a checkpoint's modes survive a save there.
-type modeCarry struct {
-	db   *index.DB
-	base objects.ID
-	mu   sync.Mutex
-	dirs map[string]map[string]objects.Entry // base entries by directory and name; nil: not in the base
-}
+type modeCarry struct{ trees *baseTrees }
 
 // entries returns the base checkpoint's entries of directory dir, by name
 // (nil when the base has no such directory, or c is nil).
@@ -26,40 +17,7 @@ func (c *modeCarry) entries(dir string) (map[string]objects.Entry, error) {
 	if c == nil {
 		return nil, nil
 	}
-	c.mu.Lock()
-	got, ok := c.dirs[dir]
-	c.mu.Unlock()
-	if ok {
-		return got, nil
-	}
-	id := c.base
-	if dir != "" {
-		parent, err := c.entries(parentDir(dir))
-		if err != nil {
-			return nil, err
-		}
-		e, ok := parent[path.Base(dir)]
-		if !ok || e.Kind != objects.KindDir {
-			id = objects.ID{}
-		} else {
-			id = e.ID
-		}
-	}
-	var m map[string]objects.Entry
-	if !id.IsZero() {
-		t, err := c.db.Tree(id)
-		if err != nil {
-			return nil, err
-		}
-		m = make(map[string]objects.Entry, len(t.Entries))
-		for _, e := range t.Entries {
-			m[e.Name] = e
-		}
-	}
-	c.mu.Lock()
-	c.dirs[dir] = m
-	c.mu.Unlock()
-	return m, nil
+	return c.trees.entries(dir)
 }
 
 // mode is the mode to record for ent (content id) in a directory whose base
@@ -83,7 +41,7 @@ func (c *modeCarry) sameModes(reuse bool, stored objects.ID, now objects.Tree) (
 	if c == nil || !reuse {
 		return reuse, nil
 	}
-	t, err := c.db.Tree(stored)
+	t, err := c.trees.db.Tree(stored)
 	if err != nil || len(t.Entries) != len(now.Entries) {
 		return false, err
 	}
@@ -93,14 +51,6 @@ func (c *modeCarry) sameModes(reuse bool, stored objects.ID, now objects.Tree) (
 		}
 	}
 	return true, nil
-}
-
-// parentDir is the directory holding dir ("" for the root).
-func parentDir(dir string) string {
-	if p := path.Dir(dir); p != "." {
-		return p
-	}
-	return ""
 }
 
 // carriedMode is the mode a save records for an entry of kind k and

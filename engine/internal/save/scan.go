@@ -76,6 +76,7 @@ type scanner struct {
 	// the scan looks up only the directories it lists or prunes.
 	cached dirCaches
 	carry  *modeCarry // set when the file system has no permission bits
+	bases  *baseTrees // the base checkpoint's directories
 
 	plan *plan // nil without a Tracker
 	// differ, set by Reverify, collects the directories whose tree
@@ -150,8 +151,9 @@ func (st *Store) newScanner(put *objects.Batch, base objects.ID, progress func(f
 		progress:  progress,
 		snap:      &Snapshot{Trees: map[objects.ID]objects.Tree{}, Caches: map[string]index.DirCache{}},
 	}
+	s.bases = newBaseTrees(st.DB, base)
 	if st.CarryModes {
-		s.carry = &modeCarry{db: st.DB, base: base, dirs: map[string]map[string]objects.Entry{}}
+		s.carry = &modeCarry{trees: s.bases}
 	}
 	return s
 }
@@ -331,6 +333,9 @@ func ownChange(cached, now []index.CachedFile) bool {
 // cacheMode packs an entry's kind and permission bits into the stat cache's mode field.
 func cacheMode(k walker.Kind, perm uint32) uint32 { return uint32(k)<<12 | perm }
 
+// cachedKind is the kind of entry a stat-cache mode (cacheMode) records.
+func cachedKind(mode uint32) walker.Kind { return walker.Kind(mode >> 12) }
+
 // cacheRecord is the stat-cache record for ent. It keeps the stat the walker
 // took before the file was read, so a file that changed during or after the
 // read no longer matches it and is read again by the next save.
@@ -360,6 +365,10 @@ type entryResult struct {
 	hit     bool // the stat cache supplied it unchanged
 	skipped bool // left out (reported)
 	read    bool // a regular file whose content must be read
+	// prev is, for a file to read, its previous version, which the store
+	// may keep the new content as a delta against: the content the stat
+	// cache recorded for it, else the base checkpoint's (zero: neither).
+	prev objects.ID
 }
 
 // parallelReadMin is the number of files to read in one directory from
@@ -392,10 +401,13 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 			reads = append(reads, i)
 		}
 	}
+	if err := s.basePrevs(d, results, reads); err != nil {
+		return nil, err
+	}
 	read := func(ctx context.Context, i int) error {
 		r := &results[i]
 		var err error
-		r.id, r.size, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), &d.Entries[i])
+		r.id, r.size, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), &d.Entries[i], r.prev)
 		if errors.Is(err, errSkipFile) {
 			r.skipped, err = true, nil
 		}
@@ -416,6 +428,33 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 		g.Go(func() error { return read(gctx, i) })
 	}
 	return results, g.Wait()
+}
+
+// basePrevs gives each file of d to read that the stat cache does not
+// know (after a restore, which leaves no stat cache) the base checkpoint's
+// content of the same path as its previous version.
+func (s *scanner) basePrevs(d *walker.Dir, results []entryResult, reads []int) error {
+	if s.put == nil {
+		return nil
+	}
+	var based map[string]objects.Entry
+	loaded := false
+	for _, i := range reads {
+		if !results[i].prev.IsZero() {
+			continue
+		}
+		if !loaded {
+			m, err := s.bases.entries(d.Path)
+			if err != nil {
+				return err
+			}
+			based, loaded = m, true
+		}
+		if e, ok := based[d.Entries[i].Name]; ok && e.Kind == objects.KindFile {
+			results[i].prev = e.ID
+		}
+	}
+	return nil
 }
 
 // entryID resolves one entry without reading it; a file the stat cache
@@ -439,7 +478,11 @@ func (s *scanner) entryID(ent *walker.Entry, prev *index.CachedFile, sub map[str
 	if statMatches(prev, ent, cacheWrittenNs) {
 		return entryResult{id: prev.ID, size: prev.Size, hit: true}, nil
 	}
-	return entryResult{read: true}, nil
+	r := entryResult{read: true}
+	if prev != nil && cachedKind(prev.Mode) == walker.KindFile {
+		r.prev = prev.ID
+	}
+	return r, nil
 }
 
 // errSkipFile marks a file that readFile reported as skipped.
@@ -448,14 +491,15 @@ var errSkipFile = errors.New("file skipped")
 // readFile hashes (and, when storing, stores) one regular file. The file is
 // opened without following symlinks and without blocking (it may have become
 // a FIFO since the walk); if its stat changes while it is read it is read
-// again, up to maxReadAttempts times.
-func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (objects.ID, int64, error) {
+// again, up to maxReadAttempts times. prev is its previous version (see
+// entryResult.prev).
+func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry, prev objects.ID) (objects.ID, int64, error) {
 	abs := s.st.abs(rel)
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return objects.ID{}, 0, err
 		}
-		id, size, stable, err := s.readOnce(abs)
+		id, size, stable, err := s.readOnce(abs, prev)
 		var unreadable *unreadableError
 		if errors.As(err, &unreadable) {
 			s.skip(rel, "unreadable", unreadable.err)
@@ -474,9 +518,9 @@ func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry) (
 	}
 }
 
-// readOnce reads abs once and reports whether its size and mtime were the
-// same before and after.
-func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, err error) {
+// readOnce reads abs once, a new version of blob prev, and reports whether
+// its size and mtime were the same before and after.
+func (s *scanner) readOnce(abs string, prev objects.ID) (id objects.ID, size int64, stable bool, err error) {
 	r, err := osfs.OpenRegular(abs)
 	if err != nil {
 		return id, 0, false, &unreadableError{err}
@@ -488,7 +532,7 @@ func (s *scanner) readOnce(abs string) (id objects.ID, size int64, stable bool, 
 		return id, 0, false, &unreadableError{err}
 	}
 	if s.put != nil {
-		id, size, err = s.put.Put(r)
+		id, size, err = s.put.PutVersion(r, prev)
 	} else {
 		id, size, err = objects.HashReader(r)
 	}
