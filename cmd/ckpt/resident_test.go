@@ -12,6 +12,7 @@ import (
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 	"github.com/ckpt/ckpt/internal/localsock"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // rpcClient is a JSON-RPC client of the store's server, keeping the
@@ -28,7 +29,9 @@ func (e *env) dialRPC() *rpcClient {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { conn.Close() })
-	conn.SetDeadline(time.Now().Add(time.Minute))
+	// The whole conversation, however slow a loaded machine under -race
+	// makes it, but not for ever.
+	conn.SetDeadline(time.Now().Add(testbound.Hang))
 	return &rpcClient{Client: protocoltest.NewClient(e.t, conn, conn)}
 }
 
