@@ -166,6 +166,7 @@ func (r *Report) targets() []Target {
 	atMost("no-change save: CLI time / parallel-stat floor", r.ratio(r.get("ckpt-cli", opNoChange, qSeconds), r.get("floor", opNoChange, qSeconds)), 2, "x")
 	atLeast("save after edits: speed-up over shadow git (CLI)", r.speedup("ckpt-cli", opEdit), 4)
 	atLeast("restore: speed-up over shadow git (CLI)", r.speedup("ckpt-cli", opRestore), 4)
+	atMost("restore: CLI time / write-and-sync floor", r.ratio(r.get("ckpt-cli", opRestore, qSeconds), r.get("floor", opRestore, qSeconds)), 2, "x")
 	atLeast("diff: speed-up over shadow git (CLI)", r.speedup("ckpt-cli", opDiff), 5)
 	atMost("store after first save / shadow .git", r.ratio(r.get("ckpt-cli", opFirst, qStore), r.get("git", opFirst, qStore)), 0.6, "x")
 	for _, sys := range []string{"ckpt-cli", "ckpt-lib"} {
