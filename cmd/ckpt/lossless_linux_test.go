@@ -97,7 +97,7 @@ func rawName(t *testing.T, path string, pathBase64 *string) string {
 
 // A listening server whose workspace and store directories have names
 // that are not valid UTF-8 gives their bytes beside them: in attach's
-// result and in serve --listen --json's line.
+// result, the initialize event and serve --listen --json's line.
 func TestServerNamesDirectoriesThatAreNotUTF8(t *testing.T) {
 	e := newEnv(t)
 	e.ws, e.store = filepath.Join(e.ws, "ws\xff"), filepath.Join(filepath.Dir(e.store), "store\xfe")
@@ -106,13 +106,21 @@ func TestServerNamesDirectoriesThatAreNotUTF8(t *testing.T) {
 	}
 	e.write("a.txt", "one\n")
 	e.listenServer()
-	r := e.dialRPC().call("attach", map[string]any{}) // a name that is not UTF-8 cannot travel as a JSON string
+	c := e.dialRPC()
+	r := c.call("attach", map[string]any{}) // a name that is not UTF-8 cannot travel as a JSON string
 	var res protocol.AttachResult
 	if err := json.Unmarshal(r.Result, &res); r.Error != nil || err != nil {
 		t.Fatalf("attach: %+v %v", r.Error, err)
 	}
 	if ws, store := rawName(t, res.Workspace, res.WorkspaceBase64), rawName(t, res.Store, res.StoreBase64); ws != e.ws || store != e.store {
 		t.Fatalf("attach names workspace %q and store %q, want %q and %q", ws, store, e.ws, e.store)
+	}
+	if saved := c.call("save", map[string]any{}); saved.Error != nil || len(c.events) == 0 || c.events[0].Method != "initialize" {
+		t.Fatalf("save: %+v, events %+v", saved.Error, c.events)
+	}
+	var ev protocol.InitializeEvent
+	if err := json.Unmarshal(c.events[0].Params, &ev); err != nil || rawName(t, ev.WorkspaceDir, ev.WorkspaceDirBase64) != e.ws {
+		t.Fatalf("initialize %s (%v) names another workspace than %q", c.events[0].Params, err, e.ws)
 	}
 	line := decode[struct {
 		Listening       string  `json:"listening"`

@@ -410,7 +410,15 @@ export interface ProgressValue {
 
 /** Server notifications, shaped like Roo Code's checkpoint events. */
 export interface CkptEvents {
-  initialize: { workspaceDir: string; baseHash: string; created: boolean; duration: number; task?: string };
+  initialize: {
+    workspaceDir: string;
+    /** workspaceDir's bytes, when its name is not valid UTF-8. */
+    workspaceDir_base64?: NameBase64;
+    baseHash: string;
+    created: boolean;
+    duration: number;
+    task?: string;
+  };
   checkpoint: { fromHash: string; toHash: string; duration: number; task?: string };
   restore: { commitHash: string; duration: number; task?: string };
   error: { error: string; task?: string };

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/jsonrpc"
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // The events a host receives as notifications, in the shapes Roo Code's
@@ -15,12 +16,15 @@ import (
 // naming its task.
 type (
 	InitializeEvent struct {
-		WorkspaceDir string        `json:"workspaceDir"`    // a multi-root workspace's identity (see roots)
-		Roots        []engine.Root `json:"roots,omitempty"` // the roots of a multi-root workspace, each {name, dir}
-		BaseHash     string        `json:"baseHash"`        // the task's first checkpoint
-		Created      bool          `json:"created"`         // the task began with this operation
-		Duration     int64         `json:"duration"`
-		Task         string        `json:"task"`
+		WorkspaceDir string `json:"workspaceDir"` // a multi-root workspace's identity (see roots)
+		// WorkspaceDirBase64 is workspaceDir's bytes when its name is not
+		// valid UTF-8 (package lossless).
+		WorkspaceDirBase64 *string       `json:"workspaceDir_base64,omitempty"`
+		Roots              []engine.Root `json:"roots,omitempty"` // the roots of a multi-root workspace, each {name, dir}
+		BaseHash           string        `json:"baseHash"`        // the task's first checkpoint
+		Created            bool          `json:"created"`         // the task began with this operation
+		Duration           int64         `json:"duration"`
+		Task               string        `json:"task"`
 	}
 	CheckpointEvent struct {
 		FromHash string `json:"fromHash"` // the previous head; "" for a task's first
@@ -66,7 +70,8 @@ func (t *taskEvents) initialize(ctx context.Context, task string, created bool, 
 		return
 	}
 	t.inited[task] = true
-	ev := InitializeEvent{WorkspaceDir: t.e.Workspace(), Roots: t.e.Roots(), Created: created, Duration: durationMs(d), Task: task}
+	ws := t.e.Workspace()
+	ev := InitializeEvent{WorkspaceDir: ws, WorkspaceDirBase64: lossless.Base64(ws), Roots: t.e.Roots(), Created: created, Duration: durationMs(d), Task: task}
 	if log, err := t.e.List(ctx, task); err == nil && len(log.Checkpoints) > 0 {
 		ev.BaseHash = log.Checkpoints[0].ID.String()
 	}
