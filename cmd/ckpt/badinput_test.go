@@ -102,8 +102,7 @@ func TestBadInputMatrix(t *testing.T) {
 				run = &env{t: t, ws: e.ws, store: e.store, home: e.home}
 			}
 			if tc.busy {
-				holder, in := run.holdLock()
-				defer func() { in.Close(); holder.Wait() }()
+				defer run.holdLock()()
 			}
 			args := make([]string, len(tc.args))
 			for i, a := range tc.args {

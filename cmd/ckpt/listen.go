@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -129,12 +130,13 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 		// reading its output: a write to a closed pipe fails instead of
 		// ending the server.
 		signal.Ignore(syscall.SIGPIPE)
-		e, addr, err := a.openResident(cmd)
+		e, conn, err := a.openResident(cmd)
 		if err != nil {
 			return err
 		}
-		if e == nil {
-			a.sayListening(addr, true)
+		if conn != nil {
+			conn.Close()
+			a.sayListening("", true)
 			return nil
 		}
 		var remote engine.Backend
@@ -146,10 +148,10 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 				}
 			}
 			defer a.startIdle(cmd.Context(), e)()
-			res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
-			rpc := protocol.NewResident(e, a.session(), a.profile, res.checkAttach)
-			return server.Listen(cmd.Context(), server.Config{StoreDir: e.StoreDir(), Idle: idle,
-				Listening: func(addr string) { a.sayListening(addr, false) }, Run: res.run, RPC: rpc.Serve, Busy: a.idle.Begin})
+			c := a.residentServer(e)
+			c.Idle = idle
+			c.Listening = func(addr string) { a.sayListening(addr, false) }
+			return server.Listen(cmd.Context(), c)
 		})
 		if remote != nil { // after the engine, which stops pushing at Close
 			remote.Close()
@@ -159,13 +161,27 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 	return serve
 }
 
+// residentServer is the store's server on e, which the command opened
+// (after startIdle): the commands its clients forward run on e, and its
+// JSON-RPC clients attach to e, refused when they need another workspace
+// or options than the command's.
+func (a *app) residentServer(e *engine.Engine) server.Config {
+	res := &resident{e: e, profile: a.profile, exclude: a.exclude, maxFileSize: a.maxFileSize}
+	rpc := protocol.NewResident(e, a.session(), a.profile, res.checkAttach)
+	return server.Config{StoreDir: e.StoreDir(), Run: res.run, RPC: rpc.Serve, Busy: a.idle.Begin}
+}
+
 // sayListening tells where the store's server accepts clients: this
-// process, or (existing) another that already listened. With --json it is
-// one line, {"listening": endpoint, "store": dir}, which clients starting
-// a server wait for; listening_base64 and store_base64 carry their bytes
-// when they are not valid UTF-8 (package lossless).
+// process, on addr, or (existing) another that already listened, on the
+// store's endpoint. With --json it is one line, {"listening": endpoint,
+// "store": dir}, which clients starting a server wait for;
+// listening_base64 and store_base64 carry their bytes when they are not
+// valid UTF-8 (package lossless).
 func (a *app) sayListening(addr string, existing bool) {
 	store, _ := filepath.Abs(a.store)
+	if existing {
+		addr = localsock.Endpoint(store)
+	}
 	switch {
 	case a.json:
 		a.printJSON(struct {
@@ -206,35 +222,34 @@ func commandName(a *app, args []string) string {
 // that a server that starts meanwhile is found.
 const residentSlice = 100 * time.Millisecond
 
-// openResident opens the store for a listening server, unless a server
-// already listens for it: then it returns a nil Engine and that server's
-// endpoint, so that racing starters end with one server. While another
-// process (no server) holds the store, it waits up to --lock-timeout in
-// slices, looking for a server between them, and then fails busy naming
-// the holder.
-func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, string, error) {
+// openResident opens the store for a command that serves it (serve, with
+// or without --listen, and mcp), unless a server already listens for it:
+// then it returns a nil Engine and a connection to that server, so that
+// racing starters end with one server. While another process (no server)
+// holds the store, it waits up to --lock-timeout in slices, looking for a
+// server between them, and then fails busy naming the holder.
+func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, net.Conn, error) {
 	if a.store == "" {
 		var err error
 		if a.store, err = a.defaultStore(); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 	}
 	store, err := filepath.Abs(a.store)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	total := a.lockTimeout
 	defer func() { a.lockTimeout = total }()
 	deadline := time.Now().Add(total)
 	for {
 		if conn, err := localsock.Dial(store); err == nil {
-			conn.Close()
-			return nil, localsock.Endpoint(store), nil
+			return nil, conn, nil
 		}
 		a.lockTimeout = min(residentSlice, max(0, time.Until(deadline)))
 		e, err := a.open(cmd)
 		if err == nil || !errors.Is(err, engine.ErrBusy) || !time.Now().Before(deadline) {
-			return e, "", err
+			return e, nil, err
 		}
 	}
 }

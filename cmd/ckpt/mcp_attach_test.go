@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,10 +70,19 @@ func (h *mcpHost) call(t *testing.T, params *mcp.CallToolParams) (string, bool) 
 	return string(b), res.IsError
 }
 
-func (h *mcpHost) has(event string) bool {
+func (h *mcpHost) has(event string) bool { return h.count(event) > 0 }
+
+// count is how many of the events kept are event ("method task").
+func (h *mcpHost) count(event string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return slices.Contains(h.events, event)
+	n := 0
+	for _, ev := range h.events {
+		if ev == event {
+			n++
+		}
+	}
+	return n
 }
 
 // While the store's server runs, ckpt mcp attaches to it instead of taking

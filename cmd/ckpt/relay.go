@@ -10,29 +10,12 @@ import (
 	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
-	"github.com/ckpt/ckpt/internal/localsock"
 )
-
-// dialResident connects to the listening server of the command's store,
-// nil when none answers.
-func (a *app) dialResident() net.Conn {
-	store := a.store
-	if store == "" {
-		var err error
-		if store, err = a.defaultStore(); err != nil {
-			return nil
-		}
-	}
-	conn, err := localsock.Dial(store)
-	if err != nil {
-		return nil
-	}
-	return conn
-}
 
 // attachParams is what a command attaching to the store's server says:
 // its workspace, --task and --profile (when given).
@@ -54,8 +37,8 @@ func (a *app) attachParams(cmd *cobra.Command) (protocol.AttachParams, error) {
 // attachID is the id of the attach request relay sends before the host's.
 const attachID = "ckpt-relay-attach"
 
-// relay serves stdio serve's JSON-RPC through the store's listening server
-// on conn instead of opening the store: it attaches with the command's
+// relay serves stdio serve's JSON-RPC through the store's server on conn
+// (see serveHost): it attaches with the command's
 // workspace, --task and --profile (when given), then copies the host's
 // messages to the server and the server's to the host until either side
 // ends. A refused attach fails with the server's error and exit code.
@@ -97,10 +80,12 @@ func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
 	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
 	defer stop()
 	pending := newUnanswered()
+	var hostDone atomic.Bool
 	go func() {
 		// When the host is done, the server still answers what it sent;
 		// then the connection ends (a named pipe cannot half-close).
 		pending.copyLines(conn, bufio.NewReader(a.stdin), 1)
+		hostDone.Store(true)
 		pending.waitAll()
 		conn.Close()
 	}()
@@ -109,7 +94,13 @@ func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
 	if cerr := cmd.Context().Err(); cerr != nil {
 		return cerr
 	}
-	if err != nil && !errors.Is(err, net.ErrClosed) {
+	if !hostDone.Load() { // the server stopped while the host still talked to it
+		return serverGone{store: a.store}
+	}
+	// Closed here, once the host's requests were answered: a socket or a
+	// named pipe says net.ErrClosed, serveHost's in-process connection
+	// io.ErrClosedPipe.
+	if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
 		return fmt.Errorf("the server of the store: %w", err)
 	}
 	return nil

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 	"github.com/ckpt/ckpt/internal/localsock"
 	"github.com/ckpt/ckpt/internal/testbound"
@@ -110,25 +109,18 @@ func TestSecondListeningServerPointsAtTheFirst(t *testing.T) {
 	}
 }
 
-// A listening server that cannot have the store (a stdio serve owns it)
-// fails busy, naming the holder, once --lock-timeout has passed.
-func TestListeningServerOnALockedStoreIsBusy(t *testing.T) {
+// A store held by a process that serves no client (a plain command) has
+// nothing to attach to: serve --listen, stdio serve and mcp alike fail
+// busy, naming the holder, once --lock-timeout has passed.
+func TestServersOnAStoreAPlainCommandHoldsAreBusy(t *testing.T) {
 	e := newEnv(t)
-	owner := exec.Command(ckptBin, "-C", e.ws, "--store", e.store, "serve")
-	owner.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
-	in, _ := owner.StdinPipe()
-	out, _ := owner.StdoutPipe()
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { in.Close(); owner.Wait() })
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"list"}`)
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // the owner has the store
-		t.Fatal(err)
-	}
-	r := e.run("", "--lock-timeout", "300ms", "serve", "--listen")
-	if want := fmt.Sprintf("pid %d (ckpt serve)", owner.Process.Pid); r.code != 3 || !strings.Contains(r.stderr, want) {
-		t.Fatalf("serve --listen on a locked store: exit %d %q, want 3 naming %q", r.code, r.stderr, want)
+	e.holdLock()
+	want := fmt.Sprintf("pid %d (%s)", os.Getpid(), lockHolder)
+	for _, args := range [][]string{{"serve", "--listen"}, {"serve"}, {"mcp"}} {
+		r := e.run("", append([]string{"--lock-timeout", "300ms"}, args...)...)
+		if r.code != protocol.ExitBusy || !strings.Contains(r.stderr, want) {
+			t.Errorf("%v on a locked store: exit %d %q, want %d naming %q", args, r.code, r.stderr, protocol.ExitBusy, want)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +15,7 @@ func (a *app) serveCommand() *cobra.Command {
 	return a.watchFlag(&cobra.Command{
 		Use:   "serve",
 		Short: "Answer JSON-RPC 2.0 requests, one per line on stdin, holding the store open",
-		Long: "serve keeps the store open (and locked) for a host process and answers JSON-RPC 2.0\n" +
+		Long: "serve keeps the store open for a host process and answers JSON-RPC 2.0\n" +
 			"requests, one per line (batches too), concurrently: methods save, list, show, ls, cat, diff,\n" +
 			"restore, tasks, drop, gc, verify and stats, with params named like the CLI's flags (allow_empty,\n" +
 			"dry_run, ...) and results shaped like their --json output. $/cancelRequest {id} cancels a\n" +
@@ -22,24 +23,14 @@ func (a *app) serveCommand() *cobra.Command {
 			"notifications initialize, checkpoint, restore and error. A change watcher keeps saves at the\n" +
 			"cost of what changed (--watch=false turns it off); a change it missed, found by the periodic\n" +
 			"re-verification, is sent to every client as missedChanges {paths, duration}.\n\n" +
-			"When the store's server (serve --listen) runs, serve attaches to it instead of opening the store:\n" +
-			"its requests run on the server's engine beside every other client's, and it gets the events of\n" +
-			"its --task and of the tasks it saves or restores. Otherwise it opens (and locks) the store itself\n" +
-			"and starts no server: a host that shares the store starts serve --listen (the TypeScript client\n" +
-			"does).",
+			"Its requests run on the store's server: when one runs (serve --listen, or another serve or mcp),\n" +
+			"serve attaches to it; otherwise serve opens the store and becomes its server, listening for other\n" +
+			"clients as serve --listen does until its input ends. Either way its requests run on one engine\n" +
+			"beside every other client's (adapters, the CLI, ckpt ui), and it gets the events of its --task\n" +
+			"and of the tasks it saves or restores, whichever client caused them.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.checkGlobalFlags(); err != nil {
-				return err
-			}
-			if conn := a.dialResident(); conn != nil {
-				return a.relay(cmd, conn)
-			}
-			a.scans = &protocol.ScanHub{}
-			return a.withEngine(cmd, func(e *engine.Engine) error {
-				defer a.startIdle(cmd.Context(), e)()
-				return protocol.ServeJSONRPC(cmd.Context(), e, a.session(), a.stdin, a.stdout)
-			})
+			return a.serveHost(cmd, func(conn net.Conn) error { return a.relay(cmd, conn) })
 		},
 	})
 }
@@ -53,27 +44,20 @@ func (a *app) mcpCommand() *cobra.Command {
 			"Events (initialize, checkpoint, restore, error, missedChanges) are sent as log messages of the\n" +
 			"logger \"ckpt\".\n" +
 			"A change watcher keeps saves at the cost of what changed (--watch=false turns it off).\n\n" +
-			"When the store's server (serve --listen) runs, mcp attaches to it instead of opening the store:\n" +
-			"each tool call runs on the server's engine beside every other client's (adapters, the CLI, ckpt\n" +
-			"ui), and its events are those of its --task and of the tasks it saves or restores. mcp ends if\n" +
-			"that server stops. Otherwise it opens (and locks) the store itself.",
+			"Its tool calls run on the store's server: when one runs (serve --listen, or a serve or another\n" +
+			"mcp), mcp attaches to it and ends if that server stops; otherwise mcp opens the store and becomes\n" +
+			"its server, listening for other clients as serve --listen does until its MCP client goes. Either\n" +
+			"way each tool call runs on one engine beside every other client's (adapters, the CLI, ckpt ui),\n" +
+			"and its events are those of its --task and of the tasks it saves or restores.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.checkGlobalFlags(); err != nil {
-				return err
-			}
-			if conn := a.dialResident(); conn != nil {
+			return a.serveHost(cmd, func(conn net.Conn) error {
 				defer conn.Close()
 				params, err := a.attachParams(cmd)
 				if err != nil {
 					return err
 				}
 				return protocol.ServeMCPAttached(cmd.Context(), conn, params, version, a.stdin, a.stdout)
-			}
-			a.scans = &protocol.ScanHub{}
-			return a.withEngine(cmd, func(e *engine.Engine) error {
-				defer a.startIdle(cmd.Context(), e)()
-				return protocol.ServeMCP(cmd.Context(), e, a.session(), version, a.stdin, a.stdout)
 			})
 		},
 	})

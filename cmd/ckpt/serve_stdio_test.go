@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -23,6 +24,21 @@ func (e *env) serverCommand(args ...string) *exec.Cmd {
 func (e *env) stdioServe(flags ...string) (cmd *exec.Cmd, s *protocoltest.Client, end func()) {
 	e.t.Helper()
 	cmd = e.serverCommand(append([]string{"serve"}, flags...)...)
+	in, s := e.startStdio(cmd)
+	end = sync.OnceFunc(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			e.t.Errorf("serve after its input ended: %v", err)
+		}
+	})
+	e.t.Cleanup(end)
+	return cmd, s, end
+}
+
+// startStdio starts cmd and returns its stdin and a session over its
+// stdio; closing in ends its input.
+func (e *env) startStdio(cmd *exec.Cmd) (in io.WriteCloser, s *protocoltest.Client) {
+	e.t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		e.t.Fatal(err)
@@ -34,12 +50,5 @@ func (e *env) stdioServe(flags ...string) (cmd *exec.Cmd, s *protocoltest.Client
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	end = sync.OnceFunc(func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil {
-			e.t.Errorf("serve after its input ended: %v", err)
-		}
-	})
-	e.t.Cleanup(end)
-	return cmd, protocoltest.NewClient(e.t, in, out), end
+	return in, protocoltest.NewClient(e.t, in, out)
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -10,10 +10,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/localsock"
 	"github.com/ckpt/ckpt/internal/testbound"
 )
 
@@ -36,29 +39,23 @@ func (e *env) start(stdin io.Reader, args ...string) (*exec.Cmd, *bytes.Buffer, 
 	return cmd, &out, &errb
 }
 
-// holdLock starts `ckpt serve`, which holds the store lock for as long as
-// it runs, and returns once it has answered a request (so holds the lock).
-func (e *env) holdLock() (*exec.Cmd, io.WriteCloser) {
+// lockHolder is the command holdLock's engine records as the store's
+// holder.
+const lockHolder = "ckpt save"
+
+// holdLock opens the store in this process, as a plain command would: it
+// holds the store's lock, serving no client, until the test ends or
+// release is called. (serve and mcp would serve the store to every later
+// command instead.)
+func (e *env) holdLock() (release func()) {
 	e.t.Helper()
-	cmd := exec.Command(ckptBin, "-C", e.ws, "--store", e.store, "serve")
-	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
-	w, err := cmd.StdinPipe()
+	eng, err := engine.Open(context.Background(), e.ws, engine.Options{StoreDir: e.store, Command: lockHolder})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	r, err := cmd.StdoutPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"method":"tasks"}`+"\n")
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if err != nil || !strings.Contains(line, `"result"`) {
-		e.t.Fatalf("holder: %q %v", line, err)
-	}
-	return cmd, w
+	release = sync.OnceFunc(func() { eng.Close() })
+	e.t.Cleanup(release)
+	return release
 }
 
 // waitForLockFile returns once process pid has the store's lock file open:
@@ -87,8 +84,8 @@ func waitForLockFile(t *testing.T, pid int, lock string) {
 // TestSignalStopsEveryCommandWaitingForTheLock holds the store lock in one
 // process, starts every command in another with a 60 s lock timeout, signals
 // it while it waits, and requires exit 143 (SIGTERM) or 130 (SIGINT) within
-// a few seconds; the holder itself (serve, idle on stdin) stops the same
-// way, and the store verifies afterwards.
+// a few seconds; a serve that owns the store, idle on stdin, stops the same
+// way and removes its endpoint, and the store verifies afterwards.
 func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("Windows has neither SIGTERM to send nor /proc to see a process wait for the lock")
@@ -99,8 +96,7 @@ func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
 	e := newEnv(t)
 	e.write("f", "one")
 	e.ok("save", "-m", "one")
-	holder, holderIn := e.holdLock()
-	defer holderIn.Close()
+	release := e.holdLock()
 	lock, err := filepath.EvalSymlinks(filepath.Join(e.store, "lock"))
 	if err != nil {
 		t.Fatal(err)
@@ -123,9 +119,22 @@ func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
 				args, sig, code, time.Since(sent), stderr.String(), want)
 		}
 	}
-	holder.Process.Signal(syscall.SIGTERM)
-	if code, took := waitExit(t, holder); code != 143 || took > signalDeadline {
+	release()
+	idle, open, err := os.Pipe() // stdin that stays open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	owner, _, _ := e.start(idle, "--lock-timeout", "0", "serve")
+	idle.Close()
+	endpoint := localsock.Endpoint(e.store)
+	testbound.Until(t, "the serve owning the store listens", func() bool { _, err := os.Lstat(endpoint); return err == nil })
+	owner.Process.Signal(syscall.SIGTERM)
+	if code, took := waitExit(t, owner); code != 143 || took > signalDeadline {
 		t.Errorf("serve idle on stdin, SIGTERM: exit %d after %v; want 143 at once", code, took)
+	}
+	if _, err := os.Lstat(endpoint); !os.IsNotExist(err) {
+		t.Errorf("endpoint after the owning serve was signalled: %v", err)
 	}
 	e.ok("verify")
 	if out := e.ok("list"); strings.Count(out, "@") != 1 {

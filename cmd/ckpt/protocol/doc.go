@@ -1,7 +1,9 @@
 // Package protocol is ckpt's host protocol: the method table a host calls
 // (save, list, show, ls, cat, diff, restore, tasks, drop, gc, verify, stats,
-// push, pull), served as JSON-RPC 2.0 (ServeJSONRPC, `ckpt serve`) and as
-// MCP tools named ckpt_<method> (ServeMCP, `ckpt mcp`), and the wire schema
+// push, pull), served as JSON-RPC 2.0 (ServeJSONRPC on one engine, Resident
+// to the many clients of a store's server) and as MCP tools named
+// ckpt_<method> (NewMCPServer on one engine, ServeMCPAttached through a
+// store's server, which `ckpt mcp` uses), and the wire schema
 // they and the CLI's --json output share: the *JSON types and the views
 // that make them from the engine's results, the events, the error data and
 // the exit codes.

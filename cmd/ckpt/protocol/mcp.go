@@ -24,16 +24,6 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// ServeMCP answers MCP requests read from r on w (the stdio transport)
-// until r ends or ctx is cancelled; version is ckpt's release, told to the
-// client. The events, s.Store's too, go to the client as log messages.
-func ServeMCP(ctx context.Context, e *engine.Engine, s Session, version string, r io.Reader, w io.Writer) error {
-	t := &mcp.IOTransport{Reader: closableInput(r), Writer: nopWriteCloser{w}}
-	srv := NewMCPServer(e, s, version)
-	defer s.Store.add(mcpNotifier(srv))()
-	return srv.Run(ctx, t)
-}
-
 // NewMCPServer makes the MCP server of the method table on e. Events go to
 // every connected session as log messages.
 func NewMCPServer(e *engine.Engine, s Session, version string) *mcp.Server {

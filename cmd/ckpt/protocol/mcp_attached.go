@@ -15,9 +15,10 @@ import (
 // away.
 var ErrServerGone = errors.New("the store's server went away")
 
-// ServeMCPAttached answers MCP requests read from r on w as ServeMCP does,
-// but through the store's resident server on conn (see Resident) instead
-// of an engine of its own, so it needs no lock: it attaches with attach,
+// ServeMCPAttached answers MCP requests read from r on w (the stdio
+// transport; version is ckpt's release, told to the client) with the tools
+// of NewMCPServer, but through the store's resident server on conn (see
+// Resident) instead of an engine of its own: it attaches with attach,
 // runs each tool call as that method's request on the server, progress
 // and cancellation included, and sends the events of its tasks as log
 // messages. It returns when r ends or ctx is cancelled, and ErrServerGone
