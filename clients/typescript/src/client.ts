@@ -37,8 +37,9 @@ const stderrTail = 8 << 10;
 
 /**
  * CkptClient runs `ckpt serve` on stdio for one workspace and calls it: the
- * child owns the store, or forwards to the store's listening server when one
- * runs (see CkptSharedClient for a client of that server without a child).
+ * child forwards to the store's server when one runs, and otherwise opens
+ * the store and is its server while it runs, every later client attaching
+ * to it (see CkptSharedClient for a client of that server without a child).
  * Calls may run concurrently; notifications are emitted as CkptCalls says.
  * When the child exits, every pending call rejects with a
  * CkptConnectionError carrying its exit code and the end of its stderr (a

@@ -2,20 +2,20 @@
 // trackers and services of one store alive at once beside the CLI and
 // `ckpt ui`, dropped without dispose(), Cline's literal create, Roo's
 // initialization and events, each host's exclusions by default, and a
-// store locked by another process.
+// store a plain command keeps locked.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { EventEmitter, once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createInterface } from "node:readline";
 import {
   CheckpointTracker,
   CkptBusyError,
-  CkptClient,
   RepoPerTaskCheckpointService,
 } from "../dist/index.js";
 import { buildCkpt } from "./ckpt-binary.mjs";
@@ -223,16 +223,24 @@ test("each adapter applies its host's exclusions by default", async (t) => {
   assert.deepEqual((await def.getDiffSet(base2)).map((e) => e.relativePath), ["debug.log"], "the profile is overridable");
 });
 
-test("a store another process keeps locked fails with CkptBusyError naming the holder", async (t) => {
+test("a store a plain command keeps locked fails with CkptBusyError naming the holder", async (t) => {
   const { ws, store } = dirs(t);
-  const owner = CkptClient.start({ binary, workspace: ws, store }); // stdio serve, owning the store
-  t.after(() => owner.close());
-  await owner.list();
+  writeFileSync(join(ws, "big.bin"), randomBytes(4 << 20));
+  await run(binary, ["-C", ws, "--store", store, "save"]);
+  // An export whose output nobody reads holds the store, serving no client (a
+  // stdio serve or mcp would serve the store to every later client instead).
+  const holder = spawn(binary, ["-C", ws, "--store", store, "export", "HEAD", "--tar", "-"], { stdio: ["ignore", "pipe", "inherit"] });
+  t.after(() => {
+    holder.stdout.resume(); // a write it is blocked in would outlast the signal
+    holder.kill();
+  });
+  await once(holder.stdout, "data"); // it has the store
+  holder.stdout.pause();
   const err = await CheckpointTracker.create("late", true, ws, { binary, store, serverArgs: ["--lock-timeout", "300ms"] }).then(
     () => assert.fail("created"),
     (e) => e,
   );
   assert.ok(err instanceof CkptBusyError, `${err}`);
   assert.equal(err.exitCode, 3);
-  assert.match(err.message, new RegExp(`${owner.pid}`), "the message names the holder's pid");
+  assert.match(err.message, new RegExp(`pid ${holder.pid} \\(ckpt export\\)`), "the message names the holder");
 });

@@ -1,6 +1,7 @@
 // Clients of one store started by different hosts, against a freshly built
-// ckpt: an MCP server beside an adapter, and clients of separate Node
-// processes racing to start the store's server.
+// ckpt: an MCP server beside an adapter, an adapter beside a stdio serve or
+// MCP server that owns the store, and clients of separate Node processes
+// racing to start the store's server.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
@@ -13,7 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CheckpointTracker } from "../dist/index.js";
+import { CheckpointTracker, CkptClient, CkptSharedClient } from "../dist/index.js";
 import { buildCkpt } from "./ckpt-binary.mjs";
 
 let binary;
@@ -36,19 +37,25 @@ function dirs(t) {
 
 const read = (ws, rel) => readFileSync(join(ws, rel), "utf8");
 
-/** mcpClient runs `ckpt mcp` on the store as an MCP host would. */
-async function mcpClient(t, ws, store, task) {
+/**
+ * mcpClient runs `ckpt mcp` (with extra global flags) on the store as an MCP
+ * host would; it resolves with a function calling its tools, whose pid is
+ * the process's.
+ */
+async function mcpClient(t, ws, store, task, flags = []) {
   // --lock-timeout 0: an mcp that took the lock instead of attaching would fail busy.
-  const transport = new StdioClientTransport({ command: binary, args: ["-C", ws, "--store", store, "--lock-timeout", "0", "--task", task, "mcp"], stderr: "inherit" });
+  const args = ["-C", ws, "--store", store, "--lock-timeout", "0", "--task", task, ...flags, "mcp"];
+  const transport = new StdioClientTransport({ command: binary, args, stderr: "inherit" });
   const client = new Client({ name: "shared-store-test", version: "1.0.0" });
   await client.connect(transport);
   t.after(() => client.close());
   await client.listTools();
-  return async (name, args = {}) => {
+  const call = async (name, args = {}) => {
     const res = await client.callTool({ name: `ckpt_${name}`, arguments: args });
     assert.ok(!res.isError, `${name}: ${JSON.stringify(res.content)}`);
     return res.structuredContent;
   };
+  return Object.assign(call, { pid: transport.pid });
 }
 
 test("an MCP server and an adapter work on one store at once", async (t) => {
@@ -73,6 +80,45 @@ test("an MCP server and an adapter work on one store at once", async (t) => {
   const tasks = (await mcp("tasks")).tasks.map((x) => x.name);
   for (const task of ["agent", "cline-task"]) assert.ok(tasks.includes(task), `${task} in ${tasks}`);
 });
+
+/** owners start a stdio serve or an MCP server on the store with Cline's profile; each resolves with its pid and a function listing the store's tasks. */
+const owners = {
+  async serve(t, ws, store) {
+    const owner = CkptClient.start({ binary, workspace: ws, store, task: "host", args: ["--lock-timeout", "0", "--profile", "cline"] });
+    t.after(() => owner.close());
+    await owner.save({ message: "by the owner" });
+    return { pid: owner.pid, tasks: async () => (await owner.tasks()).tasks.map((x) => x.name) };
+  },
+  async mcp(t, ws, store) {
+    const owner = await mcpClient(t, ws, store, "host", ["--profile", "cline"]);
+    await owner("save", { message: "by the owner" });
+    return { pid: owner.pid, tasks: async () => (await owner("tasks")).tasks.map((x) => x.name) };
+  },
+};
+
+// A stdio serve or MCP server that finds no server of its store becomes it,
+// listening on the store's endpoint while it runs, so an adapter created
+// after it attaches to it instead of waiting for its lock.
+for (const [kind, start] of Object.entries(owners)) {
+  test(`an adapter saves and restores beside a ${kind} that owns the store`, async (t) => {
+    const { ws, store } = dirs(t);
+    const owner = await start(t, ws, store);
+    const probe = CkptSharedClient.connect({ workspace: ws, store, binary, task: "probe" });
+    t.after(() => probe.close());
+    assert.equal((await probe.attach()).pid, owner.pid, `the shared client attached to the ${kind}, starting no server`);
+
+    const tracker = await CheckpointTracker.create("cline-task", true, ws, { binary, store, serverArgs: ["--lock-timeout", "0"] });
+    writeFileSync(join(ws, "a.txt"), "one\n");
+    const one = await tracker.commit();
+    writeFileSync(join(ws, "a.txt"), "two\n");
+    const two = await tracker.commit();
+    assert.equal(await tracker.getDiffCount(one, two), 1);
+    await tracker.resetHead(one);
+    assert.equal(read(ws, "a.txt"), "one\n", "the tracker restored its checkpoint");
+    const tasks = await owner.tasks();
+    for (const task of ["host", "cline-task"]) assert.ok(tasks.includes(task), `the ${kind} lists ${task} in ${tasks}`);
+  });
+}
 
 /** serversOf lists the pids of the `ckpt serve` processes running for store (ps; not on Windows). */
 function serversOf(store) {
