@@ -13,6 +13,28 @@ import (
 // diskUsage sums the allocated blocks (st_blocks × 512, as du counts) of
 // every entry under root.
 func diskUsage(root string) (int64, error) {
+	return sumTree(root, func(info fs.FileInfo) int64 {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			return st.Blocks * 512
+		}
+		return 0
+	})
+}
+
+// apparentSize sums the lengths of the regular files under root (du
+// --apparent-size): what a store holds whatever its files have
+// preallocated.
+func apparentSize(root string) (int64, error) {
+	return sumTree(root, func(info fs.FileInfo) int64 {
+		if info.Mode().IsRegular() {
+			return info.Size()
+		}
+		return 0
+	})
+}
+
+// sumTree sums size over every entry under root.
+func sumTree(root string, size func(fs.FileInfo) int64) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -22,9 +44,7 @@ func diskUsage(root string) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			total += st.Blocks * 512
-		}
+		total += size(info)
 		return nil
 	})
 	return total, err

@@ -15,7 +15,8 @@
 // fetch-modules DIR" only fetches them). "bench compress -corpus DIR"
 // compares store compression candidates on a directory's files in one run;
 // "bench remote" compares push and clone with restic backup and restore on
-// an S3 service (remote.go).
+// an S3 service (remote.go); "bench history" measures a long task's
+// history on disk against a shadow git repository's (history.go).
 //
 // "go run ./bench generate -scale 100k DIR" only writes the corpus, for
 // profiling by hand ("bench worker -op save -ws DIR -store S -cpuprofile F"
@@ -51,6 +52,7 @@ var subcommands = map[string]func(ctx context.Context, args []string) error{
 		return fetchModules(ctx, args[0])
 	},
 	"compress": runCandidates,
+	"history":  runHistory,
 	"remote":   runRemote,
 	"worker":   runWorker,
 }
