@@ -51,10 +51,11 @@ var subcommands = map[string]func(ctx context.Context, args []string) error{
 		}
 		return fetchModules(ctx, args[0])
 	},
-	"compress": runCandidates,
-	"history":  runHistory,
-	"remote":   runRemote,
-	"worker":   runWorker,
+	"compress":  runCandidates,
+	"history":   runHistory,
+	"long-task": runLongTask,
+	"remote":    runRemote,
+	"worker":    runWorker,
 }
 
 func main() {
