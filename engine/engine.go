@@ -98,7 +98,7 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 			return nil, fmt.Errorf("create store %s: %w", storeDir, err)
 		}
 	}
-	lock, err := acquireLock(ctx, filepath.Join(storeDir, "lock"), opts.Command, opts.lockTimeout(), opts.MustExist)
+	lock, err := acquireLock(ctx, filepath.Join(storeDir, lockName), opts.Command, opts.lockTimeout(), opts.MustExist)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ type storeLock struct {
 	f *os.File
 }
 
+// lockName is the lock file's name in the store.
+const lockName = "lock"
+
 // lockPollInterval is the back-off between non-blocking lock attempts while
 // waiting for another holder; the OS lock has no timeout of its own.
 const lockPollInterval = 20 * time.Millisecond
@@ -122,4 +125,19 @@ func readHolder(f *os.File) string {
 func (l *storeLock) release() error {
 	_ = l.f.Truncate(0)
 	return l.f.Close()
+}
+
+// LastLockChange returns when a process last took or let go of the lock of
+// the store at storeDir: a holder writes its name into the lock file when
+// it takes the lock and clears it when it lets go, which dates the file
+// (on Windows the date may wait for the letting go). A process that works
+// only while the store is quiet (the background recompression) waits with
+// it for a lull between commands. It fails with an error wrapping
+// fs.ErrNotExist when there is no store.
+func LastLockChange(storeDir string) (time.Time, error) {
+	info, err := os.Stat(filepath.Join(storeDir, lockName))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return info.ModTime(), nil
 }

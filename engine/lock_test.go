@@ -112,3 +112,28 @@ func TestOpenMustExistNeverCreatesAStore(t *testing.T) {
 	}
 	e.Close()
 }
+
+// Taking and letting go of a store's lock dates its lock file: what a
+// background process reads to wait for a quiet store.
+func TestLastLockChangeDatesEveryOpenAndClose(t *testing.T) {
+	t.Parallel()
+	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	if _, err := LastLockChange(store); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("no store: %v, want not exist", err)
+	}
+	e, err := Open(context.Background(), ws, Options{StoreDir: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(store, lockName), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := LastLockChange(store)
+	if err != nil || !changed.After(old.Add(time.Minute)) {
+		t.Fatalf("after Close: %v, %v; want later than %v", changed, err, old)
+	}
+}

@@ -25,14 +25,11 @@ const noBackgroundEnv = "CKPT_NO_BACKGROUND"
 // compress the packs it stored uncompressed.
 const backgroundCommand = "background-recompress"
 
-// backgroundPause separates two packs of the background process: it
-// releases the store between them, and a command waiting for the lock
-// (it polls every 20 ms) takes it in that gap.
-const backgroundPause = 100 * time.Millisecond
-
-// backgroundBackoff is the pause after the background process gave the
-// store up to a command that waited for it: commands come in bursts.
-const backgroundBackoff = time.Second
+// backgroundQuiet is how long the store must have been left alone (no
+// process took or let go of its lock) before the background process takes
+// it for a pack: commands come in bursts, and one that found the store
+// taken would wait for the background to open it and give it up.
+const backgroundQuiet = time.Second
 
 // backgroundProbe is how often the background process asks, while it
 // compresses a pack, whether a command waits for the store
@@ -42,11 +39,6 @@ const backgroundProbe = 10 * time.Millisecond
 
 // errYield ends a pack's slice for a command that waits for the store.
 var errYield = errors.New("a command waits for the store")
-
-// backgroundSlice bounds one wait for the store's lock in the background
-// process, so that it notices a server (or the store's removal) while it
-// waits; it gives up after --lock-timeout in all.
-const backgroundSlice = time.Second
 
 // deferCompression says whether a command's engine stores a first save
 // uncompressed: the resident commands compress it while idle, and the
@@ -116,14 +108,17 @@ func (a *app) backgroundCommand() *cobra.Command {
 }
 
 // recompressInBackground compresses the store's deferred packs one per
-// open of the store, releasing it for backgroundPause between two, until
-// none is left. It first lowers its own CPU and I/O priority below every
-// command's (background.LowerPriority) and marks the store as its own
-// (background.Claim): `ckpt stats` names it, and a second one for the
-// same store exits at once. It stops early, successfully, when the store
-// is gone, a server listens for it (the server recompresses while idle),
-// or another process held the store for --lock-timeout: the next save
-// that leaves deferred packs starts it again.
+// open of the store, each once the store has been quiet for
+// backgroundQuiet, until none is left. It first lowers its own CPU and
+// I/O priority below every command's (background.LowerPriority) and marks
+// the store as its own (background.Claim): `ckpt stats` names it, and a
+// second one for the same store exits at once. A command that comes to
+// wait for the store while it compresses a pack gets it within
+// backgroundProbe (the pack is done again later). It stops early,
+// successfully, when the store is gone, a server listens for it (the
+// server recompresses while idle), or the store found no quiet moment for
+// --lock-timeout: the next save that leaves deferred packs starts it
+// again.
 func (a *app) recompressInBackground(ctx context.Context) error {
 	// What could not be lowered runs at normal priority: no reason to
 	// leave the packs raw.
@@ -147,33 +142,24 @@ func (a *app) recompressInBackground(ctx context.Context) error {
 		if e == nil {
 			return err
 		}
-		res, yielded, err := recompressYielding(ctx, e)
+		res, err := recompressYielding(ctx, e)
 		if cerr := e.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil || (res != nil && res.Remaining == 0) { // nil: it yielded before it began
+		if err != nil || (res != nil && res.Remaining == 0) {
 			return err
-		}
-		pause := backgroundPause
-		if yielded {
-			pause = backgroundBackoff
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
 		}
 	}
 }
 
 // recompressYielding compresses the next deferred pack of e, unless a
 // command waits for the store or comes to wait meanwhile: then it does not
-// start, or stops within backgroundProbe (the pack stays as it was, to be
-// done again), and reports yielded with no error (and a nil result when
-// it did not start).
-func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.RecompressResult, yielded bool, err error) {
+// start (a nil result), or stops within backgroundProbe with the pack as
+// it was, to be done again (a result of no pack); either way with no
+// error.
+func recompressYielding(ctx context.Context, e *engine.Engine) (*engine.RecompressResult, error) {
 	if e.Awaited() {
-		return nil, true, nil
+		return nil, nil
 	}
 	slice, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -193,19 +179,21 @@ func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.Reco
 			}
 		}
 	}()
-	res, err = e.RecompressNext(slice)
+	res, err := e.RecompressNext(slice)
 	close(done)
 	if ctx.Err() == nil && errors.Is(context.Cause(slice), errYield) {
-		return res, true, nil
+		return res, nil
 	}
-	return res, false, err
+	return res, err
 }
 
-// openForBackground opens the store for one pack, waiting for the lock in
-// slices of backgroundSlice up to --lock-timeout in all. It returns a nil
+// openForBackground opens the store for one pack once it has been quiet
+// for backgroundQuiet: no process took or let go of its lock meanwhile
+// (engine.LastLockChange), so that it stays out of a burst of commands
+// instead of taking the store in the gaps between them. It returns a nil
 // Engine (and nil error) when the process should stop without error: a
-// server listens, the store stayed busy, or it is gone (it is never
-// created again).
+// server listens, the store found no such lull within --lock-timeout, or
+// it is gone (it is never created again).
 func (a *app) openForBackground(ctx context.Context) (*engine.Engine, error) {
 	deadline := time.Now().Add(a.lockTimeout)
 	for {
@@ -213,18 +201,35 @@ func (a *app) openForBackground(ctx context.Context) (*engine.Engine, error) {
 			conn.Close()
 			return nil, nil // a server holds the store and recompresses itself
 		}
-		wait := min(backgroundSlice, max(0, time.Until(deadline)))
-		e, err := engine.Open(ctx, a.workspace, engine.Options{StoreDir: a.store, LockTimeout: wait, MustExist: true,
-			Command: "ckpt " + backgroundCommand})
-		switch {
-		case err == nil:
-			return e, nil
-		case errors.Is(err, fs.ErrNotExist):
+		changed, err := engine.LastLockChange(a.store)
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
-		case !errors.Is(err, engine.ErrBusy):
+		}
+		if err != nil {
 			return nil, err
-		case !time.Now().Before(deadline):
+		}
+		wait := backgroundQuiet - time.Since(changed)
+		if wait <= 0 {
+			// LockTimeout 0: a holder means the store is in use.
+			e, err := engine.Open(ctx, a.workspace, engine.Options{StoreDir: a.store, MustExist: true,
+				Command: "ckpt " + backgroundCommand})
+			switch {
+			case err == nil:
+				return e, nil
+			case errors.Is(err, fs.ErrNotExist):
+				return nil, nil
+			case !errors.Is(err, engine.ErrBusy):
+				return nil, err
+			}
+			wait = backgroundQuiet
+		}
+		if !time.Now().Add(wait).Before(deadline) {
 			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
 		}
 	}
 }
