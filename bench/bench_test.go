@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -65,14 +64,7 @@ func TestSplitPieces(t *testing.T) {
 }
 
 func TestFloorsOnTinyCorpus(t *testing.T) {
-	cfg, err := corpus.ForScale("tiny", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := corpus.Generate(context.Background(), filepath.Join(t.TempDir(), "ws"), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := tinyCorpus(t)
 	_, files, err := statFloor(m.Root, corpus.IgnoredDirNames)
 	if err != nil {
 		t.Fatal(err)
@@ -138,14 +130,7 @@ func TestServerWithoutWatcherColumn(t *testing.T) {
 // The restore floor rewrites the files it is given with their own content
 // and mode, removes the others, and leaves nothing else behind.
 func TestRestoreFloorRewritesAndRemovesExactlyItsFiles(t *testing.T) {
-	cfg, err := corpus.ForScale("tiny", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := corpus.Generate(context.Background(), filepath.Join(t.TempDir(), "ws"), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := tinyCorpus(t)
 	mu, err := corpus.Mutate(m, 1, 10, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -3,27 +3,16 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/ckpt/ckpt/bench/corpus"
 )
 
 // Two agents with the same seed make the same edits.
 func TestAgentIsDeterministic(t *testing.T) {
 	var trees [2]map[string]string
 	for i := range trees {
-		ws := filepath.Join(t.TempDir(), "ws")
-		cfg, err := corpus.ForScale("tiny", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := corpus.Generate(context.Background(), ws, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := tinyCorpus(t)
 		ag, err := newAgent(m.Root, m.Text, m.Dirs, 7)
 		if err != nil {
 			t.Fatal(err)
