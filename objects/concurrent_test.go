@@ -1,9 +1,13 @@
 package objects
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // TestConcurrentPutGet runs many goroutines putting overlapping content
@@ -97,4 +101,69 @@ func concurrentPutGet(t *testing.T, groups bool) {
 		}
 		mustGet(t, s, Sum(data), data)
 	}
+}
+
+// Two reads of members in different frames of one group decode their
+// frames at the same time: each read, about to decode its frame, waits
+// until the other has started decoding the other frame, which a lock over
+// the whole group would never let happen.
+func TestGroupReadersOfDifferentFramesDecodeAtOnce(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	const memberLen = 60 << 10
+	var blobs [][]byte
+	for i := range 15 {
+		blobs = append(blobs, textBytes(uint64(i), memberLen))
+	}
+	ids, _ := save(t, s, idx, blobs...)
+	loc, _ := s.Stat(ids[0])
+	raw, err := s.rawRecord(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := parseRecordHeader(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newGroupReader(h, raw[pack.RecordHeaderLen:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// inFrame is the first member wholly inside frame f.
+	inFrame := func(f int) int {
+		fr := g.frames[f]
+		for i := range ids {
+			start := int64(pack.GroupHeadLen + len(ids)*pack.GroupEntryLen + i*memberLen)
+			if start >= fr.start && start+memberLen <= fr.start+fr.size {
+				return i
+			}
+		}
+		t.Fatalf("no member lies wholly inside frame %d", f)
+		return 0
+	}
+	frames := [2]int{1, 2}
+	members := [2]int{inFrame(frames[0]), inFrame(frames[1])}
+	started := map[int]chan struct{}{frames[0]: make(chan struct{}), frames[1]: make(chan struct{})}
+	g.decoding = func(f int) {
+		if started[f] == nil {
+			return // the table's frame
+		}
+		close(started[f])
+		other := frames[0] + frames[1] - f
+		select {
+		case <-started[other]:
+		case <-time.After(10 * time.Second):
+			t.Errorf("frame %d did not start decoding while frame %d was being decoded", other, f)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, m := range members {
+		wg.Go(func() {
+			mloc, _ := s.Stat(ids[m])
+			_, got, err := g.member(s.codec, mloc, ids[m], s.recordCorrupt(mloc, ids[m]))
+			if err != nil || !bytes.Equal(got, blobs[m]) {
+				t.Errorf("member %d: %v", m, err)
+			}
+		})
+	}
+	wg.Wait()
 }

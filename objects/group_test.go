@@ -338,7 +338,7 @@ func lastZstdBlock(t *testing.T, frame []byte) int {
 }
 
 // groupFrames returns the frames of the compressed group record raw.
-func groupFrames(t *testing.T, raw []byte) []groupFrame {
+func groupFrames(t *testing.T, raw []byte) []*groupFrame {
 	t.Helper()
 	h, err := parseRecordHeader(raw)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -26,18 +27,36 @@ type groupFrame struct {
 	src   []byte // the frame as stored; nil for a raw payload
 	start int64  // offset of the frame's first decoded byte in the payload
 	size  int64  // decoded length
-	out   []byte // what was decoded: the frame's first len(out) bytes
+	// mu is held by the one read decoding the frame (see frameReads).
+	mu sync.Mutex
+	// out is what was decoded, the frame's first len(*out) bytes (nil:
+	// nothing yet). It is set under mu and read without it; it only
+	// grows, and the bytes it held are never changed.
+	out atomic.Pointer[[]byte]
+}
+
+// decoded returns what was decoded of the frame so far.
+func (f *groupFrame) decoded() []byte {
+	if p := f.out.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // groupReader reads parts of one group record's decoded payload, decoding
 // only the frames that hold them and each of those at most up to what was
-// asked (see groupFrame). It keeps what it decoded, for the members read
-// next. Safe for concurrent use; the slices it returns are never changed.
+// asked (see frameReads). It keeps what it decoded, for the members read
+// next. Safe for concurrent use: readers of different frames decode them
+// at the same time, a reader of a frame waits only for the read decoding
+// that frame, and a reader of what is already decoded waits for none. The
+// slices it returns are never changed.
 type groupReader struct {
 	h      recordHeader
 	stored []byte
-	mu     sync.Mutex
-	frames []groupFrame
+	frames []*groupFrame
+	// decoding, when set, is called by a read about to decode frame i,
+	// holding that frame's lock (a test's window into the decoding).
+	decoding func(i int)
 }
 
 // newGroupReader indexes the frames of the group record with header h and
@@ -51,7 +70,9 @@ func newGroupReader(h recordHeader, stored []byte) (*groupReader, error) {
 		if int64(len(stored)) != h.size {
 			return nil, fmt.Errorf("group record does not match its size")
 		}
-		g.frames = []groupFrame{{size: h.size, out: stored}}
+		f := &groupFrame{size: h.size}
+		f.out.Store(&stored)
+		g.frames = []*groupFrame{f}
 		return g, nil
 	}
 	frames, err := splitFrames(stored, h.size)
@@ -62,15 +83,15 @@ func newGroupReader(h recordHeader, stored []byte) (*groupReader, error) {
 // splitFrames finds the zstd frames of a compressed payload that decodes
 // to size bytes, reading only frame and block headers. Every frame
 // declares its decoded length, except a payload's only frame (size, then).
-func splitFrames(stored []byte, size int64) ([]groupFrame, error) {
-	var frames []groupFrame
+func splitFrames(stored []byte, size int64) ([]*groupFrame, error) {
+	var frames []*groupFrame
 	var start int64
 	for rest := stored; len(rest) > 0; {
 		n, fh, err := frameLen(rest)
 		if err != nil {
 			return nil, err
 		}
-		f := groupFrame{src: rest[:n], start: start, size: int64(fh.FrameContentSize)}
+		f := &groupFrame{src: rest[:n], start: start, size: int64(fh.FrameContentSize)}
 		switch {
 		case !fh.HasFCS && (len(frames) > 0 || n != len(stored)):
 			return nil, fmt.Errorf("group frame %d does not declare its length", len(frames))
@@ -128,27 +149,33 @@ func frameLen(b []byte) (int, zstd.Header, error) {
 	return n, fh, nil
 }
 
-// frameReads is one read of a groupReader, under its lock: the frames it
-// started decoding stay open until close, so a read that needs the table,
-// then a member further on in the same frame, streams through the frame
-// once.
+// frameReads is one read of a groupReader. A frame is decoded only as far
+// as a read needs, as one stream: the read holds the frame's lock while
+// its stream is open, until the frame is decoded whole, the read moves on
+// to another frame or it ends, so that a read that needs the table, then
+// a member further on in the same frame, streams through the frame once.
+// A later read past what an earlier one decoded decodes the frame whole,
+// once. A read holds at most one frame at a time.
 type frameReads struct {
 	g    *groupReader
 	c    *codec
-	open map[int]*prefixDecoder
+	held int            // the frame whose lock the read holds, or -1
+	d    *prefixDecoder // the held frame's stream
 }
 
 // read starts a read of g; close it when done.
 func (g *groupReader) read(c *codec) *frameReads {
-	g.mu.Lock()
-	return &frameReads{g: g, c: c, open: map[int]*prefixDecoder{}}
+	return &frameReads{g: g, c: c, held: -1}
 }
 
+// close ends the read, releasing the frame it holds.
 func (r *frameReads) close() {
-	for _, d := range r.open {
-		d.close()
+	if r.held < 0 {
+		return
 	}
-	r.g.mu.Unlock()
+	r.d.close()
+	r.g.frames[r.held].mu.Unlock()
+	r.held, r.d = -1, nil
 }
 
 // slice returns the payload's bytes [start, end). The error is a reason
@@ -158,20 +185,20 @@ func (r *frameReads) slice(start, end int64) ([]byte, error) {
 		return nil, fmt.Errorf("group read [%d, %d) out of its %d bytes", start, end, r.g.h.size)
 	}
 	var joined []byte
-	for i := range r.g.frames {
-		f := &r.g.frames[i]
+	for i, f := range r.g.frames {
 		if f.start+f.size <= start || f.start >= end {
 			continue
 		}
 		need := min(end, f.start+f.size) - f.start
-		if err := r.decodeTo(i, need); err != nil {
+		out, err := r.decodeTo(i, need)
+		if err != nil {
 			return nil, err
 		}
 		from := max(start, f.start) - f.start
 		if joined == nil && f.start+f.size >= end {
-			return f.out[from:need:need], nil
+			return out[from:need:need], nil
 		}
-		joined = append(joined, f.out[from:need]...)
+		joined = append(joined, out[from:need]...)
 	}
 	if joined == nil {
 		joined = []byte{}
@@ -179,35 +206,59 @@ func (r *frameReads) slice(start, end int64) ([]byte, error) {
 	return joined, nil
 }
 
-// decodeTo makes frame i's out hold at least its first n bytes. A frame
-// is decoded only as far as needed, as one stream for the whole read; a
-// later read past what an earlier one decoded decodes the frame whole,
-// once.
-func (r *frameReads) decodeTo(i int, n int64) error {
-	f := &r.g.frames[i]
-	if int64(len(f.out)) >= n {
-		return nil
+// decodeTo returns what was decoded of frame i, at least its first n
+// bytes, decoding them when no read did yet.
+func (r *frameReads) decodeTo(i int, n int64) ([]byte, error) {
+	f := r.g.frames[i]
+	if r.held == i {
+		return r.stream(f, n)
 	}
-	d := r.open[i]
-	if d == nil && f.out != nil {
-		out, err := r.c.decompress(f.src, f.size)
-		if err == nil {
-			f.out = out
+	if out := f.decoded(); int64(len(out)) >= n {
+		return out, nil
+	}
+	r.close()
+	f.mu.Lock()
+	out := f.decoded()
+	if int64(len(out)) >= n { // decoded by the read that held it
+		f.mu.Unlock()
+		return out, nil
+	}
+	if r.g.decoding != nil {
+		r.g.decoding(i)
+	}
+	if out != nil {
+		defer f.mu.Unlock()
+		whole, err := r.c.decompress(f.src, f.size)
+		if err != nil {
+			return nil, err
 		}
-		return err
+		f.out.Store(&whole)
+		return whole, nil
 	}
-	if d == nil {
-		var err error
-		if d, err = r.c.prefixDecoder(f.src, f.size); err != nil {
-			return err
-		}
-		r.open[i] = d
+	d, err := r.c.prefixDecoder(f.src, f.size)
+	if err != nil {
+		f.mu.Unlock()
+		return nil, err
 	}
-	if err := d.decodeTo(n); err != nil {
-		return err
+	r.held, r.d = i, d
+	return r.stream(f, n)
+}
+
+// stream decodes the held frame f up to its first n bytes and publishes
+// them, releasing the frame once it is decoded whole or its stream fails.
+func (r *frameReads) stream(f *groupFrame, n int64) ([]byte, error) {
+	err := r.d.decodeTo(n)
+	out := r.d.out
+	if err == nil {
+		f.out.Store(&out)
 	}
-	f.out = d.out
-	return nil
+	if err != nil || int64(len(out)) == f.size {
+		r.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // member returns member loc.Member, its content checked against its table
