@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +28,7 @@ type ckptServer struct {
 	sys            string // the system's name
 	bin, ws, store string
 	env            []string
-	srv            *exec.Cmd
+	resident       // the server process
 }
 
 // System names of the resident server with its change watcher and with
@@ -118,49 +117,6 @@ func (c *ckptServer) exchange(ctx context.Context, args []string) ([]byte, error
 		return nil, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
-}
-
-// peakRSS is the server's peak resident set so far, in KiB (0 if unknown).
-func (c *ckptServer) peakRSS() int64 {
-	if c.srv == nil {
-		return 0
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.srv.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// watches counts the inotify watches the server holds: the "inotify wd:"
-// lines of its inotify descriptors' fdinfo (0 if unknown).
-func (c *ckptServer) watches() int {
-	if c.srv == nil {
-		return 0
-	}
-	dir := fmt.Sprintf("/proc/%d/fd", c.srv.Process.Pid)
-	fds, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, fd := range fds {
-		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err != nil || target != "anon_inode:inotify" {
-			continue
-		}
-		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", c.srv.Process.Pid, fd.Name()))
-		if err != nil {
-			continue
-		}
-		n += bytes.Count(info, []byte("\ninotify wd:"))
-	}
-	return n
 }
 
 func (c *ckptServer) save(ctx context.Context, msg string) (step, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/bench/corpus"
@@ -86,7 +87,7 @@ type Report struct {
 	} `json:"corpus"`
 	// Metrics are keyed "system/operation/quantity"; systems are git,
 	// ckpt-cli, ckpt-lib, ckpt-server, ckpt-server-nowatch (the server with
-	// its change watcher off), stash and floor.
+	// its change watcher off), ckpt-rpc (serve on stdio), stash and floor.
 	Metrics map[string]*Metric `json:"metrics"`
 	Targets []Target           `json:"targets"`
 }
@@ -174,11 +175,13 @@ func (r *Report) targets() []Target {
 			atMost("peak RSS of first save, "+sys, m.Max, 200, " MiB")
 		}
 	}
-	// The resident server's goals (issue 13): the everyday operations.
-	atLeast("no-change save: speed-up over shadow git (server)", r.speedup(sysServer, opNoChange), 40)
-	atLeast("save after edits: speed-up over shadow git (server)", r.speedup(sysServer, opEdit), 10)
-	atLeast("diff: speed-up over shadow git (server)", r.speedup(sysServer, opDiff), 20)
-	atLeast("restore: speed-up over shadow git (server)", r.speedup(sysServer, opRestore), 4)
+	// The resident forms' goals: the everyday operations.
+	for _, c := range []column{{sys: sysServer, short: "server"}, {sys: sysRPC, short: "JSON-RPC"}} {
+		atLeast("no-change save: speed-up over shadow git ("+c.short+")", r.speedup(c.sys, opNoChange), 40)
+		atLeast("save after edits: speed-up over shadow git ("+c.short+")", r.speedup(c.sys, opEdit), 10)
+		atLeast("diff: speed-up over shadow git ("+c.short+")", r.speedup(c.sys, opDiff), 20)
+		atLeast("restore: speed-up over shadow git ("+c.short+")", r.speedup(c.sys, opRestore), 4)
+	}
 	if m := r.get(sysServer, opNoChange, qSeconds); m != nil && r.Scale == "1m" {
 		atMost("no-change save at 1M files, server (ms)", m.Median*1000, 50, " ms")
 	}
@@ -236,39 +239,56 @@ func fmtCount(m *Metric) string {
 	return fmt.Sprintf("%.0f", m.Median)
 }
 
+// column is a system in the tables: its heading and its short name in a
+// ratio's heading.
+type column struct{ sys, label, short string }
+
+// timedColumns are the systems of the main tables, in order; a table shows
+// those that ran.
+var timedColumns = []column{
+	{"git", "shadow git", "git"},
+	{"ckpt-cli", "ckpt CLI", "CLI"},
+	{"ckpt-lib", "ckpt library", "library"},
+	{sysServer, "ckpt server", "server"},
+	{sysServerNoWatcher, "ckpt server, watcher: none", "server, watcher: none"},
+	{sysRPC, "ckpt stdio JSON-RPC", "JSON-RPC"},
+}
+
+// floorColumns are the systems whose time is set against the floor: the
+// CLI and the two resident forms a host runs.
+var floorColumns = []string{"ckpt-cli", sysServer, sysRPC}
+
+// ran lists the columns of cols whose system has a first save (or, in
+// place, a no-change save) in the report.
+func (r *Report) ran(cols []column) []column {
+	var out []column
+	for _, c := range cols {
+		if r.get(c.sys, opFirst, qSeconds) != nil || r.get(c.sys, opNoChange, qSeconds) != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// row writes one markdown table row.
+func row(w io.Writer, cells ...string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+}
+
+// header writes a table's heading row and its alignment row (the first
+// column left, the others right).
+func header(w io.Writer, cells ...string) {
+	row(w, cells...)
+	fmt.Fprintln(w, "|---"+strings.Repeat("|--:", len(cells)-1)+"|")
+}
+
 // WriteMarkdown writes the results as markdown tables.
 func (r *Report) WriteMarkdown(w io.Writer) {
 	r.writeCorpus(w)
-	fmt.Fprintln(w, "| operation | shadow git | ckpt CLI | ckpt library | ckpt server | ckpt server, watcher: none | floor | git ÷ CLI | git ÷ library | git ÷ server | git ÷ server, watcher: none | CLI ÷ floor |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-	for _, o := range opLabels {
-		floor := r.get("floor", o.op, qSeconds)
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", o.label,
-			fmtSeconds(r.get("git", o.op, qSeconds)), fmtSeconds(r.get("ckpt-cli", o.op, qSeconds)), fmtSeconds(r.get("ckpt-lib", o.op, qSeconds)),
-			fmtSeconds(r.get(sysServer, o.op, qSeconds)), fmtSeconds(r.get(sysServerNoWatcher, o.op, qSeconds)), fmtSeconds(floor),
-			fmtRatio(r.speedup("ckpt-cli", o.op)), fmtRatio(r.speedup("ckpt-lib", o.op)), fmtRatio(r.speedup(sysServer, o.op)),
-			fmtRatio(r.speedup(sysServerNoWatcher, o.op)), fmtRatio(r.ratio(r.get("ckpt-cli", o.op, qSeconds), floor)))
-	}
-	fmt.Fprintln(w)
+	r.writeTimes(w)
 	r.writeServer(w)
 	r.writeStash(w)
-	fmt.Fprintln(w, "| resource | shadow git | ckpt CLI | ckpt library | ckpt ÷ git |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
-	gitStore := fmtMiB(r.get("git", opFirst, qStore))
-	if gc := r.get("git", opFirst, qStoreGC); gc != nil {
-		gitStore += fmt.Sprintf("; %.0f MiB after `git gc`", gc.Median)
-	}
-	fmt.Fprintf(w, "| store on disk after first save | %s | %s | %s | %s |\n", gitStore, fmtMiB(r.get("ckpt-cli", opFirst, qStore)),
-		fmtMiB(r.get("ckpt-lib", opFirst, qStore)), fmtRatio(r.ratio(r.get("ckpt-cli", opFirst, qStore), r.get("git", opFirst, qStore))))
-	for _, o := range opLabels {
-		fmt.Fprintf(w, "| peak RSS, %s | %s | %s | %s | %s |\n", o.label, fmtMiB(r.get("git", o.op, qRSS)), fmtMiB(r.get("ckpt-cli", o.op, qRSS)),
-			fmtMiB(r.get("ckpt-lib", o.op, qRSS)), fmtRatio(r.ratio(r.get("ckpt-cli", o.op, qRSS), r.get("git", o.op, qRSS))))
-	}
-	fmt.Fprintf(w, "| restore: files written / deleted on disk | %s / %s | %s / %s | %s / %s | |\n",
-		fmtCount(r.get("git", opRestore, qWritten)), fmtCount(r.get("git", opRestore, qDeleted)),
-		fmtCount(r.get("ckpt-cli", opRestore, qWritten)), fmtCount(r.get("ckpt-cli", opRestore, qDeleted)),
-		fmtCount(r.get("ckpt-lib", opRestore, qWritten)), fmtCount(r.get("ckpt-lib", opRestore, qDeleted)))
-	fmt.Fprintln(w)
+	r.writeResources(w)
 	fmt.Fprintln(w, "| target | measured | goal | met |")
 	fmt.Fprintln(w, "|---|--:|--:|:-:|")
 	for _, t := range r.Targets {
@@ -276,33 +296,160 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	}
 }
 
-// writeServer writes the resident server's resources after each
-// operation: its peak RSS so far and the inotify watches it holds.
+// writeTimes writes each operation's time per system and the floor, git's
+// time over each ckpt system's, and the host-facing systems' over the floor.
+func (r *Report) writeTimes(w io.Writer) {
+	cols := r.ran(timedColumns)
+	var floors []column
+	heads := []string{"operation"}
+	for _, c := range cols {
+		heads = append(heads, c.label)
+		if slices.Contains(floorColumns, c.sys) {
+			floors = append(floors, c)
+		}
+	}
+	heads = append(heads, "floor")
+	for _, c := range cols {
+		if c.sys != "git" {
+			heads = append(heads, "git ÷ "+c.short)
+		}
+	}
+	for _, c := range floors {
+		heads = append(heads, c.short+" ÷ floor")
+	}
+	header(w, heads...)
+	for _, o := range opLabels {
+		floor := r.get("floor", o.op, qSeconds)
+		cells := []string{o.label}
+		for _, c := range cols {
+			cells = append(cells, fmtSeconds(r.get(c.sys, o.op, qSeconds)))
+		}
+		cells = append(cells, fmtSeconds(floor))
+		for _, c := range cols {
+			if c.sys != "git" {
+				cells = append(cells, fmtRatio(r.speedup(c.sys, o.op)))
+			}
+		}
+		for _, c := range floors {
+			cells = append(cells, fmtRatio(r.ratio(r.get(c.sys, o.op, qSeconds), floor)))
+		}
+		row(w, cells...)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeResources writes each system's store after the first save, its
+// peak RSS per operation (a resident process's: its peak so far) and the
+// files its restore wrote and deleted, with the first ckpt system's over
+// git's.
+func (r *Report) writeResources(w io.Writer) {
+	cols := r.ran(timedColumns)
+	heads := []string{"resource"}
+	var ckpt *column
+	for i, c := range cols {
+		heads = append(heads, c.label)
+		if ckpt == nil && c.sys != "git" {
+			ckpt = &cols[i]
+		}
+	}
+	// withRatio adds the ratio column's cell, when there is such a column.
+	withRatio := func(cells []string, q, op string) []string {
+		if ckpt == nil {
+			return cells
+		}
+		if q == "" {
+			return append(cells, "")
+		}
+		return append(cells, fmtRatio(r.ratio(r.get(ckpt.sys, op, q), r.get("git", op, q))))
+	}
+	if ckpt != nil {
+		heads = append(heads, ckpt.short+" ÷ git")
+	}
+	header(w, heads...)
+	cells := []string{"store on disk after first save"}
+	for _, c := range cols {
+		v := fmtMiB(r.get(c.sys, opFirst, qStore))
+		if gc := r.get(c.sys, opFirst, qStoreGC); gc != nil && c.sys == "git" {
+			v += fmt.Sprintf("; %.0f MiB after `git gc`", gc.Median)
+		}
+		cells = append(cells, v)
+	}
+	row(w, withRatio(cells, qStore, opFirst)...)
+	for _, o := range opLabels {
+		cells := []string{"peak RSS, " + o.label}
+		for _, c := range cols {
+			cells = append(cells, fmtMiB(r.get(c.sys, o.op, qRSS)))
+		}
+		row(w, withRatio(cells, qRSS, o.op)...)
+	}
+	cells = []string{"restore: files written / deleted on disk"}
+	for _, c := range cols {
+		cells = append(cells, fmtCount(r.get(c.sys, opRestore, qWritten))+" / "+fmtCount(r.get(c.sys, opRestore, qDeleted)))
+	}
+	row(w, withRatio(cells, "", "")...)
+	fmt.Fprintln(w)
+}
+
+// residentColumns are the systems that keep one process up over the run.
+var residentColumns = []column{
+	{sysServer, "ckpt server", "server"},
+	{sysServerNoWatcher, "ckpt server, watcher: none", "server, watcher: none"},
+	{sysRPC, "ckpt stdio JSON-RPC", "JSON-RPC"},
+}
+
+// writeServer writes the resident processes' resources after each
+// operation: their peak RSS so far and the inotify watches they hold.
 func (r *Report) writeServer(w io.Writer) {
-	if r.get(sysServer, opFirst, qSeconds) == nil {
+	cols := r.ran(residentColumns)
+	if len(cols) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "| ckpt server, after | peak RSS so far | inotify watches |")
-	fmt.Fprintln(w, "|---|--:|--:|")
+	heads := []string{"resident process, after"}
+	for _, c := range cols {
+		heads = append(heads, c.short+": peak RSS so far", c.short+": inotify watches")
+	}
+	header(w, heads...)
 	for _, o := range opLabels {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", o.label, fmtMiB(r.get(sysServer, o.op, qRSS)), fmtCount(r.get(sysServer, o.op, qWatches)))
+		cells := []string{o.label}
+		for _, c := range cols {
+			cells = append(cells, fmtMiB(r.get(c.sys, o.op, qRSS)), fmtCount(r.get(c.sys, o.op, qWatches)))
+		}
+		row(w, cells...)
 	}
 	fmt.Fprintln(w)
 }
 
 // writeStash sets Cline's stash flow (checkpoints committed into the
-// workspace's own repository) beside the server and the CLI, when it ran.
+// workspace's own repository) beside the systems a host runs, when it ran.
 func (r *Report) writeStash(w io.Writer) {
-	if r.get("stash", opFirst, qSeconds) == nil {
+	stash := r.get("stash", opFirst, qSeconds)
+	if stash == nil {
 		return
 	}
-	fmt.Fprintln(w, "| operation (workspace a git repository) | stash flow | ckpt server | ckpt CLI | stash ÷ server | stash ÷ CLI |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
+	var cols []column
+	for _, c := range r.ran(timedColumns) {
+		if slices.Contains(floorColumns, c.sys) {
+			cols = append(cols, c)
+		}
+	}
+	heads := []string{"operation (workspace a git repository)", "stash flow"}
+	for _, c := range cols {
+		heads = append(heads, c.label)
+	}
+	for _, c := range cols {
+		heads = append(heads, "stash ÷ "+c.short)
+	}
+	header(w, heads...)
 	for _, o := range opLabels {
 		stash := r.get("stash", o.op, qSeconds)
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", o.label, fmtSeconds(stash), fmtSeconds(r.get(sysServer, o.op, qSeconds)),
-			fmtSeconds(r.get("ckpt-cli", o.op, qSeconds)), fmtRatio(r.ratio(stash, r.get(sysServer, o.op, qSeconds))),
-			fmtRatio(r.ratio(stash, r.get("ckpt-cli", o.op, qSeconds))))
+		cells := []string{o.label, fmtSeconds(stash)}
+		for _, c := range cols {
+			cells = append(cells, fmtSeconds(r.get(c.sys, o.op, qSeconds)))
+		}
+		for _, c := range cols {
+			cells = append(cells, fmtRatio(r.ratio(stash, r.get(c.sys, o.op, qSeconds))))
+		}
+		row(w, cells...)
 	}
 	fmt.Fprintln(w)
 }

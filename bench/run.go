@@ -26,7 +26,7 @@ type options struct {
 	edits      int
 	added      int
 	profileDir string
-	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch,stash
+	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch,ckpt-rpc,stash
 	gc         bool
 	corpus     string // a directory to copy as the corpus, or "gomodcache" (realmods.go)
 	inPlace    bool   // measure the corpus directory itself: read-only operations only
@@ -98,21 +98,20 @@ func run(ctx context.Context, opts options) (*Report, error) {
 	return b.report, nil
 }
 
-// closeServers stops the resident servers of the systems that keep one.
+// closeServers stops the resident processes of the systems that keep one.
 func (b *bench) closeServers() {
 	for _, s := range b.systems {
-		if srv, ok := s.(*ckptServer); ok {
-			srv.close()
+		if r, ok := s.(interface{ close() }); ok {
+			r.close()
 		}
 	}
 }
 
 // setup builds the ckpt binary and creates the systems.
 func (b *bench) setup(ctx context.Context, work string) error {
-	bin := filepath.Join(work, "ckpt")
-	progress("building the ckpt CLI")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ckpt/ckpt/cmd/ckpt").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %w: %s", err, out)
+	bin, err := buildCkpt(ctx, work)
+	if err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -137,6 +136,7 @@ func (b *bench) setup(ctx context.Context, work string) error {
 			deferred: b.opts.deferCompression},
 	}
 	all = append(all, newServers(bin, b.ws, work, env)...)
+	all = append(all, newRPC(bin, b.ws, work, env))
 	if strings.Contains(","+b.opts.systems+",", ",stash,") {
 		// Only on request: it makes the workspace a git repository.
 		all = append(all, newStashFlow(sp, b.ws, home))
@@ -150,6 +150,19 @@ func (b *bench) setup(ctx context.Context, work string) error {
 		b.report.Machine.Git = strings.TrimSpace(string(out))
 	}
 	return nil
+}
+
+// buildCkpt builds the ckpt CLI into dir and returns its path.
+func buildCkpt(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "ckpt")
+	progress("building the ckpt CLI")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ckpt/ckpt/cmd/ckpt").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %w: %s", err, out)
+	}
+	return bin, nil
 }
 
 // makeCorpus generates the corpus of cfg, copies the directory of

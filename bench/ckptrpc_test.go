@@ -1,0 +1,72 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/jsonrpc"
+)
+
+// The embedded host's system runs the bench's whole sequence against a
+// real `ckpt serve` on stdio, twice (a new serve process and store per
+// repetition): every operation is timed with the serve process's peak RSS,
+// the diff finds exactly the edited files, the restore undoes them, and
+// the system has its columns in the tables.
+func TestRPCSystemOnTinyCorpus(t *testing.T) {
+	ctx := context.Background()
+	work := t.TempDir()
+	// Built where the last test run left it, so that go build finds the
+	// binary up to date and skips the link (seconds to a minute on a
+	// loaded machine) unless ckpt changed.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := buildCkpt(ctx, filepath.Join(cache, "ckpt-bench-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyCorpus(t)
+	rpc := newRPC(bin, m.Root, work, append(os.Environ(), "HOME="+t.TempDir()))
+	b := &bench{opts: options{scale: "tiny", seed: 1, reps: 2, edits: 10, added: 3}, ws: m.Root, m: m, systems: []system{rpc}}
+	b.report = newReport(b.opts)
+	defer b.closeServers()
+	for rep := range b.opts.reps {
+		if err := b.sequence(ctx, rep, rpc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A param the protocol does not know is refused, not ignored: the
+	// params above are the protocol's own names.
+	var jerr *jsonrpc.Error
+	if _, err := rpc.call(ctx, "save", map[string]string{"msg": "renamed"}, nil); !errors.As(err, &jerr) || jerr.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("save with an unknown param: %v, want invalid params", err)
+	}
+	rpc.close()
+	b.report.finish()
+	for _, o := range opLabels {
+		if s := b.report.get(sysRPC, o.op, qSeconds); s == nil || len(s.Values) != 2 || s.Min <= 0 {
+			t.Fatalf("%s: times %+v, want two", o.op, s)
+		}
+		if rss := b.report.get(sysRPC, o.op, qRSS); rss == nil || rss.Min <= 0 {
+			t.Fatalf("%s: peak RSS %+v, want the serve process's", o.op, rss)
+		}
+	}
+	if w, d := b.report.get(sysRPC, opRestore, qReportedWritten), b.report.get(sysRPC, opRestore, qDeleted); w.Median != 10 || d.Median != 3 {
+		t.Fatalf("restore wrote %v and deleted %v, want 10 and 3", w.Median, d.Median)
+	}
+	var md bytes.Buffer
+	b.report.WriteMarkdown(&md)
+	for _, want := range []string{"| operation | ckpt stdio JSON-RPC | floor | git ÷ JSON-RPC | JSON-RPC ÷ floor |", "| JSON-RPC: peak RSS so far | JSON-RPC: inotify watches |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
