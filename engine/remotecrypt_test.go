@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/engine/internal/kdfcost"
 	"github.com/ckpt/ckpt/engine/remote"
 	"github.com/ckpt/ckpt/engine/remote/crypt"
 	"github.com/ckpt/ckpt/internal/testtree"
@@ -315,5 +317,38 @@ func TestRemoteErrorsOfAnEncryptedRemoteMatchTheirPublicSentinels(t *testing.T) 
 		if !errors.Is(got, c.want) || errors.Is(got, c.not) {
 			t.Errorf("%v became %v: want it to match %v and not %v", c.err, got, c.want, c.not)
 		}
+	}
+}
+
+// TestPassphraseRemoteIsMadeWithTheRecommendedCost is the one test that
+// stretches a passphrase at the cost hosts get (TestMain lowers it for the
+// others): the remote records RFC 9106's second recommended argon2id cost,
+// and a second client with the passphrase opens it.
+func TestPassphraseRemoteIsMadeWithTheRecommendedCost(t *testing.T) {
+	lowered := kdfcost.Passphrase
+	kdfcost.Passphrase = recommendedKDFCost
+	t.Cleanup(func() { kdfcost.Passphrase = lowered })
+	b, _ := remoteCases()[0].open(t)
+	secret := RemoteSecret{Passphrase: []byte("correct horse battery")}
+	encrypt(t, b, secret)
+	rc, _, err := b.Get(context.Background(), crypt.ParamsKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var params struct {
+		KDF       string `json:"kdf"`
+		Time      uint32 `json:"time"`
+		MemoryKiB uint32 `json:"memory_kib"`
+		Threads   uint8  `json:"threads"`
+	}
+	if err := json.NewDecoder(rc).Decode(&params); err != nil {
+		t.Fatal(err)
+	}
+	if params.KDF != "argon2id" || params.Time != 3 || params.MemoryKiB != 64<<10 || params.Threads != 4 {
+		t.Fatalf("the remote records %+v, want argon2id with 3 passes over 64 MiB in 4 lanes", params)
+	}
+	if _, err := EncryptRemote(context.Background(), b, secret); err != nil {
+		t.Fatalf("a second client with the passphrase: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
+	"github.com/ckpt/ckpt/engine/internal/kdfcost"
 	"github.com/ckpt/ckpt/engine/remote"
 )
 
@@ -18,8 +19,8 @@ type kdfCost struct {
 }
 
 // defaultCost is RFC 9106's second recommended option: 3 passes over
-// 64 MiB in 4 lanes.
-var defaultCost = kdfCost{Time: 3, MemoryKiB: 64 << 10, Threads: 4}
+// 64 MiB in 4 lanes (kdfcost.Passphrase, which only tests lower).
+func defaultCost() kdfCost { return kdfCost(kdfcost.Passphrase) }
 
 // maxCost bounds the cost a params object may ask for, so that a damaged
 // or hostile one cannot make a client spin or run out of memory.
@@ -38,7 +39,7 @@ const saltSize = 16
 //
 // b is the remote itself, not a Backend returned by Wrap.
 func PassphraseKey(ctx context.Context, b remote.Backend, passphrase []byte) (*Key, error) {
-	return passphraseKey(ctx, b, passphrase, defaultCost)
+	return passphraseKey(ctx, b, passphrase, defaultCost())
 }
 
 // passphraseKey is PassphraseKey with the cost it creates params with and

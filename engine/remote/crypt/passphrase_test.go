@@ -83,7 +83,7 @@ func TestDamagedOrWeakParamsAreAnAuthenticationError(t *testing.T) {
 		edit  func(doc map[string]any)
 		least kdfCost
 	}{
-		{"WeakerThanDefault", func(map[string]any) {}, defaultCost},
+		{"WeakerThanDefault", func(map[string]any) {}, defaultCost()},
 		{"CheaperTime", func(d map[string]any) { d["time"] = 0 }, cheapCost},
 		{"TooMuchMemory", func(d map[string]any) { d["memory_kib"] = 1 << 30 }, cheapCost},
 		{"OtherKDF", func(d map[string]any) { d["kdf"] = "scrypt" }, cheapCost},
