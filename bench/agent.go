@@ -54,6 +54,8 @@ func newAgent(ws string, text, dirs []string, seed uint64) (*agent, error) {
 	return a, nil
 }
 
+func (a *agent) perFile() map[string]int { return a.edits }
+
 // stepCounts is what one step did.
 type stepCounts struct{ edited, added, deleted int }
 

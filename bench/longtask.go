@@ -18,9 +18,10 @@ import (
 )
 
 // LongTask is the result of "bench long-task": one workspace, a base
-// corpus and then Steps checkpoints of an agent's edits (agent.go), each
-// saved by ckpt (the library, with its watcher, as a server saves) and by
-// the shadow git flow; the stores' sizes at the end.
+// corpus and then Steps checkpoints of edits (Edits: an agent's,
+// agent.go, or one-line edits, oneline.go), each saved by ckpt (the
+// library, with its watcher, as a server saves) and by the shadow git
+// flow; the stores' sizes at the end.
 type LongTask struct {
 	Command  string  `json:"command"`
 	Commit   string  `json:"commit"`
@@ -28,6 +29,7 @@ type LongTask struct {
 	Files    int     `json:"files"`    // captured files of the base
 	BaseMiB  float64 `json:"base_mib"` // their bytes
 	Steps    int     `json:"steps"`
+	Edits    string  `json:"edits"` // the edit model: agent or oneline
 	Seed     uint64  `json:"seed"`
 	Edited   int     `json:"edited"`   // file edits over all steps
 	Distinct int     `json:"distinct"` // files edited at least once
@@ -45,7 +47,10 @@ type LongTask struct {
 	// Stores at the end: ckpt before and after `ckpt gc` (every checkpoint
 	// kept), the shadow .git as is, after `git gc` and after `git gc
 	// --aggressive`, in MiB as du counts.
-	CkptMiB, CkptGCMiB                 float64
+	CkptMiB, CkptGCMiB float64
+	// ckpt's store after its gc as file lengths (the index's log
+	// preallocates, du counts that): its packs and the rest, the index.
+	CkptGCPacksMiB, CkptGCIndexMiB     float64
 	GitMiB, GitGCMiB, GitAggressiveMiB float64
 	// Settled: a save by a fresh engine without watcher found nothing the
 	// watched saves had missed.
@@ -56,8 +61,9 @@ type LongTask struct {
 func runLongTask(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("long-task", flag.ContinueOnError)
 	var o options
-	steps := fs.Int("steps", 1000, "checkpoints of agent edits after the base")
-	fs.StringVar(&o.corpus, "corpus", realModulesCorpus, "the base: \"gomodcache\" (the pinned modules of bench/realmods.txt), a directory to copy, or \"\" for a generated corpus of -scale")
+	steps := fs.Int("steps", 1000, "checkpoints of edits after the base")
+	edits := fs.String("edits", editsAgent, "the edits of a step: agent (a few lines in a few files, Zipf-drawn; files added and deleted) or oneline (3 one-line edits, 80% in 30 hot files)")
+	fs.StringVar(&o.corpus, "corpus", "", "the base: \"gomodcache\" (the pinned modules of bench/realmods.txt), a directory to copy, or \"\" for a generated corpus of -scale (default: gomodcache with -edits agent, this tree (.) with -edits oneline)")
 	fs.StringVar(&o.scale, "scale", "10k", "with -corpus \"\": generated corpus size")
 	fs.Uint64Var(&o.seed, "seed", 1, "corpus and edit seed")
 	fs.StringVar(&o.dir, "dir", "", "parent of the temporary work directory")
@@ -69,7 +75,16 @@ func runLongTask(ctx context.Context, args []string) error {
 	if *steps < 1 {
 		return fmt.Errorf("-steps must be at least 1")
 	}
-	r, err := longTask(ctx, o, *steps)
+	base, ok := editModels[*edits]
+	if !ok {
+		return errEditModel(*edits)
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "corpus" })
+	if !set {
+		o.corpus = base
+	}
+	r, err := longTask(ctx, o, *edits, *steps)
 	if err != nil {
 		return err
 	}
@@ -86,8 +101,9 @@ func runLongTask(ctx context.Context, args []string) error {
 }
 
 // longTask makes the base, saves it with both systems, then runs the
-// steps, each saved by both, and measures the stores.
-func longTask(ctx context.Context, o options, steps int) (*LongTask, error) {
+// steps of the edit model edits, each saved by both, and measures the
+// stores.
+func longTask(ctx context.Context, o options, edits string, steps int) (*LongTask, error) {
 	var cfg corpus.Config
 	if o.corpus == "" {
 		c, err := corpus.ForScale(o.scale, o.seed)
@@ -111,8 +127,8 @@ func longTask(ctx context.Context, o options, steps int) (*LongTask, error) {
 		return nil, err
 	}
 	r := &LongTask{Corpus: cmp.Or(o.corpus, "generated "+o.scale), Files: m.Captured, BaseMiB: mib(m.Bytes),
-		Steps: steps, Seed: o.seed, LoadAvg: loadAverage(), Commit: headCommit(ctx)}
-	ag, err := newAgent(m.Root, m.Text, m.Dirs, o.seed)
+		Steps: steps, Edits: edits, Seed: o.seed, LoadAvg: loadAverage(), Commit: headCommit(ctx)}
+	ed, err := newEditor(edits, m.Root, m.Text, m.Dirs, o.seed)
 	if err != nil {
 		return nil, err
 	}
@@ -136,11 +152,11 @@ func longTask(ctx context.Context, o options, steps int) (*LongTask, error) {
 			e.Close()
 		}
 	}()
-	progress("long task on %s: %d files (%.0f MiB), %d steps", r.Corpus, r.Files, r.BaseMiB, steps)
+	progress("long task on %s: %d files (%.0f MiB), %d steps of %s edits", r.Corpus, r.Files, r.BaseMiB, steps, edits)
 	var ckptSteps, gitSteps []time.Duration
 	for i := 0; i <= steps; i++ {
 		if i > 0 {
-			c, err := ag.act()
+			c, err := ed.act()
 			if err != nil {
 				return nil, err
 			}
@@ -171,8 +187,8 @@ func longTask(ctx context.Context, o options, steps int) (*LongTask, error) {
 			progress("step %d: ckpt %s, git %s", i, ck.Round(time.Millisecond), gs.Dur.Round(time.Millisecond))
 		}
 	}
-	r.Distinct = len(ag.edits)
-	for _, n := range ag.edits {
+	r.Distinct = len(ed.perFile())
+	for _, n := range ed.perFile() {
 		r.Hottest = max(r.Hottest, n)
 	}
 	r.CkptStepsS, r.CkptStepMedianMs = sumSeconds(ckptSteps), medianMs(ckptSteps)

@@ -15,8 +15,9 @@
 // fetch-modules DIR" only fetches them). "bench compress -corpus DIR"
 // compares store compression candidates on a directory's files in one run;
 // "bench remote" compares push and clone with restic backup and restore on
-// an S3 service (remote.go); "bench history" measures a long task's
-// history on disk against a shadow git repository's (history.go).
+// an S3 service (remote.go); "bench long-task" measures a long task's
+// saves and history on disk against a shadow git repository's
+// (longtask.go), with an agent's edits or one-line edits (-edits).
 //
 // "go run ./bench generate -scale 100k DIR" only writes the corpus, for
 // profiling by hand ("bench worker -op save -ws DIR -store S -cpuprofile F"
@@ -52,7 +53,6 @@ var subcommands = map[string]func(ctx context.Context, args []string) error{
 		return fetchModules(ctx, args[0])
 	},
 	"compress":  runCandidates,
-	"history":   runHistory,
 	"long-task": runLongTask,
 	"remote":    runRemote,
 	"worker":    runWorker,

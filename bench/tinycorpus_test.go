@@ -1,12 +1,30 @@
+//go:build linux
+
 package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ckpt/ckpt/bench/corpus"
 )
+
+// TestMain runs the test binary as the bench's spawn helper when it is
+// started as one (startSpawner starts the running binary with "spawn"),
+// so that the tests measure through the helper as the bench does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "spawn" {
+		if err := serveSpawn(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "spawn:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // tinyCorpus generates the tiny corpus of seed 1 in a directory of the
 // test's own.
