@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testbound"
@@ -150,4 +151,73 @@ func TestRecompressCrashSafety(t *testing.T) {
 	t.Parallel()
 	h := newHistory(t, 9, 24)
 	crashTest(t, true, "recompress", Options{Now: h.now, DeferCompression: true, hooks: testHooks{packSize: 64 << 10}}, h)
+}
+
+// checkCounter is a context that counts the checks of its Err and reports
+// context.Canceled from check number cancelAt on (never when 0).
+type checkCounter struct {
+	context.Context
+	checks   atomic.Int64
+	cancelAt int64
+}
+
+func (c *checkCounter) Err() error {
+	if n := c.checks.Add(1); c.cancelAt > 0 && n >= c.cancelAt {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestRecompressNextChecksItsContextWhileItScansTheLocators: a resident
+// server cancels the recompression slice in flight when a request arrives,
+// and the request waits for the slice to stop; the slice's scan of every
+// blob's locator grows with the store, so it must notice. Over a store of
+// 1,200 blobs, a slice checks its context at least once per 256 locators
+// before it moves its first blob, and a slice cancelled halfway through
+// those checks returns context.Canceled having moved nothing: the pack
+// stays marked, the packs on disk are as they were, the store verifies.
+func TestRecompressNextChecksItsContextWhileItScansTheLocators(t *testing.T) {
+	t.Parallel()
+	const files = 1200
+	tree := testtree.Dir{}
+	for i := range files {
+		tree[fmt.Sprintf("f%04d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprintf("line of file %d\n", i), 150)}
+	}
+	f := newFixture(t, tree)
+	f.open(Options{DeferCompression: true, hooks: testHooks{packSize: 256 << 10}})
+	f.save("first")
+	marks := func() int {
+		m, _ := filepath.Glob(filepath.Join(f.store, "packs", "*.raw"))
+		return len(m)
+	}
+	if marks() < 2 {
+		t.Fatalf("the deferred first save marked %d packs, want several", marks())
+	}
+
+	ctx := &checkCounter{Context: context.Background()}
+	var steps []string
+	checksBeforeMoving := int64(-1)
+	f.open(Options{hooks: testHooks{packSize: 256 << 10, gcStep: func(op string) {
+		if steps = append(steps, op); len(steps) == 1 {
+			checksBeforeMoving = ctx.checks.Load()
+		}
+	}}})
+	if _, err := f.e.RecompressNext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if checksBeforeMoving < files/256 {
+		t.Fatalf("a slice checked its context %d times before moving a blob of a store of %d blobs, want at least %d",
+			checksBeforeMoving, files, files/256)
+	}
+
+	left, before := marks(), packFiles(t, f.store)
+	steps = nil
+	if _, err := f.e.RecompressNext(&checkCounter{Context: context.Background(), cancelAt: checksBeforeMoving / 2}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("slice cancelled during its scan: %v, want context.Canceled", err)
+	}
+	if len(steps) != 0 || marks() != left || !slices.Equal(packFiles(t, f.store), before) {
+		t.Fatalf("a slice cancelled during its scan took steps %v and left %d marks and packs %v, want none, %d and %v",
+			steps, marks(), packFiles(t, f.store), left, before)
+	}
+	mustVerify(t, f.e)
 }

@@ -7,6 +7,10 @@ import (
 	"github.com/ckpt/ckpt/objects"
 )
 
+// cancelCheckLocators is how many locators RecompressPack's scan reads
+// between two checks of its context: a few hundred microseconds of work.
+const cancelCheckLocators = 256
+
 // Recompressed reports the recompression of one deferred pack.
 type Recompressed struct {
 	Blobs       int   // locators moved out of it
@@ -22,8 +26,12 @@ type Recompressed struct {
 // collection's business), so it needs no reachability graph: one scan of
 // the locators. A crash before the commit leaves unreferenced new packs (a
 // collection removes them) and n still marked; after it, n without a
-// locator, which the next call removes. ctx is checked between records;
-// a cancelled call removes what it wrote and leaves n as it was.
+// locator, which the next call removes. ctx is checked every
+// cancelCheckLocators locators of the scan and between records; a
+// cancelled call removes what it wrote and leaves n as it was. (A resident
+// server cancels a slice when a request arrives and the request waits for
+// the slice to stop: that wait must not grow with the store, as a scan of
+// every blob's locator does.)
 //
 // The caller holds the store's write lock for the call.
 func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, error) {
@@ -33,7 +41,13 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 	}
 	out := &Recompressed{BytesBefore: fi.Size()}
 	var moves []objects.Move
+	scanned := 0
 	err = s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
+		if scanned++; scanned%cancelCheckLocators == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if loc.Pack == n {
 			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
 		}
