@@ -51,6 +51,9 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	}
 	rpc.close()
 	b.report.finish()
+	if b.report.Corpus.CkptFiles < m.Captured {
+		t.Fatalf("the table's header says ckpt captured %d files, the corpus has %d", b.report.Corpus.CkptFiles, m.Captured)
+	}
 	for _, o := range opLabels {
 		if s := b.report.get(sysRPC, o.op, qSeconds); s == nil || len(s.Values) != 2 || s.Min <= 0 {
 			t.Fatalf("%s: times %+v, want two", o.op, s)

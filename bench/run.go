@@ -383,8 +383,10 @@ func (b *bench) recordStore(ctx context.Context, sys system, first step) error {
 			return err
 		}
 		b.report.Corpus.GitFiles = n
-	case *ckptCLI:
-		b.report.Corpus.CkptFiles = first.Files
+	case *ckptCLI, *ckptServer, *ckptRPC:
+		if b.report.Corpus.CkptFiles == 0 { // the first ckpt system's: any run without the CLI has one too
+			b.report.Corpus.CkptFiles = first.Files
+		}
 	}
 	return nil
 }
