@@ -115,7 +115,7 @@ func parseDelta(payload []byte) (base ID, depth int, frame []byte, err error) {
 // decodes the frame against it. It returns the content, unverified, and
 // the delta's depth. A missing or damaged base is a *CorruptError (the
 // base's own when the base does not verify).
-func (s *Store) undelta(payload []byte, size int64, limit int, corrupt func(string) error) ([]byte, int, error) {
+func (s *Store) undelta(payload []byte, size int64, limit int, session *ReadSession, corrupt func(string) error) ([]byte, int, error) {
 	base, depth, frame, err := parseDelta(payload)
 	switch {
 	case err != nil:
@@ -132,7 +132,7 @@ func (s *Store) undelta(payload []byte, size int64, limit int, corrupt func(stri
 	case loc.Chunked() || loc.Size > deltaMax:
 		return nil, 0, corrupt("delta base " + base.Short() + " is not a blob of a delta's size")
 	}
-	_, content, err := s.readVersion(loc, base, depth-1)
+	_, content, err := s.readVersion(loc, base, depth-1, session)
 	if err != nil {
 		return nil, 0, err
 	}

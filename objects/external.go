@@ -64,7 +64,7 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 	}
 	if loc.Flags&pack.FlagGroup == 0 {
 		b := blobs[0]
-		_, data, err := s.decodeRecord(b.Loc, b.ID, 0, corrupt(b), func() (recordHeader, []byte, error) {
+		_, data, err := s.decodeRecord(b.Loc, b.ID, 0, nil, corrupt(b), func() (recordHeader, []byte, error) {
 			return checkFraming(rec, b.Loc, pack.Version, corrupt(b))
 		})
 		if err != nil {

@@ -224,12 +224,19 @@ type groupCacheEntry struct {
 // get returns the cached reader of the group stored at pack, offset as
 // exactly the bytes stored, or nil.
 func (c *groupCache) get(pack uint32, offset int64, stored []byte) *groupReader {
+	var g *groupReader
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, e := range c.entries {
-		if e.g != nil && e.pack == pack && e.offset == offset && bytes.Equal(e.g.stored, stored) {
-			return e.g
+		if e.g != nil && e.pack == pack && e.offset == offset {
+			g = e.g
+			break
 		}
+	}
+	c.mu.Unlock()
+	// Compared outside the lock: a record is up to a group's size, and the
+	// other readers need the cache meanwhile. Only one entry holds a record.
+	if g != nil && bytes.Equal(g.stored, stored) {
+		return g
 	}
 	return nil
 }

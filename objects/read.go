@@ -123,15 +123,20 @@ func (s *Store) readChunkList(id ID, loc Locator) ([]chunkRef, error) {
 // content decoded through its chain). When want is not zero the record
 // must hold that blob.
 func (s *Store) readRecord(loc Locator, want ID) (recordHeader, []byte, error) {
-	return s.readVersion(loc, want, pack.MaxDeltaDepth)
+	return s.readVersion(loc, want, pack.MaxDeltaDepth, nil)
 }
 
 // readVersion is readRecord for a record that may be a delta of depth at
 // most limit: a delta's base is read with a limit one lower, so a read
-// loads at most limit+1 records.
-func (s *Store) readVersion(loc Locator, want ID, limit int) (recordHeader, []byte, error) {
+// loads at most limit+1 records. With a session, group members (a
+// delta's base among them) are read through the session's groups and are
+// the session's own bytes.
+func (s *Store) readVersion(loc Locator, want ID, limit int, session *ReadSession) (recordHeader, []byte, error) {
 	corrupt := s.recordCorrupt(loc, want)
-	return s.decodeRecord(loc, want, limit, corrupt, func() (recordHeader, []byte, error) { return s.loadRecord(loc, corrupt) })
+	if session != nil && loc.Flags&pack.FlagGroup != 0 {
+		return session.member(loc, want, corrupt)
+	}
+	return s.decodeRecord(loc, want, limit, session, corrupt, func() (recordHeader, []byte, error) { return s.loadRecord(loc, corrupt) })
 }
 
 // recordCorrupt reports damage to the record at loc read for want.
@@ -144,7 +149,7 @@ func (s *Store) recordCorrupt(loc Locator, want ID) func(string) error {
 // decodeRecord checks and decodes the record that load returns (its header
 // and stored payload, framing checked against loc), as readVersion
 // describes.
-func (s *Store) decodeRecord(loc Locator, want ID, limit int, corrupt func(string) error,
+func (s *Store) decodeRecord(loc Locator, want ID, limit int, session *ReadSession, corrupt func(string) error,
 	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
 	if loc.Flags&pack.FlagGroup != 0 {
 		return s.readMember(loc, want, corrupt, load)
@@ -169,7 +174,7 @@ func (s *Store) decodeRecord(loc Locator, want ID, limit int, corrupt func(strin
 			return h, nil, corrupt(err.Error())
 		}
 	case h.flags&pack.FlagDelta != 0:
-		if payload, h.depth, err = s.undelta(payload, h.size, limit, corrupt); err != nil {
+		if payload, h.depth, err = s.undelta(payload, h.size, limit, session, corrupt); err != nil {
 			return h, nil, err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 const sessionGroups = 16
 
 // ReadSession reads blobs as the Store does, except that it loads each
-// group record once, and decodes each of its frames at most twice (up to
+// group record (a delta's base's included) once, and decodes each of its frames at most twice (up to
 // a member, then whole), while the record stays among the last
 // sessionGroups groups it read, instead of once per member: a restore of
 // many small files reads each group from disk once rather than once per
@@ -42,25 +42,27 @@ func (r *ReadSession) Open(id ID) (io.ReadCloser, int64, error) { return r.s.ope
 // Get is Store.Get through the session.
 func (r *ReadSession) Get(id ID) ([]byte, error) { return r.s.get(id, r.content) }
 
-// content reads blob id, not chunked, at loc: a group member through the
-// session's groups, anything else as the store does.
+// content reads blob id, not chunked, at loc: a group member, and the
+// base of a delta that is one, through the session's groups, anything else
+// as the store does.
 func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
-	if loc.Flags&pack.FlagGroup == 0 {
-		return r.s.content(loc, id)
+	_, data, err := r.s.readVersion(loc, id, pack.MaxDeltaDepth, r)
+	if loc.Flags&pack.FlagGroup != 0 {
+		// A member is the session's own bytes: the caller owns what it gets.
+		data = bytes.Clone(data)
 	}
-	return r.member(loc, id)
+	return data, err
 }
 
-// member returns the verified content of id, member loc.Member of the
-// group record at loc.
-func (r *ReadSession) member(loc Locator, id ID) ([]byte, error) {
-	corrupt := r.s.recordCorrupt(loc, id)
+// member returns member loc.Member of the group record at loc, checked
+// against want when not zero, as the session's own bytes. Damage is
+// reported through corrupt.
+func (r *ReadSession) member(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
 	g, err := r.loaded(loc, corrupt)
 	if err != nil {
-		return nil, err
+		return recordHeader{}, nil, err
 	}
-	_, content, err := g.member(r.s.codec, loc, id, corrupt)
-	return bytes.Clone(content), err
+	return g.member(r.s.codec, loc, want, corrupt)
 }
 
 // CheckGroup checks the group record at loc (the locator of any of its

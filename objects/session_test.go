@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"io"
 	"sync"
 	"testing"
@@ -69,4 +70,35 @@ func TestReadSessionReadsAGroupOnce(t *testing.T) {
 			t.Fatalf("%s: no member of the damaged group reads as corrupt", name)
 		}
 	}
+}
+
+// A session reads the bases of deltas through its groups as well: damage
+// done to a base's group record after the session read one delta on it is
+// not seen by the session's read of another delta on that group, while the
+// store, which reads the record again, reports it.
+func TestReadSessionReadsDeltaBasesThroughItsGroups(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	bases := [][]byte{textBytes(1, 20<<10), textBytes(2, 20<<10)}
+	baseIDs, _ := save(t, s, idx, bases...)
+	var ids []ID
+	var versions [][]byte
+	for i, base := range bases {
+		v := edited(base, i)
+		id, loc := saveVersion(t, s, idx, v, baseIDs[i])
+		if !loc.Delta() {
+			t.Fatalf("version %d is not stored as a delta: %+v", i, loc)
+		}
+		ids, versions = append(ids, id), append(versions, v)
+	}
+	r := s.ReadSession()
+	if got, err := r.Get(ids[0]); err != nil || !bytes.Equal(got, versions[0]) {
+		t.Fatalf("first delta through the session: %v", err)
+	}
+	loc, _ := s.Stat(baseIDs[1])
+	flip(t, s.PackPath(loc.Pack), loc.Offset+int64(loc.Length)/2)
+	if got, err := r.Get(ids[1]); err != nil || !bytes.Equal(got, versions[1]) {
+		t.Fatalf("second delta through the session, after the damage: %v", err)
+	}
+	_, err := s.Get(ids[1])
+	mustCorrupt(t, err)
 }
