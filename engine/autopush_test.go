@@ -44,6 +44,7 @@ func waitAutoPush(t *testing.T, e *Engine, ok func(AutoPushStatus) bool) AutoPus
 }
 
 func TestAutoPushFollowsSavesAndRetriesAfterFailures(t *testing.T) {
+	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	fb := &flakyBackend{Backend: b}
 	f := newFixture(t, syncTree())

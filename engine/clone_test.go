@@ -26,6 +26,7 @@ func (f *failingReads) GetRange(ctx context.Context, key string, off, n int64) (
 }
 
 func TestACloneThatFailedFetchingBlobsFinishesWhenRunAgain(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		ctx := context.Background()
 		b, url := open(t)

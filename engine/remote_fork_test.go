@@ -11,6 +11,7 @@ import (
 // history goes up as one fork task, which each later push advances by
 // the new checkpoint alone; the first store's task stays as it pushed it.
 func TestPushesFromAForkedStoreAdvanceOneForkTask(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		ctx := context.Background()
 		b, url := open(t)

@@ -17,9 +17,11 @@ import (
 // it, plain or encrypted (the old copy authenticates: it was sealed with
 // the key).
 func TestARolledBackRemoteHeadIsRefused(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		for _, enc := range []bool{false, true} {
 			t.Run(fmt.Sprint("encrypted=", enc), func(t *testing.T) {
+				t.Parallel()
 				ctx := context.Background()
 				b, url := open(t)
 				sb, key := pushSmall(t, b, url, enc)

@@ -112,6 +112,7 @@ func cloneInto(t *testing.T, b Backend, url string) (*fixture, *CloneResult, err
 }
 
 func TestCloneReproducesThePushedWorkspaceByteForByte(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
 		f := pushedFixture(t, b, url, "one")
@@ -139,6 +140,7 @@ func TestCloneReproducesThePushedWorkspaceByteForByte(t *testing.T) {
 }
 
 func TestPullLeavesBlobsOnTheRemoteUntilACatNeedsThem(t *testing.T) {
+	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	pushedFixture(t, b, url, "one")
 	g := newFixture(t, testtree.Dir{})
@@ -211,6 +213,7 @@ func (c *countingBackend) Put(ctx context.Context, key string, r io.Reader, size
 }
 
 func TestIncrementalPushUploadsOnlyTheNewData(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
 		f := pushedFixture(t, b, url, "one")
@@ -238,6 +241,7 @@ func TestIncrementalPushUploadsOnlyTheNewData(t *testing.T) {
 }
 
 func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, testPushCutShort)
 }
 
@@ -252,9 +256,14 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.bin", i)] = testtree.File{Content: string(b)}
 	}
 	small := Options{hooks: testHooks{syncObjectSize: 256 << 10}}
-	probe := newFixture(t, tree)
-	probe.open(small)
-	probe.save("one")
+	// One save, whose store each push below starts from a copy of, on the
+	// one workspace (which no push changes): every cut push has the
+	// probe's records, so its data objects and puts.
+	template := newFixture(t, tree)
+	template.open(small)
+	template.save("one")
+	template.e.Close()
+	probe := storeCopy(t, template, small)
 	cb := &countingBackend{Backend: b}
 	pushAll(t, probe, cb, url)
 	total, totalBytes := cb.puts.Load(), cb.bytes.Load()
@@ -263,22 +272,15 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 	}
 	for _, n := range cutPoints(total) {
 		t.Run(fmt.Sprint("fail put ", n), func(t *testing.T) {
+			t.Parallel()
 			b, url := open(t)
-			f := newFixture(t, tree)
-			f.open(small)
-			f.save("one")
+			f := storeCopy(t, template, small)
 			cb := &countingBackend{Backend: b, failAt: n}
 			ctx := context.Background()
 			if err := f.e.AddRemote(ctx, "origin", url); err != nil {
 				t.Fatal(err)
 			}
-			_, err := f.e.Push(ctx, cb, PushOptions{Remote: "origin"})
-			if err == nil && cb.puts.Load() < n {
-				// Parallel pack writers order this store's records apart
-				// from the probe's, and so its data objects: fewer puts.
-				return
-			}
-			if !errors.Is(err, errInjected) {
+			if _, err := f.e.Push(ctx, cb, PushOptions{Remote: "origin"}); !errors.Is(err, errInjected) {
 				t.Fatalf("push with put %d failing: %v", n, err)
 			}
 			rerun := &countingBackend{Backend: b}
@@ -299,6 +301,16 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 			}
 		})
 	}
+}
+
+// storeCopy opens a copy of the closed store of template, on template's
+// workspace, with opts.
+func storeCopy(t *testing.T, template *fixture, opts Options) *fixture {
+	t.Helper()
+	f := &fixture{t: t, ws: template.ws, store: filepath.Join(t.TempDir(), "store")}
+	copyDir(t, template.store, f.store)
+	f.open(opts)
+	return f
 }
 
 // cutPoints returns the puts, numbered from 1 to total, at which the cut
@@ -324,6 +336,7 @@ func cutPoints(total int64) []int64 {
 }
 
 func TestConcurrentPushersOfOneTaskKeepBothHistories(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
 		a := pushedFixture(t, b, url, "base")
@@ -391,9 +404,11 @@ func TestConcurrentPushersOfOneTaskKeepBothHistories(t *testing.T) {
 }
 
 func TestCorruptRemoteObjectsAreDetectedAndNothingIsImported(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		for _, prefix := range []string{"data/", "meta/", "heads/"} {
 			t.Run(strings.TrimSuffix(prefix, "/"), func(t *testing.T) {
+				t.Parallel()
 				b, url := open(t)
 				pushedFixture(t, b, url, "one")
 				damage(t, b, prefix)
@@ -423,6 +438,7 @@ func damage(t *testing.T, b Backend, prefix string) {
 }
 
 func TestPushAfterLocalGCDroppedTheRemoteTipIsNoFork(t *testing.T) {
+	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	f := newFixture(t, syncTree())
 	f.save("one")
@@ -447,6 +463,7 @@ func TestPushAfterLocalGCDroppedTheRemoteTipIsNoFork(t *testing.T) {
 }
 
 func TestDiffAfterPullFetchesTheChangedBlobs(t *testing.T) {
+	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	f := newFixture(t, syncTree())
 	f.save("one")

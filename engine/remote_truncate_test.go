@@ -126,12 +126,14 @@ func assertCloneCorrupt(t *testing.T, b Backend, url string, key RemoteKey) {
 // file itself (through its header), plain and encrypted: a clone reports
 // the remote corrupt every time.
 func TestTruncatedRemoteObjectsAreCorrupt(t *testing.T) {
+	t.Parallel()
 	prefixes := []string{"data/", "meta/", "heads/"}
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		for _, enc := range []bool{false, true} {
 			for _, prefix := range prefixes {
 				for _, cut := range truncations() {
 					t.Run(fmt.Sprintf("encrypted=%v/%s/%s", enc, strings.TrimSuffix(prefix, "/"), cut.name), func(t *testing.T) {
+						t.Parallel()
 						b, url := open(t)
 						sb, key := pushSmall(t, b, url, enc)
 						truncateObject(t, b, prefix, cut.keep)
@@ -145,6 +147,7 @@ func TestTruncatedRemoteObjectsAreCorrupt(t *testing.T) {
 		for _, prefix := range prefixes {
 			for _, size := range []int64{10, 50} {
 				t.Run(fmt.Sprintf("file/encrypted=%v/%s/%d bytes", enc, strings.TrimSuffix(prefix, "/"), size), func(t *testing.T) {
+					t.Parallel()
 					b, dir, url := dirRemote(t)
 					sb, key := pushSmall(t, b, url, enc)
 					truncateFile(t, dir, prefix, size)

@@ -91,8 +91,10 @@ func cloneEncrypted(t *testing.T, sb Backend, url string, key RemoteKey) (*fixtu
 }
 
 func TestEncryptedPushAndCloneReproduceTheWorkspaceByteForByte(t *testing.T) {
+	t.Parallel()
 	for _, sc := range secretCases() {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 				b, url := open(t)
 				secret := sc.secret(t)
@@ -114,6 +116,7 @@ func TestEncryptedPushAndCloneReproduceTheWorkspaceByteForByte(t *testing.T) {
 // TestEncryptedRemoteShowsNoContentNameOrTask scans every byte and every
 // file name of an encrypted file:// remote for what it must hide.
 func TestEncryptedRemoteShowsNoContentNameOrTask(t *testing.T) {
+	t.Parallel()
 	b, dir, url := dirRemote(t)
 	secret := RemoteSecret{KeyFile: newKeyFile(t)}
 	content := "the launch codes are 0000 and nobody may know\n"
@@ -165,8 +168,10 @@ func TestEncryptedRemoteShowsNoContentNameOrTask(t *testing.T) {
 }
 
 func TestEncryptedRemoteRefusesAWrongOrMissingKey(t *testing.T) {
+	t.Parallel()
 	for _, sc := range secretCases() {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			b, url := remoteCases()[0].open(t)
 			secret := sc.secret(t)
 			pushEncrypted(t, encrypt(t, b, secret), url, sc.key(secret))
@@ -196,6 +201,7 @@ func TestEncryptedRemoteRefusesAWrongOrMissingKey(t *testing.T) {
 }
 
 func TestEncryptingARemoteWithPlainCheckpointsIsRefused(t *testing.T) {
+	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	pushedFixture(t, b, url, "one")
 	if _, err := EncryptRemote(context.Background(), b, RemoteSecret{KeyFile: newKeyFile(t)}); !errors.Is(err, ErrBadRequest) {
@@ -204,6 +210,7 @@ func TestEncryptingARemoteWithPlainCheckpointsIsRefused(t *testing.T) {
 }
 
 func TestEncryptedRemoteWithAFlippedByteIsCorrupt(t *testing.T) {
+	t.Parallel()
 	b, dir, url := dirRemote(t)
 	secret := RemoteSecret{KeyFile: newKeyFile(t)}
 	pushEncrypted(t, encrypt(t, b, secret), url, RemoteKey{KeyFile: secret.KeyFile})
@@ -227,6 +234,7 @@ func TestEncryptedRemoteWithAFlippedByteIsCorrupt(t *testing.T) {
 }
 
 func TestIncrementalEncryptedPushUploadsOnlyTheNewData(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
 		secret := RemoteSecret{KeyFile: newKeyFile(t)}
@@ -252,6 +260,7 @@ func TestIncrementalEncryptedPushUploadsOnlyTheNewData(t *testing.T) {
 }
 
 func TestAnEncryptedRemoteTakesOnlyASealedBackend(t *testing.T) {
+	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	secret := RemoteSecret{KeyFile: newKeyFile(t)}
 	f := pushEncrypted(t, encrypt(t, b, secret), url, RemoteKey{KeyFile: secret.KeyFile})
@@ -274,6 +283,7 @@ func TestAnEncryptedRemoteTakesOnlyASealedBackend(t *testing.T) {
 // A fresh Engine fetches the blobs a pull left on an encrypted remote
 // through OpenRemote, which gets the remote's RemoteKey.
 func TestOpenRemoteGetsTheKeyOfAnEncryptedRemote(t *testing.T) {
+	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	secret := RemoteSecret{KeyFile: newKeyFile(t)}
 	key := RemoteKey{KeyFile: secret.KeyFile}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRemoteGCDropsByRetentionAndDeletesOnlyWhatNoHeadNames(t *testing.T) {
+	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
 		f := newFixture(t, syncTree())
