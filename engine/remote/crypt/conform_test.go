@@ -37,6 +37,7 @@ func testKey(t *testing.T) *Key {
 }
 
 func TestEncryptedFileBackendConforms(t *testing.T) {
+	t.Parallel()
 	k := testKey(t)
 	remotetest.Run(t, func(t *testing.T) remote.Backend { return Wrap(openDir(t, t.TempDir()), k) })
 }
@@ -44,6 +45,7 @@ func TestEncryptedFileBackendConforms(t *testing.T) {
 // The params object sits among the sealed ones on a passphrase remote; the
 // suite's listings show that the wrapped backend hides it.
 func TestEncryptedFileBackendWithPassphraseConforms(t *testing.T) {
+	t.Parallel()
 	remotetest.Run(t, func(t *testing.T) remote.Backend {
 		raw := openDir(t, t.TempDir())
 		k, err := passphraseKey(context.Background(), raw, []byte("correct horse"), cheapCost)
