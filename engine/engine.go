@@ -219,6 +219,14 @@ func (e *Engine) checkIdentity(packs int) (created bool, err error) {
 	case meta.FormatVersion > index.FormatVersion:
 		return false, fmt.Errorf("store %s has format %d, newer than this version of ckpt understands (%d)",
 			e.storeDir, meta.FormatVersion, index.FormatVersion)
+	case meta.FormatVersion < index.FormatVersion && !e.opts.ReadOnly:
+		// What this version writes (tree deltas) the older one cannot
+		// read: the Meta says so before any of it is written.
+		meta.FormatVersion = index.FormatVersion
+		b := e.db.NewBatch()
+		defer b.Close()
+		b.SetMeta(meta)
+		return false, b.Commit()
 	}
 	return false, nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,8 +26,16 @@ func TestFrozenStore(t *testing.T) {
 	if *updateFrozen {
 		writeFrozen(t)
 	}
+	for _, v := range frozen.Versions {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { checkFrozenStore(t, frozen.Copy(t, v)) })
+	}
+}
+
+// checkFrozenStore restores every checkpoint of the frozen store at store
+// and verifies it; a store of an older format then records the current
+// one, and a save into it reads back.
+func checkFrozenStore(t *testing.T, store string) {
 	ctx := context.Background()
-	store := frozen.Copy(t)
 	ws := t.TempDir()
 	rehome(t, store, ws)
 	e, err := Open(ctx, ws, Options{StoreDir: store})
@@ -50,6 +59,18 @@ func TestFrozenStore(t *testing.T) {
 	rep, err := e.Verify(ctx, VerifyOptions{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %v, %+v", err, rep)
+	}
+	if m, _, err := e.db.Meta(); err != nil || m.FormatVersion != index.FormatVersion {
+		t.Fatalf("meta after opening for writing: %+v, %v; want format version %d", m, err, index.FormatVersion)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("written after freezing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Save(ctx, SaveOptions{Task: "other", Message: "after freezing"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := e.Verify(ctx, VerifyOptions{}); err != nil || !rep.OK() {
+		t.Fatalf("verify after a save: %v, %+v", err, rep)
 	}
 }
 

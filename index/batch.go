@@ -88,9 +88,25 @@ func (b *Batch) PutLocator(id objects.ID, loc objects.Locator) {
 	bufPool.Put(buf)
 }
 
-// PutTree stores t under its id (TreeID) and returns the id. An invalid
-// tree is refused with EncodeTree's error and does not affect the batch.
+// PutTree stores t whole under its id (TreeID), replacing a delta record
+// stored for it, and returns the id. An invalid tree is refused with
+// EncodeTree's error and does not affect the batch.
 func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
+	return b.putTree(t, objects.ID{})
+}
+
+// PutTreeAgainst stores t under its id like PutTree, but as a delta record
+// against base (the previous tree of the same directory, committed before
+// this batch) when that is at most half the size of t whole and base's
+// chain leaves room for one more record (MaxTreeDeltaDepth). A zero,
+// missing or damaged base stores t whole. A tree the index holds already
+// is left as it is, so no chain can come back to itself. Reading t back
+// (DB.Tree) needs base for as long as t is stored as a delta of it.
+func (b *Batch) PutTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, error) {
+	return b.putTree(t, base)
+}
+
+func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 	buf := bufPool.Get().(*[]byte)
 	defer bufPool.Put(buf)
 	enc, err := appendTree((*buf)[:0], t)
@@ -99,7 +115,24 @@ func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
 	}
 	*buf = enc
 	id := objects.Sum(enc)
-	if err := b.set(idKey(prefixTree, id), enc); err != nil {
+	rec := enc
+	if !base.IsZero() && base != id {
+		_, stored, err := b.db.rawTree(id)
+		if err != nil {
+			return objects.ID{}, err
+		}
+		if stored {
+			return id, nil
+		}
+		delta, err := b.db.treeDeltaFor(t, enc, base)
+		if err != nil {
+			return objects.ID{}, err
+		}
+		if delta != nil {
+			rec = delta
+		}
+	}
+	if err := b.set(idKey(prefixTree, id), rec); err != nil {
 		return objects.ID{}, err
 	}
 	return id, nil
@@ -212,7 +245,9 @@ func (b *Batch) DeleteTask(task string) {
 	})
 }
 
-// DeleteTree removes tree id.
+// DeleteTree removes tree id. A tree stored as a delta of it (DB.EachTreeBase)
+// no longer reads once the batch commits: store such a tree whole (PutTree)
+// in the same batch.
 func (b *Batch) DeleteTree(id objects.ID) {
 	b.del(idKey(prefixTree, id))
 }

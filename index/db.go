@@ -20,7 +20,7 @@ import (
 // FormatVersion is the version of the index's key schema and record
 // encodings (doc.go). Meta records it; Open refuses a store written by a
 // newer format.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // pebbleFormat is pinned rather than FormatNewest so that upgrading the
 // pebble module never silently ratchets the on-disk format of existing
@@ -322,17 +322,14 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 	return DecodeCheckpoint(b)
 }
 
-// Tree returns the tree with the given id. It returns an error wrapping
-// ErrNotFound if there is none, and one marked with objects.ErrCorrupt (naming the
-// key) if the stored value does not decode or does not hash to id.
-// Decoding allocates a fresh objects.Tree the caller owns.
+// Tree returns the tree with the given id, resolving a delta record down
+// its chain (at most MaxTreeDeltaDepth records) to the full tree. It
+// returns an error wrapping ErrNotFound if there is none, and one marked
+// with objects.ErrCorrupt (naming the key) if a stored value on the chain
+// does not decode, a delta's base is missing, or the tree does not hash
+// to id. Decoding allocates a fresh objects.Tree the caller owns.
 func (db *DB) Tree(id objects.ID) (objects.Tree, error) {
-	t, ok, err := get(db, idKey(prefixTree, id), func(b []byte) (objects.Tree, error) {
-		if err := checkSum(id, b); err != nil {
-			return objects.Tree{}, err
-		}
-		return DecodeTree(b)
-	})
+	t, _, ok, err := db.resolveTree(id)
 	if err == nil && !ok {
 		err = fmt.Errorf("tree %s: %w", id, ErrNotFound)
 	}
@@ -390,12 +387,29 @@ func (db *DB) CheckpointsWithPrefix(hexPrefix string) ([]objects.ID, error) {
 // EachTree calls fn with the id of every stored tree, in id order, without
 // reading the trees. An error from fn stops the iteration and is returned.
 func (db *DB) EachTree(fn func(id objects.ID) error) error {
-	return db.scan([]byte{prefixTree}, func(k, _ []byte) error {
+	return db.EachTreeBase(func(id, _ objects.ID) error { return fn(id) })
+}
+
+// EachTreeBase calls fn with the id of every stored tree, in id order, and
+// the id of the tree its stored value is a delta of (zero for a full
+// value), reading only the values' headers. Reading a delta tree needs its
+// base, and the base's base, down to a full value: whoever deletes a tree
+// stores its deltas whole first (PutTree). A delta whose header does not
+// decode stops the iteration with an error marked with objects.ErrCorrupt;
+// an error from fn stops it and is returned.
+func (db *DB) EachTreeBase(fn func(id, base objects.ID) error) error {
+	return db.scan([]byte{prefixTree}, func(k, v []byte) error {
 		id, err := idFromKey(k)
 		if err != nil {
 			return err
 		}
-		return fn(id)
+		var base objects.ID
+		if isTreeDelta(v) {
+			if base, err = treeDeltaBase(v); err != nil {
+				return fmt.Errorf("key %s: %w", describeKey(k), err)
+			}
+		}
+		return fn(id, base)
 	})
 }
 

@@ -48,14 +48,14 @@
 // opens without error. Logs older than the newest are checked strictly
 // (damage is marked with objects.ErrCorrupt), and tables are checksummed on every read.
 //
-// # Key schema (FormatVersion 1)
+// # Key schema (FormatVersion 2)
 //
 // Every key starts with one byte naming its record family:
 //
 //	'M'                               → Meta
 //	'C' <config key>                  → config value (raw bytes)
 //	'L' <32-byte blob id>             → objects.Locator (Locator.AppendBinary)
-//	'T' <32-byte tree id>             → tree encoding; id = objects.Sum(value)
+//	'T' <32-byte tree id>             → tree encoding or tree delta; id = objects.Sum(tree encoding)
 //	'K' <32-byte checkpoint id>       → checkpoint encoding; id = objects.Sum(value)
 //	'H' <task name>                   → task head encoding
 //	'S' <task name> 0x00 <seq:8 BE>   → 32-byte checkpoint id
@@ -88,6 +88,22 @@
 // 1 (file), 2 (symlink) or 3 (dir); mode holds permission bits only
 // (≤ 0o7777); size is ≤ 2^63-1 and 0 for a dir; id is the blob id (file,
 // symlink target) or subtree id (dir).
+//
+// Tree delta (FormatVersion 2; a 'T' value whose first byte is 2):
+//
+//	0x02  uvarint depth  id base  uvarint r  r × string removed
+//	uvarint u  u × entry
+//
+// The tree is base's tree without the entries named removed, and with the
+// u entries (the tree encoding's entry) added or replacing base's entry of
+// the same name. removed names are ValidNames, strictly increasing, each
+// naming an entry of base and none an upserted entry; upserted names are
+// strictly increasing. depth is 1 to 16 and greater than the depth of
+// base's stored value (0 for a tree encoding), so a chain ends within 16
+// records; the id is that of the resolved tree's encoding, which readers
+// check. A delta is written only against a tree already stored and only
+// when at most half the tree's encoding; whoever deletes a tree stores its
+// deltas whole first. An index of FormatVersion 1 holds no tree deltas.
 //
 // Checkpoint:
 //
@@ -124,8 +140,10 @@
 //
 // index is a public package: its exported API (DB, Options, Batch and the
 // records it stores) keeps its meaning within a major version of the
-// module, and every later version opens the indexes this FormatVersion
-// writes (testdata/store-v1 is kept to prove it). The key schema and value
+// module, and every later version opens the indexes every FormatVersion
+// wrote (testdata/store-v1 and store-v2 are kept to prove it); a writer
+// that opens an index of an older FormatVersion records the current one
+// in its Meta before writing what the older version cannot read. The key schema and value
 // encodings above are documented for readers of the files; a change to
 // them raises FormatVersion, which older versions refuse to open.
 package index

@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -20,15 +21,29 @@ import (
 // the recipe: its format version, tasks, checkpoints in order with their
 // messages and times, and every checkpoint's tree entry by entry.
 func TestFrozenStoreIndex(t *testing.T) {
-	store := frozen.Copy(t)
+	for _, v := range frozen.Versions {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { checkFrozenIndex(t, frozen.Copy(t, v), v) })
+	}
+}
+
+func checkFrozenIndex(t *testing.T, store string, version int) {
 	db, err := index.Open(filepath.Join(store, "index"), index.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	m, ok, err := db.Meta()
-	if err != nil || !ok || m.FormatVersion != frozen.Version {
-		t.Fatalf("meta = %+v, %v, %v; want format version %d", m, ok, err, frozen.Version)
+	if err != nil || !ok || m.FormatVersion != uint32(version) {
+		t.Fatalf("meta = %+v, %v, %v; want format version %d", m, ok, err, version)
+	}
+	deltas := 0
+	if err := db.EachTreeBase(func(_, base objects.ID) error {
+		if !base.IsZero() {
+			deltas++
+		}
+		return nil
+	}); err != nil || (version >= 2) != (deltas > 0) {
+		t.Fatalf("%d trees stored as deltas, %v; want some exactly from format version 2 on", deltas, err)
 	}
 	byTask := map[string][]frozen.Step{}
 	for _, s := range frozen.Steps() {

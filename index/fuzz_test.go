@@ -65,3 +65,28 @@ func FuzzDecodeDirCache(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeTreeDelta(f *testing.F) {
+	trees := sampleTrees()
+	for depth, pair := range [][2]string{{"empty", "all kinds"}, {"all kinds", "one file"}, {"one file", "all kinds"}} {
+		removed, upserts := diffTree(trees[pair[0]], trees[pair[1]])
+		enc, err := appendTreeDelta(nil, &treeDelta{depth: uint64(depth + 1), base: testID("base"), removed: removed, upserts: upserts})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(enc)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := decodeTreeDelta(b)
+		if err != nil {
+			return
+		}
+		enc, err := appendTreeDelta(nil, &d)
+		if err != nil {
+			t.Fatalf("decoded delta does not encode: %v", err)
+		}
+		if !bytes.Equal(enc, b) {
+			t.Fatalf("decode→encode changed the bytes:\n in  %x\n out %x", b, enc)
+		}
+	})
+}

@@ -55,11 +55,17 @@ func appendTree(b []byte, t objects.Tree) ([]byte, error) {
 	b = slices.Grow(b, size)
 	b = append(b, encodingVersion)
 	b = binary.AppendUvarint(b, uint64(len(t.Entries)))
-	for i := range t.Entries {
-		e := &t.Entries[i]
+	return appendEntries(b, t.Entries)
+}
+
+// appendEntries appends the encodings of entries, which must be valid and
+// strictly increasing by name.
+func appendEntries(b []byte, entries []objects.Entry) ([]byte, error) {
+	for i := range entries {
+		e := &entries[i]
 		prev := ""
 		if i > 0 {
-			prev = t.Entries[i-1].Name
+			prev = entries[i-1].Name
 		}
 		if err := validEntry(e, i, prev); err != nil {
 			return nil, fmt.Errorf("encode tree: %w", err)
@@ -90,9 +96,20 @@ func DecodeTree(b []byte) (objects.Tree, error) {
 	if n > 0 {
 		t.Entries = make([]objects.Entry, n)
 	}
-	s := string(b) // every Name is a substring: one allocation for all
-	for i := range t.Entries {
-		e := &t.Entries[i]
+	if err := r.entries(string(b), t.Entries); err != nil {
+		return objects.Tree{}, err
+	}
+	if err := r.end(); err != nil {
+		return objects.Tree{}, err
+	}
+	return t, nil
+}
+
+// entries reads len(dst) tree entries into dst. s is the whole input as a
+// string: every Name is a substring of it, so all share one allocation.
+func (r *reader) entries(s string, dst []objects.Entry) error {
+	for i := range dst {
+		e := &dst[i]
 		nameLen := r.uvarint()
 		start := r.off
 		r.bytes(nameLen)
@@ -101,25 +118,22 @@ func DecodeTree(b []byte) (objects.Tree, error) {
 		e.Size = r.int()
 		e.ID = r.id()
 		if r.err != nil {
-			return objects.Tree{}, r.err
+			return r.err
 		}
 		e.Name = s[start : start+int(nameLen)]
 		if mode > maxMode {
-			return objects.Tree{}, objects.MarkCorrupt(fmt.Errorf("tree entry %d (%q): mode %#o has bits beyond 0o7777", i, e.Name, mode))
+			return objects.MarkCorrupt(fmt.Errorf("tree entry %d (%q): mode %#o has bits beyond 0o7777", i, e.Name, mode))
 		}
 		e.Mode = uint32(mode)
 		prev := ""
 		if i > 0 {
-			prev = t.Entries[i-1].Name
+			prev = dst[i-1].Name
 		}
 		if err := validEntry(e, i, prev); err != nil {
-			return objects.Tree{}, objects.MarkCorrupt(fmt.Errorf("tree %w", err))
+			return objects.MarkCorrupt(fmt.Errorf("tree %w", err))
 		}
 	}
-	if err := r.end(); err != nil {
-		return objects.Tree{}, err
-	}
-	return t, nil
+	return nil
 }
 
 // TreeID returns the id of t: objects.Sum of its canonical encoding. It

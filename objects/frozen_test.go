@@ -1,6 +1,7 @@
 package objects_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -13,7 +14,12 @@ import (
 // version of this package, or this one) read back, verified, every file
 // content of the recipe, and every committed record scans and verifies.
 func TestFrozenStorePacks(t *testing.T) {
-	store := frozen.Copy(t)
+	for _, v := range frozen.Versions {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { checkFrozenPacks(t, frozen.Copy(t, v)) })
+	}
+}
+
+func checkFrozenPacks(t *testing.T, store string) {
 	db, err := index.Open(filepath.Join(store, "index"), index.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

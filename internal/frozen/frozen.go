@@ -1,6 +1,6 @@
-// Package frozen is the recipe of the store frozen under
-// testdata/store-vN (N the store format version, index.FormatVersion): a
-// small store written once by that format, which the objects, index and
+// Package frozen is the recipe of the stores frozen under
+// testdata/store-vN (N a store format version, index.FormatVersion then):
+// a small store written once by each format, which the objects, index and
 // engine tests open, as copies, and check against the recipe, so that every
 // later version of ckpt keeps reading what this one wrote.
 //
@@ -8,8 +8,8 @@
 // the same blobs, trees and checkpoints, and the same packs byte for byte;
 // the index differs only in the workspace path and creation time its Meta
 // records (tests record their own workspace before opening a copy with the
-// engine). Regenerate the store (only when
-// the format version changes, into a new directory) with
+// engine). Freeze a store of a new format version (a new directory, added
+// to Versions, beside the older ones) with
 //
 //	go test ./engine -run TestFrozenStore -update-frozen
 package frozen
@@ -28,8 +28,13 @@ import (
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
-// Version is the store format version the frozen store was written by.
-const Version = 1
+// Version is the store format version the newest frozen store was
+// written by.
+const Version = 2
+
+// Versions are the format versions frozen under testdata, oldest first:
+// each store stays there, and every later version of ckpt reads them all.
+var Versions = []int{1, 2}
 
 // Step is one save of the recipe: the workspace holds Tree, then Task is
 // saved with Message at Time.
@@ -104,19 +109,20 @@ func source(name string, n int) string {
 	return b.String()
 }
 
-// Dir is the frozen store's directory: testdata/store-v<Version> at the
-// top of the module.
-func Dir() string {
+// Dir is the directory of the store frozen at format version:
+// testdata/store-v<version> at the top of the module.
+func Dir(version int) string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", fmt.Sprintf("store-v%d", Version))
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", fmt.Sprintf("store-v%d", version))
 }
 
-// Copy copies the frozen store into a new temporary directory and returns
-// it, so a test can open it without touching the committed files.
-func Copy(t testing.TB) string {
+// Copy copies the store frozen at format version into a new temporary
+// directory and returns it, so a test can open it without touching the
+// committed files.
+func Copy(t testing.TB, version int) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "store")
-	if err := copyTree(Dir(), dst); err != nil {
+	if err := copyTree(Dir(version), dst); err != nil {
 		t.Fatalf("copy the frozen store: %v", err)
 	}
 	return dst
@@ -156,14 +162,15 @@ func copyTree(src, dst string) error {
 	})
 }
 
-// Replace makes the store in dir (closed) the frozen store: it removes
-// Dir and copies dir's files there, all but the lock file.
+// Replace makes the store in dir (closed) the store frozen at Version:
+// it removes Dir(Version) and copies dir's files there, all but the lock
+// file.
 func Replace(dir string) error {
-	if err := os.RemoveAll(Dir()); err != nil {
+	if err := os.RemoveAll(Dir(Version)); err != nil {
 		return err
 	}
-	if err := copyTree(dir, Dir()); err != nil {
+	if err := copyTree(dir, Dir(Version)); err != nil {
 		return err
 	}
-	return os.Remove(filepath.Join(Dir(), "lock"))
+	return os.Remove(filepath.Join(Dir(Version), "lock"))
 }

@@ -1,0 +1,248 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/ckpt/ckpt/objects"
+)
+
+// Tree delta records (doc.go, "Tree deltas"): a directory's new tree,
+// which differs from its previous one in an entry or two, is stored as the
+// previous tree's id and the entries removed, changed or added, instead of
+// all its entries again. A tree id stays objects.Sum of the canonical full
+// encoding, so nothing outside the index sees the difference.
+
+// treeDeltaTag is the first byte of a delta record; a full tree value
+// starts with encodingVersion.
+const treeDeltaTag = 2
+
+// MaxTreeDeltaDepth bounds a chain of tree delta records: reading a tree
+// reads at most MaxTreeDeltaDepth+1 stored values.
+const MaxTreeDeltaDepth = 16
+
+// minNameSize is the smallest encoding of a removed name: a one-byte
+// length and a one-byte name.
+const minNameSize = 2
+
+// treeDelta is a decoded delta record: base's entries without removed,
+// with upserts added or replacing the base's entries of the same name.
+type treeDelta struct {
+	depth   uint64 // 1 + at least the depth of base's record (0 for a full value)
+	base    objects.ID
+	removed []string        // strictly increasing
+	upserts []objects.Entry // strictly increasing by name
+}
+
+// diffTree returns the delta from base to t: the names of base's entries t
+// lacks and t's entries base lacks or holds otherwise.
+func diffTree(base, t objects.Tree) (removed []string, upserts []objects.Entry) {
+	i, j := 0, 0
+	for i < len(base.Entries) || j < len(t.Entries) {
+		switch {
+		case j == len(t.Entries) || (i < len(base.Entries) && base.Entries[i].Name < t.Entries[j].Name):
+			removed = append(removed, base.Entries[i].Name)
+			i++
+		case i == len(base.Entries) || t.Entries[j].Name < base.Entries[i].Name:
+			upserts = append(upserts, t.Entries[j])
+			j++
+		default:
+			if base.Entries[i] != t.Entries[j] {
+				upserts = append(upserts, t.Entries[j])
+			}
+			i++
+			j++
+		}
+	}
+	return removed, upserts
+}
+
+// appendTreeDelta appends the encoding of d (format in doc.go).
+func appendTreeDelta(b []byte, d *treeDelta) ([]byte, error) {
+	b = append(b, treeDeltaTag)
+	b = binary.AppendUvarint(b, d.depth)
+	b = append(b, d.base[:]...)
+	b = binary.AppendUvarint(b, uint64(len(d.removed)))
+	for _, name := range d.removed {
+		b = appendString(b, name)
+	}
+	b = binary.AppendUvarint(b, uint64(len(d.upserts)))
+	return appendEntries(b, d.upserts)
+}
+
+// decodeTreeDelta parses a delta record. It never panics; anything
+// malformed (a depth of 0 or above MaxTreeDeltaDepth, invalid or unsorted
+// names, invalid entries, trailing bytes) is an error marked with
+// objects.ErrCorrupt.
+func decodeTreeDelta(b []byte) (treeDelta, error) {
+	r := reader{b: b}
+	if tag := r.byte(); r.err == nil && tag != treeDeltaTag {
+		r.fail("not a tree delta (first byte %d)", tag)
+	}
+	d := treeDelta{depth: r.uvarint()}
+	if r.err == nil && (d.depth == 0 || d.depth > MaxTreeDeltaDepth) {
+		r.fail("tree delta depth %d outside 1..%d", d.depth, MaxTreeDeltaDepth)
+	}
+	d.base = r.id()
+	s := string(b)
+	n := r.count(minNameSize)
+	if r.err != nil {
+		return treeDelta{}, r.err
+	}
+	d.removed = make([]string, n)
+	for i := range d.removed {
+		nameLen := r.uvarint()
+		start := r.off
+		r.bytes(nameLen)
+		if r.err != nil {
+			return treeDelta{}, r.err
+		}
+		d.removed[i] = s[start : start+int(nameLen)]
+		if err := objects.ValidName(d.removed[i]); err != nil {
+			return treeDelta{}, objects.MarkCorrupt(fmt.Errorf("tree delta: removed %d: %w", i, err))
+		}
+		if i > 0 && d.removed[i] <= d.removed[i-1] {
+			return treeDelta{}, objects.MarkCorrupt(fmt.Errorf("tree delta: removed %q not after %q", d.removed[i], d.removed[i-1]))
+		}
+	}
+	d.upserts = make([]objects.Entry, r.count(minEntrySize))
+	if err := r.entries(s, d.upserts); err != nil {
+		return treeDelta{}, err
+	}
+	if err := r.end(); err != nil {
+		return treeDelta{}, err
+	}
+	return d, nil
+}
+
+// apply returns base with d's changes. A removed name base lacks, or a
+// name both removed and upserted, is damage (objects.ErrCorrupt).
+func (d *treeDelta) apply(base objects.Tree) (objects.Tree, error) {
+	out := make([]objects.Entry, 0, max(0, len(base.Entries)+len(d.upserts)-len(d.removed)))
+	rm, up := d.removed, d.upserts
+	for _, e := range base.Entries {
+		for len(up) > 0 && up[0].Name < e.Name {
+			out = append(out, up[0])
+			up = up[1:]
+		}
+		switch {
+		case len(rm) > 0 && rm[0] == e.Name:
+			if len(up) > 0 && up[0].Name == e.Name {
+				return objects.Tree{}, objects.MarkCorrupt(fmt.Errorf("tree delta: %q both removed and changed", e.Name))
+			}
+			rm = rm[1:]
+		case len(up) > 0 && up[0].Name == e.Name:
+			out = append(out, up[0])
+			up = up[1:]
+		default:
+			out = append(out, e)
+		}
+	}
+	if len(rm) > 0 {
+		return objects.Tree{}, objects.MarkCorrupt(fmt.Errorf("tree delta: removes %q, which its base lacks", rm[0]))
+	}
+	return objects.Tree{Entries: append(out, up...)}, nil
+}
+
+// isTreeDelta reports whether a stored tree value is a delta record.
+func isTreeDelta(v []byte) bool { return len(v) > 0 && v[0] == treeDeltaTag }
+
+// treeDeltaBase returns the base id a delta record names, reading its
+// header only.
+func treeDeltaBase(v []byte) (objects.ID, error) {
+	r := reader{b: v, off: 1}
+	r.uvarint()
+	id := r.id()
+	return id, r.err
+}
+
+// rawTree returns a copy of tree id's stored value, with found false when
+// there is none.
+func (db *DB) rawTree(id objects.ID) (v []byte, found bool, err error) {
+	return get(db, idKey(prefixTree, id), func(b []byte) ([]byte, error) {
+		return append([]byte(nil), b...), nil
+	})
+}
+
+// resolveTree reads tree id, applying delta records down their chain to a
+// full value, and returns it with the depth of id's record (0 for a full
+// value). Each record on the chain must have a smaller depth than the one
+// naming it as base, so a damaged chain cannot loop. The result must hash
+// to id. found is false when id has no stored value; any damage (a missing
+// base, a record that does not decode, a result of another hash) is an
+// error marked with objects.ErrCorrupt naming id.
+func (db *DB) resolveTree(id objects.ID) (t objects.Tree, depth uint64, found bool, err error) {
+	var chain []treeDelta
+	cur := id
+	for {
+		v, ok, err := db.rawTree(cur)
+		switch {
+		case err != nil:
+			return objects.Tree{}, 0, false, err
+		case !ok && cur == id:
+			return objects.Tree{}, 0, false, nil
+		case !ok:
+			return objects.Tree{}, 0, false, treeDamage(id, fmt.Errorf("delta base %s missing", cur))
+		}
+		if !isTreeDelta(v) {
+			if t, err = DecodeTree(v); err != nil {
+				return objects.Tree{}, 0, false, treeDamage(id, err)
+			}
+			break
+		}
+		d, err := decodeTreeDelta(v)
+		if err != nil {
+			return objects.Tree{}, 0, false, treeDamage(id, fmt.Errorf("record %s: %w", cur, err))
+		}
+		if len(chain) > 0 && d.depth >= chain[len(chain)-1].depth {
+			return objects.Tree{}, 0, false, treeDamage(id, fmt.Errorf("delta %s: depth %d not below %d", cur, d.depth, chain[len(chain)-1].depth))
+		}
+		chain = append(chain, d)
+		cur = d.base
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if t, err = chain[i].apply(t); err != nil {
+			return objects.Tree{}, 0, false, treeDamage(id, err)
+		}
+	}
+	enc, err := EncodeTree(t)
+	if err == nil {
+		err = checkSum(id, enc)
+	}
+	if err != nil {
+		return objects.Tree{}, 0, false, treeDamage(id, objects.MarkCorrupt(err))
+	}
+	if len(chain) > 0 {
+		depth = chain[0].depth
+	}
+	return t, depth, true, nil
+}
+
+// treeDamage names tree id in err, marking it with objects.ErrCorrupt.
+func treeDamage(id objects.ID, err error) error {
+	if !errors.Is(err, objects.ErrCorrupt) {
+		err = objects.MarkCorrupt(err)
+	}
+	return fmt.Errorf("key %s: %w", describeKey(idKey(prefixTree, id)), err)
+}
+
+// treeDeltaFor returns the delta record storing t (encoded as full)
+// against the stored tree base, or nil when there is to be none: base is
+// missing, damaged (left for verify to report) or at the end of a full
+// chain, or the delta is not at most half of full.
+func (db *DB) treeDeltaFor(t objects.Tree, full []byte, base objects.ID) ([]byte, error) {
+	bt, depth, found, err := db.resolveTree(base)
+	switch {
+	case errors.Is(err, objects.ErrCorrupt) || !found || depth >= MaxTreeDeltaDepth:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	removed, upserts := diffTree(bt, t)
+	rec, err := appendTreeDelta(make([]byte, 0, len(full)/2), &treeDelta{depth: depth + 1, base: base, removed: removed, upserts: upserts})
+	if err != nil || 2*len(rec) > len(full) {
+		return nil, err
+	}
+	return rec, nil
+}
