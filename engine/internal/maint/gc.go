@@ -238,13 +238,7 @@ func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res 
 		return nil
 	})
 	if err == nil {
-		err = s.DB.EachTree(func(id objects.ID) error {
-			if !g.liveTree(id) {
-				b.DeleteTree(id)
-				res.TreesDeleted++
-			}
-			return nil
-		})
+		err = s.sweepTrees(g, b, res)
 	}
 	if err == nil {
 		err = s.sweepCheckpoints(g, b, res)
@@ -266,6 +260,32 @@ func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res 
 		return fmt.Errorf("gc: commit index: %w", err)
 	}
 	return nil
+}
+
+// sweepTrees deletes the dead trees, and stores whole every live tree
+// stored as a delta of a dead one: reading a delta needs its base.
+func (s *Store) sweepTrees(g *Graph, b *index.Batch, res *Swept) error {
+	var orphans []objects.ID
+	err := s.DB.EachTreeBase(func(id, base objects.ID) error {
+		switch {
+		case !g.liveTree(id):
+			b.DeleteTree(id)
+			res.TreesDeleted++
+		case !base.IsZero() && !g.liveTree(base):
+			orphans = append(orphans, id)
+		}
+		return nil
+	})
+	for _, id := range orphans {
+		if err != nil {
+			break
+		}
+		var t objects.Tree
+		if t, err = s.DB.Tree(id); err == nil {
+			_, err = b.PutTree(t)
+		}
+	}
+	return err
 }
 
 // sweepCheckpoints deletes the dropped checkpoints, and checkpoints no

@@ -34,7 +34,7 @@ func (st *Store) NewBatch() (*objects.Batch, error) {
 // flushed earlier is unreferenced until it commits. Once it has, the
 // Tracker (if any) forgets the changes the scan covered.
 func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoint, task string, head index.TaskHead) error {
-	err := st.writeIndex(blobs, snap.Trees, snap.Caches, snap.GoneDirs, func(b *index.Batch) error {
+	err := st.writeIndex(blobs, &snap.Pending, func(b *index.Batch) error {
 		if cp == nil {
 			return nil
 		}
@@ -52,11 +52,11 @@ func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoi
 }
 
 // writeIndex syncs the packs, then commits one index batch with the new
-// locators, trees and stat-cache changes, plus whatever last adds. The
-// order makes every committed locator point at durable pack bytes and every
-// committed stat-cache record name committed blobs and trees.
-func (st *Store) writeIndex(blobs *objects.Batch, trees map[objects.ID]objects.Tree, caches map[string]index.DirCache,
-	goneDirs []string, last func(b *index.Batch) error) error {
+// locators, trees (as deltas of their bases where that is smaller) and
+// stat-cache changes, plus whatever last adds. The order makes every
+// committed locator point at durable pack bytes and every committed
+// stat-cache record name committed blobs and trees.
+func (st *Store) writeIndex(blobs *objects.Batch, p *Pending, last func(b *index.Batch) error) error {
 	placements, err := blobs.Sync()
 	if err != nil {
 		return fmt.Errorf("write packs: %w", err)
@@ -66,15 +66,15 @@ func (st *Store) writeIndex(blobs *objects.Batch, trees map[objects.ID]objects.T
 	for _, p := range placements {
 		b.PutLocator(p.ID, p.Loc)
 	}
-	for _, t := range trees {
-		if _, err := b.PutTree(t); err != nil {
+	for id, t := range p.Trees {
+		if _, err := b.PutTreeAgainst(t, p.Bases[id]); err != nil {
 			return err
 		}
 	}
-	for dir, dc := range caches {
+	for dir, dc := range p.Caches {
 		b.PutDirCache(dir, dc)
 	}
-	for _, dir := range goneDirs {
+	for _, dir := range p.GoneDirs {
 		b.DeleteDirCacheTree(dir)
 	}
 	if err := last(b); err != nil {

@@ -82,6 +82,9 @@ func (st *Store) scanRoots(ctx context.Context, s *scanner, base objects.ID, onl
 		return nil, err
 	}
 	s.snap.Trees[tid] = top
+	if !base.IsZero() {
+		s.snap.Bases[tid] = base
+	}
 	s.snap.Root = tid
 	return s.snap, nil
 }

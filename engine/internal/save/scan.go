@@ -31,16 +31,8 @@ const maxReadAttempts = 3
 // Snapshot is the workspace as one scan found it.
 type Snapshot struct {
 	Root objects.ID
-	// Trees holds the trees computed by this scan (directories whose stat
-	// cache did not let the scan reuse the stored tree id) that a storing
-	// scan has not flushed to the index yet.
-	Trees map[objects.ID]objects.Tree
-	// Caches holds the stat-cache records that changed (and are not flushed).
-	Caches map[string]index.DirCache
-	// GoneDirs are directories the stat cache knows that no longer exist;
-	// their caches (and their subtrees') are deleted with the save.
-	GoneDirs []string
-	Skipped  []walker.Skipped
+	Pending
+	Skipped []walker.Skipped
 	// Files counts the files and symlinks seen; a Partial scan does not
 	// see those below the directories it pruned.
 	Files  atomic.Uint64
@@ -54,6 +46,26 @@ type Snapshot struct {
 	// without a Tracker. vanished lists the directories it found gone.
 	linked   map[string]bool
 	vanished []string
+}
+
+// Pending is what a scan recorded for the index that a storing scan has
+// not flushed to it yet.
+type Pending struct {
+	// Trees holds the trees computed by the scan (directories whose stat
+	// cache did not let the scan reuse the stored tree id).
+	Trees map[objects.ID]objects.Tree
+	// Bases holds, for a tree of Trees whose directory had a stored tree
+	// before, that tree's id: the tree is stored as a delta of it.
+	Bases map[objects.ID]objects.ID
+	// Caches holds the stat-cache records that changed.
+	Caches map[string]index.DirCache
+	// GoneDirs are directories the stat cache knows that no longer exist;
+	// their caches (and their subtrees') are deleted with the save.
+	GoneDirs []string
+}
+
+func newPending() Pending {
+	return Pending{Trees: map[objects.ID]objects.Tree{}, Bases: map[objects.ID]objects.ID{}, Caches: map[string]index.DirCache{}}
 }
 
 // Partial reports whether the scan took some subtrees from the stat cache
@@ -83,7 +95,7 @@ type scanner struct {
 	// differs from the one their stat cache records (guarded by mu).
 	differ *[]string
 
-	mu sync.Mutex // guards snap.Trees, snap.Caches, snap.GoneDirs, snap.Skipped, unflushed
+	mu sync.Mutex // guards snap.Pending, snap.Skipped, unflushed
 	// unflushed counts the tree entries recorded since the last flush.
 	unflushed int
 	flushMu   sync.Mutex // one flush at a time
@@ -149,7 +161,7 @@ func (st *Store) newScanner(put *objects.Batch, base objects.ID, progress func(f
 		put:       put,
 		writtenNs: time.Now().UnixNano(),
 		progress:  progress,
-		snap:      &Snapshot{Trees: map[objects.ID]objects.Tree{}, Caches: map[string]index.DirCache{}},
+		snap:      &Snapshot{Pending: newPending()},
 	}
 	s.bases = newBaseTrees(st.DB, base)
 	if st.CarryModes {
@@ -222,6 +234,9 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		*s.differ = append(*s.differ, d.Path)
 	}
 	s.snap.Trees[tid] = tree
+	if cached && !dc.Tree.IsZero() {
+		s.snap.Bases[tid] = dc.Tree
+	}
 	s.snap.Caches[d.Path] = fresh
 	s.snap.GoneDirs = append(s.snap.GoneDirs, gone...)
 	if s.snap.linked != nil {
@@ -282,11 +297,11 @@ func (s *scanner) flush() error {
 		s.mu.Unlock()
 		return nil
 	}
-	trees, caches, gone := s.snap.Trees, s.snap.Caches, s.snap.GoneDirs
-	s.snap.Trees, s.snap.Caches, s.snap.GoneDirs = map[objects.ID]objects.Tree{}, map[string]index.DirCache{}, nil
+	p := s.snap.Pending
+	s.snap.Pending = newPending()
 	s.unflushed = 0
 	s.mu.Unlock()
-	if err := s.st.writeIndex(s.put, trees, caches, gone, func(*index.Batch) error { return nil }); err != nil {
+	if err := s.st.writeIndex(s.put, &p, func(*index.Batch) error { return nil }); err != nil {
 		return err
 	}
 	if s.st.AfterFlush != nil {
