@@ -29,11 +29,14 @@ type ReadSession struct {
 	// in order.
 	groups map[groupKey]*groupReader
 	order  []groupKey
+	// loading holds, for each record being loaded, a channel closed when
+	// its load ends.
+	loading map[groupKey]chan struct{}
 }
 
 // ReadSession starts a read session on the store.
 func (s *Store) ReadSession() *ReadSession {
-	return &ReadSession{s: s, groups: map[groupKey]*groupReader{}}
+	return &ReadSession{s: s, groups: map[groupKey]*groupReader{}, loading: map[groupKey]chan struct{}{}}
 }
 
 // Open is Store.Open through the session.
@@ -81,39 +84,57 @@ func (r *ReadSession) CheckGroup(loc Locator) error {
 }
 
 // loaded returns the session's reader of the group record at loc, loading
-// the record from disk the first time.
+// the record from disk the first time. Readers of a record being loaded
+// wait for that load instead of loading it again; when it fails, each
+// tries its own.
 func (r *ReadSession) loaded(loc Locator, corrupt func(string) error) (*groupReader, error) {
 	key := groupKey{loc.Pack, loc.Offset}
-	r.mu.Lock()
-	g := r.groups[key]
-	r.mu.Unlock()
-	if g != nil {
-		return g, nil
+	for {
+		r.mu.Lock()
+		if g := r.groups[key]; g != nil {
+			r.mu.Unlock()
+			return g, nil
+		}
+		wait := r.loading[key]
+		if wait == nil {
+			done := make(chan struct{})
+			r.loading[key] = done
+			r.mu.Unlock()
+			g, err := r.load(key, loc, corrupt)
+			r.mu.Lock()
+			delete(r.loading, key)
+			r.mu.Unlock()
+			close(done)
+			return g, err
+		}
+		r.mu.Unlock()
+		<-wait
 	}
+}
+
+// load reads the group record at loc from disk and keeps its reader.
+func (r *ReadSession) load(key groupKey, loc Locator, corrupt func(string) error) (*groupReader, error) {
 	h, stored, err := r.s.loadRecord(loc, corrupt)
 	if err != nil {
 		return nil, err
 	}
-	if g, err = newGroupReader(h, stored); err != nil {
+	g, err := newGroupReader(h, stored)
+	if err != nil {
 		return nil, corrupt(err.Error())
 	}
-	return r.keep(key, g), nil
+	r.keep(key, g)
+	return g, nil
 }
 
 // keep records the reader of a group, dropping the oldest group beyond
-// sessionGroups, and returns the reader to use: one kept meanwhile by
-// another reader of the same record, else g.
-func (r *ReadSession) keep(key groupKey, g *groupReader) *groupReader {
+// sessionGroups.
+func (r *ReadSession) keep(key groupKey, g *groupReader) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old := r.groups[key]; old != nil {
-		return old
-	}
 	r.groups[key] = g
 	r.order = append(r.order, key)
 	if len(r.order) > sessionGroups {
 		delete(r.groups, r.order[0])
 		r.order = r.order[1:]
 	}
-	return g
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/storefs"
 )
 
 // A session returns every member verified, and concurrently.
@@ -101,4 +104,32 @@ func TestReadSessionReadsDeltaBasesThroughItsGroups(t *testing.T) {
 	}
 	_, err := s.Get(ids[1])
 	mustCorrupt(t, err)
+}
+
+// Readers that reach a group record while it is being loaded wait for that
+// load: many readers of one group, all starting at once, read the record
+// from its pack once.
+func TestReadSessionLoadsAGroupOnceForConcurrentReaders(t *testing.T) {
+	var reads atomic.Int64
+	s, idx := testStore(t, Options{Groups: true, FS: countingFS{storefs.OS, &reads}})
+	blobs := groupBlobs()[:16]
+	ids, _ := save(t, s, idx, blobs...)
+	mustGet(t, s, ids[0], blobs[0]) // the pack opened, its header read
+	reads.Store(0)
+	r := s.ReadSession()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			<-start
+			if got, err := r.Get(id); err != nil || !bytes.Equal(got, blobs[i]) {
+				t.Errorf("member %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("%d readers of one group read its pack %d times, want once", len(ids), n)
+	}
 }
