@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // TestConcurrentPutGet runs many goroutines putting overlapping content
-// while others read committed blobs and one syncs and commits repeatedly,
-// with blobs in records of their own and in groups.
+// (16 puts each, 40 with the long tests) while others read committed blobs
+// and one syncs and commits repeatedly, with blobs in records of their own
+// and in groups.
 func TestConcurrentPutGet(t *testing.T) {
 	for _, groups := range []bool{false, true} {
 		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) { concurrentPutGet(t, groups) })
@@ -57,7 +59,7 @@ func concurrentPutGet(t *testing.T, groups bool) {
 	}
 	for g := range 8 {
 		wg.Go(func() {
-			for i := range 40 {
+			for i := range testbound.Scale(16, 40) {
 				data := content[(g*7+i*3)%len(content)]
 				if id, err := b.PutBytes(data); err != nil || id != Sum(data) {
 					errs <- fmt.Errorf("put: %v", err)

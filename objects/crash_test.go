@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // crashEnv names the store directory the re-executed test binary writes to
@@ -26,15 +28,16 @@ func TestMain(m *testing.M) {
 }
 
 // crashBlob is the content of blob i of the crash test: text from 20 bytes
-// to 60 KB and, every tenth, a record larger than the pack writer's buffer;
-// then (from 60, the blobs never synced) incompressible 100 KiB blobs whose
-// records straddle buffer flushes, so the crash tears one.
+// to 60 KB and, every tenth, a record larger than the pack writer's buffer
+// (1.5 MiB, 3 MiB with the long tests); then (from 60, the blobs never
+// synced) incompressible 100 KiB blobs whose records straddle buffer
+// flushes, so the crash tears one.
 func crashBlob(i int) []byte {
 	if i >= 60 {
 		return randomBytes(uint64(i), 100<<10+i)
 	}
 	if i%10 == 9 {
-		return randomBytes(uint64(i), 3<<20+i)
+		return randomBytes(uint64(i), testbound.Scale(3<<19, 3<<20)+i)
 	}
 	return textBytes(uint64(i), 20+i*997)
 }

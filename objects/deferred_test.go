@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
 	s, idx := testStore(t, Options{Groups: true, PackSize: 256 << 10})
 	var blobs [][]byte
-	for i := range 200 {
+	for i := range testbound.Scale(50, 200) {
 		blobs = append(blobs, textBytes(uint64(i), 2000+i*13))
 	}
 	blobs = append(blobs, textBytes(999, 2<<20)) // plain, above the group limit

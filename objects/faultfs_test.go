@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"syscall"
@@ -138,17 +139,15 @@ func (f *faultStore) check(when string) {
 	mustGet(f.t, s, Sum(after), after)
 }
 
-// runFaulty runs op over the real file system with its failAt-th change
-// (create, mkdir, write, sync, truncate, remove, directory sync; counted
-// from 0) failing with errno, a failed write tearing, within
-// faultDeadline, and returns op's error and the call that failed ("" when
-// op made fewer calls than failAt).
-func runFaulty(t *testing.T, f *faultStore, errno syscall.Errno, failAt int, op func(s *Store) error) (error, string) {
+// runFaulty runs op over the real file system with the changes it makes
+// (create, mkdir, write, sync, truncate, remove, directory sync) passed
+// through h, a failed write tearing, within faultDeadline, and returns op's
+// error.
+func runFaulty(t *testing.T, f *faultStore, h *faultfs.Nth, op func(s *Store) error) error {
 	t.Helper()
-	ffs := &faultfs.Nth{FailAt: failAt, Errno: errno}
 	done := make(chan error, 1)
 	go func() {
-		s, err := f.open(faultfs.Wrap(storefs.OS, ffs))
+		s, err := f.open(faultfs.Wrap(storefs.OS, h))
 		if err != nil {
 			done <- err
 			return
@@ -159,41 +158,54 @@ func runFaulty(t *testing.T, f *faultStore, errno syscall.Errno, failAt int, op 
 	}()
 	select {
 	case err := <-done:
-		return err, ffs.Hit()
+		return err
 	case <-time.After(faultDeadline):
-		t.Fatalf("%v at call %d (%s): still running after %v", errno, failAt, ffs.Hit(), faultDeadline)
-		return nil, ""
+		t.Fatalf("%v at call %d (%s): still running after %v", h.Errno, h.FailAt, h.Hit(), faultDeadline)
+		return nil
 	}
 }
 
-// sweepFaults fails call 0, 1, 2, ... of op until a run makes no failing
-// call, checking after each that op reported the injected error (or, for
-// the rare failure that loses nothing, succeeded) and that the store is
-// intact. Each call fails with every errno of faultErrnos when the long
-// tests are on (testbound.LongEnv), otherwise with one of them in turn, so
-// that every call and every errno is still met. setup prepares a fresh
-// store for each run. It returns the number of injection points op reaches.
+// faultSample is how many of an operation's injection points the fault
+// suites fail without the long tests: each run sets up, saves into and
+// checks a fresh store, about a second under -race.
+const faultSample = 6
+
+// sweepFaults counts the changes op makes to a fresh store, then fails
+// each of them in turn (counted from 0), checking after each run that op
+// reported the injected error (or, for the rare failure that loses
+// nothing, succeeded) and that the store is intact. With the long tests
+// on (testbound.LongEnv) every change fails with every errno of
+// faultErrnos; otherwise an even sample of them (testbound.Spread) fails
+// with the errnos in rotation. setup prepares a fresh store for each run.
+// It returns the number of injection points op reaches.
 func sweepFaults(t *testing.T, setup func(t *testing.T) *faultStore, op func(f *faultStore, s *Store) error) int {
-	for failAt := 0; ; failAt++ {
+	count := faultfs.Count()
+	f := setup(t)
+	if err := runFaulty(t, f, count, func(s *Store) error { return op(f, s) }); err != nil {
+		t.Fatalf("run without a fault failed: %v", err)
+	}
+	n := count.Seen()
+	sample := testbound.Spread(n, faultSample)
+	for j, failAt := range sample {
 		for i, errno := range faultErrnos {
-			if !testbound.LongTests() && i != failAt%len(faultErrnos) {
+			if !testbound.LongTests() && i != j%len(faultErrnos) {
 				continue
 			}
 			f := setup(t)
-			err, hit := runFaulty(t, f, errno, failAt, func(s *Store) error { return op(f, s) })
-			if hit == "" {
-				if err != nil {
-					t.Fatalf("%v: run without a fault failed: %v", errno, err)
-				}
-				return failAt
+			h := &faultfs.Nth{FailAt: failAt, Errno: errno}
+			err := runFaulty(t, f, h, func(s *Store) error { return op(f, s) })
+			if h.Hit() == "" {
+				t.Fatalf("call %d of %d never happened (the run is not deterministic)", failAt, n)
 			}
-			when := fmt.Sprintf("%v at call %d (%s)", errno, failAt, hit)
+			when := fmt.Sprintf("%v at call %d (%s)", errno, failAt, h.Hit())
 			if err != nil && !errors.Is(err, errno) {
 				t.Fatalf("%s: error %v does not carry the cause", when, err)
 			}
 			f.check(when)
 		}
 	}
+	t.Logf("%d injection points, %d of them failed", n, len(sample))
+	return n
 }
 
 // faultBlobs are the contents a faulty save writes: text and random blobs
@@ -238,10 +250,11 @@ func seededFaultStore(t *testing.T) *faultStore {
 	return f
 }
 
-// TestPutAndSyncFailuresLoseNothing fails every file-system call of two
-// saves in turn, with ENOSPC, EIO and EACCES: each failure must end the save
-// with an error naming the cause, within a bounded time, and leave packs
-// that scan cleanly with every blob synced before it readable.
+// TestPutAndSyncFailuresLoseNothing fails the file-system calls of three
+// saves in turn, with ENOSPC, EIO and EACCES (every call with the long
+// tests, an even sample without; see sweepFaults): each failure must end
+// the save with an error naming the cause, within a bounded time, and
+// leave packs that scan cleanly with every blob synced before it readable.
 func TestPutAndSyncFailuresLoseNothing(t *testing.T) {
 	for _, tc := range []struct{ groups, deferred bool }{{false, false}, {true, false}, {true, true}} {
 		t.Run(fmt.Sprintf("groups=%v,deferred=%v", tc.groups, tc.deferred), func(t *testing.T) {
@@ -275,11 +288,10 @@ func putAndSyncFailures(t *testing.T, groups, deferred bool) {
 	if points < 8 {
 		t.Fatalf("the saves reached only %d injection points", points)
 	}
-	t.Logf("Put/Sync: %d injection points", points)
 }
 
-// TestRewriteFailuresLoseNothing fails every file-system call of a
-// compaction in turn (copy or regroup the live half of every pack, sync, commit,
+// TestRewriteFailuresLoseNothing fails the file-system calls of a
+// compaction in turn (every one with the long tests; see sweepFaults) (copy or regroup the live half of every pack, sync, commit,
 // remove the old packs, then cut a dead tail off the newest pack): whatever
 // fails, every committed blob stays readable.
 func TestRewriteFailuresLoseNothing(t *testing.T) {
@@ -307,7 +319,6 @@ func TestRewriteFailuresLoseNothing(t *testing.T) {
 	if points < 8 {
 		t.Fatalf("the compaction reached only %d injection points", points)
 	}
-	t.Logf("Rewrite: %d injection points", points)
 }
 
 // compactAll rewrites every other committed blob into fresh packs (a
@@ -322,7 +333,9 @@ func compactAll(f *faultStore, s *Store) error {
 	var moves []Move
 	keep := map[ID][]byte{}
 	i := 0
-	for id, data := range f.blobs {
+	// In id order, so that every run makes the same calls.
+	for _, id := range slices.SortedFunc(maps.Keys(f.blobs), func(a, b ID) int { return bytes.Compare(a[:], b[:]) }) {
+		data := f.blobs[id]
 		i++
 		if i%2 == 0 {
 			continue

@@ -8,15 +8,18 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
-// groupBlobs returns small text and random blobs, an empty one, and one at
-// the group size limit: more than one group's worth.
+// groupBlobs returns small text blobs, more than a group's worth of them
+// (300 of 1 to 6 KB with the long tests, 60 of 1 to 42 KB without), small
+// random ones, an empty one, and one at the group size limit.
 func groupBlobs() [][]byte {
 	var blobs [][]byte
-	for i := range 300 {
-		blobs = append(blobs, textBytes(uint64(i), 1000+i*17))
+	texts, step := testbound.Scale(60, 300), testbound.Scale(700, 17)
+	for i := range texts {
+		blobs = append(blobs, textBytes(uint64(i), 1000+i*step))
 	}
 	for i := range 20 {
 		blobs = append(blobs, randomBytes(uint64(i), 3000))

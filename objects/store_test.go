@@ -12,17 +12,18 @@ import (
 )
 
 // TestRoundTripSizes stores blobs of the lengths around each buffer the
-// batch reads into, the chunk threshold and the chunk minimum, and with
-// the long tests around the chunk maximum too (TestChunkBoundarySizes
-// cuts those lengths either way).
+// batch reads into, the chunk threshold (the batch's last buffer: 4 MiB
+// with the long tests, 2 MiB without) and the chunk minimum, and with the
+// long tests around the chunk maximum too (TestChunkBoundarySizes cuts
+// those lengths either way).
 func TestRoundTripSizes(t *testing.T) {
-	const thr = 4 << 20
+	thr := testbound.Scale(2<<20, 4<<20)
 	sizes := []int{0, 1, 63, 64, 65, 4095, headBufLen - 1, headBufLen, headBufLen + 1, midBufLen - 1, midBufLen, midBufLen + 1,
 		chunkMin - 1, chunkMin, chunkMin + 1, thr - 1, thr, thr + 1, thr + chunkMin - 1, thr + chunkMin + 1}
 	if testbound.LongTests() {
 		sizes = append(sizes, chunkMax-1, chunkMax, chunkMax+1, 2*chunkMax-1, 2*chunkMax+1)
 	}
-	s, idx := testStore(t, Options{ChunkThreshold: thr})
+	s, idx := testStore(t, Options{ChunkThreshold: int64(thr)})
 	for _, n := range sizes {
 		for _, kind := range []string{"text", "random"} {
 			if kind == "text" && n > thr+1 {
@@ -48,10 +49,16 @@ func TestRoundTripSizes(t *testing.T) {
 }
 
 // TestChunkBoundarySizes forces chunking of every blob so stream lengths
-// around the chunk minimum and maximum and the reader's buffer are cut.
+// around the chunk minimum and maximum and the reader's buffer are cut
+// (with the long tests, one byte short of the maximum and two maximums
+// and a byte too).
 func TestChunkBoundarySizes(t *testing.T) {
 	s, idx := testStore(t, Options{ChunkThreshold: 1})
-	for _, n := range []int{2, chunkMin - 1, chunkMin, chunkMin + 1, chunkMax - 1, chunkMax, chunkMax + 1, 2*chunkMax + 1} {
+	sizes := []int{2, chunkMin - 1, chunkMin, chunkMin + 1, chunkMax, chunkMax + 1}
+	if testbound.LongTests() {
+		sizes = append(sizes, chunkMax-1, 2*chunkMax+1)
+	}
+	for _, n := range sizes {
 		data := randomBytes(uint64(n), n)
 		if n > chunkMax {
 			// Zeros never match the cut mask: every chunk is cut at
