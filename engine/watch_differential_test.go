@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -262,7 +263,10 @@ func saveRoot(t *testing.T, e *Engine) (objects.ID, *SaveResult) {
 // TestWatchedSaveDifferential saves a randomly changing workspace with a
 // watched Engine and with a cold one (own store, full walk) after every
 // round of changes: the root tree ids must be equal. Every 25th round a
-// fresh store (no stat cache at all) is the judge as well.
+// fresh store (no stat cache at all) is the judge as well. Before each
+// watched save a recompression slice of the deferred first save runs and
+// is cancelled at a random point, as a resident server's request cancels
+// it; the watched store verifies at the end.
 func TestWatchedSaveDifferential(t *testing.T) {
 	rounds := *watchRounds
 	if rounds == 0 {
@@ -314,9 +318,19 @@ func watchedDifferential(t *testing.T, rounds int) (int, WatchStats) {
 			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(d), 0o644)
 		}
 	}
+	for i := range 2 { // over the group limit: a deferred pack each
+		big := strings.Repeat(fmt.Sprintf("line %d of a larger file\n", i), 44_000)
+		if err := os.WriteFile(filepath.Join(ws, fmt.Sprint("d", i%4), fmt.Sprint("big", i)), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var listed uint64 // files the watched engine's last scan listed
 	var partial, listedSum, coldSum int
-	opts := Options{Watch: true, Profile: "none", hooks: testHooks{watchMaxPending: burstPending}}
+	// The watched engine is a resident server's: its first save defers
+	// compression, and an idle recompression slice runs before each save
+	// and is cancelled at a random point, as a request arriving cancels it.
+	opts := Options{Watch: true, Profile: "none", DeferCompression: true,
+		hooks: testHooks{watchMaxPending: burstPending, packSize: 64 << 10}}
 	opts.hooks.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{Profile: "none"})
@@ -326,7 +340,7 @@ func watchedDifferential(t *testing.T, rounds int) (int, WatchStats) {
 		t.Logf("directories are moved out of the workspace instead of removed: %s", why)
 	}
 	var history []string // every round's operations
-	mismatches := 0
+	mismatches, sliceCancels, recompressed := 0, 0, 0
 	start := time.Now()
 	for round := range rounds {
 		if round%61 == 30 {
@@ -335,6 +349,11 @@ func watchedDifferential(t *testing.T, rounds int) (int, WatchStats) {
 			c.round()
 		}
 		history = append(history, fmt.Sprintf("round %d:\n%s", round, strings.Join(c.ops, "\n")))
+		cancelled, packs := interruptRecompression(t, watched, c.rng)
+		if cancelled {
+			sliceCancels++
+		}
+		recompressed += packs
 		got, res := saveRoot(t, watched)
 		want, coldRes := saveRoot(t, cold)
 		judge := "a cold full walk"
@@ -361,10 +380,28 @@ func watchedDifferential(t *testing.T, rounds int) (int, WatchStats) {
 		}
 		listedSum, coldSum = listedSum+int(listed), coldSum+int(coldRes.Stats.Files)
 	}
+	mustVerify(t, watched)
 	st, _ := watched.WatchStats()
-	t.Logf("seed %d: %d rounds in %v, %d mismatches; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d; watcher %+v",
-		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, partial, listedSum, coldSum, st)
+	t.Logf("seed %d: %d rounds in %v, %d mismatches; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d; %d recompression slices cancelled, %d packs recompressed; watcher %+v",
+		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, partial, listedSum, coldSum, sliceCancels, recompressed, st)
 	return partial, st
+}
+
+// interruptRecompression runs a recompression slice on e and, two times
+// in three, cancels it at one of its first checks of its context, picked
+// by rng (a slice that checks fewer times runs to its end). It returns
+// whether the slice was cancelled and how many packs it rewrote.
+func interruptRecompression(t *testing.T, e *Engine, rng *rand.Rand) (cancelled bool, packs int) {
+	t.Helper()
+	ctx := &checkCounter{Context: context.Background()}
+	if rng.IntN(3) > 0 {
+		ctx.cancelAt = 1 + rng.Int64N(4)
+	}
+	res, err := e.RecompressNext(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("recompression slice: %v", err)
+	}
+	return err != nil, res.Packs
 }
 
 // resync brings the watched Engine back in step after a mismatch, so that
