@@ -76,6 +76,7 @@ var badInputs = []badInput{
 // TestBadInputMatrix runs every bad input in text and --json and checks the
 // exit code and the one-line message of each.
 func TestBadInputMatrix(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("f", "one")
 	e.ok("save", "-m", "one")

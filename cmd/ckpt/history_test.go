@@ -15,6 +15,7 @@ import (
 // live server: log of a file, export into a directory and a tar archive,
 // and a bisect over 60 checkpoints whose 37th breaks a test script.
 func TestCLILogExportBisect(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the bisect script is a POSIX shell script")
 	}

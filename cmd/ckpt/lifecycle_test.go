@@ -44,6 +44,7 @@ type verifyJSON struct {
 }
 
 func TestCLITasksDropGCStats(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("shared.txt", strings.Repeat("shared by both tasks\n", 50))
 	for i := range 4 {
@@ -102,6 +103,7 @@ func TestCLITasksDropGCStats(t *testing.T) {
 }
 
 func TestCLIVerifyCorruptionExit5(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	content := strings.Repeat("0123456789abcdef", 64)
 	e.write("src/data.bin", content)
@@ -139,6 +141,7 @@ func TestCLIVerifyCorruptionExit5(t *testing.T) {
 // TestCLIGCWhileSaveWaits runs gc and saves at once: whichever holds the
 // lock first, the other waits for it, and the store verifies afterwards.
 func TestCLIGCWhileSaveWaits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 6 {
 		e.write("f.txt", strings.Repeat("v", 200+i))

@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
 	"github.com/ckpt/ckpt/internal/blindspot"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // missedEnv is a workspace whose servers re-verify every few milliseconds
@@ -120,7 +121,7 @@ func TestStdioServeReportsMissedChanges(t *testing.T) {
 	cmd, s, end := e.stdioServe()
 	s.OK("save", map[string]any{}, nil)
 	e.missChange()
-	watchdog := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() }) // ends the wait below with a failure
+	watchdog := time.AfterFunc(testbound.Hang, func() { cmd.Process.Kill() }) // ends the wait below with a failure
 	checkMissed(t, "the host", awaitMissed(t, s))
 	watchdog.Stop()
 	var st protocol.StoreStatsJSON
@@ -175,8 +176,8 @@ func TestMCPReportsMissedChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkMissed(t, "the MCP client", ev)
-	case <-time.After(time.Minute):
-		t.Fatal("no missedChanges log message within a minute")
+	case <-time.After(testbound.Hang):
+		t.Fatalf("no missedChanges log message within %v", testbound.Hang)
 	}
 	var st protocol.StoreStatsJSON
 	call("ckpt_stats", &st)

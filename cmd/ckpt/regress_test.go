@@ -13,6 +13,7 @@ import (
 // tab and a quote: each must stay on its one line, C-quoted as diff quotes
 // it, and JSON keeps the raw name.
 func TestCLILsQuotesNames(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("Windows file names cannot hold a newline, a tab or a quote")
 	}
@@ -45,6 +46,7 @@ func TestCLILsQuotesNames(t *testing.T) {
 // TestCLIVerifyFindsDamagedPackHeader flips one byte of a pack's magic:
 // verify must report the store corrupt (exit 5), naming the pack.
 func TestCLIVerifyFindsDamagedPackHeader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("f", strings.Repeat("content ", 100))
 	e.ok("save")

@@ -26,6 +26,7 @@ func newRootsEnv(t *testing.T) (e *env, front, back string) {
 // save, list, diff, restore and export to one root; a restore of both
 // rewinds both; the store refuses to be opened for one of them alone.
 func TestCLIMultiRoot(t *testing.T) {
+	t.Parallel()
 	e, front, back := newRootsEnv(t)
 	e.write("back/.gitignore", "*.tmp\n")
 	e.write("back/cache.tmp", "ignored\n")

@@ -12,6 +12,7 @@ import (
 // value), edits them, diffs, and restores each checkpoint: every file comes
 // back byte for byte, on Linux and with ckpt.exe under Wine.
 func TestCLIRoundTripIsByteExact(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var all strings.Builder
 	for b := range 256 {

@@ -33,6 +33,7 @@ func damageRemote(t *testing.T, dir, sub string) {
 }
 
 func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
+	t.Parallel()
 	src := newEnv(t)
 	src.write("a.txt", "alpha\n")
 	src.write("sub/b.bin", "\x00\x01binary")
@@ -79,6 +80,7 @@ func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
 }
 
 func TestCLISyncExitCodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("a.txt", "alpha\n")
 	e.ok("save")
@@ -137,6 +139,7 @@ func TestCLISyncExitCodes(t *testing.T) {
 }
 
 func TestCLIRemoteGC(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	e.ok("remote", "add", "origin", remote.FileURL(dir))
@@ -159,6 +162,7 @@ func TestCLIRemoteGC(t *testing.T) {
 }
 
 func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
+	t.Parallel()
 	for _, enc := range [][]string{nil, {"--new-key", filepath.Join(t.TempDir(), "remote.key")}} {
 		t.Run(fmt.Sprint("encrypted=", enc != nil), func(t *testing.T) {
 			e := newEnv(t)
@@ -181,6 +185,7 @@ func TestCLIRemoteAddCreatesANewDirectoryOnFirstPush(t *testing.T) {
 }
 
 func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	e.ok("remote", "add", "origin", remote.FileURL(dir))
@@ -208,6 +213,7 @@ func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
 }
 
 func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
+	t.Parallel()
 	src := newEnv(t)
 	src.write("a.txt", "alpha\n")
 	src.ok("save")

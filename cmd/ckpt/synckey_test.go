@@ -37,6 +37,7 @@ func assertNoneShows(t *testing.T, dir string, needles ...string) {
 }
 
 func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
+	t.Parallel()
 	src := newEnv(t)
 	src.write("quarterly-layoffs.txt", "names on the list: nobody yet\n")
 	src.ok("--task", "hush-hush", "save")
