@@ -48,8 +48,8 @@ type Options struct {
 	// them compressed at a higher level (small files in groups), as git
 	// keeps a first add as loose objects until gc packs them. Until then the
 	// store holds the captured bytes as they are (StoreStats.DeferredBytes).
-	// Reads verify either way. RecompressNext does the work one pack at a
-	// time, for a process that runs it while idle; the ckpt CLI and servers
+	// Reads verify either way. RecompressNext does the work one bounded
+	// slice of a pack at a time, for a process that runs it while idle; the ckpt CLI and servers
 	// turn this on and do so.
 	DeferCompression bool
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
@@ -139,6 +139,9 @@ type testHooks struct {
 	// collection that changes the store: each record copy or regroup, the fsync of the
 	// copies, the index commit, each pack removal and truncation.
 	gcStep func(op string)
+	// recompressSlice replaces maint.DefaultSliceBytes (so that a
+	// small deferred pack takes several slices).
+	recompressSlice int64
 	// flushEntries and afterFlush become save.Store's
 	// FlushEntries (the flush size, when positive) and AfterFlush.
 	flushEntries int

@@ -41,7 +41,8 @@ type PhaseProgress struct {
 
 // maintStore is the maintenance mechanics' view of the store.
 func (e *Engine) maintStore() *maint.Store {
-	return &maint.Store{Dir: e.storeDir, DB: e.db, Blobs: e.blobs, Step: e.opts.hooks.gcStep}
+	return &maint.Store{Dir: e.storeDir, DB: e.db, Blobs: e.blobs, Step: e.opts.hooks.gcStep,
+		SliceBytes: e.opts.hooks.recompressSlice}
 }
 
 // publicProblem renders an internal problem for the caller.

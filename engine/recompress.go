@@ -8,20 +8,21 @@ import (
 // RecompressResult reports what Recompress or RecompressNext did.
 type RecompressResult struct {
 	Packs       int   // deferred packs rewritten compressed and removed
-	Blobs       int   // blobs (and chunks) moved out of them
-	Remaining   int   // deferred packs still waiting
-	BytesBefore int64 // the rewritten packs' size on disk
+	Blobs       int   // blobs (and chunks) moved out of deferred packs
+	Remaining   int   // deferred packs still waiting (a pack part done included)
+	BytesBefore int64 // the stored bytes rewritten
 	BytesAfter  int64 // the records written in their place
 	Duration    time.Duration
 }
 
 // Recompress compresses what first saves with Options.DeferCompression
-// stored uncompressed, one deferred pack at a time (see RecompressNext),
-// until none is left or ctx ends; it then returns ctx's error with what
-// it did. Each pack is committed on its own and the write lock is taken
-// per pack, so another operation of this Engine waits at most one pack's
-// work; a cancelled or killed run resumes where it stopped, since every
-// pack still waiting keeps its marker. GC does the same work for every
+// stored uncompressed, one slice of a deferred pack at a time (see
+// RecompressNext), until none is left or ctx ends; it then returns ctx's
+// error with what it did. Each slice is committed on its own and the write
+// lock is taken per slice, so another operation of this Engine waits at
+// most one slice's work; a cancelled or killed run resumes where it
+// stopped, since every pack still waiting keeps its marker and every
+// committed slice stays done. GC does the same work for every
 // deferred pack whenever it runs.
 func (e *Engine) Recompress(ctx context.Context) (*RecompressResult, error) {
 	start := time.Now()
@@ -42,16 +43,19 @@ func (e *Engine) Recompress(ctx context.Context) (*RecompressResult, error) {
 	}
 }
 
-// RecompressNext rewrites the lowest-numbered deferred pack compressed at
-// a higher zstd level than a save's (small files into groups), commits,
-// and removes the pack: one slice of Recompress, for a process that runs
-// it while nothing else needs the store. It drops nothing (every blob in
+// RecompressNext rewrites the next slice of the lowest-numbered deferred
+// pack (at most maint.DefaultSliceBytes of its records) compressed at a
+// higher zstd level than a save's (small files into groups) and commits;
+// the slice that empties the pack removes it (Packs 1). It is one step of
+// Recompress, for a process that runs it while nothing else needs the
+// store: bounded, so that a server whose requests cancel it still gets
+// through a 128 MiB pack between requests. It drops nothing (every blob in
 // the pack moves, reachable or not), is crash-safe like GC (a kill at any
 // point leaves a store that verifies, and the pack stays marked until its
-// blobs have moved) and holds the write lock for the one pack. It checks
+// blobs have moved) and holds the write lock for the one slice. It checks
 // ctx between blobs: a cancelled slice removes what it wrote, leaves the
-// pack as it was and returns ctx's error. With no deferred pack it returns
-// a zero result at once.
+// pack as that slice found it and returns ctx's error. With no deferred
+// pack it returns a zero result at once.
 func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) {
 	start := time.Now()
 	unlock, err := e.lockForWrite()
@@ -77,7 +81,10 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 	if err != nil {
 		return res, e.report(err, start)
 	}
-	res.Packs, res.Blobs, res.Remaining = 1, done.Blobs, len(deferred)-1
+	res.Blobs = done.Blobs
+	if done.Finished {
+		res.Packs, res.Remaining = 1, len(deferred)-1
+	}
 	res.BytesBefore, res.BytesAfter = done.BytesBefore, done.BytesAfter
 	res.Duration = time.Since(start)
 	return res, nil

@@ -187,7 +187,7 @@ func recompressYielding(ctx context.Context, e *engine.Engine) (*engine.Recompre
 	return res, err
 }
 
-// openForBackground opens the store for one pack once it has been quiet
+// openForBackground opens the store for one slice once it has been quiet
 // for backgroundQuiet: no process took or let go of its lock meanwhile
 // (engine.LastLockChange), so that it stays out of a burst of commands
 // instead of taking the store in the gaps between them. It returns a nil

@@ -10,8 +10,8 @@ import (
 )
 
 // Recompressor compresses, in a resident server, the packs a first
-// save stored uncompressed (engine.Options.DeferCompression), one pack at
-// a time while no request runs. It starts once the server has been quiet
+// save stored uncompressed (engine.Options.DeferCompression), one slice of
+// a pack at a time while no request runs. It starts once the server has been quiet
 // for idleQuiet: a host's requests come in bursts (a save before and after
 // each tool call, a diff), and a slice started between two of them would
 // only slow the next one down and then be thrown away. A request that

@@ -11,45 +11,70 @@ import (
 // between two checks of its context: a few hundred microseconds of work.
 const cancelCheckLocators = 256
 
-// Recompressed reports the recompression of one deferred pack.
+// DefaultSliceBytes is how many stored bytes of a deferred pack one
+// RecompressPack call rewrites at most (Store.SliceBytes when that is 0):
+// about a second of compression at the recompression level on one core, so
+// a resident server whose requests cancel the slice in flight still makes
+// progress between requests a few seconds apart, where a slice of a whole
+// 128 MiB pack would be cancelled every time and never finish.
+const DefaultSliceBytes = 16 << 20
+
+// Recompressed reports one slice of the recompression of a deferred pack.
 type Recompressed struct {
-	Blobs       int   // locators moved out of it
-	BytesBefore int64 // the deferred pack's size on disk
-	BytesAfter  int64 // the records written in its place
+	Blobs       int   // locators moved out of the pack by this slice
+	BytesBefore int64 // the stored bytes this slice rewrote
+	BytesAfter  int64 // the records written in their place
+	Finished    bool  // nothing was left in the pack, which was removed
 }
 
-// RecompressPack rewrites deferred pack n compressed (small blobs into
-// groups, see deferredHow) and removes it, in the crash-safe order of a
-// collection: the new records are fsynced, one synced index batch moves
-// every locator that pointed into n, and only then are n and its marker
-// removed. Every locator into n moves, live or not (what is dead is a
-// collection's business), so it needs no reachability graph: one scan of
-// the locators. A crash before the commit leaves unreferenced new packs (a
-// collection removes them) and n still marked; after it, n without a
+// RecompressPack rewrites the next slice of deferred pack n compressed
+// (small blobs into groups, see deferredHow): the records of n, in locator
+// order, up to SliceBytes of them (at least one). It works in the
+// crash-safe order of a collection: the new records are fsynced, one
+// synced index batch moves the slice's locators, and only when no locator
+// is left pointing into n are n and its marker removed (Finished). Every
+// locator into n moves, live or not (what is dead is a collection's
+// business), so it needs no reachability graph: one scan of the locators
+// per slice. A committed slice stays done: the next call moves only what
+// is still in n. A crash before a commit leaves unreferenced new packs (a
+// collection removes them) and n still marked; after the last, n without a
 // locator, which the next call removes. ctx is checked every
 // cancelCheckLocators locators of the scan and between records; a
-// cancelled call removes what it wrote and leaves n as it was. (A resident
-// server cancels a slice when a request arrives and the request waits for
-// the slice to stop: that wait must not grow with the store, as a scan of
-// every blob's locator does.)
+// cancelled call removes what it wrote in this slice and leaves n as the
+// slice found it. (A resident server cancels a slice when a request
+// arrives and the request waits for the slice to stop: that wait must not
+// grow with the store, as a scan of every blob's locator does, nor with
+// the pack.)
 //
 // The caller holds the store's write lock for the call.
 func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, error) {
-	fi, err := s.Blobs.FS().Stat(s.Blobs.PackPath(n))
-	if err != nil {
+	if _, err := s.Blobs.FS().Stat(s.Blobs.PackPath(n)); err != nil {
 		return nil, fmt.Errorf("recompress: %w", err)
 	}
-	out := &Recompressed{BytesBefore: fi.Size()}
+	budget := s.SliceBytes
+	if budget <= 0 {
+		budget = DefaultSliceBytes
+	}
+	out := &Recompressed{Finished: true}
 	var moves []objects.Move
+	taken := map[int64]bool{} // offsets of the records in the slice: a group's members share one
 	scanned := 0
-	err = s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
+	err := s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
 		if scanned++; scanned%cancelCheckLocators == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if loc.Pack == n {
+		switch {
+		case loc.Pack != n:
+		case taken[loc.Offset]:
 			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
+		case len(moves) > 0 && out.BytesBefore+int64(loc.Length) > budget:
+			out.Finished = false // left for the next slice
+		default:
+			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
+			taken[loc.Offset] = true
+			out.BytesBefore += int64(loc.Length)
 		}
 		return nil
 	})
@@ -72,10 +97,13 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 			return nil, fmt.Errorf("recompress: commit index: %w", err)
 		}
 	}
+	out.Blobs, out.BytesAfter = len(moved), res.BytesCopied
+	if !out.Finished {
+		return out, nil
+	}
 	s.step("remove")
 	if err := s.Blobs.RemovePack(n); err != nil {
 		return nil, err
 	}
-	out.Blobs, out.BytesAfter = len(moved), res.BytesCopied
 	return out, nil
 }

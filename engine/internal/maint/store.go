@@ -24,6 +24,8 @@ type Store struct {
 	// fsync of the copies ("sync"), the index commit ("commit"), each pack
 	// removal ("remove") and truncation ("truncate").
 	Step func(op string)
+	// SliceBytes bounds one RecompressPack call (DefaultSliceBytes when 0).
+	SliceBytes int64
 }
 
 // Progress reports how far a store-wide operation got in its current

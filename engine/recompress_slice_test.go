@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+// TestRecompressNextSlicesAPackAndKeepsEachCommittedSlice recompresses one
+// deferred pack in slices of 2 MiB (about one group record each) of its records: every slice before the
+// last leaves the pack marked and the count waiting unchanged, rewrites at
+// most the slice's bytes and leaves a store that verifies; a slice
+// cancelled midway moves nothing and the next one goes on from the last
+// committed slice, so the slices move exactly the blobs one unbounded call
+// moves from the same pack; the last slice removes the pack, and the first
+// checkpoint restores byte-exact.
+func TestRecompressNextSlicesAPackAndKeepsEachCommittedSlice(t *testing.T) {
+	t.Parallel()
+	const slice = 2 << 20
+	tree := testtree.Dir{}
+	for d := range 4 {
+		dir := testtree.Dir{}
+		for i := range 9 {
+			dir[fmt.Sprintf("f%03d.txt", i)] = testtree.File{Content: strings.Repeat(fmt.Sprintf("row %d.%d of a text file\n", d, i), 6000)}
+		}
+		tree[fmt.Sprintf("d%d", d)] = dir
+	}
+	whole := newFixture(t, tree)
+	whole.open(Options{DeferCompression: true})
+	whole.save("first")
+	all, err := whole.e.RecompressNext(context.Background())
+	if err != nil || all.Packs != 1 || all.Remaining != 0 {
+		t.Fatalf("one unbounded slice: %+v, %v; want the one pack done", all, err)
+	}
+
+	f := newFixture(t, tree)
+	f.open(Options{DeferCompression: true})
+	first := f.save("first")
+	want := onlyFiles(f.read())
+	marks := func() int {
+		m, _ := filepath.Glob(filepath.Join(f.store, "packs", "*.raw"))
+		return len(m)
+	}
+	if marks() != 1 {
+		t.Fatalf("the deferred first save marked %d packs, want 1", marks())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	steps, cancelAt := 0, -1
+	f.open(Options{hooks: testHooks{recompressSlice: slice, gcStep: func(op string) {
+		if steps++; steps == cancelAt {
+			cancel()
+		}
+	}}})
+	moved, n := 0, 0
+	for {
+		if n == 2 { // cancel the third slice at its second step
+			cancelAt = steps + 2
+			before := packFiles(t, f.store)
+			if _, err := f.e.RecompressNext(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled slice: %v, want context.Canceled", err)
+			}
+			if got := packFiles(t, f.store); !slices.Equal(got, before) || marks() != 1 {
+				t.Fatalf("a cancelled slice left packs %v and %d marks, want %v and 1", got, marks(), before)
+			}
+			mustVerify(t, f.e)
+		}
+		res, err := f.e.RecompressNext(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		moved += res.Blobs
+		mustVerify(t, f.e)
+		if res.Packs == 1 {
+			if res.Remaining != 0 || marks() != 0 {
+				t.Fatalf("last slice: %+v, %d marks", res, marks())
+			}
+			break
+		}
+		if res.Blobs == 0 || res.BytesBefore > slice || res.Remaining != 1 || marks() != 1 {
+			t.Fatalf("slice %d: %+v, %d marks; want some blobs, at most %d bytes, the pack still waiting", n, res, marks(), slice)
+		}
+	}
+	if n < 4 || moved != all.Blobs {
+		t.Fatalf("%d slices moved %d blobs; want several slices moving the %d one call moves", n, moved, all.Blobs)
+	}
+	f.restore(first.ID.String(), RestoreOptions{NoBackup: true})
+	if got := onlyFiles(f.read()); !maps.Equal(got, want) {
+		t.Fatalf("restore after sliced recompression: files %v, want %v", sortedKeys(got), sortedKeys(want))
+	}
+}
