@@ -12,29 +12,21 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/jsonrpc"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
-// The embedded host's system runs the bench's whole sequence against a
-// real `ckpt serve` on stdio, twice (a new serve process and store per
-// repetition): every operation is timed with the serve process's peak RSS,
-// the diff finds exactly the edited files, the restore undoes them, and
-// the system has its columns in the tables.
+// The embedded host's system runs the bench's whole sequence against `ckpt
+// serve` on stdio, twice (a new serve process and store per repetition):
+// every operation is timed with the serve process's peak RSS, the diff
+// finds exactly the edited files, the restore undoes them, and the system
+// has its columns in the tables. The long tests run the ckpt binary
+// itself; the short ones this test binary serving as it (serveAsCkpt).
 func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	ctx := context.Background()
 	work := t.TempDir()
-	// Built where the last test run left it, so that go build finds the
-	// binary up to date and skips the link (seconds to a minute on a
-	// loaded machine) unless ckpt changed.
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := buildCkpt(ctx, filepath.Join(cache, "ckpt-bench-test"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, env := ckptServe(t)
 	m := tinyCorpus(t)
-	rpc := newRPC(bin, m.Root, work, append(os.Environ(), "HOME="+t.TempDir()))
+	rpc := newRPC(bin, m.Root, work, env)
 	b := &bench{opts: options{scale: "tiny", seed: 1, reps: 2, edits: 10, added: 3}, ws: m.Root, m: m, systems: []system{rpc}}
 	b.report = newReport(b.opts)
 	defer b.closeServers()
@@ -72,4 +64,31 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
 	}
+}
+
+// ckptServe returns the program TestRPCSystemOnTinyCorpus starts as ckpt
+// and the environment to start it in (a HOME of the test's own): with the
+// long tests, the ckpt binary, built where the last test run left it, so
+// that go build finds it up to date and skips the link (seconds to a
+// minute on a loaded machine) unless ckpt changed; without them, this
+// test binary serving as ckpt (serveAsCkptEnv).
+func ckptServe(t *testing.T) (bin string, env []string) {
+	t.Helper()
+	env = append(os.Environ(), "HOME="+t.TempDir())
+	if !testbound.LongTests() {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return self, append(env, serveAsCkptEnv+"=1")
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err = buildCkpt(context.Background(), filepath.Join(cache, "ckpt-bench-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin, env
 }

@@ -14,8 +14,16 @@ import (
 
 // TestMain runs the test binary as the bench's spawn helper when it is
 // started as one (startSpawner starts the running binary with "spawn"),
-// so that the tests measure through the helper as the bench does.
+// so that the tests measure through the helper as the bench does, and as
+// ckpt serve when serveAsCkptEnv asks for it.
 func TestMain(m *testing.M) {
+	if os.Getenv(serveAsCkptEnv) == "1" {
+		if err := serveAsCkpt(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "ckpt serve:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "spawn" {
 		if err := serveSpawn(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "spawn:", err)
