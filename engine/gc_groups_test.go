@@ -8,21 +8,38 @@ import (
 	"github.com/ckpt/ckpt/internal/testbound"
 )
 
-// TestGCWithGroupsReclaimsWhatItDoesWithout collects a history of 1,000
-// checkpoints of a 2,000-file tree (the GC benchmark's, on a fifth of its
-// tree), each rewriting one file, down to its last 100 checkpoints (400
-// down to 40 without the long tests): once
-// from a store of group records and once from a store of a record per
-// blob, at the threshold that rewrites every pack with a dead record and
-// at the default. With groups gc must leave a store no larger and reclaim
-// at least the same share of it (groups compress the dead versions too, so
+// TestGCWithGroupsReclaimsWhatItDoesWithout collects a history of
+// checkpoints, each rewriting one file, down to its last tenth: once from
+// a store of group records and once from a store of a record per blob, at
+// the threshold that rewrites every pack with a dead record and at the
+// default. With groups gc must leave a store no larger and reclaim at
+// least the same share of it (groups compress the dead versions too, so
 // the bytes they take are fewer); that holds only if gc regroups the live
 // members of mostly dead groups (copying groups whole reclaimed nothing
 // here). The store must verify. Each of the two stores is built once and
 // collected as a copy at each threshold.
+//
+// Two histories: 400 checkpoints (1,000 with the long tests) of a 200-file
+// tree, which rewrite each file at least twice, so that most of every
+// pack is dead and gc must reclaim at either threshold; and, with the long
+// tests, the GC benchmark's 1,000 checkpoints on a fifth of its tree
+// (2,000 files, a third of the blobs dead), where the default threshold
+// leaves the packs as they are.
 func TestGCWithGroupsReclaimsWhatItDoesWithout(t *testing.T) {
 	t.Parallel()
-	shape := historyShape{benchDirs / 5, benchFiles, testbound.Scale(400, benchCheckpoints)}
+	t.Run("churn", func(t *testing.T) {
+		gcGroupsAgainstUngrouped(t, historyShape{10, 20, testbound.Scale(400, benchCheckpoints)}, true)
+	})
+	t.Run("wide", func(t *testing.T) {
+		testbound.Long(t, "gc of 1,000 checkpoints of a 2,000-file tree")
+		gcGroupsAgainstUngrouped(t, historyShape{benchDirs / 5, benchFiles, benchCheckpoints}, false)
+	})
+}
+
+// gcGroupsAgainstUngrouped runs TestGCWithGroupsReclaimsWhatItDoesWithout
+// on a history of shape; mostlyDead says that the default threshold
+// rewrites its packs, so gc must reclaim bytes there too.
+func gcGroupsAgainstUngrouped(t *testing.T, shape historyShape, mostlyDead bool) {
 	keep := shape.checkpoints / 10
 	modes := []bool{false, true}
 	var built, wss [2]string
@@ -52,6 +69,9 @@ func TestGCWithGroupsReclaimsWhatItDoesWithout(t *testing.T) {
 			t.Logf("rewrite below %v, ungrouped=%v: %d -> %d bytes (reclaimed %d, copied %d)",
 				below, ungrouped, res.PackBytesBefore, res.PackBytesAfter, res.Reclaimed(), res.BytesCopied)
 			e.Close()
+			if reclaimed[i] <= 0 && (below == 1 || mostlyDead) {
+				t.Fatalf("rewrite below %v, ungrouped=%v: gc reclaimed nothing of a store whose packs hold dead records", below, ungrouped)
+			}
 		}
 		if share[0] < share[1] || after[0] > after[1] {
 			t.Fatalf("rewrite below %v: with groups gc reclaimed %d bytes (%.1f%%) leaving %d, without %d (%.1f%%) leaving %d",
