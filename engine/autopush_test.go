@@ -47,7 +47,7 @@ func TestAutoPushFollowsSavesAndRetriesAfterFailures(t *testing.T) {
 	t.Parallel()
 	b, url := remoteCases()[0].open(t)
 	fb := &flakyBackend{Backend: b}
-	f := newFixture(t, syncTree())
+	f := newSyncFixture(t, syncTree(), Options{})
 	ctx := context.Background()
 	if err := f.e.AddRemote(ctx, "origin", url); err != nil {
 		t.Fatal(err)

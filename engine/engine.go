@@ -176,7 +176,7 @@ func (e *Engine) openStore() (created bool, err error) {
 	// source is 13-20% smaller at the same speed, and gc regroups the live
 	// members of a mostly dead group, so it bounds the store as it does
 	// with a record per blob.
-	blobs, err := objects.Open(e.storeDir, db, objects.Options{FS: e.fs, Level: e.opts.CompressionLevel, Groups: !e.opts.hooks.ungrouped, PackSize: e.opts.hooks.packSize})
+	blobs, err := objects.Open(e.storeDir, db, objects.Options{FS: e.fs, Level: e.opts.CompressionLevel, Groups: !e.opts.hooks.ungrouped, PackSize: e.opts.hooks.packSize, ChunkThreshold: e.opts.hooks.chunkThreshold})
 	if err != nil {
 		return false, err
 	}

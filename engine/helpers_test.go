@@ -23,11 +23,17 @@ type fixture struct {
 
 func newFixture(t *testing.T, tree testtree.Dir) *fixture {
 	t.Helper()
+	return newFixtureOpts(t, tree, Options{})
+}
+
+// newFixtureOpts is newFixture opening the engine with opts.
+func newFixtureOpts(t *testing.T, tree testtree.Dir, opts Options) *fixture {
+	t.Helper()
 	f := &fixture{t: t, ws: t.TempDir(), store: filepath.Join(t.TempDir(), "store")}
 	if err := testtree.Write(f.ws, tree); err != nil {
 		t.Fatal(err)
 	}
-	f.open(Options{})
+	f.open(opts)
 	return f
 }
 

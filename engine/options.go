@@ -170,6 +170,10 @@ type testHooks struct {
 	// syncObjectSize bounds the data objects a push
 	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
 	syncObjectSize int64
+	// chunkThreshold replaces the blob store's chunk threshold
+	// (objects.Options.ChunkThreshold), so that a file of a few MiB is
+	// stored as several chunks.
+	chunkThreshold int64
 }
 
 // WaitDefault as Options.LockTimeout waits DefaultLockTimeout for a busy store.

@@ -62,10 +62,11 @@ func eachRemote(t *testing.T, fn func(t *testing.T, open func(t *testing.T) (Bac
 }
 
 // syncTree holds what a clone must reproduce: text, binary, a file large
-// enough to be chunked, symlinks, modes and an empty directory.
+// enough to be chunked (in a store of syncChunkThreshold), symlinks, modes
+// and an empty directory.
 func syncTree() testtree.Dir {
-	// Above the 4 MiB chunk threshold, so it is stored as several chunks.
-	big := make([]byte, 5<<20)
+	// Twice syncChunkThreshold, so it is stored as several chunks.
+	big := make([]byte, 2*syncChunkThreshold)
 	mrand.NewChaCha8([32]byte{1, 2}).Read(big)
 	return testtree.Dir{
 		"README.md": testtree.File{Content: "hello\n"},
@@ -76,6 +77,21 @@ func syncTree() testtree.Dir {
 		"empty":     testtree.Dir{},
 		"src":       testtree.Dir{"a.go": testtree.File{Content: "package a\n"}, "b.go": testtree.File{Content: "package a // b\n"}},
 	}
+}
+
+// syncChunkThreshold is the chunk threshold of the stores that save
+// syncTree (newSyncFixture): a quarter of the default, so that its large
+// file is chunked at 2 MiB instead of 5. The tests that push and clone it
+// move its bytes several times each, at ten times the cost under the race
+// detector.
+const syncChunkThreshold = 1 << 20
+
+// newSyncFixture is newFixture of tree (syncTree or more) opening the
+// engine with opts and syncChunkThreshold.
+func newSyncFixture(t *testing.T, tree testtree.Dir, opts Options) *fixture {
+	t.Helper()
+	opts.hooks.chunkThreshold = syncChunkThreshold
+	return newFixtureOpts(t, tree, opts)
 }
 
 // pushFixture saves f's workspace, registers b as "origin" and pushes.
@@ -97,7 +113,7 @@ func pushAll(t *testing.T, f *fixture, b Backend, url string) *PushResult {
 // pushedFixture saves syncTree as checkpoint msg and pushes it to b as "origin".
 func pushedFixture(t *testing.T, b Backend, url, msg string) *fixture {
 	t.Helper()
-	f := newFixture(t, syncTree())
+	f := newSyncFixture(t, syncTree(), Options{})
 	f.save(msg)
 	pushAll(t, f, b, url)
 	return f
@@ -248,19 +264,19 @@ func TestPushCutShortAtEveryPutCompletesWhenRun(t *testing.T) {
 func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 	b, url := open(t)
 	tree := syncTree()
-	// 4 MiB of incompressible files: four group records, each a data
-	// object of its own, whatever the size of syncTree's big file.
-	for i := range 40 {
+	// 5.6 MiB of incompressible files in group records of about 1 MiB, each
+	// a data object of its own (syncObjectSize): with syncTree's chunked
+	// file and small ones, at least ten puts.
+	for i := range 56 {
 		b := make([]byte, 100<<10)
 		mrand.NewChaCha8([32]byte{byte(i)}).Read(b)
 		tree["src"].(testtree.Dir)[fmt.Sprintf("f%02d.bin", i)] = testtree.File{Content: string(b)}
 	}
-	small := Options{hooks: testHooks{syncObjectSize: 256 << 10}}
+	small := Options{hooks: testHooks{syncObjectSize: 256 << 10, chunkThreshold: syncChunkThreshold}}
 	// One save, whose store each push below starts from a copy of, on the
 	// one workspace (which no push changes): every cut push has the
 	// probe's records, so its data objects and puts.
-	template := newFixture(t, tree)
-	template.open(small)
+	template := newSyncFixture(t, tree, small)
 	template.save("one")
 	template.e.Close()
 	probe := storeCopy(t, template, small)
@@ -440,7 +456,7 @@ func damage(t *testing.T, b Backend, prefix string) {
 func TestPushAfterLocalGCDroppedTheRemoteTipIsNoFork(t *testing.T) {
 	t.Parallel()
 	b, url := remoteCases()[0].open(t)
-	f := newFixture(t, syncTree())
+	f := newSyncFixture(t, syncTree(), Options{})
 	f.save("one")
 	f.write("src/a.go", "package a // two\n")
 	f.save("two")
@@ -465,7 +481,7 @@ func TestPushAfterLocalGCDroppedTheRemoteTipIsNoFork(t *testing.T) {
 func TestDiffAfterPullFetchesTheChangedBlobs(t *testing.T) {
 	t.Parallel()
 	b, url := remoteCases()[0].open(t)
-	f := newFixture(t, syncTree())
+	f := newSyncFixture(t, syncTree(), Options{})
 	f.save("one")
 	f.write("src/a.go", "package a // two\n")
 	f.save("two")

@@ -71,7 +71,7 @@ func encrypt(t *testing.T, b Backend, secret RemoteSecret) Backend {
 // "origin" encrypted as key says, and pushes through sb.
 func pushEncrypted(t *testing.T, sb Backend, url string, key RemoteKey) *fixture {
 	t.Helper()
-	f := newFixture(t, syncTree())
+	f := newSyncFixture(t, syncTree(), Options{})
 	f.save("one")
 	ctx := context.Background()
 	if err := f.e.AddEncryptedRemote(ctx, "origin", url, key); err != nil {

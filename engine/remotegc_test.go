@@ -11,7 +11,7 @@ func TestRemoteGCDropsByRetentionAndDeletesOnlyWhatNoHeadNames(t *testing.T) {
 	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
-		f := newFixture(t, syncTree())
+		f := newSyncFixture(t, syncTree(), Options{})
 		for i := 1; i <= 5; i++ {
 			f.write("src/a.go", fmt.Sprintf("package a // version %d\n", i))
 			f.save(fmt.Sprint("v", i))
