@@ -35,8 +35,9 @@ type codec struct {
 	enc   chan *zstd.Encoder
 	dec   chan *zstd.Decoder
 	// deltaEnc holds the encoders of delta records, each given its base as
-	// a dictionary for one frame (deltaEncode).
-	deltaEnc chan *zstd.Encoder
+	// a dictionary for one frame (deltaEncode): [0] for bases up to
+	// deltaLargeBase, [1] for larger ones.
+	deltaEnc [2]chan *zstd.Encoder
 }
 
 // newCodec returns a codec for the given Options.Level (0..4).
@@ -47,10 +48,11 @@ func newCodec(level int) (*codec, error) {
 	}
 	n := runtime.GOMAXPROCS(0)
 	c := &codec{level: levels[level], enc: make(chan *zstd.Encoder, n), dec: make(chan *zstd.Decoder, n),
-		deltaEnc: make(chan *zstd.Encoder, n)}
+		deltaEnc: [2]chan *zstd.Encoder{make(chan *zstd.Encoder, n), make(chan *zstd.Encoder, n)}}
 	for range n {
 		c.enc <- nil // a slot: its encoder is made on first use
-		c.deltaEnc <- nil
+		c.deltaEnc[0] <- nil
+		c.deltaEnc[1] <- nil
 	}
 	return c, nil
 }

@@ -126,7 +126,8 @@ func TestGroupReadersOfDifferentFramesDecodeAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := newGroupReader(h, raw[pack.RecordHeaderLen:])
+	stored := storedPayload(raw[pack.RecordHeaderLen:])
+	g, err := newGroupReader(h, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestGroupReadersOfDifferentFramesDecodeAtOnce(t *testing.T) {
 	for _, m := range members {
 		wg.Go(func() {
 			mloc, _ := s.Stat(ids[m])
-			_, got, err := g.member(s.codec, mloc, ids[m], s.recordCorrupt(mloc, ids[m]))
+			_, got, err := g.member(s.codec, stored, false, mloc, ids[m], s.recordCorrupt(mloc, ids[m]))
 			if err != nil || !bytes.Equal(got, blobs[m]) {
 				t.Errorf("member %d: %v", m, err)
 			}

@@ -141,9 +141,12 @@ func TestDeltaOnlyWhenItPays(t *testing.T) {
 }
 
 // countingFS counts the reads of pack files.
+// countingFS counts the reads of the files it opens, and, when bytes is
+// set, the bytes they read.
 type countingFS struct {
 	vfs.FS
 	reads *atomic.Int64
+	bytes *atomic.Int64
 }
 
 func (c countingFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
@@ -151,16 +154,19 @@ func (c countingFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) 
 	if err != nil {
 		return nil, err
 	}
-	return countingFile{f, c.reads}, nil
+	return countingFile{f, c}, nil
 }
 
 type countingFile struct {
 	vfs.File
-	reads *atomic.Int64
+	c countingFS
 }
 
 func (c countingFile) ReadAt(p []byte, off int64) (int, error) {
-	c.reads.Add(1)
+	c.c.reads.Add(1)
+	if c.c.bytes != nil {
+		c.c.bytes.Add(int64(len(p)))
+	}
 	return c.File.ReadAt(p, off)
 }
 
@@ -169,7 +175,7 @@ func (c countingFile) ReadAt(p []byte, off int64) (int, error) {
 // depth N loads at most N+1 records.
 func TestDeltaChainBound(t *testing.T) {
 	var reads atomic.Int64
-	s, idx := testStore(t, Options{Groups: true, FS: countingFS{storefs.OS, &reads}})
+	s, idx := testStore(t, Options{Groups: true, FS: countingFS{FS: storefs.OS, reads: &reads}})
 	v := textBytes(7, 8<<10)
 	prev, _ := saveVersion(t, s, idx, v, ID{})
 	versions := map[ID][]byte{prev: v}

@@ -1,10 +1,8 @@
 package objects
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	"github.com/ckpt/ckpt/objects/internal/pack"
 )
@@ -25,9 +23,6 @@ const (
 	// members plus the content of a group that reached its target with its
 	// largest member.
 	maxGroupSize = 4 + pack.GroupMaxMembers*pack.GroupEntryLen + groupTarget + groupBlobMax
-	// groupCacheLen is how many decoded groups a Store keeps for reads: a
-	// restore or diff reads the members of a group one after another.
-	groupCacheLen = 4
 )
 
 // group is a group record being built: its members' ids and sizes and
@@ -201,58 +196,4 @@ func (b *Batch) placeGroup(g *group, loc Locator) {
 		l.Size, l.Member = int64(g.sizes[i]), uint32(i)
 		b.mu.placed = append(b.mu.placed, Placement{ID: id, Loc: l})
 	}
-}
-
-// groupCache keeps the last groups read: each one's stored record bytes
-// and what was decoded of its payload (a groupReader). A read still
-// fetches the record from disk and uses the cached reader only when the
-// stored bytes are the same, so damage on disk is never hidden; it saves
-// the decompression when a restore or diff reads the members of one group
-// one after another.
-type groupCache struct {
-	mu      sync.Mutex
-	entries [groupCacheLen]groupCacheEntry
-	next    int
-}
-
-type groupCacheEntry struct {
-	pack   uint32
-	offset int64
-	g      *groupReader
-}
-
-// get returns the cached reader of the group stored at pack, offset as
-// exactly the bytes stored, or nil.
-func (c *groupCache) get(pack uint32, offset int64, stored []byte) *groupReader {
-	var g *groupReader
-	c.mu.Lock()
-	for _, e := range c.entries {
-		if e.g != nil && e.pack == pack && e.offset == offset {
-			g = e.g
-			break
-		}
-	}
-	c.mu.Unlock()
-	// Compared outside the lock: a record is up to a group's size, and the
-	// other readers need the cache meanwhile. Only one entry holds a record.
-	if g != nil && bytes.Equal(g.stored, stored) {
-		return g
-	}
-	return nil
-}
-
-// put caches the reader of a group: in place of the entry of the same
-// record, else of the oldest entry.
-func (c *groupCache) put(pack uint32, offset int64, g *groupReader) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := groupCacheEntry{pack: pack, offset: offset, g: g}
-	for i, old := range c.entries {
-		if old.g != nil && old.pack == pack && old.offset == offset {
-			c.entries[i] = e
-			return
-		}
-	}
-	c.entries[c.next] = e
-	c.next = (c.next + 1) % groupCacheLen
 }

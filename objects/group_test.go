@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects/internal/pack"
 )
@@ -340,18 +343,78 @@ func lastZstdBlock(t *testing.T, frame []byte) int {
 	}
 }
 
-// groupFrames returns the frames of the compressed group record raw.
+// groupFrames returns the frames of the compressed group record raw, each
+// with its stored bytes.
 func groupFrames(t *testing.T, raw []byte) []*groupFrame {
 	t.Helper()
 	h, err := parseRecordHeader(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames, err := splitFrames(raw[pack.RecordHeaderLen:], h.size)
+	stored := raw[pack.RecordHeaderLen:]
+	frames, err := splitFrames(storedPayload(stored), h.size)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range frames {
+		f.src = stored[f.off : f.off+f.n]
+	}
 	return frames
+}
+
+// fourFrameGroup saves 15 text blobs of 60 KiB into a store on fsys: one
+// group of four frames, whose locator and frames (with their stored
+// bytes) it returns.
+func fourFrameGroup(t *testing.T, fsys vfs.FS) (s *Store, blobs [][]byte, ids []ID, loc Locator, frames []*groupFrame) {
+	t.Helper()
+	s, idx := testStore(t, Options{Groups: true, FS: fsys})
+	for i := range 15 {
+		blobs = append(blobs, textBytes(uint64(i), 60<<10))
+	}
+	ids, _ = save(t, s, idx, blobs...)
+	loc, _ = s.Stat(ids[0])
+	raw, err := s.rawRecord(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames = groupFrames(t, raw); len(frames) != 4 {
+		t.Fatalf("a group of %d KiB is stored in %d frames, want 4", 15*60, len(frames))
+	}
+	return s, blobs, ids, loc, frames
+}
+
+// A member read fetches from the pack the record's header, its frame and
+// block headers and the frames holding the table and the member, not the
+// whole record: through the store and through a session, the first
+// member of a four-frame group costs under half the record, a member of
+// its last frame under three quarters, and a session's second read of a
+// frame it fetched reads nothing more.
+func TestAMemberReadFetchesOnlyItsFrames(t *testing.T) {
+	var reads, read atomic.Int64
+	s, blobs, ids, loc, _ := fourFrameGroup(t, countingFS{FS: storefs.OS, reads: &reads, bytes: &read})
+	fetched := func(get func(ID) ([]byte, error), i int) int64 {
+		read.Store(0)
+		if got, err := get(ids[i]); err != nil || !bytes.Equal(got, blobs[i]) {
+			t.Fatalf("member %d: %v", i, err)
+		}
+		return read.Load()
+	}
+	for name, get := range map[string]func() func(ID) ([]byte, error){
+		"store":   func() func(ID) ([]byte, error) { return s.Get },
+		"session": func() func(ID) ([]byte, error) { return s.ReadSession().Get },
+	} {
+		if n := fetched(get(), 0); n*2 >= int64(loc.Length) {
+			t.Errorf("%s: the first member fetched %d bytes of a %d-byte record", name, n, loc.Length)
+		}
+		if n := fetched(get(), len(ids)-1); n*4 >= int64(loc.Length)*3 {
+			t.Errorf("%s: the last member fetched %d bytes of a %d-byte record", name, n, loc.Length)
+		}
+	}
+	r := s.ReadSession()
+	fetched(r.Get, len(ids)-2)
+	if n := fetched(r.Get, len(ids)-1); n != 0 {
+		t.Errorf("a session's second read of one frame fetched %d bytes", n)
+	}
 }
 
 // A group is stored as zstd frames of about groupFrameLen decoded bytes
@@ -359,21 +422,7 @@ func groupFrames(t *testing.T, raw []byte) []*groupFrame {
 // members of the frames around it still read, verified, through the store
 // and a session, and only a member of the damaged frame is corrupt.
 func TestGroupFramesDecodeAlone(t *testing.T) {
-	s, idx := testStore(t, Options{Groups: true})
-	var blobs [][]byte
-	for i := range 15 {
-		blobs = append(blobs, textBytes(uint64(i), 60<<10))
-	}
-	ids, _ := save(t, s, idx, blobs...)
-	loc, _ := s.Stat(ids[0])
-	raw, err := s.rawRecord(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frames := groupFrames(t, raw)
-	if len(frames) != 4 {
-		t.Fatalf("a group of %d KiB is stored in %d frames, want 4", 15*60, len(frames))
-	}
+	s, blobs, ids, loc, frames := fourFrameGroup(t, storefs.OS)
 	for i, f := range frames[:3] {
 		if f.size != groupFrameLen {
 			t.Fatalf("frame %d decodes to %d bytes, want %d", i, f.size, groupFrameLen)

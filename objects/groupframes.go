@@ -21,14 +21,20 @@ import (
 // store 5.2% and 8.4% more.
 const groupFrameLen = 256 << 10
 
-// groupFrame is one zstd frame of a group's stored payload, or a raw
-// payload as one frame that needs no decoding.
+// groupFrame is one zstd frame of a group's stored payload, or, for a
+// payload stored raw, one groupFrameLen slice of it that needs no
+// decoding. Its stored bytes are read from the record when a read first
+// needs the frame (see payloadSource).
 type groupFrame struct {
-	src   []byte // the frame as stored; nil for a raw payload
-	start int64  // offset of the frame's first decoded byte in the payload
-	size  int64  // decoded length
-	// mu is held by the one read decoding the frame (see frameReads).
-	mu sync.Mutex
+	off   int64 // offset of the frame's stored bytes in the stored payload
+	n     int64 // stored length
+	raw   bool  // stored as it decodes: its stored bytes are its content
+	start int64 // offset of the frame's first decoded byte in the payload
+	size  int64 // decoded length
+	// mu is held by the one read loading or decoding the frame (see
+	// frameReads).
+	mu  sync.Mutex
+	src []byte // the frame as stored, once read; set under mu
 	// out is what was decoded, the frame's first len(*out) bytes (nil:
 	// nothing yet). It is set under mu and read without it; it only
 	// grows, and the bytes it held are never changed.
@@ -43,57 +49,63 @@ func (f *groupFrame) decoded() []byte {
 	return nil
 }
 
-// groupReader reads parts of one group record's decoded payload, decoding
-// only the frames that hold them and each of those at most up to what was
-// asked (see frameReads). It keeps what it decoded, for the members read
-// next. Safe for concurrent use: readers of different frames decode them
-// at the same time, a reader of a frame waits only for the read decoding
-// that frame, and a reader of what is already decoded waits for none. The
-// slices it returns are never changed.
+// groupReader reads parts of one group record's decoded payload, reading
+// from the record and decoding only the frames that hold them, and each
+// of those at most up to what was asked (see frameReads). It keeps what
+// it read and decoded, for the members read next. Safe for concurrent
+// use: readers of different frames decode them at the same time, a reader
+// of a frame waits only for the read decoding that frame, and a reader of
+// what is already decoded waits for none. The slices it returns are never
+// changed.
 type groupReader struct {
 	h      recordHeader
-	stored []byte
 	frames []*groupFrame
 	// decoding, when set, is called by a read about to decode frame i,
 	// holding that frame's lock (a test's window into the decoding).
 	decoding func(i int)
 }
 
-// newGroupReader indexes the frames of the group record with header h and
-// stored payload stored. The error is a reason for a CorruptError.
-func newGroupReader(h recordHeader, stored []byte) (*groupReader, error) {
-	g := &groupReader{h: h, stored: stored}
+// newGroupReader indexes the frames of the group record with header h
+// whose stored payload src reads: for a compressed payload it reads the
+// frame and block headers only. The error is a reason for a CorruptError
+// unless it is a readFailure.
+func newGroupReader(h recordHeader, src payloadSource) (*groupReader, error) {
+	g := &groupReader{h: h}
 	switch {
 	case h.size > maxGroupSize:
 		return nil, fmt.Errorf("group size %d out of range", h.size)
+	case src.len() != int64(h.payloadLen):
+		return nil, fmt.Errorf("group payload of %d bytes read as %d", h.payloadLen, src.len())
 	case h.flags&pack.FlagCompressed == 0:
-		if int64(len(stored)) != h.size {
+		if src.len() != h.size {
 			return nil, fmt.Errorf("group record does not match its size")
 		}
-		f := &groupFrame{size: h.size}
-		f.out.Store(&stored)
-		g.frames = []*groupFrame{f}
+		for start := int64(0); start < h.size; start += groupFrameLen {
+			n := min(groupFrameLen, h.size-start)
+			g.frames = append(g.frames, &groupFrame{off: start, n: n, raw: true, start: start, size: n})
+		}
 		return g, nil
 	}
-	frames, err := splitFrames(stored, h.size)
+	frames, err := splitFrames(src, h.size)
 	g.frames = frames
 	return g, err
 }
 
-// splitFrames finds the zstd frames of a compressed payload that decodes
-// to size bytes, reading only frame and block headers. Every frame
-// declares its decoded length, except a payload's only frame (size, then).
-func splitFrames(stored []byte, size int64) ([]*groupFrame, error) {
+// splitFrames finds the zstd frames of a compressed payload, read by src,
+// that decodes to size bytes, reading only frame and block headers. Every
+// frame declares its decoded length, except a payload's only frame (size,
+// then).
+func splitFrames(src payloadSource, size int64) ([]*groupFrame, error) {
 	var frames []*groupFrame
 	var start int64
-	for rest := stored; len(rest) > 0; {
-		n, fh, err := frameLen(rest)
+	for off := int64(0); off < src.len(); {
+		n, fh, err := frameLen(src, off)
 		if err != nil {
 			return nil, err
 		}
-		f := &groupFrame{src: rest[:n], start: start, size: int64(fh.FrameContentSize)}
+		f := &groupFrame{off: off, n: n, start: start, size: int64(fh.FrameContentSize)}
 		switch {
-		case !fh.HasFCS && (len(frames) > 0 || n != len(stored)):
+		case !fh.HasFCS && (len(frames) > 0 || n != src.len()):
 			return nil, fmt.Errorf("group frame %d does not declare its length", len(frames))
 		case !fh.HasFCS:
 			f.size = size
@@ -103,7 +115,7 @@ func splitFrames(stored []byte, size int64) ([]*groupFrame, error) {
 		}
 		frames = append(frames, f)
 		start += f.size
-		rest = rest[n:]
+		off += n
 	}
 	if start != size || len(frames) == 0 {
 		return nil, fmt.Errorf("group frames decode to %d bytes, want %d", start, size)
@@ -111,37 +123,49 @@ func splitFrames(stored []byte, size int64) ([]*groupFrame, error) {
 	return frames, nil
 }
 
-// frameLen returns the stored length of the zstd frame at the start of b
-// and its header, walking its block headers.
-func frameLen(b []byte) (int, zstd.Header, error) {
+// zstdMaxHeader is the longest a zstd frame header can be.
+const zstdMaxHeader = 18
+
+// frameLen returns the stored length of the zstd frame at offset off of
+// the payload src reads, and its header, walking its block headers.
+func frameLen(src payloadSource, off int64) (int64, zstd.Header, error) {
 	var fh zstd.Header
+	b, err := src.bytes(off, int(min(zstdMaxHeader, src.len()-off)))
+	if err != nil {
+		return 0, fh, err
+	}
 	if err := fh.Decode(b); err != nil {
 		return 0, fh, fmt.Errorf("undecodable payload: %w", err)
 	}
 	if fh.Skippable || fh.DictionaryID != 0 {
 		return 0, fh, fmt.Errorf("unexpected zstd frame kind in a group")
 	}
-	n := fh.HeaderSize
+	rest := src.len() - off // stored bytes from the frame's start on
+	n := int64(fh.HeaderSize)
 	for last := false; !last; {
-		if len(b)-n < 3 {
+		if rest-n < 3 {
 			return 0, fh, fmt.Errorf("group frame truncated")
 		}
-		bh := uint32(b[n]) | uint32(b[n+1])<<8 | uint32(b[n+2])<<16
+		b, err := src.bytes(off+n, 3)
+		if err != nil {
+			return 0, fh, err
+		}
+		bh := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
 		n += 3
 		last = bh&1 != 0
-		blockLen := int(bh >> 3)
+		blockLen := int64(bh >> 3)
 		if (bh>>1)&3 == 1 { // RLE: one byte repeated
 			blockLen = 1
 		}
 		// A reserved block type is walked over as a raw block: the
 		// decoder of its frame refuses it, the other frames stay readable.
-		if len(b)-n < blockLen {
+		if rest-n < blockLen {
 			return 0, fh, fmt.Errorf("group frame truncated")
 		}
 		n += blockLen
 	}
 	if fh.HasCheckSum {
-		if len(b)-n < 4 {
+		if rest-n < 4 {
 			return 0, fh, fmt.Errorf("group frame truncated")
 		}
 		n += 4
@@ -159,13 +183,24 @@ func frameLen(b []byte) (int, zstd.Header, error) {
 type frameReads struct {
 	g    *groupReader
 	c    *codec
+	src  payloadSource  // reads the frames not yet read
 	held int            // the frame whose lock the read holds, or -1
 	d    *prefixDecoder // the held frame's stream
+	// checked, for a read through a cached reader, marks the frames
+	// whose stored bytes were checked against the disk (see check); nil
+	// for a read that trusts what the reader fetched.
+	checked []bool
 }
 
-// read starts a read of g; close it when done.
-func (g *groupReader) read(c *codec) *frameReads {
-	return &frameReads{g: g, c: c, held: -1}
+// read starts a read of g whose frames not yet read src reads; with
+// verify, every frame an earlier read fetched is checked against src
+// before its bytes are used. Close it when done.
+func (g *groupReader) read(c *codec, src payloadSource, verify bool) *frameReads {
+	r := &frameReads{g: g, c: c, src: src, held: -1}
+	if verify {
+		r.checked = make([]bool, len(g.frames))
+	}
+	return r
 }
 
 // close ends the read, releasing the frame it holds.
@@ -179,7 +214,7 @@ func (r *frameReads) close() {
 }
 
 // slice returns the payload's bytes [start, end). The error is a reason
-// for a CorruptError.
+// for a CorruptError unless it is a readFailure.
 func (r *frameReads) slice(start, end int64) ([]byte, error) {
 	if start < 0 || end < start || end > r.g.h.size {
 		return nil, fmt.Errorf("group read [%d, %d) out of its %d bytes", start, end, r.g.h.size)
@@ -207,9 +242,16 @@ func (r *frameReads) slice(start, end int64) ([]byte, error) {
 }
 
 // decodeTo returns what was decoded of frame i, at least its first n
-// bytes, decoding them when no read did yet.
+// bytes, reading and decoding them when no read did yet.
 func (r *frameReads) decodeTo(i int, n int64) ([]byte, error) {
 	f := r.g.frames[i]
+	if r.checked != nil && !r.checked[i] {
+		r.close() // a read holds at most one frame's lock
+		if err := r.check(i); err != nil {
+			return nil, err
+		}
+		r.checked[i] = true
+	}
 	if r.held == i {
 		return r.stream(f, n)
 	}
@@ -222,6 +264,19 @@ func (r *frameReads) decodeTo(i int, n int64) ([]byte, error) {
 	if int64(len(out)) >= n { // decoded by the read that held it
 		f.mu.Unlock()
 		return out, nil
+	}
+	if f.src == nil {
+		src, err := r.src.bytes(f.off, int(f.n))
+		if err != nil {
+			f.mu.Unlock()
+			return nil, err
+		}
+		f.src = src
+	}
+	if f.raw {
+		f.out.Store(&f.src)
+		f.mu.Unlock()
+		return f.src, nil
 	}
 	if r.g.decoding != nil {
 		r.g.decoding(i)
@@ -262,15 +317,17 @@ func (r *frameReads) stream(f *groupFrame, n int64) ([]byte, error) {
 }
 
 // member returns member loc.Member, its content checked against its table
-// id (and want, when not zero). The content may be the reader's own
-// bytes: a caller that keeps or changes it copies it. Damage is reported
-// through corrupt.
-func (g *groupReader) member(c *codec, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
-	r := g.read(c)
+// id (and want, when not zero), reading the frames not yet read through
+// src (and, with verify, checking the others against it: see read). The
+// content may be the reader's own bytes: a caller that keeps or changes
+// it copies it. Damage is reported through corrupt; a verified frame
+// that differs is errCacheStale.
+func (g *groupReader) member(c *codec, src payloadSource, verify bool, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
+	r := g.read(c, src, verify)
 	defer r.close()
 	head, err := r.slice(0, min(pack.GroupHeadLen, g.h.size))
 	if err != nil {
-		return recordHeader{}, nil, corrupt(err.Error())
+		return recordHeader{}, nil, damage(err, corrupt)
 	}
 	tableEnd := int64(len(head))
 	if len(head) == pack.GroupHeadLen {
@@ -280,7 +337,7 @@ func (g *groupReader) member(c *codec, loc Locator, want ID, corrupt func(string
 	}
 	table, err := r.slice(0, tableEnd)
 	if err != nil {
-		return recordHeader{}, nil, corrupt(err.Error())
+		return recordHeader{}, nil, damage(err, corrupt)
 	}
 	id, start, end, err := memberSpan(table, g.h.size, loc.Member)
 	if err != nil {
@@ -288,19 +345,19 @@ func (g *groupReader) member(c *codec, loc Locator, want ID, corrupt func(string
 	}
 	content, err := r.slice(start, end)
 	if err != nil {
-		return recordHeader{}, nil, corrupt(err.Error())
+		return recordHeader{}, nil, damage(err, corrupt)
 	}
 	return checkMember(id, content, loc, want, corrupt)
 }
 
 // whole returns the whole decoded payload, checked against the group's
-// id, decoding what is not yet decoded.
-func (g *groupReader) whole(c *codec, corrupt func(string) error) ([]byte, error) {
-	r := g.read(c)
+// id, reading through src and decoding what is not yet decoded.
+func (g *groupReader) whole(c *codec, src payloadSource, corrupt func(string) error) ([]byte, error) {
+	r := g.read(c, src, false)
 	defer r.close()
 	p, err := r.slice(0, g.h.size)
 	if err != nil {
-		return nil, corrupt(err.Error())
+		return nil, damage(err, corrupt)
 	}
 	if Sum(p) != g.h.id {
 		return nil, corrupt("group does not match its id")

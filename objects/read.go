@@ -2,6 +2,7 @@ package objects
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -152,7 +153,7 @@ func (s *Store) recordCorrupt(loc Locator, want ID) func(string) error {
 func (s *Store) decodeRecord(loc Locator, want ID, limit int, session *ReadSession, corrupt func(string) error,
 	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
 	if loc.Flags&pack.FlagGroup != 0 {
-		return s.readMember(loc, want, corrupt, load)
+		return s.readMember(loc, want, corrupt)
 	}
 	h, payload, err := load()
 	switch {
@@ -186,25 +187,54 @@ func (s *Store) decodeRecord(loc Locator, want ID, limit int, session *ReadSessi
 
 // readMember returns member loc.Member of the group record at loc, its
 // content verified against the id the group's table gives it (and want,
-// when not zero). Only the frames holding the table and the member are
-// decoded, each only up to what is read (see groupReader); what was
-// decoded is cached for the members read next (see groupCache).
-func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error,
-	load func() (recordHeader, []byte, error)) (recordHeader, []byte, error) {
-	h, stored, err := load()
+// when not zero). Only the record's header, its frame and block headers
+// and the frames holding the table and the member are read from the pack,
+// and those frames decoded only up to what is read; a reader of the group
+// the store keeps (see groupCache) spares the decoding of what it holds.
+func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
+	src := s.payload(loc)
+	defer src.close()
+	h, err := groupHeader(loc, src, corrupt)
 	if err != nil {
 		return recordHeader{}, nil, err
 	}
-	g := s.groups.get(loc.Pack, loc.Offset, stored)
-	if g == nil {
-		if g, err = newGroupReader(h, stored); err != nil {
-			return recordHeader{}, nil, corrupt(err.Error())
+	if g := s.groups.get(loc.Pack, loc.Offset, h); g != nil {
+		mh, content, err := g.member(s.codec, src, true, loc, want, corrupt)
+		if !errors.Is(err, errCacheStale) {
+			// A copy: the cache keeps the reader's bytes.
+			return mh, bytes.Clone(content), err
 		}
-		s.groups.put(loc.Pack, loc.Offset, g)
 	}
-	mh, content, err := g.member(s.codec, loc, want, corrupt)
-	// A copy: the caller owns what it gets, the cache keeps the payload.
+	g, err := newGroupReader(h, src)
+	if err != nil {
+		return recordHeader{}, nil, damage(err, corrupt)
+	}
+	s.groups.put(loc.Pack, loc.Offset, g)
+	mh, content, err := g.member(s.codec, src, false, loc, want, corrupt)
 	return mh, bytes.Clone(content), err
+}
+
+// groupReaderAt reads and checks the header of the group record at loc
+// through src and indexes its frames (see newGroupReader).
+func groupReaderAt(loc Locator, src *packPayload, corrupt func(string) error) (*groupReader, error) {
+	h, err := groupHeader(loc, src, corrupt)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGroupReader(h, src)
+	if err != nil {
+		return nil, damage(err, corrupt)
+	}
+	return g, nil
+}
+
+// groupHeader reads and checks the header of the group record at loc
+// through src.
+func groupHeader(loc Locator, src *packPayload, corrupt func(string) error) (recordHeader, error) {
+	if !locatorInRange(loc) {
+		return recordHeader{}, corrupt("locator out of range")
+	}
+	return src.header(corrupt)
 }
 
 // decodeGroup returns the whole decoded payload of the group record with
@@ -263,8 +293,7 @@ func checkMember(id ID, content []byte, loc Locator, want ID, corrupt func(strin
 // returned as stored.
 func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeader, []byte, error) {
 	var h recordHeader
-	if loc.Offset < int64(pack.HeaderLen) || loc.Length < pack.RecordHeaderLen ||
-		loc.Length > pack.RecordHeaderLen+pack.MaxPayload || loc.Flags&^pack.KnownFlags != 0 || loc.Size < 0 {
+	if !locatorInRange(loc) {
 		return h, nil, corrupt("locator out of range")
 	}
 	ph, err := s.openPack(loc.Pack, loc.Offset)
@@ -272,14 +301,8 @@ func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeade
 		return h, nil, err
 	}
 	defer s.releasePack(ph)
-	if loc.Length > 1<<20 {
-		fi, err := ph.f.Stat()
-		if err != nil {
-			return h, nil, err
-		}
-		if loc.Offset+int64(loc.Length) > fi.Size() {
-			return h, nil, corrupt(fmt.Sprintf("record extends past end of pack (%d bytes)", fi.Size()))
-		}
+	if err := s.checkExtent(ph, loc); err != nil {
+		return h, nil, damage(err, corrupt)
 	}
 	buf := make([]byte, loc.Length)
 	if n, err := ph.f.ReadAt(buf, loc.Offset); n < len(buf) {
@@ -291,6 +314,31 @@ func (s *Store) loadRecord(loc Locator, corrupt func(string) error) (recordHeade
 	return checkFraming(buf, loc, ph.version, corrupt)
 }
 
+// locatorInRange reports whether loc's fields are within what a record
+// can be.
+func locatorInRange(loc Locator) bool {
+	return loc.Offset >= int64(pack.HeaderLen) && loc.Length >= pack.RecordHeaderLen &&
+		loc.Length <= pack.RecordHeaderLen+pack.MaxPayload && loc.Flags&^pack.KnownFlags == 0 && loc.Size >= 0
+}
+
+// checkExtent checks that a long record (over a megabyte: a shorter one is
+// read whole at once) ends within its pack, before a read allocates for
+// it. The error is a reason for a CorruptError unless it is a
+// readFailure.
+func (s *Store) checkExtent(ph *packHandle, loc Locator) error {
+	if loc.Length <= 1<<20 {
+		return nil
+	}
+	fi, err := ph.f.Stat()
+	if err != nil {
+		return &readFailure{err}
+	}
+	if loc.Offset+int64(loc.Length) > fi.Size() {
+		return fmt.Errorf("record extends past end of pack (%d bytes)", fi.Size())
+	}
+	return nil
+}
+
 // checkFraming parses the header of buf, one whole record read from a pack
 // of the given format version, and checks it against loc. The payload is
 // returned as stored.
@@ -299,11 +347,23 @@ func checkFraming(buf []byte, loc Locator, version uint32, corrupt func(string) 
 	switch {
 	case err != nil:
 		return h, nil, corrupt(err.Error())
-	case h.recordLen() != int64(loc.Length) || int64(len(buf)) != h.recordLen() || h.flags != loc.Flags:
+	case int64(len(buf)) != h.recordLen():
 		return h, nil, corrupt("record does not match its locator")
 	}
-	if err := recordInPack(h.flags, version); err != nil {
-		return h, nil, corrupt(err.Error())
+	if err := checkHeader(h, loc, version, corrupt); err != nil {
+		return h, nil, err
 	}
 	return h, buf[pack.RecordHeaderLen:], nil
+}
+
+// checkHeader checks a record's parsed header against loc and against
+// the format version of the pack it was read from.
+func checkHeader(h recordHeader, loc Locator, version uint32, corrupt func(string) error) error {
+	if h.recordLen() != int64(loc.Length) || h.flags != loc.Flags {
+		return corrupt("record does not match its locator")
+	}
+	if err := recordInPack(h.flags, version); err != nil {
+		return corrupt(err.Error())
+	}
+	return nil
 }

@@ -13,12 +13,13 @@ import (
 // a group or two at a time.
 const sessionGroups = 16
 
-// ReadSession reads blobs as the Store does, except that it loads each
-// group record (a delta's base's included) once, and decodes each of its frames at most twice (up to
-// a member, then whole), while the record stays among the last
-// sessionGroups groups it read, instead of once per member: a restore of
-// many small files reads each group from disk once rather than once per
-// file. Every content it returns is verified against its id as the
+// ReadSession reads blobs as the Store does, except that it reads each
+// group record's header and frame index (a delta's base's included) once,
+// and each of its frames from disk at most once and decodes it at most
+// twice (up to a member, then whole), while the record stays among the
+// last sessionGroups groups it read, instead of once per member: a
+// restore of many small files reads each frame of a group once rather
+// than once per file. Every content it returns is verified against its id as the
 // Store's are; what it does not promise is to see damage done to a group
 // record on disk after it read that record. A ReadSession is safe for
 // concurrent use; drop it when the operation that needed it ends.
@@ -61,11 +62,13 @@ func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
 // against want when not zero, as the session's own bytes. Damage is
 // reported through corrupt.
 func (r *ReadSession) member(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
-	g, err := r.loaded(loc, corrupt)
+	src := r.s.payload(loc)
+	defer src.close()
+	g, err := r.loaded(loc, src, corrupt)
 	if err != nil {
 		return recordHeader{}, nil, err
 	}
-	return g.member(r.s.codec, loc, want, corrupt)
+	return g.member(r.s.codec, src, false, loc, want, corrupt)
 }
 
 // CheckGroup checks the group record at loc (the locator of any of its
@@ -75,19 +78,21 @@ func (r *ReadSession) member(loc Locator, want ID, corrupt func(string) error) (
 // *CorruptError.
 func (r *ReadSession) CheckGroup(loc Locator) error {
 	corrupt := r.s.recordCorrupt(loc, ID{})
-	g, err := r.loaded(loc, corrupt)
+	src := r.s.payload(loc)
+	defer src.close()
+	g, err := r.loaded(loc, src, corrupt)
 	if err != nil {
 		return err
 	}
-	_, err = g.whole(r.s.codec, corrupt)
+	_, err = g.whole(r.s.codec, src, corrupt)
 	return err
 }
 
-// loaded returns the session's reader of the group record at loc, loading
-// the record from disk the first time. Readers of a record being loaded
-// wait for that load instead of loading it again; when it fails, each
-// tries its own.
-func (r *ReadSession) loaded(loc Locator, corrupt func(string) error) (*groupReader, error) {
+// loaded returns the session's reader of the group record at loc, reading
+// the record's header and frame index through src the first time. Readers
+// of a record being loaded wait for that load instead of loading it again;
+// when it fails, each tries its own.
+func (r *ReadSession) loaded(loc Locator, src *packPayload, corrupt func(string) error) (*groupReader, error) {
 	key := groupKey{loc.Pack, loc.Offset}
 	for {
 		r.mu.Lock()
@@ -100,7 +105,10 @@ func (r *ReadSession) loaded(loc Locator, corrupt func(string) error) (*groupRea
 			done := make(chan struct{})
 			r.loading[key] = done
 			r.mu.Unlock()
-			g, err := r.load(key, loc, corrupt)
+			g, err := groupReaderAt(loc, src, corrupt)
+			if err == nil {
+				r.keep(key, g)
+			}
 			r.mu.Lock()
 			delete(r.loading, key)
 			r.mu.Unlock()
@@ -110,20 +118,6 @@ func (r *ReadSession) loaded(loc Locator, corrupt func(string) error) (*groupRea
 		r.mu.Unlock()
 		<-wait
 	}
-}
-
-// load reads the group record at loc from disk and keeps its reader.
-func (r *ReadSession) load(key groupKey, loc Locator, corrupt func(string) error) (*groupReader, error) {
-	h, stored, err := r.s.loadRecord(loc, corrupt)
-	if err != nil {
-		return nil, err
-	}
-	g, err := newGroupReader(h, stored)
-	if err != nil {
-		return nil, corrupt(err.Error())
-	}
-	r.keep(key, g)
-	return g, nil
 }
 
 // keep records the reader of a group, dropping the oldest group beyond

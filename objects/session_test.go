@@ -38,10 +38,9 @@ func TestReadSessionReadsEveryMember(t *testing.T) {
 	wg.Wait()
 }
 
-// A session loads a group record once: damage done after that first read
-// is not seen by the session, which keeps returning the verified content
-// (its later reads of the group, even of members past what the first read
-// decoded, decode what it loaded), while the store and a new session
+// A session reads each frame of a group record once: damage done after
+// its reads fetched every frame is not seen by the session, which keeps
+// returning the verified content, while the store and a new session
 // report it for the members it reaches and return no wrong bytes.
 func TestReadSessionReadsAGroupOnce(t *testing.T) {
 	s, idx := testStore(t, Options{Groups: true})
@@ -49,8 +48,10 @@ func TestReadSessionReadsAGroupOnce(t *testing.T) {
 	ids, _ := save(t, s, idx, blobs...)
 	loc, _ := s.Stat(ids[7])
 	r := s.ReadSession()
-	if got, err := r.Get(ids[7]); err != nil || string(got) != string(blobs[7]) {
-		t.Fatalf("first read: %v", err)
+	for i, id := range ids {
+		if got, err := r.Get(id); err != nil || string(got) != string(blobs[i]) {
+			t.Fatalf("member %d before the damage: %v", i, err)
+		}
 	}
 	flip(t, s.PackPath(loc.Pack), loc.Offset+int64(loc.Length)/2)
 	for i, id := range ids {
@@ -107,29 +108,41 @@ func TestReadSessionReadsDeltaBasesThroughItsGroups(t *testing.T) {
 }
 
 // Readers that reach a group record while it is being loaded wait for that
-// load: many readers of one group, all starting at once, read the record
-// from its pack once.
+// load, and readers of one frame for the read fetching it: many readers of
+// one group, all starting at once, read from its pack what one reader
+// reading every member in turn reads.
 func TestReadSessionLoadsAGroupOnceForConcurrentReaders(t *testing.T) {
 	var reads atomic.Int64
-	s, idx := testStore(t, Options{Groups: true, FS: countingFS{storefs.OS, &reads}})
+	s, idx := testStore(t, Options{Groups: true, FS: countingFS{FS: storefs.OS, reads: &reads}})
 	blobs := groupBlobs()[:16]
 	ids, _ := save(t, s, idx, blobs...)
 	mustGet(t, s, ids[0], blobs[0]) // the pack opened, its header read
 	reads.Store(0)
 	r := s.ReadSession()
+	for i, id := range ids {
+		mustRead(t, r, id, blobs[i])
+	}
+	inTurn := reads.Swap(0)
+	r = s.ReadSession()
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
 			<-start
-			if got, err := r.Get(id); err != nil || !bytes.Equal(got, blobs[i]) {
-				t.Errorf("member %d: %v", i, err)
-			}
+			mustRead(t, r, id, blobs[i])
 		})
 	}
 	close(start)
 	wg.Wait()
-	if n := reads.Load(); n != 1 {
-		t.Fatalf("%d readers of one group read its pack %d times, want once", len(ids), n)
+	if n := reads.Load(); n != inTurn {
+		t.Fatalf("%d readers of one group read its pack %d times, one reading every member in turn %d", len(ids), n, inTurn)
+	}
+}
+
+// mustRead reads blob id through r and checks it holds want.
+func mustRead(t *testing.T, r *ReadSession, id ID, want []byte) {
+	t.Helper()
+	if got, err := r.Get(id); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("blob %s: %v", id.Short(), err)
 	}
 }
