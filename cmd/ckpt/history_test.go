@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,11 +10,13 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // TestCLILogExportBisect runs the history commands cold and through a
 // live server: log of a file, export into a directory and a tar archive,
-// and a bisect over 60 checkpoints whose 37th breaks a test script.
+// and a bisect over 24 checkpoints (60 with the long tests) whose 14th
+// (37th) breaks a test script.
 func TestCLILogExportBisect(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {
@@ -23,28 +26,30 @@ func TestCLILogExportBisect(t *testing.T) {
 	e.write("test.sh", "grep -q yes ok\n")
 	e.write("ok", "yes")
 	srv := e.listenServer()
-	for i := 1; i <= 60; i++ {
+	n := testbound.Scale(24, 60)
+	bad := n * 37 / 60
+	for i := 1; i <= n; i++ {
 		e.write("n", fmt.Sprint(i))
-		if i == 37 {
+		if i == bad {
 			e.write("ok", "no")
 		}
 		e.ok("save", "-q", "-m", fmt.Sprint("step ", i))
 	}
-	t.Run("server", func(t *testing.T) { checkLogExportBisect(t, e) })
+	t.Run("server", func(t *testing.T) { checkLogExportBisect(t, e, n, bad) })
 	srv.Process.Kill()
 	srv.Wait()
-	t.Run("cold", func(t *testing.T) { checkLogExportBisect(t, e) })
+	t.Run("cold", func(t *testing.T) { checkLogExportBisect(t, e, n, bad) })
 }
 
-// checkLogExportBisect runs log, export and bisect on the 60 checkpoints
-// of TestCLILogExportBisect.
-func checkLogExportBisect(t *testing.T, e *env) {
+// checkLogExportBisect runs log, export and bisect on the n checkpoints
+// of TestCLILogExportBisect, whose bad-th breaks the test script.
+func checkLogExportBisect(t *testing.T, e *env, n, bad int) {
 	h := decode[protocol.HistoryJSON](t, e.ok("--json", "log", "ok"))
-	if len(h.Entries) != 2 || h.Entries[0].Checkpoint.Seq != 37 || h.Entries[1].Checkpoint.Seq != 1 {
-		t.Fatalf("log ok = %+v, want @37 and @1", h.Entries)
+	if len(h.Entries) != 2 || h.Entries[0].Checkpoint.Seq != uint64(bad) || h.Entries[1].Checkpoint.Seq != 1 {
+		t.Fatalf("log ok = %+v, want @%d and @1", h.Entries, bad)
 	}
 	if c := h.Entries[0].Changes; len(c) != 1 || c[0].Status != "modified" || c[0].Before != 3 || c[0].After != 2 {
-		t.Errorf("log ok @37 changes = %+v", c)
+		t.Errorf("log ok @%d changes = %+v", bad, c)
 	}
 	if out := e.ok("log", "-p", "ok"); !strings.Contains(out, "-yes") || !strings.Contains(out, "+no") {
 		t.Errorf("log -p shows no patch:\n%s", out)
@@ -66,11 +71,12 @@ func checkLogExportBisect(t *testing.T, e *env) {
 
 	wsBefore := e.ok("diff", "--name-status", "HEAD", "workspace")
 	b := decode[protocol.BisectJSON](t, e.ok("--json", "bisect", "--run", "sh test.sh"))
-	if b.FirstBad.Seq != 37 || b.FirstBad.Message != "step 37" {
-		t.Errorf("bisect found @%d %q, want @37", b.FirstBad.Seq, b.FirstBad.Message)
+	if b.FirstBad.Seq != uint64(bad) || b.FirstBad.Message != fmt.Sprint("step ", bad) {
+		t.Errorf("bisect found @%d %q, want @%d", b.FirstBad.Seq, b.FirstBad.Message, bad)
 	}
-	if len(b.Steps) > 6 {
-		t.Errorf("bisect ran %d tests, want at most ceil(log2(59)) = 6", len(b.Steps))
+	// The first checkpoint is good and the last bad: n-1 candidates.
+	if most := bits.Len(uint(n - 2)); len(b.Steps) > most {
+		t.Errorf("bisect ran %d tests, want at most ceil(log2(%d)) = %d", len(b.Steps), n-1, most)
 	}
 	if e.ok("diff", "--name-status", "HEAD", "workspace") != wsBefore {
 		t.Error("bisect changed the workspace")
