@@ -417,6 +417,43 @@ func TestAMemberReadFetchesOnlyItsFrames(t *testing.T) {
 	}
 }
 
+// A member of a group stored raw (by a deferred save) is fetched in
+// rawFrameLen pieces: one of 8 KiB in a group of 120 costs the header, the
+// table and a piece or two, under a twentieth of the record.
+func TestARawMemberReadFetchesOnlyItsPieces(t *testing.T) {
+	var reads, read atomic.Int64
+	s, idx := testStore(t, Options{Groups: true, FS: countingFS{FS: storefs.OS, reads: &reads, bytes: &read}})
+	b := s.NewBatch()
+	b.DeferCompression()
+	var blobs [][]byte
+	var ids []ID
+	for i := range 120 {
+		blobs = append(blobs, textBytes(uint64(i), 8<<10))
+		id, err := b.PutBytes(blobs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	placed, err := b.Sync()
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.commit(placed)
+	loc, _ := s.Stat(ids[60])
+	if loc.Flags&pack.FlagGroup == 0 || loc.Flags&pack.FlagCompressed != 0 {
+		t.Fatalf("a deferred save stored blob 60 as %+v, want a raw group member", loc)
+	}
+	read.Store(0)
+	if got, err := s.Get(ids[60]); err != nil || !bytes.Equal(got, blobs[60]) {
+		t.Fatalf("member 60: %v", err)
+	}
+	if n := read.Load(); n*20 >= int64(loc.Length) {
+		t.Fatalf("a member of 8 KiB fetched %d bytes of a %d-byte raw group", n, loc.Length)
+	}
+}
+
 // A group is stored as zstd frames of about groupFrameLen decoded bytes
 // each, every one decodable alone: with a middle frame damaged, the
 // members of the frames around it still read, verified, through the store

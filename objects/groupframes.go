@@ -21,8 +21,13 @@ import (
 // store 5.2% and 8.4% more.
 const groupFrameLen = 256 << 10
 
+// rawFrameLen is how much of a group payload stored raw (in a deferred
+// pack) a read fetches at a time: a member of a few kilobytes costs one
+// or two reads of this size, not the whole record.
+const rawFrameLen = 16 << 10
+
 // groupFrame is one zstd frame of a group's stored payload, or, for a
-// payload stored raw, one groupFrameLen slice of it that needs no
+// payload stored raw, one rawFrameLen slice of it that needs no
 // decoding. Its stored bytes are read from the record when a read first
 // needs the frame (see payloadSource).
 type groupFrame struct {
@@ -80,8 +85,8 @@ func newGroupReader(h recordHeader, src payloadSource) (*groupReader, error) {
 		if src.len() != h.size {
 			return nil, fmt.Errorf("group record does not match its size")
 		}
-		for start := int64(0); start < h.size; start += groupFrameLen {
-			n := min(groupFrameLen, h.size-start)
+		for start := int64(0); start < h.size; start += rawFrameLen {
+			n := min(rawFrameLen, h.size-start)
 			g.frames = append(g.frames, &groupFrame{off: start, n: n, raw: true, start: start, size: n})
 		}
 		return g, nil
