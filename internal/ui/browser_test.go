@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,25 +31,64 @@ type browser struct {
 	ctx context.Context
 }
 
+// chromium is the one headless chromium the browser tests open their tabs
+// in: started by the first newBrowser (starting one per test cost each
+// a second or two of CPU), closed by TestMain.
+var chromium struct {
+	once  sync.Once
+	ctx   context.Context // the browser's first tab, which it lives as long as
+	close func()
+	err   error
+}
+
+// startChromium starts the browser at path with a user data directory of
+// its own and an empty first tab.
+func startChromium(path string) {
+	dir, err := os.MkdirTemp("", "ckpt-ui-chromium")
+	if err != nil {
+		chromium.err = err
+		return
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(dir), chromedp.WindowSize(1280, 760))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	chromium.ctx = ctx
+	chromium.close = func() { cancel(); cancelAlloc(); os.RemoveAll(dir) }
+	// The first action starts the browser, which lives as long as the
+	// context it ran on.
+	chromium.err = chromedp.Do(ctx, chromedp.EmulateViewport(1280, 760))
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chromium.close != nil {
+		chromium.close()
+	}
+	os.Exit(code)
+}
+
+// newBrowser opens a tab of its own for t, closed when t ends.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed (apt-get install -y chromium); CI installs it")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 760))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
+	chromium.once.Do(func() { startChromium(path) })
+	if chromium.err != nil {
+		t.Fatalf("start chromium: %v", chromium.err)
+	}
+	ctx, cancel := chromedp.NewContext(chromium.ctx)
 	// The one bound of every step: a step waits for its condition, however
 	// slowly a loaded machine under -race gets there, but not for ever.
 	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	// The first action starts the browser, which lives as long as the
-	// context it ran on: run it on the test's own, not a per-step one.
+	t.Cleanup(func() { cancelTimeout(); cancel() })
+	// The first action opens the tab, which lives as long as the context
+	// it ran on: run it on the test's own, not a per-step one.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 760)); err != nil {
 		t.Fatal(err)
 	}
