@@ -128,11 +128,16 @@ type idOf struct {
 	Method *string         `json:"method"`
 }
 
-// lineIDs are the ids of the requests (or, with replies, of the replies)
-// on a line: one message or a batch.
-func lineIDs(line []byte, replies bool) []string {
+// requestIDs are the ids of the requests on a line the host sent: one
+// message or a batch. A line that does not decode has none: the server
+// answers it with a null id.
+func requestIDs(line []byte) []string {
 	var msgs []idOf
-	if json.Unmarshal(line, &msgs) != nil {
+	if s := (jsonScan{b: line}); s.next('[') {
+		if json.Unmarshal(line, &msgs) != nil {
+			return nil
+		}
+	} else {
 		var one idOf
 		if json.Unmarshal(line, &one) != nil {
 			return nil
@@ -141,7 +146,7 @@ func lineIDs(line []byte, replies bool) []string {
 	}
 	var out []string
 	for _, m := range msgs {
-		if m.ID != nil && string(m.ID) != "null" && (m.Method == nil) == replies {
+		if m.ID != nil && string(m.ID) != "null" && m.Method != nil {
 			out = append(out, string(m.ID))
 		}
 	}
@@ -151,9 +156,15 @@ func lineIDs(line []byte, replies bool) []string {
 // count adds the requests of a line the host sent (delta 1) or removes
 // those a line of the server answers (delta -1).
 func (u *unanswered) count(line []byte, delta int) {
+	var ids []string
+	if delta < 0 {
+		ids = replyIDs(line)
+	} else {
+		ids = requestIDs(line)
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for _, id := range lineIDs(line, delta < 0) {
+	for _, id := range ids {
 		if u.ids[id] += delta; u.ids[id] <= 0 {
 			delete(u.ids, id)
 		}

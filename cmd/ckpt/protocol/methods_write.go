@@ -2,8 +2,10 @@ package protocol
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/engine"
 )
@@ -45,10 +47,10 @@ func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	for i, f := range view.Files {
 		hf := HostFileJSON{FileJSON: f}
 		if !f.TooLarge {
-			if hf.Before, hf.BeforeBase64, err = sideContent(res, res.Changes[i], false); err != nil {
+			if hf.Before, hf.BeforeBase64, err = sideContent(res, res.Changes[i], false, f.Before); err != nil {
 				return HostDiffJSON{}, err
 			}
-			if hf.After, hf.AfterBase64, err = sideContent(res, res.Changes[i], true); err != nil {
+			if hf.After, hf.AfterBase64, err = sideContent(res, res.Changes[i], true, f.After); err != nil {
 				return HostDiffJSON{}, err
 			}
 		}
@@ -58,10 +60,18 @@ func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 }
 
 // sideContent is one side's bytes as text or base64; both nil when the side
-// does not exist.
-func sideContent(res *engine.DiffResult, c engine.Change, after bool) (text, b64 *string, err error) {
-	if (after && c.After == nil) || (!after && c.Before == nil) {
+// does not exist. described is the side as the diff's view holds it (a
+// text side's bytes, nil for a binary one): only a binary side is read
+// again.
+func sideContent(res *engine.DiffResult, c engine.Change, after bool, described *string) (text, b64 *string, err error) {
+	switch {
+	case (after && c.After == nil) || (!after && c.Before == nil):
 		return nil, nil, nil
+	case described != nil && utf8.ValidString(*described):
+		return described, nil, nil
+	case described != nil:
+		s := base64.StdEncoding.EncodeToString([]byte(*described))
+		return nil, &s, nil
 	}
 	b, err := res.Content(c, after)
 	if err != nil {

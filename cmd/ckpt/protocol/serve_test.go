@@ -141,23 +141,32 @@ func TestServeMethodsAndEvents(t *testing.T) {
 	}
 }
 
-// Bytes survive JSON: sides and state that are not UTF-8 travel as base64.
+// Bytes survive JSON: sides (of text and of binary files) and state that
+// are not UTF-8 travel as base64.
 func TestServeKeepsBytes(t *testing.T) {
 	s := newRPCSession(t)
 	latin1 := []byte("caf\xe9\n")
 	s.write("l.txt", latin1)
 	s.write("t.txt", []byte("text\n"))
+	bin := []byte("\x00\xffbinary")
+	s.write("b.bin", bin)
 	blob := []byte{0xff, 0x00, 0xfe}
 	s.OK("save", map[string]any{"state_base64": base64.StdEncoding.EncodeToString(blob)}, nil)
 	s.write("l.txt", []byte("caf\xe8\n"))
 	s.write("t.txt", []byte("more text\n"))
+	s.write("b.bin", append(bin, 0))
 	var diff protocol.HostDiffJSON
 	s.OK("diff", map[string]any{}, &diff)
-	if len(diff.Files) != 2 {
+	if len(diff.Files) != 3 {
 		t.Fatalf("diff = %+v", diff)
 	}
 	for _, f := range diff.Files {
 		switch f.Path {
+		case "b.bin":
+			if !f.Binary || f.Before != nil || f.BeforeBase64 == nil || *f.BeforeBase64 != base64.StdEncoding.EncodeToString(bin) ||
+				f.AfterBase64 == nil || *f.AfterBase64 != base64.StdEncoding.EncodeToString(append(bin, 0)) {
+				t.Errorf("binary file = %+v", f)
+			}
 		case "l.txt":
 			if f.Before != nil || f.BeforeBase64 == nil || *f.BeforeBase64 != base64.StdEncoding.EncodeToString(latin1) ||
 				f.AfterBase64 == nil || *f.AfterBase64 != base64.StdEncoding.EncodeToString([]byte("caf\xe8\n")) {
