@@ -89,7 +89,11 @@ func run(ctx context.Context, opts options) (*Report, error) {
 			return nil, err
 		}
 		for _, sys := range b.systems {
-			if err := b.sequence(ctx, rep, sys); err != nil {
+			err := b.sequence(ctx, rep, sys)
+			// Left running, a resident process would compress its first
+			// save's packs while the next system is timed.
+			closeResident(sys)
+			if err != nil {
 				return nil, fmt.Errorf("%s: %w", sys.name(), err)
 			}
 		}
@@ -101,9 +105,14 @@ func run(ctx context.Context, opts options) (*Report, error) {
 // closeServers stops the resident processes of the systems that keep one.
 func (b *bench) closeServers() {
 	for _, s := range b.systems {
-		if r, ok := s.(interface{ close() }); ok {
-			r.close()
-		}
+		closeResident(s)
+	}
+}
+
+// closeResident stops s's resident process, if it keeps one.
+func closeResident(s system) {
+	if r, ok := s.(interface{ close() }); ok {
+		r.close()
 	}
 }
 
