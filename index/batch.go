@@ -117,7 +117,7 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 	id := objects.Sum(enc)
 	rec := enc
 	if !base.IsZero() && base != id {
-		_, stored, err := b.db.rawTree(id)
+		stored, err := b.db.hasTree(id)
 		if err != nil {
 			return objects.ID{}, err
 		}

@@ -165,6 +165,12 @@ func (db *DB) rawTree(id objects.ID) (v []byte, found bool, err error) {
 	})
 }
 
+// hasTree reports whether tree id has a stored value, without copying it.
+func (db *DB) hasTree(id objects.ID) (bool, error) {
+	_, found, err := get(db, idKey(prefixTree, id), func([]byte) (struct{}, error) { return struct{}{}, nil })
+	return found, err
+}
+
 // resolveTree reads tree id, applying delta records down their chain to a
 // full value, and returns it with the depth of id's record (0 for a full
 // value). Each record on the chain must have a smaller depth than the one

@@ -28,13 +28,13 @@ import (
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
-// Version is the store format version the newest frozen store was
-// written by.
-const Version = 2
-
 // Versions are the format versions frozen under testdata, oldest first:
 // each store stays there, and every later version of ckpt reads them all.
 var Versions = []int{1, 2}
+
+// Version is the store format version the newest frozen store was
+// written by.
+var Version = Versions[len(Versions)-1]
 
 // Step is one save of the recipe: the workspace holds Tree, then Task is
 // saved with Message at Time.
