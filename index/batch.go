@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -30,7 +31,19 @@ type Batch struct {
 		pb   *pebble.Batch // nil once closed
 		done bool          // Commit has been attempted
 		err  error         // first invalid argument, returned by Commit
+		// trees are the batch's tree writes and deletions, in order, for
+		// the DB's tree cache to follow once the batch commits.
+		trees []treeWrite
 	}
+}
+
+// treeWrite is a tree a Batch stored (entries and the depth of its record)
+// or, with deleted set, deleted.
+type treeWrite struct {
+	id      objects.ID
+	entries []objects.Entry
+	depth   uint64
+	deleted bool
 }
 
 // NewBatch starts an empty batch.
@@ -115,7 +128,7 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 	}
 	*buf = enc
 	id := objects.Sum(enc)
-	rec := enc
+	rec, depth := enc, uint64(0)
 	if !base.IsZero() && base != id {
 		stored, err := b.db.hasTree(id)
 		if err != nil {
@@ -124,15 +137,23 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 		if stored {
 			return id, nil
 		}
-		delta, err := b.db.treeDeltaFor(t, enc, base)
+		delta, deltaDepth, err := b.db.treeDeltaFor(t, enc, base)
 		if err != nil {
 			return objects.ID{}, err
 		}
 		if delta != nil {
-			rec = delta
+			rec, depth = delta, deltaDepth
 		}
 	}
-	if err := b.set(idKey(prefixTree, id), rec); err != nil {
+	w := treeWrite{id: id, entries: slices.Clone(t.Entries), depth: depth}
+	err = b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Set(idKey(prefixTree, id), rec, nil); err != nil {
+			return err
+		}
+		b.mu.trees = append(b.mu.trees, w)
+		return nil
+	})
+	if err != nil {
 		return objects.ID{}, err
 	}
 	return id, nil
@@ -249,7 +270,13 @@ func (b *Batch) DeleteTask(task string) {
 // no longer reads once the batch commits: store such a tree whole (PutTree)
 // in the same batch.
 func (b *Batch) DeleteTree(id objects.ID) {
-	b.del(idKey(prefixTree, id))
+	_ = b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Delete(idKey(prefixTree, id), nil); err != nil {
+			return err
+		}
+		b.mu.trees = append(b.mu.trees, treeWrite{id: id, deleted: true})
+		return nil
+	})
 }
 
 // DeleteLocator removes the locator of blob id.
@@ -290,6 +317,8 @@ func (b *Batch) Commit() error {
 		}
 		return fmt.Errorf("commit: %w", err)
 	}
+	b.db.trees.follow(b.mu.trees)
+	b.mu.trees = nil
 	return nil
 }
 

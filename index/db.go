@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -75,6 +76,7 @@ type DB struct {
 	// abandoned counts commits await stopped waiting for in a write stall
 	// that will never end; pebble holds its commit lock in them.
 	abandoned atomic.Int32
+	trees     *treeCache
 }
 
 // Open opens the index in dir, creating dir (mode 0700) and an empty index
@@ -103,7 +105,7 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	}
 	popts := pebbleOptions(opts, h)
 	popts.ErrorIfNotExists = existing
-	db = &DB{readOnly: opts.ReadOnly, health: h}
+	db = &DB{readOnly: opts.ReadOnly, health: h, trees: newTreeCache(treeCacheEntries)}
 	// Opening replays the log and flushes it, waiting for a flush pebble
 	// would retry for ever; await gives up on it once the flush fails.
 	err = db.await("open "+dir, h.failed, func() (err error) {
@@ -327,9 +329,23 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 // returns an error wrapping ErrNotFound if there is none, and one marked
 // with objects.ErrCorrupt (naming the key) if a stored value on the chain
 // does not decode, a delta's base is missing, or the tree does not hash
-// to id. Decoding allocates a fresh objects.Tree the caller owns.
+// to id. The returned objects.Tree is the caller's own. A tree this DB
+// resolved or committed recently is answered from memory (treeCache), so
+// damage done to its stored records after that is seen by StoredTree,
+// not here.
 func (db *DB) Tree(id objects.ID) (objects.Tree, error) {
-	t, _, ok, err := db.resolveTree(id)
+	entries, _, ok, err := db.sharedTree(id)
+	if err == nil && !ok {
+		err = fmt.Errorf("tree %s: %w", id, ErrNotFound)
+	}
+	return objects.Tree{Entries: slices.Clone(entries)}, err
+}
+
+// StoredTree is Tree read from the stored records every time, down the
+// whole chain, never from memory: the walk of every tree that gc and
+// verify make, which must see damage on disk.
+func (db *DB) StoredTree(id objects.ID) (objects.Tree, error) {
+	t, _, ok, err := db.resolveTree(id, false)
 	if err == nil && !ok {
 		err = fmt.Errorf("tree %s: %w", id, ErrNotFound)
 	}

@@ -126,6 +126,13 @@ func (db *DB) DirCache(dir string) (DirCache, bool, error) {
 	return get(db, stringKey(prefixDirCache, dir), decodeDirCache)
 }
 
+// HasDirCache reports whether directory dir has a stored stat cache,
+// without decoding it.
+func (db *DB) HasDirCache(dir string) (bool, error) {
+	_, found, err := get(db, stringKey(prefixDirCache, dir), func([]byte) (struct{}, error) { return struct{}{}, nil })
+	return found, err
+}
+
 // DirCacheSet is every stored dir cache, read with one iterator and kept in
 // encoded form (a few dozen bytes per file) until a directory asks for its
 // own: a save prefetches the stat cache this way instead of one index lookup
@@ -142,6 +149,13 @@ func (db *DB) LoadDirCaches() (*DirCacheSet, error) {
 		return nil
 	})
 	return set, err
+}
+
+// Has reports whether the set holds a cache of dir, without decoding it;
+// it never fails (the error is DB.HasDirCache's).
+func (s *DirCacheSet) Has(dir string) (bool, error) {
+	_, ok := s.raw[dir]
+	return ok, nil
 }
 
 // Get decodes the cache of dir; false if there is none. A value that does

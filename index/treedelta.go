@@ -171,17 +171,40 @@ func (db *DB) hasTree(id objects.ID) (bool, error) {
 	return found, err
 }
 
+// sharedTree is Tree without the copy: the entries are shared with the
+// cache and must not be modified. A resolution from the records enters
+// the cache unless a committed Batch dropped a tree meanwhile (that tree
+// could be one this resolution read).
+func (db *DB) sharedTree(id objects.ID) (entries []objects.Entry, depth uint64, found bool, err error) {
+	if entries, depth, ok := db.trees.get(id); ok {
+		return entries, depth, true, nil
+	}
+	gen := db.trees.generation()
+	t, depth, found, err := db.resolveTree(id, true)
+	if found && err == nil {
+		db.trees.putUnlessDropped(gen, id, t.Entries, depth)
+	}
+	return t.Entries, depth, found, err
+}
+
 // resolveTree reads tree id, applying delta records down their chain to a
 // full value, and returns it with the depth of id's record (0 for a full
-// value). Each record on the chain must have a smaller depth than the one
+// value). With cached set, the chain stops at the first base the cache
+// holds. Each record on the chain must have a smaller depth than the one
 // naming it as base, so a damaged chain cannot loop. The result must hash
 // to id. found is false when id has no stored value; any damage (a missing
 // base, a record that does not decode, a result of another hash) is an
 // error marked with objects.ErrCorrupt naming id.
-func (db *DB) resolveTree(id objects.ID) (t objects.Tree, depth uint64, found bool, err error) {
+func (db *DB) resolveTree(id objects.ID, cached bool) (t objects.Tree, depth uint64, found bool, err error) {
 	var chain []treeDelta
 	cur := id
 	for {
+		if cached && cur != id {
+			if entries, _, ok := db.trees.get(cur); ok {
+				t = objects.Tree{Entries: entries} // apply copies what it keeps
+				break
+			}
+		}
 		v, ok, err := db.rawTree(cur)
 		switch {
 		case err != nil:
@@ -234,21 +257,21 @@ func treeDamage(id objects.ID, err error) error {
 }
 
 // treeDeltaFor returns the delta record storing t (encoded as full)
-// against the stored tree base, or nil when there is to be none: base is
-// missing, damaged (left for verify to report) or at the end of a full
-// chain, or the delta is not at most half of full.
-func (db *DB) treeDeltaFor(t objects.Tree, full []byte, base objects.ID) ([]byte, error) {
-	bt, depth, found, err := db.resolveTree(base)
+// against the stored tree base, and its depth, or nil when there is to be
+// none: base is missing, damaged (left for verify to report) or at the end
+// of a full chain, or the delta is not at most half of full.
+func (db *DB) treeDeltaFor(t objects.Tree, full []byte, base objects.ID) ([]byte, uint64, error) {
+	entries, depth, found, err := db.sharedTree(base)
 	switch {
 	case errors.Is(err, objects.ErrCorrupt) || !found || depth >= MaxTreeDeltaDepth:
-		return nil, nil
+		return nil, 0, nil
 	case err != nil:
-		return nil, err
+		return nil, 0, err
 	}
-	removed, upserts := diffTree(bt, t)
+	removed, upserts := diffTree(objects.Tree{Entries: entries}, t)
 	rec, err := appendTreeDelta(make([]byte, 0, len(full)/2), &treeDelta{depth: depth + 1, base: base, removed: removed, upserts: upserts})
 	if err != nil || 2*len(rec) > len(full) {
-		return nil, err
+		return nil, 0, err
 	}
-	return rec, nil
+	return rec, depth + 1, nil
 }

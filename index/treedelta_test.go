@@ -207,8 +207,11 @@ func TestPutTreeAgainstFallsBackToWhole(t *testing.T) {
 	}
 }
 
-// Damage anywhere on a chain makes reading the tree at its top fail with
-// objects.ErrCorrupt naming that tree, not ErrNotFound and not a wrong tree.
+// Damage anywhere on a chain makes reading the tree at its top from the
+// records fail with objects.ErrCorrupt naming that tree, not ErrNotFound
+// and not a wrong tree: through StoredTree at once, and through Tree once
+// the index is opened again (an open DB answers Tree from the trees it
+// committed).
 func TestTreeDeltaDamage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	v0 := randomTree(rng, "n", 20)
@@ -241,8 +244,8 @@ func TestTreeDeltaDamage(t *testing.T) {
 	}
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {
-			db := openTest(t, t.TempDir())
-			defer db.Close()
+			dir := t.TempDir()
+			db := openTest(t, dir)
 			var prev objects.ID
 			for _, v := range []objects.Tree{v0, v1, v2} {
 				commit(t, db, func(b *Batch) { prev, _ = b.PutTreeAgainst(v, prev) })
@@ -253,10 +256,21 @@ func TestTreeDeltaDamage(t *testing.T) {
 			if err := damage(db); err != nil {
 				t.Fatal(err)
 			}
-			_, err := db.Tree(id2)
-			if !errors.Is(err, objects.ErrCorrupt) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "tree/"+id2.String()) {
-				t.Fatalf("read after damage: %v; want ErrCorrupt naming the tree", err)
+			wantDamage := func(how string, err error) {
+				t.Helper()
+				if !errors.Is(err, objects.ErrCorrupt) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "tree/"+id2.String()) {
+					t.Fatalf("%s after damage: %v; want ErrCorrupt naming the tree", how, err)
+				}
 			}
+			_, err := db.StoredTree(id2)
+			wantDamage("StoredTree", err)
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db = openTest(t, dir)
+			defer db.Close()
+			_, err = db.Tree(id2)
+			wantDamage("Tree, reopened", err)
 		})
 	}
 }

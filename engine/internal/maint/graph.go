@@ -182,7 +182,7 @@ func (g *Graph) addTree(id objects.ID, site refSite) error {
 	n := &treeNode{refs: 1}
 	g.trees[id] = n
 	g.tick()
-	t, err := g.s.DB.Tree(id)
+	t, err := g.s.DB.StoredTree(id)
 	if err != nil {
 		if !errors.Is(err, index.ErrNotFound) && !errors.Is(err, objects.ErrCorrupt) {
 			return err

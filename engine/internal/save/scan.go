@@ -173,12 +173,15 @@ func (st *Store) newScanner(put *objects.Batch, base objects.ID, progress func(f
 // dirCaches is where a scan finds a directory's stat-cache record.
 type dirCaches interface {
 	Get(dir string) (index.DirCache, bool, error)
+	// Has reports whether dir has a record, without decoding it.
+	Has(dir string) (bool, error)
 }
 
 // pointCaches looks each directory up in the index.
 type pointCaches struct{ db *index.DB }
 
 func (p pointCaches) Get(dir string) (index.DirCache, bool, error) { return p.db.DirCache(dir) }
+func (p pointCaches) Has(dir string) (bool, error)                 { return p.db.HasDirCache(dir) }
 
 // visit turns one directory into a tree id. When every entry matches the
 // stat cache the stored tree id is reused without encoding anything.
@@ -276,7 +279,7 @@ func (s *scanner) noteLinks(d *walker.Dir) {
 // watched from the watcher's start.)
 func (s *scanner) prune(dir string) bool {
 	if s.plan.quiet(dir) {
-		if _, cached, err := s.cached.Get(dir); err == nil && cached {
+		if cached, err := s.cached.Has(dir); err == nil && cached {
 			return true
 		}
 	}
