@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -31,19 +32,11 @@ type Batch struct {
 		pb   *pebble.Batch // nil once closed
 		done bool          // Commit has been attempted
 		err  error         // first invalid argument, returned by Commit
-		// trees are the batch's tree writes and deletions, in order, for
-		// the DB's tree cache to follow once the batch commits.
-		trees []treeWrite
+		// trees and dirs are the batch's writes of trees and stat
+		// caches, in order, for the DB's memos to follow once it commits.
+		trees []func(memoWrites[objects.ID, cachedTree])
+		dirs  []func(memoWrites[string, []byte])
 	}
-}
-
-// treeWrite is a tree a Batch stored (entries and the depth of its record)
-// or, with deleted set, deleted.
-type treeWrite struct {
-	id      objects.ID
-	entries []objects.Entry
-	depth   uint64
-	deleted bool
 }
 
 // NewBatch starts an empty batch.
@@ -145,12 +138,12 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 			rec, depth = delta, deltaDepth
 		}
 	}
-	w := treeWrite{id: id, entries: slices.Clone(t.Entries), depth: depth}
+	kept := cachedTree{entries: slices.Clone(t.Entries), depth: depth}
 	err = b.apply(func(pb *pebble.Batch) error {
 		if err := pb.Set(idKey(prefixTree, id), rec, nil); err != nil {
 			return err
 		}
-		b.mu.trees = append(b.mu.trees, w)
+		b.mu.trees = append(b.mu.trees, func(w memoWrites[objects.ID, cachedTree]) { w.put(id, kept) })
 		return nil
 	})
 	if err != nil {
@@ -204,24 +197,45 @@ func (b *Batch) PutDirCache(dir string, dc DirCache) {
 		b.fail(fmt.Errorf("dircache %q: %w", dir, err))
 		return
 	}
-	buf := bufPool.Get().(*[]byte)
-	*buf = appendDirCache((*buf)[:0], &dc)
-	_ = b.set(stringKey(prefixDirCache, dir), *buf)
-	bufPool.Put(buf)
+	v := appendDirCache(nil, &dc)
+	_ = b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Set(stringKey(prefixDirCache, dir), v, nil); err != nil {
+			return err
+		}
+		b.mu.dirs = append(b.mu.dirs, func(w memoWrites[string, []byte]) { w.put(dir, v) })
+		return nil
+	})
 }
 
 // DeleteDirCache removes the stat cache of dir, if any.
 func (b *Batch) DeleteDirCache(dir string) {
-	b.del(stringKey(prefixDirCache, dir))
+	_ = b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Delete(stringKey(prefixDirCache, dir), nil); err != nil {
+			return err
+		}
+		b.mu.dirs = append(b.mu.dirs, func(w memoWrites[string, []byte]) { w.drop(dir) })
+		return nil
+	})
 }
 
 // DeleteDirCacheTree removes the stat caches of dir and of every directory
 // below it (a directory that vanished from the workspace with its subtree).
 func (b *Batch) DeleteDirCacheTree(dir string) {
-	b.del(stringKey(prefixDirCache, dir))
 	// Keys of the subtree are exactly those in ["dir/", "dir0"): '0' follows '/'.
 	start, end := stringKey(prefixDirCache, dir+"/"), stringKey(prefixDirCache, dir+"0")
-	_ = b.apply(func(pb *pebble.Batch) error { return pb.DeleteRange(start, end, nil) })
+	_ = b.apply(func(pb *pebble.Batch) error {
+		if err := pb.Delete(stringKey(prefixDirCache, dir), nil); err != nil {
+			return err
+		}
+		if err := pb.DeleteRange(start, end, nil); err != nil {
+			return err
+		}
+		b.mu.dirs = append(b.mu.dirs, func(w memoWrites[string, []byte]) {
+			w.drop(dir)
+			w.dropWhere(func(d string) bool { return strings.HasPrefix(d, dir+"/") })
+		})
+		return nil
+	})
 }
 
 // SetMeta writes the store's Meta record.
@@ -274,7 +288,7 @@ func (b *Batch) DeleteTree(id objects.ID) {
 		if err := pb.Delete(idKey(prefixTree, id), nil); err != nil {
 			return err
 		}
-		b.mu.trees = append(b.mu.trees, treeWrite{id: id, deleted: true})
+		b.mu.trees = append(b.mu.trees, func(w memoWrites[objects.ID, cachedTree]) { w.drop(id) })
 		return nil
 	})
 }
@@ -317,8 +331,9 @@ func (b *Batch) Commit() error {
 		}
 		return fmt.Errorf("commit: %w", err)
 	}
-	b.db.trees.follow(b.mu.trees)
-	b.mu.trees = nil
+	followAll(b.db.trees, b.mu.trees)
+	followAll(b.db.dirCaches, b.mu.dirs)
+	b.mu.trees, b.mu.dirs = nil, nil
 	return nil
 }
 
@@ -336,4 +351,16 @@ func (b *Batch) Close() error {
 		return fmt.Errorf("close batch: %w", err)
 	}
 	return nil
+}
+
+// followAll has m follow a committed batch's writes ops, if any.
+func followAll[K comparable, V any](m *memo[K, V], ops []func(memoWrites[K, V])) {
+	if len(ops) == 0 {
+		return
+	}
+	m.follow(func(w memoWrites[K, V]) {
+		for _, op := range ops {
+			op(w)
+		}
+	})
 }

@@ -76,7 +76,32 @@ type DB struct {
 	// abandoned counts commits await stopped waiting for in a write stall
 	// that will never end; pebble holds its commit lock in them.
 	abandoned atomic.Int32
-	trees     *treeCache
+	// trees and dirCaches keep records read or committed recently (memo):
+	// trees resolved down their delta chains, with their record's depth,
+	// and stat caches as stored.
+	trees     *memo[objects.ID, cachedTree]
+	dirCaches *memo[string, []byte]
+}
+
+// cachedTree is a resolved tree in DB.trees: its entries, and the depth
+// of its stored record.
+type cachedTree struct {
+	entries []objects.Entry
+	depth   uint64
+}
+
+// Memo budgets, in tree entries (about a hundred bytes each) and stat-cache
+// bytes: enough for the directories a host's save, diff and restore of one
+// tool call touch and their ancestors, on a workspace of a hundred thousand
+// files.
+const (
+	treeMemoEntries = 1 << 17
+	dirCacheMemo    = 16 << 20
+)
+
+func newMemos(db *DB) {
+	db.trees = newMemo[objects.ID](treeMemoEntries, func(t cachedTree) int { return len(t.entries) + 1 })
+	db.dirCaches = newMemo[string](dirCacheMemo, func(v []byte) int { return len(v) + 64 })
 }
 
 // Open opens the index in dir, creating dir (mode 0700) and an empty index
@@ -105,7 +130,8 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	}
 	popts := pebbleOptions(opts, h)
 	popts.ErrorIfNotExists = existing
-	db = &DB{readOnly: opts.ReadOnly, health: h, trees: newTreeCache(treeCacheEntries)}
+	db = &DB{readOnly: opts.ReadOnly, health: h}
+	newMemos(db)
 	// Opening replays the log and flushes it, waiting for a flush pebble
 	// would retry for ever; await gives up on it once the flush fails.
 	err = db.await("open "+dir, h.failed, func() (err error) {
@@ -330,9 +356,10 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 // with objects.ErrCorrupt (naming the key) if a stored value on the chain
 // does not decode, a delta's base is missing, or the tree does not hash
 // to id. The returned objects.Tree is the caller's own. A tree this DB
-// resolved or committed recently is answered from memory (treeCache), so
+// resolved or committed recently is answered from memory (memo), so
 // damage done to its stored records after that is seen by StoredTree,
-// not here.
+// not here. A tree id is the hash of the tree's canonical encoding,
+// checked at first resolution, so an id names one tree for ever.
 func (db *DB) Tree(id objects.ID) (objects.Tree, error) {
 	entries, _, ok, err := db.sharedTree(id)
 	if err == nil && !ok {

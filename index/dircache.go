@@ -122,15 +122,41 @@ func decodeDirCache(b []byte) (DirCache, error) {
 // slash-separated path relative to the workspace root, "" for the root);
 // false if there is none. A stored value that does not decode yields an
 // error marked with objects.ErrCorrupt that names the key.
+// A stat cache this DB read or committed recently is answered from memory
+// (memo).
 func (db *DB) DirCache(dir string) (DirCache, bool, error) {
-	return get(db, stringKey(prefixDirCache, dir), decodeDirCache)
+	v, found, err := db.rawDirCache(dir)
+	if !found || err != nil {
+		return DirCache{}, false, err
+	}
+	dc, err := decodeDirCache(v)
+	if err != nil {
+		return DirCache{}, false, fmt.Errorf("key %s: %w", describeKey(stringKey(prefixDirCache, dir)), err)
+	}
+	return dc, true, nil
 }
 
 // HasDirCache reports whether directory dir has a stored stat cache,
 // without decoding it.
 func (db *DB) HasDirCache(dir string) (bool, error) {
-	_, found, err := get(db, stringKey(prefixDirCache, dir), func([]byte) (struct{}, error) { return struct{}{}, nil })
+	_, found, err := db.rawDirCache(dir)
 	return found, err
+}
+
+// rawDirCache returns dir's stored stat cache (shared with the memo: not
+// to be modified).
+func (db *DB) rawDirCache(dir string) ([]byte, bool, error) {
+	if v, ok := db.dirCaches.get(dir); ok {
+		return v, true, nil
+	}
+	gen := db.dirCaches.generation()
+	v, found, err := get(db, stringKey(prefixDirCache, dir), func(b []byte) ([]byte, error) {
+		return append([]byte(nil), b...), nil
+	})
+	if found && err == nil {
+		db.dirCaches.putUnlessChanged(gen, dir, v)
+	}
+	return v, found, err
 }
 
 // DirCacheSet is every stored dir cache, read with one iterator and kept in

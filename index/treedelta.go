@@ -172,24 +172,22 @@ func (db *DB) hasTree(id objects.ID) (bool, error) {
 }
 
 // sharedTree is Tree without the copy: the entries are shared with the
-// cache and must not be modified. A resolution from the records enters
-// the cache unless a committed Batch dropped a tree meanwhile (that tree
-// could be one this resolution read).
+// memo and must not be modified.
 func (db *DB) sharedTree(id objects.ID) (entries []objects.Entry, depth uint64, found bool, err error) {
-	if entries, depth, ok := db.trees.get(id); ok {
-		return entries, depth, true, nil
+	if t, ok := db.trees.get(id); ok {
+		return t.entries, t.depth, true, nil
 	}
 	gen := db.trees.generation()
 	t, depth, found, err := db.resolveTree(id, true)
 	if found && err == nil {
-		db.trees.putUnlessDropped(gen, id, t.Entries, depth)
+		db.trees.putUnlessChanged(gen, id, cachedTree{entries: t.Entries, depth: depth})
 	}
 	return t.Entries, depth, found, err
 }
 
 // resolveTree reads tree id, applying delta records down their chain to a
 // full value, and returns it with the depth of id's record (0 for a full
-// value). With cached set, the chain stops at the first base the cache
+// value). With cached set, the chain stops at the first base the memo
 // holds. Each record on the chain must have a smaller depth than the one
 // naming it as base, so a damaged chain cannot loop. The result must hash
 // to id. found is false when id has no stored value; any damage (a missing
@@ -200,8 +198,8 @@ func (db *DB) resolveTree(id objects.ID, cached bool) (t objects.Tree, depth uin
 	cur := id
 	for {
 		if cached && cur != id {
-			if entries, _, ok := db.trees.get(cur); ok {
-				t = objects.Tree{Entries: entries} // apply copies what it keeps
+			if base, ok := db.trees.get(cur); ok {
+				t = objects.Tree{Entries: base.entries} // apply copies what it keeps
 				break
 			}
 		}
