@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -91,12 +92,12 @@ type cachedTree struct {
 }
 
 // Memo budgets, in tree entries (about a hundred bytes each) and stat-cache
-// bytes: enough for the directories a host's save, diff and restore of one
-// tool call touch and their ancestors, on a workspace of a hundred thousand
-// files.
+// bytes, about 10 MiB in all: the directories a host's save, diff and
+// restore of one tool call touch, and their ancestors, many times over on
+// a workspace of a hundred thousand files.
 const (
-	treeMemoEntries = 1 << 17
-	dirCacheMemo    = 16 << 20
+	treeMemoEntries = 1 << 16
+	dirCacheMemo    = 4 << 20
 )
 
 func newMemos(db *DB) {
@@ -250,6 +251,28 @@ func (db *DB) Close() (err error) {
 		return fatal
 	}
 	return flushErr
+}
+
+// Compact rewrites every table of the index into one sorted run,
+// dropping the values later writes replaced and the records deletions
+// removed, which pebble's background compactions would otherwise keep on
+// disk until enough new writes came: gc calls it after sweeping, so that
+// what it deleted leaves the disk with the packs it reclaimed. It needs a
+// writable index and fails, like Commit, once pebble's background work
+// failed.
+func (db *DB) Compact(ctx context.Context) error {
+	if db.readOnly {
+		return fmt.Errorf("compact: %w", pebble.ErrReadOnly)
+	}
+	if err := db.health.err(); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	// Every key starts with one of the prefix bytes, all below 0xff.
+	err := db.await("compact", db.health.failed, func() error { return db.pdb.Compact(ctx, []byte{0}, []byte{0xff}, false) })
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
 }
 
 // await runs fn, which may wait on pebble's background work, and returns

@@ -28,7 +28,8 @@ type Swept struct {
 // are copied into new packs and fsynced; one synced index batch switches
 // their locators and deletes dead locators, trees, checkpoints and the
 // stat-cache directories that vouch for swept ids; only then are old
-// packs removed and dead tails cut off. A group record counts by the share
+// packs removed and dead tails cut off, and the index compacted so that
+// what the batch deleted leaves the disk too. A group record counts by the share
 // of its content its live members make up: a rewritten pack's group whose
 // live share is under threshold has its live members regrouped (and
 // recompressed) into new groups; one above it is copied whole.
@@ -49,6 +50,9 @@ func (s *Store) Collect(ctx context.Context, g *Graph, threshold float64, progre
 		return nil, err
 	}
 	if err := s.reclaimPacks(packs, res); err != nil {
+		return nil, err
+	}
+	if err := s.DB.Compact(ctx); err != nil {
 		return nil, err
 	}
 	if res.PackBytesAfter, err = s.PackBytes(); err != nil {
