@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -197,7 +198,12 @@ func (b *Batch) PutDirCache(dir string, dc DirCache) {
 		b.fail(fmt.Errorf("dircache %q: %w", dir, err))
 		return
 	}
-	v := appendDirCache(nil, &dc)
+	// Encoded in a pooled buffer (appendDirCache reserves for the longest
+	// encoding), kept at its exact length: the memo holds it.
+	buf := bufPool.Get().(*[]byte)
+	*buf = appendDirCache((*buf)[:0], &dc)
+	v := bytes.Clone(*buf)
+	bufPool.Put(buf)
 	_ = b.apply(func(pb *pebble.Batch) error {
 		if err := pb.Set(stringKey(prefixDirCache, dir), v, nil); err != nil {
 			return err
