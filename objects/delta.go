@@ -199,6 +199,13 @@ func (s *Store) WholeRecord(id ID, loc Locator) ([]byte, Locator, error) {
 // made a delta of a few-kilobyte file cost 0.6 ms instead of 0.08.
 const deltaLargeBase = 256 << 10
 
+// deltaWindow is the window of a delta's frame: a base and a content of
+// at most deltaMax each fit in it, so every byte of the base stays within
+// reach. The encoder keeps a history buffer of its window (and a block),
+// so the zstd default of 8 MiB cost each delta encoder that much memory
+// the first time it ran.
+const deltaWindow = 2 * deltaMax
+
 // deltaEncode appends to dst a zstd frame of src that decodes with base as
 // its raw dictionary.
 func (c *codec) deltaEncode(dst, src, base []byte) ([]byte, error) {
@@ -210,7 +217,7 @@ func (c *codec) deltaEncode(dst, src, base []byte) ([]byte, error) {
 	defer func() { pool <- e }()
 	dict := zstd.WithEncoderDictRaw(0, base)
 	if e == nil {
-		opts := append(c.encoderOptions(), dict, zstd.WithEncoderLevel(level))
+		opts := append(c.encoderOptions(), dict, zstd.WithEncoderLevel(level), zstd.WithWindowSize(deltaWindow))
 		var err error
 		if e, err = zstd.NewWriter(nil, opts...); err != nil {
 			return nil, fmt.Errorf("zstd encoder: %w", err)

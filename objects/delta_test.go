@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -312,4 +315,42 @@ func TestDeltaRewriteAndWholeRecord(t *testing.T) {
 		t.Fatalf("a delta of a recompressed blob has depth %d, want 1", d)
 	}
 	mustGet(t, s, id, next)
+}
+
+// A delta reaches every byte of its base, however far back, for the
+// largest base and content a delta takes, and its encoder's first use
+// reserves memory for that span, not for zstd's default window of 8 MiB.
+func TestDeltaWindowSpansBaseAndContent(t *testing.T) {
+	c, err := newCodec(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 11))
+	base := make([]byte, deltaMax)
+	for i := range base {
+		base[i] = byte(rng.Uint32())
+	}
+	// The content's second half repeats the base's first half: its
+	// matches lie a base and a half back.
+	content := append(slices.Clone(base[deltaMax/2:]), base[:deltaMax/2]...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	frame, err := c.deltaEncode(nil, content, base)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Random bytes do not compress: without the base's first half in
+	// reach, the delta would hold the content's second half, half of it.
+	if len(frame)*3 > len(content) {
+		t.Fatalf("a delta of %d bytes for a rotation of its base of %d", len(frame), len(base))
+	}
+	if got, err := c.deltaDecode(frame, base, int64(len(content))); err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("the delta does not decode to its content: %v", err)
+	}
+	// The history, the match tables and the output: 5.5 MB here, 11.8 MB
+	// with the default window.
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4*deltaWindow {
+		t.Fatalf("the first delta allocated %d bytes, over four times the window of %d", n, deltaWindow)
+	}
 }
