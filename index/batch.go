@@ -335,6 +335,10 @@ func (b *Batch) Commit() error {
 		if b.db.abandoned.Load() > 0 {
 			b.mu.pb = nil
 		}
+		// Whether pebble applied any of it is not known: the memos
+		// forget everything rather than answer what it replaced.
+		b.db.trees.clear()
+		b.db.dirCaches.clear()
 		return fmt.Errorf("commit: %w", err)
 	}
 	followAll(b.db.trees, b.mu.trees)

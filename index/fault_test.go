@@ -282,3 +282,45 @@ func wedgedDir(t *testing.T) string {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
+
+// A commit that fails empties the memos: whether pebble applied any of the
+// batch is not known, so nothing remembered from before it may answer.
+func TestFailedCommitEmptiesTheMemos(t *testing.T) {
+	dir := wedgedDir(t)
+	var mu sync.Mutex
+	armed := false
+	fsys := faultfs.Wrap(storefs.OS, injectOn([]faultfs.OpKind{faultfs.OpFileWrite, faultfs.OpFileSync}, ".log", syscall.EIO, &armed, &mu))
+	db, err := Open(dir, Options{FS: fsys, OnBackgroundError: func(error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id objects.ID
+	commit(t, db, func(b *Batch) {
+		b.PutDirCache("a", DirCache{WrittenNs: 1})
+		id, _ = b.PutTree(objects.Tree{Entries: []objects.Entry{{Name: "f", Kind: objects.KindFile, Mode: 0o644, ID: testID("f")}}})
+	})
+	if _, ok := db.dirCaches.get("a"); !ok {
+		t.Fatal("a committed stat cache is not remembered")
+	}
+	if _, ok := db.trees.get(id); !ok {
+		t.Fatal("a committed tree is not remembered")
+	}
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	testbound.Within(t, testbound.Hang, func() {
+		b := db.NewBatch()
+		defer b.Close()
+		b.PutDirCache("a", DirCache{WrittenNs: 2})
+		err = b.Commit()
+	})
+	if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("a commit with failing log writes: %v, want EIO", err)
+	}
+	if _, ok := db.dirCaches.get("a"); ok {
+		t.Fatal("a stat cache is remembered across a failed commit")
+	}
+	if _, ok := db.trees.get(id); ok {
+		t.Fatal("a tree is remembered across a failed commit")
+	}
+}

@@ -86,6 +86,15 @@ func (m *memo[K, V]) follow(apply func(w memoWrites[K, V])) {
 	apply(memoWrites[K, V]{put: m.putLocked, drop: m.remove, dropWhere: m.removeWhere})
 }
 
+// clear forgets everything, as a commit would that wrote every key.
+func (m *memo[K, V]) clear() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	clear(m.vals)
+	m.order, m.head, m.total = nil, 0, 0
+}
+
 // putLocked records v under k, replacing what the memo held; a value
 // over the whole budget is not kept.
 func (m *memo[K, V]) putLocked(k K, v V) {
