@@ -370,10 +370,13 @@ func (b *blind) unseenChange(t *testing.T, e *Engine, round int) int {
 		t.Fatal(err)
 	}
 	// A rule file changed within the last tick makes the next scan walk
-	// everything, which vouches for nothing: back-date them first.
+	// everything, which vouches for nothing: back-date them first, and a
+	// symlink among them as well as its target (the scans stat both).
 	old := time.Now().Add(-time.Hour)
+	stamp := unix.NsecToTimespec(old.UnixNano())
 	for _, p := range []string{".git/info/exclude", ".git/info", ".git"} {
 		os.Chtimes(filepath.Join(b.ws, p), old, old)
+		unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(b.ws, p), []unix.Timespec{stamp, stamp}, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	saveRoot(t, e)
 	m, err := blindspot.MmapRewrite(f, []byte("AFTER"), true)
