@@ -379,7 +379,7 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 // with objects.ErrCorrupt (naming the key) if a stored value on the chain
 // does not decode, a delta's base is missing, or the tree does not hash
 // to id. The returned objects.Tree is the caller's own. A tree this DB
-// resolved or committed recently is answered from memory (memo), so
+// resolved or committed recently is answered from memory, so
 // damage done to its stored records after that is seen by StoredTree,
 // not here. A tree id is the hash of the tree's canonical encoding,
 // checked at first resolution, so an id names one tree for ever.

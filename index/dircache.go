@@ -121,9 +121,8 @@ func decodeDirCache(b []byte) (DirCache, error) {
 // DirCache returns the stat cache of workspace directory dir (a
 // slash-separated path relative to the workspace root, "" for the root);
 // false if there is none. A stored value that does not decode yields an
-// error marked with objects.ErrCorrupt that names the key.
-// A stat cache this DB read or committed recently is answered from memory
-// (memo).
+// error marked with objects.ErrCorrupt that names the key. A stat cache
+// this DB read or committed recently is answered from memory.
 func (db *DB) DirCache(dir string) (DirCache, bool, error) {
 	v, found, err := db.rawDirCache(dir)
 	if !found || err != nil {
