@@ -60,8 +60,11 @@ type PushResult struct {
 // then the task's head, by a conditional write, so that the remote is
 // consistent at every moment and two pushers of one task see each other.
 // A push cut short (cancelled, killed, a failing remote) and run again
-// uploads nothing it uploaded before. Push never overwrites another
-// store's history: see PushResult.Forked. It fails with ErrUnknownRef for
+// uploads nothing it uploaded before. Packs a first save stored
+// uncompressed (Options.DeferCompression) are compressed first, as
+// Recompress would, so that neither the upload nor the remote nor a clone
+// of it carries them raw. Push never overwrites another store's history:
+// see PushResult.Forked. It fails with ErrUnknownRef for
 // a task the store does not have, ErrBadRequest for an unknown remote, and
 // a *CorruptError (ErrCorrupt) for a remote object that does not verify.
 func (e *Engine) Push(ctx context.Context, b Backend, opts PushOptions) (*PushResult, error) {
@@ -76,6 +79,16 @@ func (e *Engine) Push(ctx context.Context, b Backend, opts PushOptions) (*PushRe
 
 func (e *Engine) push(ctx context.Context, b Backend, opts PushOptions) (*PushResult, error) {
 	var res *PushResult
+	// Packs a first save left raw are compressed before they leave, a
+	// slice at a time with the lock taken per slice (Recompress), so that
+	// a save waits at most one slice for it.
+	if _, packs, err := e.Deferred(); err != nil {
+		return nil, err
+	} else if packs > 0 {
+		if _, err := e.Recompress(ctx); err != nil {
+			return nil, fmt.Errorf("push to %s: compress the packs a first save deferred: %w", opts.Remote, err)
+		}
+	}
 	err := e.withSyncer(ctx, b, opts.Remote, opts.Task, opts.Progress, func(s *remotesync.Syncer, task string) error {
 		r, err := s.Push(ctx, task)
 		if err != nil {

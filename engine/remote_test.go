@@ -507,3 +507,38 @@ func TestDiffAfterPullFetchesTheChangedBlobs(t *testing.T) {
 		t.Fatal("the diff's blobs were not fetched into the store")
 	}
 }
+
+// A push right after a first save that deferred compression uploads the
+// packs compressed, not as the save left them on disk, and leaves none
+// deferred; a clone of the remote reproduces the workspace.
+func TestPushCompressesDeferredPacksFirst(t *testing.T) {
+	t.Parallel()
+	tree := testtree.Dir{}
+	var raw int64
+	for i := range 200 {
+		text := strings.Repeat(fmt.Sprintf("line %d of a source file that compresses well\n", i%7), 40)
+		tree[fmt.Sprintf("f%03d.txt", i)] = testtree.File{Content: text}
+		raw += int64(len(text))
+	}
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		b, url := open(t)
+		f := newSyncFixture(t, tree, Options{DeferCompression: true})
+		f.save("one")
+		if _, packs, err := f.e.Deferred(); err != nil || packs == 0 {
+			t.Fatalf("the first save deferred %d packs (%v); the test needs some", packs, err)
+		}
+		cb := &countingBackend{Backend: b}
+		pushAll(t, f, cb, url)
+		if got := cb.bytes.Load(); got*4 > raw {
+			t.Fatalf("the push uploaded %d bytes of %d raw", got, raw)
+		}
+		if _, packs, err := f.e.Deferred(); err != nil || packs != 0 {
+			t.Fatalf("%d packs still deferred after the push (%v)", packs, err)
+		}
+		g, _, err := cloneInto(t, b, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertSameTree(t, f.read(), g.read())
+	})
+}

@@ -56,7 +56,8 @@ const (
 // store's lock and keep Batches from running meanwhile (the engine
 // serialises collections with saves). step, when not nil, is called before
 // each blob moves, with "copy" (MoveCopy, MoveRecompress) or "regroup" and
-// the number of blobs moved so far, and with "sync" before the fsync.
+// the number of blobs moved so far, and with "sync" before the fsync; ctx
+// is checked before each blob and after that last step.
 func (s *Store) Rewrite(ctx context.Context, moves []Move, step func(op string, done int)) ([]Placement, error) {
 	if len(moves) == 0 {
 		return nil, nil
@@ -94,6 +95,11 @@ func (s *Store) Rewrite(ctx context.Context, moves []Move, step func(op string, 
 		out = append(out, Placement{ID: m.ID, Loc: loc})
 	}
 	step("sync", len(moves))
+	// A cancellation that came with the last record is honoured before
+	// the sync, which is the costly part of a small rewrite.
+	if err := ctx.Err(); err != nil {
+		return nil, rw.abandon(err)
+	}
 	regrouped, err := rw.Sync()
 	if err != nil {
 		return nil, rw.abandon(err)
