@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -97,7 +96,9 @@ func (b *Batch) PutLocator(id objects.ID, loc objects.Locator) {
 
 // PutTree stores t whole under its id (TreeID), replacing a delta record
 // stored for it, and returns the id. An invalid tree is refused with
-// EncodeTree's error and does not affect the batch.
+// EncodeTree's error and does not affect the batch. The batch keeps t's
+// entries, for the DB to answer Tree from once it commits: t must not be
+// modified afterwards.
 func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
 	return b.putTree(t, objects.ID{})
 }
@@ -139,14 +140,9 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 			rec, depth = delta, deltaDepth
 		}
 	}
-	kept := cachedTree{entries: slices.Clone(t.Entries), depth: depth}
-	err = b.apply(func(pb *pebble.Batch) error {
-		if err := pb.Set(idKey(prefixTree, id), rec, nil); err != nil {
-			return err
-		}
-		b.mu.trees = append(b.mu.trees, func(w memoWrites[objects.ID, cachedTree]) { w.put(id, kept) })
-		return nil
-	})
+	kept := cachedTree{entries: t.Entries, depth: depth}
+	err = followed(b, &b.mu.trees, func(pb *pebble.Batch) error { return pb.Set(idKey(prefixTree, id), rec, nil) },
+		func(w memoWrites[objects.ID, cachedTree]) { w.put(id, kept) })
 	if err != nil {
 		return objects.ID{}, err
 	}
@@ -204,24 +200,14 @@ func (b *Batch) PutDirCache(dir string, dc DirCache) {
 	*buf = appendDirCache((*buf)[:0], &dc)
 	v := bytes.Clone(*buf)
 	bufPool.Put(buf)
-	_ = b.apply(func(pb *pebble.Batch) error {
-		if err := pb.Set(stringKey(prefixDirCache, dir), v, nil); err != nil {
-			return err
-		}
-		b.mu.dirs = append(b.mu.dirs, func(w memoWrites[string, []byte]) { w.put(dir, v) })
-		return nil
-	})
+	_ = followed(b, &b.mu.dirs, func(pb *pebble.Batch) error { return pb.Set(stringKey(prefixDirCache, dir), v, nil) },
+		func(w memoWrites[string, []byte]) { w.put(dir, v) })
 }
 
 // DeleteDirCache removes the stat cache of dir, if any.
 func (b *Batch) DeleteDirCache(dir string) {
-	_ = b.apply(func(pb *pebble.Batch) error {
-		if err := pb.Delete(stringKey(prefixDirCache, dir), nil); err != nil {
-			return err
-		}
-		b.mu.dirs = append(b.mu.dirs, func(w memoWrites[string, []byte]) { w.drop(dir) })
-		return nil
-	})
+	_ = followed(b, &b.mu.dirs, func(pb *pebble.Batch) error { return pb.Delete(stringKey(prefixDirCache, dir), nil) },
+		func(w memoWrites[string, []byte]) { w.drop(dir) })
 }
 
 // DeleteDirCacheTree removes the stat caches of dir and of every directory
@@ -229,18 +215,14 @@ func (b *Batch) DeleteDirCache(dir string) {
 func (b *Batch) DeleteDirCacheTree(dir string) {
 	// Keys of the subtree are exactly those in ["dir/", "dir0"): '0' follows '/'.
 	start, end := stringKey(prefixDirCache, dir+"/"), stringKey(prefixDirCache, dir+"0")
-	_ = b.apply(func(pb *pebble.Batch) error {
+	_ = followed(b, &b.mu.dirs, func(pb *pebble.Batch) error {
 		if err := pb.Delete(stringKey(prefixDirCache, dir), nil); err != nil {
 			return err
 		}
-		if err := pb.DeleteRange(start, end, nil); err != nil {
-			return err
-		}
-		b.mu.dirs = append(b.mu.dirs, func(w memoWrites[string, []byte]) {
-			w.drop(dir)
-			w.dropWhere(func(d string) bool { return strings.HasPrefix(d, dir+"/") })
-		})
-		return nil
+		return pb.DeleteRange(start, end, nil)
+	}, func(w memoWrites[string, []byte]) {
+		w.drop(dir)
+		w.dropWhere(func(d string) bool { return strings.HasPrefix(d, dir+"/") })
 	})
 }
 
@@ -290,13 +272,8 @@ func (b *Batch) DeleteTask(task string) {
 // no longer reads once the batch commits: store such a tree whole (PutTree)
 // in the same batch.
 func (b *Batch) DeleteTree(id objects.ID) {
-	_ = b.apply(func(pb *pebble.Batch) error {
-		if err := pb.Delete(idKey(prefixTree, id), nil); err != nil {
-			return err
-		}
-		b.mu.trees = append(b.mu.trees, func(w memoWrites[objects.ID, cachedTree]) { w.drop(id) })
-		return nil
-	})
+	_ = followed(b, &b.mu.trees, func(pb *pebble.Batch) error { return pb.Delete(idKey(prefixTree, id), nil) },
+		func(w memoWrites[objects.ID, cachedTree]) { w.drop(id) })
 }
 
 // DeleteLocator removes the locator of blob id.
@@ -361,6 +338,19 @@ func (b *Batch) Close() error {
 		return fmt.Errorf("close batch: %w", err)
 	}
 	return nil
+}
+
+// followed applies write to b's batch as apply does and, when it
+// succeeds, records follow in ops, for the DB's memo to replay once the
+// batch commits.
+func followed[K comparable, V any](b *Batch, ops *[]func(memoWrites[K, V]), write func(pb *pebble.Batch) error, follow func(memoWrites[K, V])) error {
+	return b.apply(func(pb *pebble.Batch) error {
+		if err := write(pb); err != nil {
+			return err
+		}
+		*ops = append(*ops, follow)
+		return nil
+	})
 }
 
 // followAll has m follow a committed batch's writes ops, if any.

@@ -43,8 +43,8 @@ func TestCompactDropsDeletedRecords(t *testing.T) {
 	if after := tableBytes(db); after*20 > full {
 		t.Fatalf("tables of %d bytes after deleting all trees but one and compacting; %d before", after, full)
 	}
-	if _, err := db.Tree(trees[0]); err != nil {
-		t.Fatalf("the tree kept: %v", err)
+	if _, err := db.StoredTree(trees[0]); err != nil {
+		t.Fatalf("the tree kept, read from the tables: %v", err)
 	}
 	if _, err := db.StoredTree(trees[1]); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a deleted tree: %v", err)

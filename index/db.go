@@ -261,9 +261,6 @@ func (db *DB) Close() (err error) {
 // writable index and fails, like Commit, once pebble's background work
 // failed.
 func (db *DB) Compact(ctx context.Context) error {
-	if db.readOnly {
-		return fmt.Errorf("compact: %w", pebble.ErrReadOnly)
-	}
 	if err := db.health.err(); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
@@ -322,6 +319,10 @@ func get[T any](db *DB, key []byte, decode func([]byte) (T, error)) (x T, ok boo
 	}
 	return x, true, nil
 }
+
+// copyValue is get's decoder of a value kept as stored: a copy, since
+// pebble's buffer is only valid during the call.
+func copyValue(b []byte) ([]byte, error) { return append([]byte(nil), b...), nil }
 
 // scan calls fn for every key with prefix, in key order. k and v are only
 // valid during the call.

@@ -149,9 +149,7 @@ func (db *DB) rawDirCache(dir string) ([]byte, bool, error) {
 		return v, true, nil
 	}
 	gen := db.dirCaches.generation()
-	v, found, err := get(db, stringKey(prefixDirCache, dir), func(b []byte) ([]byte, error) {
-		return append([]byte(nil), b...), nil
-	})
+	v, found, err := get(db, stringKey(prefixDirCache, dir), copyValue)
 	if found && err == nil {
 		db.dirCaches.putUnlessChanged(gen, dir, v)
 	}

@@ -95,8 +95,8 @@ func TestDirCacheMemoFollowsCommits(t *testing.T) {
 	db := openTest(t, dir)
 	dc := func(n int64) DirCache { return DirCache{WrittenNs: n} }
 	for _, d := range []string{"a", "a/b", "a/b/c", "ab", "z"} {
-		if _, _, err := db.DirCache(d); err != nil { // absence is not remembered
-			t.Fatal(err)
+		if _, ok, err := db.DirCache(d); ok || err != nil { // an absence, which the memo does not keep
+			t.Fatalf("DirCache(%q) before any commit: %v, %v", d, ok, err)
 		}
 	}
 	commit(t, db, func(b *Batch) {

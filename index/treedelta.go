@@ -160,9 +160,7 @@ func treeDeltaBase(v []byte) (objects.ID, error) {
 // rawTree returns a copy of tree id's stored value, with found false when
 // there is none.
 func (db *DB) rawTree(id objects.ID) (v []byte, found bool, err error) {
-	return get(db, idKey(prefixTree, id), func(b []byte) ([]byte, error) {
-		return append([]byte(nil), b...), nil
-	})
+	return get(db, idKey(prefixTree, id), copyValue)
 }
 
 // hasTree reports whether tree id has a stored value, without copying it.
