@@ -11,8 +11,9 @@ import (
 
 // TreeSource loads trees by id. Errors, including not-found errors, are
 // passed through to the caller of Compare wrapped with %w. Compare never asks
-// for the zero id and calls Tree from one goroutine at a time, so
-// implementations need not be safe for concurrent use.
+// for the zero id; it calls Tree from one goroutine at a time, so
+// implementations need not be safe for concurrent use; and it only reads
+// the trees, so a source may share them.
 type TreeSource interface {
 	Tree(id objects.ID) (objects.Tree, error)
 }

@@ -41,8 +41,8 @@ func TestCompareSkipsEqualSubtrees(t *testing.T) {
 	if s.treeCalls != 6 {
 		t.Errorf("Tree called %d times, want 6", s.treeCalls)
 	}
-	if s.blobCalls != 0 {
-		t.Errorf("Compare loaded %d blobs, want none", s.blobCalls)
+	if s.blobCalls.Load() != 0 {
+		t.Errorf("Compare loaded %d blobs, want none", s.blobCalls.Load())
 	}
 	s.treeCalls = 0
 	if changes, err := Compare(context.Background(), s, from, from, nil); err != nil || len(changes) != 0 || s.treeCalls != 0 {

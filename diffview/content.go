@@ -9,7 +9,8 @@ import (
 
 // BlobLoader returns the content of a blob (file bytes or symlink target)
 // found at path on one side of a diff. The returned slice is only read.
-// Errors are passed through wrapped with %w.
+// Errors are passed through wrapped with %w. A loader must be safe for
+// concurrent use: patches and stats load several changes at once.
 type BlobLoader interface {
 	LoadBlob(path string, id objects.ID) ([]byte, error)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ckpt/ckpt/objects"
 )
@@ -23,7 +24,7 @@ type memStore struct {
 	trees     map[objects.ID]objects.Tree
 	blobs     map[objects.ID][]byte
 	treeCalls int
-	blobCalls int
+	blobCalls atomic.Int64 // patches load blobs concurrently
 }
 
 func newMemStore() *memStore {
@@ -40,7 +41,7 @@ func (s *memStore) Tree(id objects.ID) (objects.Tree, error) {
 }
 
 func (s *memStore) LoadBlob(path string, id objects.ID) ([]byte, error) {
-	s.blobCalls++
+	s.blobCalls.Add(1)
 	b, ok := s.blobs[id]
 	if !ok {
 		return nil, fmt.Errorf("blob %s at %s: %w", id.Short(), path, errNotFound)

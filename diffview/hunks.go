@@ -1,7 +1,7 @@
 package diffview
 
 import (
-	"bufio"
+	"bytes"
 	"strconv"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -85,8 +85,8 @@ func hunkRange(start, stop int) string {
 	return strconv.Itoa(start+1) + "," + strconv.Itoa(n)
 }
 
-// writeHunks writes the hunks of groups; write errors stay in w.
-func writeHunks(w *bufio.Writer, a, b []string, groups [][]difflib.OpCode, pal palette) {
+// writeHunks writes the hunks of groups.
+func writeHunks(w *bytes.Buffer, a, b []string, groups [][]difflib.OpCode, pal palette) {
 	for _, g := range groups {
 		first, last := g[0], g[len(g)-1]
 		w.WriteString(pal.frag)
@@ -106,7 +106,7 @@ func writeHunks(w *bufio.Writer, a, b []string, groups [][]difflib.OpCode, pal p
 
 // writeLines writes lines with prefix, adding git's marker after a last
 // line that has no newline.
-func writeLines(w *bufio.Writer, prefix byte, lines []string, color string, pal palette) {
+func writeLines(w *bytes.Buffer, prefix byte, lines []string, color string, pal palette) {
 	for _, l := range lines {
 		w.WriteString(color)
 		w.WriteByte(prefix)

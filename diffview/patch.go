@@ -2,6 +2,7 @@ package diffview
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"strings"
 
@@ -10,20 +11,29 @@ import (
 )
 
 // WritePatch writes changes as a git-style unified patch (see the package
-// documentation for the format). Contents are loaded one change at a time
-// from from (the "before" side) and to (the "after" side). Loader and
-// write errors are returned wrapped with %w; output written before an error
-// is not retracted.
+// documentation for the format). Contents are loaded from from (the
+// "before" side) and to (the "after" side) on every core, a few changes
+// ahead of the output, which keeps the order of changes. Loader and write
+// errors are returned wrapped with %w; sections written before an error
+// are not retracted.
 func WritePatch(w io.Writer, changes []Change, from, to BlobLoader, opts Options) error {
 	opts = opts.withDefaults()
-	bw := bufio.NewWriter(w)
-	pw := patchWriter{w: bw, from: from, to: to, opts: opts, pal: newPalette(opts.Color)}
+	var fps []filePatch
 	for _, c := range changes {
-		for _, fp := range filePatchesOf(c) {
-			if err := pw.write(fp); err != nil {
-				return err
-			}
-		}
+		fps = append(fps, filePatchesOf(c)...)
+	}
+	pw := patchWriter{from: from, to: to, opts: opts, pal: newPalette(opts.Color)}
+	sections := make([]bytes.Buffer, len(fps))
+	bw := bufio.NewWriter(w)
+	err := inOrder(len(fps), func(i int) error {
+		return pw.write(&sections[i], fps[i])
+	}, func(i int) error {
+		_, err := bw.Write(sections[i].Bytes())
+		sections[i] = bytes.Buffer{}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }
@@ -46,8 +56,8 @@ func filePatchesOf(c Change) []filePatch {
 	return []filePatch{{oldPath: c.beforePath(), newPath: c.Path, before: c.Before, after: c.After, rename: c.Status == StatusRenamed}}
 }
 
+// patchWriter renders sections; it is safe for concurrent use.
 type patchWriter struct {
-	w        *bufio.Writer
 	from, to BlobLoader
 	opts     Options
 	pal      palette
@@ -82,9 +92,9 @@ func shortID(s *Side) string {
 	return s.ID.Short()
 }
 
-// write writes one section; a section git could not express (only mode bits
-// git does not record changed) is skipped.
-func (pw *patchWriter) write(fp filePatch) error {
+// write renders one section into w; a section git could not express (only
+// mode bits git does not record changed) is empty.
+func (pw *patchWriter) write(w *bytes.Buffer, fp filePatch) error {
 	both := fp.before != nil && fp.after != nil
 	sameContent := both && fp.before.ID == fp.after.ID
 	modeChange := both && gitMode(fp.before) != gitMode(fp.after)
@@ -111,12 +121,12 @@ func (pw *patchWriter) write(fp filePatch) error {
 		meta = append(meta, "--- "+oldLabel+tabIfSpace(fp.before, fp.oldPath), "+++ "+newLabel+tabIfSpace(fp.after, fp.newPath))
 	}
 	for _, m := range meta {
-		pw.w.WriteString(pw.pal.meta + m + pw.pal.end(pw.pal.meta) + "\n")
+		w.WriteString(pw.pal.meta + m + pw.pal.end(pw.pal.meta) + "\n")
 	}
 	if ct.binary || ct.tooLarge {
-		pw.w.WriteString("Binary files " + oldLabel + " and " + newLabel + " differ\n")
+		w.WriteString("Binary files " + oldLabel + " and " + newLabel + " differ\n")
 	}
-	writeHunks(pw.w, a, b, groups, pw.pal)
+	writeHunks(w, a, b, groups, pw.pal)
 	return nil
 }
 

@@ -22,19 +22,20 @@ type statLine struct {
 // opts.StatWidth columns, `Bin X -> Y bytes` for binary and too-large
 // files, and a closing ` N files changed, X insertions(+), Y deletions(-)`
 // line. Nothing is written for an empty change list. Contents are loaded
-// only for changes whose blob changed. Errors are wrapped with %w.
+// only for changes whose blob changed, on every core. Errors are wrapped
+// with %w.
 func WriteStat(w io.Writer, changes []Change, from, to BlobLoader, opts Options) error {
 	opts = opts.withDefaults()
 	if len(changes) == 0 {
 		return nil
 	}
-	lines := make([]statLine, 0, len(changes))
-	for _, c := range changes {
-		l, err := statOf(c, from, to, opts)
-		if err != nil {
-			return err
-		}
-		lines = append(lines, l)
+	lines := make([]statLine, len(changes))
+	err := inOrder(len(changes), func(i int) (err error) {
+		lines[i], err = statOf(changes[i], from, to, opts)
+		return err
+	}, func(int) error { return nil })
+	if err != nil {
+		return err
 	}
 	bw := bufio.NewWriter(w)
 	writeStatLines(bw, lines, opts.StatWidth, newPalette(opts.Color))

@@ -385,11 +385,20 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 // not here. A tree id is the hash of the tree's canonical encoding,
 // checked at first resolution, so an id names one tree for ever.
 func (db *DB) Tree(id objects.ID) (objects.Tree, error) {
+	t, err := db.SharedTree(id)
+	return objects.Tree{Entries: slices.Clone(t.Entries)}, err
+}
+
+// SharedTree is Tree without the copy: the entries may be the ones the
+// DB keeps in memory and hands to every caller, so they must only be
+// read. Readers of many trees at once (a diff, a restore's plan) save a
+// copy of each.
+func (db *DB) SharedTree(id objects.ID) (objects.Tree, error) {
 	entries, _, ok, err := db.sharedTree(id)
 	if err == nil && !ok {
 		err = fmt.Errorf("tree %s: %w", id, ErrNotFound)
 	}
-	return objects.Tree{Entries: slices.Clone(entries)}, err
+	return objects.Tree{Entries: entries}, err
 }
 
 // StoredTree is Tree read from the stored records every time, down the

@@ -12,8 +12,8 @@ import (
 
 // A tree a batch committed, or one resolved once, is answered from memory:
 // Tree returns it even after its record is damaged behind the index's
-// back, while StoredTree reads the records and reports the damage. Either
-// way the caller owns what it gets.
+// back, while StoredTree reads the records and reports the damage. Tree's
+// caller owns what it gets; SharedTree hands out the memory's own entries.
 func TestTreeAnswersCommittedTreesFromMemory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	v0 := randomTree(rng, "n", 30)
@@ -45,6 +45,16 @@ func TestTreeAnswersCommittedTreesFromMemory(t *testing.T) {
 		if _, err := db.StoredTree(c.id); !errors.Is(err, objects.ErrCorrupt) {
 			t.Fatalf("StoredTree(%s) after damage: %v; want ErrCorrupt", c.id.Short(), err)
 		}
+		shared, err := db.SharedTree(c.id)
+		if err != nil || !slices.Equal(shared.Entries, c.want.Entries) {
+			t.Fatalf("SharedTree(%s) after damage: %v; want the committed tree", c.id.Short(), err)
+		}
+		if n := testing.AllocsPerRun(10, func() { _, _ = db.SharedTree(c.id) }); n != 0 {
+			t.Errorf("SharedTree(%s) allocated %v times; want the memory's entries, not a copy", c.id.Short(), n)
+		}
+	}
+	if _, err := db.SharedTree(testID("absent")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SharedTree of an absent tree: %v; want ErrNotFound", err)
 	}
 }
 

@@ -110,7 +110,8 @@ func (store *Store) ChangeStats(ctx context.Context, snap *Snapshot, base object
 	return st, nil
 }
 
-// layeredTrees serves trees computed by a scan first, then the index.
+// layeredTrees serves trees computed by a scan first, then the index. Both
+// are shared, not copied: its readers only read them.
 type layeredTrees struct {
 	fresh map[objects.ID]objects.Tree
 	db    *index.DB
@@ -120,10 +121,12 @@ func (l layeredTrees) Tree(id objects.ID) (objects.Tree, error) {
 	if t, ok := l.fresh[id]; ok {
 		return t, nil
 	}
-	return l.db.Tree(id)
+	return l.db.SharedTree(id)
 }
 
-// TreeSource returns a source that sees snap's trees (nil snap: the index only).
+// TreeSource returns a source that sees snap's trees (nil snap: the index
+// only). The trees it returns are shared with the snapshot and the index's
+// memory: they must only be read.
 func (st *Store) TreeSource(snap *Snapshot) diffview.TreeSource {
 	l := layeredTrees{db: st.DB}
 	if snap != nil {
