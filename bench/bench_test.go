@@ -177,3 +177,28 @@ func TestRestoreFloorRewritesAndRemovesExactlyItsFiles(t *testing.T) {
 		t.Fatalf("mode after the floor: %v (%v), want 0750", info.Mode(), err)
 	}
 }
+
+// The settled server is a column of its own, only on request: its own
+// store, the settle flag set, its times beside the server's.
+func TestSettledServerColumn(t *testing.T) {
+	c := newSettledServer("ckpt", "/ws", "/work", nil)
+	if c.name() != sysServerSettled || !c.settle {
+		t.Fatalf("settled server %q, settle %v", c.name(), c.settle)
+	}
+	for _, s := range newServers("ckpt", "/ws", "/work", nil) {
+		if s.storeDir() == c.storeDir() || s.(*ckptServer).settle {
+			t.Errorf("%s shares the settled server's store %s or settles", s.name(), c.storeDir())
+		}
+	}
+	r := newReport(options{scale: "tiny", reps: 1})
+	for sys, edit := range map[string]float64{"git": 1, sysServer: 0.05, sysServerSettled: 0.1} {
+		r.add(sys, opFirst, qSeconds, 1)
+		r.add(sys, opEdit, qSeconds, edit)
+	}
+	r.finish()
+	var md bytes.Buffer
+	r.WriteMarkdown(&md)
+	if !strings.Contains(md.String(), "| ckpt server | ckpt server, settled |") || !strings.Contains(md.String(), "| 20x | 10x |") {
+		t.Errorf("the settled column is missing:\n%s", md.String())
+	}
+}

@@ -28,7 +28,8 @@ type ckptServer struct {
 	sys            string // the system's name
 	bin, ws, store string
 	env            []string
-	resident       // the server process
+	resident            // the server process
+	settle         bool // measure after the idle recompression (sysServerSettled)
 }
 
 // System names of the resident server with its change watcher and with

@@ -127,7 +127,7 @@ func mainErr(ctx context.Context) error {
 	flag.IntVar(&o.edits, "edits", 100, "files edited between the saves")
 	flag.IntVar(&o.added, "added", 20, "files added between the saves")
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of every library operation into this directory")
-	flag.StringVar(&o.systems, "systems", "", "comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch (the server with CKPT_WATCHER=none),ckpt-rpc (ckpt serve on stdio, as an embedded host runs it),stash (default all but stash, which makes the workspace a git repository)")
+	flag.StringVar(&o.systems, "systems", "", "comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch (the server with CKPT_WATCHER=none),ckpt-rpc (ckpt serve on stdio, as an embedded host runs it),ckpt-server-settled (the server measured after its idle recompression of the first save),stash (default all but ckpt-server-settled and stash, which makes the workspace a git repository)")
 	flag.StringVar(&o.corpus, "corpus", "", "benchmark on a copy of this directory instead of a generated corpus; \"gomodcache\" fetches the pinned modules of bench/realmods.txt")
 	flag.BoolVar(&o.inPlace, "corpus-in-place", false, "with -corpus DIR: measure DIR itself, read-only operations only (first and no-change saves)")
 	flag.BoolVar(&o.gc, "gc", true, "also measure the shadow repository after git gc (last repetition)")

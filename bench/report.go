@@ -25,6 +25,7 @@ const (
 	qStore           = "store_mib"
 	qStoreGC         = "store_gc_mib"
 	qBackground      = "background_seconds"
+	qSettled         = "settled_seconds" // sysServerSettled: the wait for the idle recompression
 	qFiles           = "files"
 	qWritten         = "written"
 	qDeleted         = "deleted"
@@ -251,12 +252,13 @@ var timedColumns = []column{
 	{"ckpt-lib", "ckpt library", "library"},
 	{sysServer, "ckpt server", "server"},
 	{sysServerNoWatcher, "ckpt server, watcher: none", "server, watcher: none"},
+	{sysServerSettled, "ckpt server, settled", "server, settled"},
 	{sysRPC, "ckpt stdio JSON-RPC", "JSON-RPC"},
 }
 
 // floorColumns are the systems whose time is set against the floor: the
 // CLI and the two resident forms a host runs.
-var floorColumns = []string{"ckpt-cli", sysServer, sysRPC}
+var floorColumns = []string{"ckpt-cli", sysServer, sysServerSettled, sysRPC}
 
 // ran lists the columns of cols whose system has a first save (or, in
 // place, a no-change save) in the report.
@@ -394,6 +396,7 @@ func (r *Report) writeResources(w io.Writer) {
 var residentColumns = []column{
 	{sysServer, "ckpt server", "server"},
 	{sysServerNoWatcher, "ckpt server, watcher: none", "server, watcher: none"},
+	{sysServerSettled, "ckpt server, settled", "server, settled"},
 	{sysRPC, "ckpt stdio JSON-RPC", "JSON-RPC"},
 }
 

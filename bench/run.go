@@ -146,6 +146,11 @@ func (b *bench) setup(ctx context.Context, work string) error {
 	}
 	all = append(all, newServers(bin, b.ws, work, env)...)
 	all = append(all, newRPC(bin, b.ws, work, env))
+	if strings.Contains(","+b.opts.systems+",", ","+sysServerSettled+",") {
+		// Only on request: its wait for the idle recompression lasts a
+		// minute or so per repetition on the 100k corpus.
+		all = append(all, newSettledServer(bin, b.ws, work, env))
+	}
 	if strings.Contains(","+b.opts.systems+",", ",stash,") {
 		// Only on request: it makes the workspace a git repository.
 		all = append(all, newStashFlow(sp, b.ws, home))
@@ -259,6 +264,14 @@ func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 	}
 	if err := b.recordStore(ctx, sys, first); err != nil {
 		return err
+	}
+	if c, ok := sys.(*ckptServer); ok && c.settle {
+		took, err := c.settled(ctx)
+		if err != nil {
+			return err
+		}
+		b.report.add(name, opFirst, qSettled, took.Seconds())
+		progress("[%d] %-8s the first save's packs were compressed %s after it", rep+1, name, took.Round(time.Second))
 	}
 	if _, err := timed(opNoChange, func() (step, error) { return sys.save(ctx, "no change") }); err != nil {
 		return err

@@ -162,7 +162,7 @@ func TestGroupReadersOfDifferentFramesDecodeAtOnce(t *testing.T) {
 	for _, m := range members {
 		wg.Go(func() {
 			mloc, _ := s.Stat(ids[m])
-			_, got, err := g.member(s.codec, stored, false, mloc, ids[m], s.recordCorrupt(mloc, ids[m]))
+			_, got, err := g.member(s.codec, stored, nil, mloc, ids[m], s.recordCorrupt(mloc, ids[m]))
 			if err != nil || !bytes.Equal(got, blobs[m]) {
 				t.Errorf("member %d: %v", m, err)
 			}

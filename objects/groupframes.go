@@ -40,6 +40,8 @@ type groupFrame struct {
 	// frameReads).
 	mu  sync.Mutex
 	src []byte // the frame as stored, once read; set under mu
+	// stored is len(src), read without mu (groupReader.held).
+	stored atomic.Int64
 	// out is what was decoded, the frame's first len(*out) bytes (nil:
 	// nothing yet). It is set under mu and read without it; it only
 	// grows, and the bytes it held are never changed.
@@ -191,21 +193,46 @@ type frameReads struct {
 	src  payloadSource  // reads the frames not yet read
 	held int            // the frame whose lock the read holds, or -1
 	d    *prefixDecoder // the held frame's stream
-	// checked, for a read through a cached reader, marks the frames
-	// whose stored bytes were checked against the disk (see check); nil
-	// for a read that trusts what the reader fetched.
-	checked []bool
+	// checked, for a read through a reader that another operation
+	// filled, marks the frames whose stored bytes were checked against
+	// the disk (see check): marks of one read, or of every read of one
+	// session (verified). nil for a read that trusts what the reader
+	// fetched.
+	checked verified
 }
 
-// read starts a read of g whose frames not yet read src reads; with
-// verify, every frame an earlier read fetched is checked against src
-// before its bytes are used. Close it when done.
-func (g *groupReader) read(c *codec, src payloadSource, verify bool) *frameReads {
-	r := &frameReads{g: g, c: c, src: src, held: -1}
-	if verify {
-		r.checked = make([]bool, len(g.frames))
+// verified marks the frames of a group reader that one read, or one
+// session, checked against the disk; safe for concurrent use, each frame
+// checked by one read at a time and, once it passed, never again.
+type verified []verifiedFrame
+
+type verifiedFrame struct {
+	mu     sync.Mutex
+	passed atomic.Bool
+}
+
+// once runs check unless a check of the frame passed, and records whether
+// this one did.
+func (v *verifiedFrame) once(check func() error) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.passed.Load() {
+		return nil
 	}
-	return r
+	err := check()
+	v.passed.Store(err == nil)
+	return err
+}
+
+// verify returns marks for g's frames, none checked yet.
+func (g *groupReader) verify() verified { return make(verified, len(g.frames)) }
+
+// read starts a read of g whose frames not yet read src reads; with
+// checked set, every frame an earlier read fetched and checked does not
+// mark is checked against src before its bytes are used, and marked.
+// Close it when done.
+func (g *groupReader) read(c *codec, src payloadSource, checked verified) *frameReads {
+	return &frameReads{g: g, c: c, src: src, held: -1, checked: checked}
 }
 
 // close ends the read, releasing the frame it holds.
@@ -250,12 +277,11 @@ func (r *frameReads) slice(start, end int64) ([]byte, error) {
 // bytes, reading and decoding them when no read did yet.
 func (r *frameReads) decodeTo(i int, n int64) ([]byte, error) {
 	f := r.g.frames[i]
-	if r.checked != nil && !r.checked[i] {
-		r.close() // a read holds at most one frame's lock
-		if err := r.check(i); err != nil {
+	if r.checked != nil && !r.checked[i].passed.Load() {
+		r.close() // a read holds at most one frame's lock, and none here
+		if err := r.checked[i].once(func() error { return r.check(i) }); err != nil {
 			return nil, err
 		}
-		r.checked[i] = true
 	}
 	if r.held == i {
 		return r.stream(f, n)
@@ -277,6 +303,7 @@ func (r *frameReads) decodeTo(i int, n int64) ([]byte, error) {
 			return nil, err
 		}
 		f.src = src
+		f.stored.Store(int64(len(src)))
 	}
 	if f.raw {
 		f.out.Store(&f.src)
@@ -323,12 +350,12 @@ func (r *frameReads) stream(f *groupFrame, n int64) ([]byte, error) {
 
 // member returns member loc.Member, its content checked against its table
 // id (and want, when not zero), reading the frames not yet read through
-// src (and, with verify, checking the others against it: see read). The
+// src (and, with checked, checking the others against it: see read). The
 // content may be the reader's own bytes: a caller that keeps or changes
 // it copies it. Damage is reported through corrupt; a verified frame
 // that differs is errCacheStale.
-func (g *groupReader) member(c *codec, src payloadSource, verify bool, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
-	r := g.read(c, src, verify)
+func (g *groupReader) member(c *codec, src payloadSource, checked verified, loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
+	r := g.read(c, src, checked)
 	defer r.close()
 	head, err := r.slice(0, min(pack.GroupHeadLen, g.h.size))
 	if err != nil {
@@ -356,9 +383,10 @@ func (g *groupReader) member(c *codec, src payloadSource, verify bool, loc Locat
 }
 
 // whole returns the whole decoded payload, checked against the group's
-// id, reading through src and decoding what is not yet decoded.
-func (g *groupReader) whole(c *codec, src payloadSource, corrupt func(string) error) ([]byte, error) {
-	r := g.read(c, src, false)
+// id, reading through src and decoding what is not yet decoded (and, with
+// checked, checking what was read before against src, as member does).
+func (g *groupReader) whole(c *codec, src payloadSource, checked verified, corrupt func(string) error) ([]byte, error) {
+	r := g.read(c, src, checked)
 	defer r.close()
 	p, err := r.slice(0, g.h.size)
 	if err != nil {

@@ -198,34 +198,22 @@ func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error) (re
 	if err != nil {
 		return recordHeader{}, nil, err
 	}
-	if g := s.groups.get(loc.Pack, loc.Offset, h); g != nil {
-		mh, content, err := g.member(s.codec, src, true, loc, want, corrupt)
+	key := groupKey{loc.Pack, loc.Offset}
+	if g := s.groups.get(key, h); g != nil {
+		mh, content, err := g.member(s.codec, src, g.verify(), loc, want, corrupt)
 		if !errors.Is(err, errCacheStale) {
 			// A copy: the cache keeps the reader's bytes.
 			return mh, bytes.Clone(content), err
 		}
+		s.groups.drop(key, g)
 	}
 	g, err := newGroupReader(h, src)
 	if err != nil {
 		return recordHeader{}, nil, damage(err, corrupt)
 	}
-	s.groups.put(loc.Pack, loc.Offset, g)
-	mh, content, err := g.member(s.codec, src, false, loc, want, corrupt)
+	s.groups.put(key, g)
+	mh, content, err := g.member(s.codec, src, nil, loc, want, corrupt)
 	return mh, bytes.Clone(content), err
-}
-
-// groupReaderAt reads and checks the header of the group record at loc
-// through src and indexes its frames (see newGroupReader).
-func groupReaderAt(loc Locator, src *packPayload, corrupt func(string) error) (*groupReader, error) {
-	h, err := groupHeader(loc, src, corrupt)
-	if err != nil {
-		return nil, err
-	}
-	g, err := newGroupReader(h, src)
-	if err != nil {
-		return nil, damage(err, corrupt)
-	}
-	return g, nil
 }
 
 // groupHeader reads and checks the header of the group record at loc

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"sync"
 
@@ -19,16 +20,19 @@ const sessionGroups = 16
 // twice (up to a member, then whole), while the record stays among the
 // last sessionGroups groups it read, instead of once per member: a
 // restore of many small files reads each frame of a group once rather
-// than once per file. Every content it returns is verified against its id as the
-// Store's are; what it does not promise is to see damage done to a group
-// record on disk after it read that record. A ReadSession is safe for
-// concurrent use; drop it when the operation that needed it ends.
+// than once per file. It shares the readers with the Store (groupCache):
+// a group the store or an earlier session decoded is not decoded again,
+// but each of its frames is checked against the disk before the session
+// first uses it. Every content it returns is verified against its id as
+// the Store's are; what it does not promise is to see damage done to a
+// group record on disk after it read that record. A ReadSession is safe
+// for concurrent use; drop it when the operation that needed it ends.
 type ReadSession struct {
 	s  *Store
 	mu sync.Mutex
 	// groups holds the readers of the group records read, oldest first
 	// in order.
-	groups map[groupKey]*groupReader
+	groups map[groupKey]sessionGroup
 	order  []groupKey
 	// loading holds, for each record being loaded, a channel closed when
 	// its load ends.
@@ -37,7 +41,16 @@ type ReadSession struct {
 
 // ReadSession starts a read session on the store.
 func (s *Store) ReadSession() *ReadSession {
-	return &ReadSession{s: s, groups: map[groupKey]*groupReader{}, loading: map[groupKey]chan struct{}{}}
+	return &ReadSession{s: s, groups: map[groupKey]sessionGroup{}, loading: map[groupKey]chan struct{}{}}
+}
+
+// sessionGroup is a session's reader of one group record.
+type sessionGroup struct {
+	g *groupReader
+	// checked is nil for a reader the session made, which trusts what it
+	// fetched; for one it took from the Store's cache, the frames the
+	// session has checked against the disk.
+	checked verified
 }
 
 // Open is Store.Open through the session.
@@ -64,68 +77,115 @@ func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
 func (r *ReadSession) member(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
 	src := r.s.payload(loc)
 	defer src.close()
-	g, err := r.loaded(loc, src, corrupt)
-	if err != nil {
-		return recordHeader{}, nil, err
+	for {
+		sg, err := r.loaded(loc, src, corrupt)
+		if err != nil {
+			return recordHeader{}, nil, err
+		}
+		h, content, err := sg.g.member(r.s.codec, src, sg.checked, loc, want, corrupt)
+		if !r.stale(loc, sg, err) {
+			return h, content, err
+		}
 	}
-	return g.member(r.s.codec, src, false, loc, want, corrupt)
 }
 
 // CheckGroup checks the group record at loc (the locator of any of its
 // members) whole against the group's id, dead members and all, as a fetch
 // of the record from a remote will: a member read checks only the
-// member. It uses what the session decoded of the record. Damage is a
+// member. It uses what was decoded of the record, by the session or by the
+// Store (checked against the disk, as a member read does). Damage is a
 // *CorruptError.
 func (r *ReadSession) CheckGroup(loc Locator) error {
 	corrupt := r.s.recordCorrupt(loc, ID{})
 	src := r.s.payload(loc)
 	defer src.close()
-	g, err := r.loaded(loc, src, corrupt)
-	if err != nil {
-		return err
+	for {
+		sg, err := r.loaded(loc, src, corrupt)
+		if err != nil {
+			return err
+		}
+		_, err = sg.g.whole(r.s.codec, src, sg.checked, corrupt)
+		if !r.stale(loc, sg, err) {
+			return err
+		}
 	}
-	_, err = g.whole(r.s.codec, src, corrupt)
-	return err
 }
 
-// loaded returns the session's reader of the group record at loc, reading
-// the record's header and frame index through src the first time. Readers
-// of a record being loaded wait for that load instead of loading it again;
-// when it fails, each tries its own.
-func (r *ReadSession) loaded(loc Locator, src *packPayload, corrupt func(string) error) (*groupReader, error) {
+// stale reports whether err says that sg, a reader the session took from
+// the Store's cache, no longer holds what the disk does; it then forgets
+// the reader, here and in the cache, so that the next load reads the
+// record afresh.
+func (r *ReadSession) stale(loc Locator, sg sessionGroup, err error) bool {
+	if !errors.Is(err, errCacheStale) {
+		return false
+	}
+	key := groupKey{loc.Pack, loc.Offset}
+	r.s.groups.drop(key, sg.g)
+	r.mu.Lock()
+	if r.groups[key].g == sg.g {
+		delete(r.groups, key)
+	}
+	r.mu.Unlock()
+	return true
+}
+
+// loaded returns the session's reader of the group record at loc. The
+// first time, it reads the record's header through src and takes the
+// Store's reader of the record, or else indexes the record's frames and
+// gives the Store the new reader. Readers of a record being loaded wait
+// for that load instead of loading it again; when it fails, each tries
+// its own.
+func (r *ReadSession) loaded(loc Locator, src *packPayload, corrupt func(string) error) (sessionGroup, error) {
 	key := groupKey{loc.Pack, loc.Offset}
 	for {
 		r.mu.Lock()
-		if g := r.groups[key]; g != nil {
+		if sg, ok := r.groups[key]; ok {
 			r.mu.Unlock()
-			return g, nil
+			return sg, nil
 		}
 		wait := r.loading[key]
 		if wait == nil {
 			done := make(chan struct{})
 			r.loading[key] = done
 			r.mu.Unlock()
-			g, err := groupReaderAt(loc, src, corrupt)
+			sg, err := r.load(key, loc, src, corrupt)
 			if err == nil {
-				r.keep(key, g)
+				r.keep(key, sg)
 			}
 			r.mu.Lock()
 			delete(r.loading, key)
 			r.mu.Unlock()
 			close(done)
-			return g, err
+			return sg, err
 		}
 		r.mu.Unlock()
 		<-wait
 	}
 }
 
+// load makes the session's reader of the group record at key (see loaded).
+func (r *ReadSession) load(key groupKey, loc Locator, src *packPayload, corrupt func(string) error) (sessionGroup, error) {
+	h, err := groupHeader(loc, src, corrupt)
+	if err != nil {
+		return sessionGroup{}, err
+	}
+	if g := r.s.groups.get(key, h); g != nil {
+		return sessionGroup{g: g, checked: g.verify()}, nil
+	}
+	g, err := newGroupReader(h, src)
+	if err != nil {
+		return sessionGroup{}, damage(err, corrupt)
+	}
+	r.s.groups.put(key, g)
+	return sessionGroup{g: g}, nil
+}
+
 // keep records the reader of a group, dropping the oldest group beyond
 // sessionGroups.
-func (r *ReadSession) keep(key groupKey, g *groupReader) {
+func (r *ReadSession) keep(key groupKey, sg sessionGroup) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.groups[key] = g
+	r.groups[key] = sg
 	r.order = append(r.order, key)
 	if len(r.order) > sessionGroups {
 		delete(r.groups, r.order[0])

@@ -1,0 +1,107 @@
+package objects
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
+)
+
+// A session takes the readers the store decoded: a member the store read
+// is read again by a new session without decoding anything, and a session
+// publishes its readers, so that the next session decodes nothing either.
+func TestReadSessionTakesTheStoresDecodedGroups(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	blobs := groupBlobs()
+	ids, _ := save(t, s, idx, blobs...)
+	mustGet(t, s, ids[20], blobs[20]) // the store decodes up to member 20
+	loc, _ := s.Stat(ids[20])
+	key := groupKey{loc.Pack, loc.Offset}
+	s.groups.mu.Lock()
+	g := s.groups.byKey[key].Value.(*groupCacheEntry).g
+	s.groups.mu.Unlock()
+	var decodes atomic.Int64
+	g.decoding = func(int) { decodes.Add(1) }
+	for i := range 21 {
+		mustRead(t, s.ReadSession(), ids[i], blobs[i])
+	}
+	if n := decodes.Load(); n != 0 {
+		t.Fatalf("sessions decoded %d frames of a group the store had decoded", n)
+	}
+
+	// A group a session reads first is the store's next.
+	last := -1
+	var other Locator
+	for i, id := range ids {
+		if l, _ := s.Stat(id); l.Flags&pack.FlagGroup != 0 && len(blobs[i]) > 0 && (l.Pack != loc.Pack || l.Offset != loc.Offset) {
+			last, other = i, l
+		}
+	}
+	if last < 0 {
+		t.Fatal("the fixture's blobs are in one group")
+	}
+	mustRead(t, s.ReadSession(), ids[last], blobs[last])
+	s.groups.mu.Lock()
+	el := s.groups.byKey[groupKey{other.Pack, other.Offset}]
+	s.groups.mu.Unlock()
+	if el == nil {
+		t.Fatal("the session's reader is not the store's")
+	}
+	el.Value.(*groupCacheEntry).g.decoding = func(int) { decodes.Add(1) }
+	mustGet(t, s, ids[last], blobs[last])
+	mustRead(t, s.ReadSession(), ids[last], blobs[last])
+	if n := decodes.Load(); n != 0 {
+		t.Fatalf("the store and a later session decoded %d frames a session had decoded", n)
+	}
+}
+
+// The cache drops the least recently used readers once the ones it keeps
+// hold more than groupCacheBytes, the newest kept whatever its size.
+func TestGroupCacheStaysWithinItsBudget(t *testing.T) {
+	reader := func(n int64) *groupReader {
+		f := &groupFrame{raw: true}
+		f.stored.Store(n)
+		return &groupReader{frames: []*groupFrame{f}}
+	}
+	var c groupCache
+	const each = groupCacheBytes / 10
+	for i := range 30 {
+		c.put(groupKey{1, int64(i)}, reader(each))
+		switch i {
+		case 8: // reader 0 used again: more recent than 1 to 8
+			if c.get(groupKey{1, 0}, recordHeader{}) == nil {
+				t.Fatal("reader 0 dropped within the budget")
+			}
+		case 10: // one over the budget: the least recently used goes
+			if c.byKey[groupKey{1, 0}] == nil || c.byKey[groupKey{1, 1}] != nil {
+				t.Fatal("the cache dropped another reader than the least recently used")
+			}
+		}
+		var total int64
+		for _, el := range c.byKey {
+			total += el.Value.(*groupCacheEntry).g.held()
+		}
+		if total > groupCacheBytes {
+			t.Fatalf("after %d readers the cache holds %d bytes, over %d", i+1, total, groupCacheBytes)
+		}
+	}
+	if len(c.byKey) != 10 || c.order.Len() != 10 {
+		t.Fatalf("the cache keeps %d readers (%d in order), want the last 10", len(c.byKey), c.order.Len())
+	}
+	for i := range 30 {
+		kept := c.get(groupKey{1, int64(i)}, recordHeader{}) != nil
+		if kept != (i >= 20) {
+			t.Errorf("reader %d kept: %v", i, kept)
+		}
+	}
+	huge := reader(2 * groupCacheBytes)
+	c.put(groupKey{2, 0}, huge)
+	if c.get(groupKey{2, 0}, recordHeader{}) != huge || len(c.byKey) != 1 {
+		t.Errorf("a reader over the budget: kept %v with %d others", c.get(groupKey{2, 0}, recordHeader{}) == huge, len(c.byKey)-1)
+	}
+	c.drop(groupKey{2, 0}, reader(1)) // not the cached reader: kept
+	c.drop(groupKey{2, 0}, huge)
+	if len(c.byKey) != 0 || c.order.Len() != 0 {
+		t.Errorf("after drop the cache keeps %d readers", len(c.byKey))
+	}
+}
