@@ -46,7 +46,7 @@ type groupKey struct {
 }
 
 // newRewriter starts a rewriting session. Close it when done.
-func (s *Store) newRewriter() *rewriter { return &rewriter{s: s, reads: s.ReadSession()} }
+func (s *Store) newRewriter() *rewriter { return &rewriter{s: s, reads: s.SweepSession()} }
 
 // Copy verifies the record of blob id at loc (content hashed against id,
 // chunk lists checked) and appends it unchanged to the rewriter's current

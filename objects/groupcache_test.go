@@ -105,3 +105,29 @@ func TestGroupCacheStaysWithinItsBudget(t *testing.T) {
 		t.Errorf("after drop the cache keeps %d readers", len(c.byKey))
 	}
 }
+
+// A SweepSession reads past the Store's cache: it decodes what it reads
+// itself, whatever the cache holds, and leaves the cache as it was.
+func TestSweepSessionLeavesTheCacheAlone(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	blobs := groupBlobs()
+	ids, _ := save(t, s, idx, blobs...)
+	mustGet(t, s, ids[0], blobs[0])
+	loc, _ := s.Stat(ids[0])
+	s.groups.mu.Lock()
+	g := s.groups.byKey[groupKey{loc.Pack, loc.Offset}].Value.(*groupCacheEntry).g
+	before := len(s.groups.byKey)
+	s.groups.mu.Unlock()
+	var decodes atomic.Int64
+	g.decoding = func(int) { decodes.Add(1) }
+	sweep := s.SweepSession()
+	for i, id := range ids {
+		mustRead(t, sweep, id, blobs[i])
+	}
+	s.groups.mu.Lock()
+	after := len(s.groups.byKey)
+	s.groups.mu.Unlock()
+	if decodes.Load() != 0 || after != before {
+		t.Errorf("a sweep used the cached reader (%d decodes) or changed the cache (%d readers, then %d)", decodes.Load(), before, after)
+	}
+}

@@ -28,8 +28,9 @@ const sessionGroups = 16
 // group record on disk after it read that record. A ReadSession is safe
 // for concurrent use; drop it when the operation that needed it ends.
 type ReadSession struct {
-	s  *Store
-	mu sync.Mutex
+	s      *Store
+	shared bool // takes and gives the Store's group readers (not a SweepSession)
+	mu     sync.Mutex
 	// groups holds the readers of the group records read, oldest first
 	// in order.
 	groups map[groupKey]sessionGroup
@@ -40,8 +41,17 @@ type ReadSession struct {
 }
 
 // ReadSession starts a read session on the store.
-func (s *Store) ReadSession() *ReadSession {
-	return &ReadSession{s: s, groups: map[groupKey]sessionGroup{}, loading: map[groupKey]chan struct{}{}}
+func (s *Store) ReadSession() *ReadSession { return s.newSession(true) }
+
+// SweepSession starts a read session for an operation that reads much of
+// the store once (verify, a rewrite of packs): it neither takes the group
+// readers the Store keeps nor gives it its own, which would only push out
+// the groups that everyday reads share, and it reads every record it uses
+// from disk.
+func (s *Store) SweepSession() *ReadSession { return s.newSession(false) }
+
+func (s *Store) newSession(shared bool) *ReadSession {
+	return &ReadSession{s: s, shared: shared, groups: map[groupKey]sessionGroup{}, loading: map[groupKey]chan struct{}{}}
 }
 
 // sessionGroup is a session's reader of one group record.
@@ -163,20 +173,25 @@ func (r *ReadSession) loaded(loc Locator, src *packPayload, corrupt func(string)
 	}
 }
 
-// load makes the session's reader of the group record at key (see loaded).
+// load makes the session's reader of the group record at key (see loaded);
+// a SweepSession's is always its own.
 func (r *ReadSession) load(key groupKey, loc Locator, src *packPayload, corrupt func(string) error) (sessionGroup, error) {
 	h, err := groupHeader(loc, src, corrupt)
 	if err != nil {
 		return sessionGroup{}, err
 	}
-	if g := r.s.groups.get(key, h); g != nil {
-		return sessionGroup{g: g, checked: g.verify()}, nil
+	if r.shared {
+		if g := r.s.groups.get(key, h); g != nil {
+			return sessionGroup{g: g, checked: g.verify()}, nil
+		}
 	}
 	g, err := newGroupReader(h, src)
 	if err != nil {
 		return sessionGroup{}, damage(err, corrupt)
 	}
-	r.s.groups.put(key, g)
+	if r.shared {
+		r.s.groups.put(key, g)
+	}
 	return sessionGroup{g: g}, nil
 }
 

@@ -149,7 +149,7 @@ func (s *Store) verifyContent(ctx context.Context, g *Graph, bad map[objects.ID]
 		a, b := g.blobs[x].loc, g.blobs[y].loc
 		return cmp.Or(cmp.Compare(a.Pack, b.Pack), cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Member, b.Member))
 	})
-	reads := s.Blobs.ReadSession()
+	reads := s.Blobs.SweepSession()
 	var done, blobs atomic.Int64
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(runtime.GOMAXPROCS(0))
