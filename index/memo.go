@@ -113,10 +113,13 @@ func (m *memo[K, V]) putLocked(k K, v V) {
 		}
 		m.head++
 	}
-	// Slots of replaced or dropped values are kept no longer than it
-	// takes live ones to outnumber them.
-	if len(m.order)-m.head > 2*len(m.vals)+64 {
-		m.order = slices.DeleteFunc(m.order[m.head:], func(s memoSlot[K]) bool { return !m.live(s) })
+	// Evicted slots (before head) and slots of replaced or dropped values
+	// are kept no longer than it takes live ones to outnumber them; the
+	// live ones move to the front of the same array, so that it stays a
+	// few times the size of the memo however many puts it saw.
+	if m.head > len(m.order)/2 || len(m.order)-m.head > 2*len(m.vals)+64 {
+		live := slices.DeleteFunc(m.order[m.head:], func(s memoSlot[K]) bool { return !m.live(s) })
+		m.order = m.order[:copy(m.order, live)]
 		m.head = 0
 	}
 }

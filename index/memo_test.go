@@ -195,6 +195,14 @@ func TestMemoStaysWithinItsBudget(t *testing.T) {
 	if n := len(m.order) - m.head; n > 2*len(m.vals)+64 {
 		t.Fatalf("%d slots for %d values", n, len(m.vals))
 	}
+	// A memo that keeps evicting its oldest values (a server's, over
+	// weeks) holds a few slots per value, not one per put it ever saw.
+	for i := range 100_000 {
+		put(fmt.Sprint("churn", i), 5)
+	}
+	if len(m.order) > 4*len(m.vals)+128 || cap(m.order) > 8*len(m.vals)+256 {
+		t.Fatalf("after 100,000 puts the memo keeps %d slots (capacity %d) for %d values", len(m.order), cap(m.order), len(m.vals))
+	}
 	put("big", budget+1)
 	if _, ok := m.get("big"); ok || m.total > budget {
 		t.Fatalf("a value over the budget was kept (cost %d)", m.total)
