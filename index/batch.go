@@ -36,6 +36,9 @@ type Batch struct {
 		// caches, in order, for the DB's memos to follow once it commits.
 		trees []func(memoWrites[objects.ID, cachedTree])
 		dirs  []func(memoWrites[string, []byte])
+		// locators are the blobs whose locators the batch writes or
+		// deletes, for the DB's memo to forget once it commits.
+		locators []objects.ID
 	}
 }
 
@@ -90,8 +93,21 @@ func (b *Batch) del(key []byte) {
 func (b *Batch) PutLocator(id objects.ID, loc objects.Locator) {
 	buf := bufPool.Get().(*[]byte)
 	*buf = loc.AppendBinary((*buf)[:0])
-	_ = b.set(idKey(prefixLocator, id), *buf)
+	b.locatorWrite(id, func(pb *pebble.Batch) error { return pb.Set(idKey(prefixLocator, id), *buf, nil) })
 	bufPool.Put(buf)
+}
+
+// locatorWrite applies write, a write of blob id's locator, to b's batch
+// as apply does and, when it succeeds, records id for the DB's locator
+// memo to forget once the batch commits.
+func (b *Batch) locatorWrite(id objects.ID, write func(pb *pebble.Batch) error) {
+	_ = b.apply(func(pb *pebble.Batch) error {
+		if err := write(pb); err != nil {
+			return err
+		}
+		b.mu.locators = append(b.mu.locators, id)
+		return nil
+	})
 }
 
 // PutTree stores t whole under its id (TreeID), replacing a delta record
@@ -278,7 +294,7 @@ func (b *Batch) DeleteTree(id objects.ID) {
 
 // DeleteLocator removes the locator of blob id.
 func (b *Batch) DeleteLocator(id objects.ID) {
-	b.del(idKey(prefixLocator, id))
+	b.locatorWrite(id, func(pb *pebble.Batch) error { return pb.Delete(idKey(prefixLocator, id), nil) })
 }
 
 // Commit applies the batch atomically and durably: when it returns nil,
@@ -316,11 +332,19 @@ func (b *Batch) Commit() error {
 		// forget everything rather than answer what it replaced.
 		b.db.trees.clear()
 		b.db.dirCaches.clear()
+		b.db.locators.clear()
 		return fmt.Errorf("commit: %w", err)
 	}
 	followAll(b.db.trees, b.mu.trees)
 	followAll(b.db.dirCaches, b.mu.dirs)
-	b.mu.trees, b.mu.dirs = nil, nil
+	if ids := b.mu.locators; len(ids) > 0 {
+		b.db.locators.follow(func(w memoWrites[objects.ID, objects.Locator]) {
+			for _, id := range ids {
+				w.drop(id)
+			}
+		})
+	}
+	b.mu.trees, b.mu.dirs, b.mu.locators = nil, nil, nil
 	return nil
 }
 

@@ -79,9 +79,12 @@ type DB struct {
 	abandoned atomic.Int32
 	// trees and dirCaches keep records read or committed recently (memo):
 	// trees resolved down their delta chains, with their record's depth,
-	// and stat caches as stored.
+	// and stat caches as stored. locators keeps the blob locators read
+	// recently; a committed write of one only drops it (a first save
+	// writes a hundred thousand, which nothing reads back soon).
 	trees     *memo[objects.ID, cachedTree]
 	dirCaches *memo[string, []byte]
+	locators  *memo[objects.ID, objects.Locator]
 }
 
 // cachedTree is a resolved tree in DB.trees: its entries, and the depth
@@ -91,18 +94,21 @@ type cachedTree struct {
 	depth   uint64
 }
 
-// Memo budgets, in tree entries (about a hundred bytes each) and stat-cache
-// bytes, about 10 MiB in all: the directories a host's save, diff and
-// restore of one tool call touch, and their ancestors, many times over on
-// a workspace of a hundred thousand files.
+// Memo budgets, in tree entries (about a hundred bytes each), stat-cache
+// bytes and locators (about a hundred bytes each), about 12 MiB in all:
+// the directories a host's save, diff and restore of one tool call touch,
+// and their ancestors, and the blobs they read, many times over on a
+// workspace of a hundred thousand files.
 const (
-	treeMemoEntries = 1 << 16
-	dirCacheMemo    = 4 << 20
+	treeMemoEntries    = 1 << 16
+	dirCacheMemo       = 4 << 20
+	locatorMemoEntries = 1 << 14
 )
 
 func newMemos(db *DB) {
 	db.trees = newMemo[objects.ID](treeMemoEntries, func(t cachedTree) int { return len(t.entries) + 1 })
 	db.dirCaches = newMemo[string](dirCacheMemo, func(v []byte) int { return len(v) + 64 })
+	db.locators = newMemo[objects.ID](locatorMemoEntries, func(objects.Locator) int { return 1 })
 }
 
 // Open opens the index in dir, creating dir (mode 0700) and an empty index

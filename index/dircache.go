@@ -145,15 +145,9 @@ func (db *DB) HasDirCache(dir string) (bool, error) {
 // rawDirCache returns dir's stored stat cache (shared with the memo: not
 // to be modified).
 func (db *DB) rawDirCache(dir string) ([]byte, bool, error) {
-	if v, ok := db.dirCaches.get(dir); ok {
-		return v, true, nil
-	}
-	gen := db.dirCaches.generation()
-	v, found, err := get(db, stringKey(prefixDirCache, dir), copyValue)
-	if found && err == nil {
-		db.dirCaches.putUnlessChanged(gen, dir, v)
-	}
-	return v, found, err
+	return db.dirCaches.read(dir, func() ([]byte, bool, error) {
+		return get(db, stringKey(prefixDirCache, dir), copyValue)
+	})
 }
 
 // DirCacheSet is every stored dir cache, read with one iterator and kept in

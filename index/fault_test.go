@@ -298,7 +298,14 @@ func TestFailedCommitEmptiesTheMemos(t *testing.T) {
 	commit(t, db, func(b *Batch) {
 		b.PutDirCache("a", DirCache{WrittenNs: 1})
 		id, _ = b.PutTree(objects.Tree{Entries: []objects.Entry{{Name: "f", Kind: objects.KindFile, Mode: 0o644, ID: testID("f")}}})
+		b.PutLocator(testID("blob"), objects.Locator{Pack: 1, Length: 100, Size: 10})
 	})
+	if _, ok, err := db.Locator(testID("blob")); !ok || err != nil {
+		t.Fatalf("Locator after commit: %v, %v", ok, err)
+	}
+	if _, ok := db.locators.get(testID("blob")); !ok {
+		t.Fatal("a locator read is not remembered")
+	}
 	if _, ok := db.dirCaches.get("a"); !ok {
 		t.Fatal("a committed stat cache is not remembered")
 	}
@@ -322,5 +329,8 @@ func TestFailedCommitEmptiesTheMemos(t *testing.T) {
 	}
 	if _, ok := db.trees.get(id); ok {
 		t.Fatal("a tree is remembered across a failed commit")
+	}
+	if _, ok := db.locators.get(testID("blob")); ok {
+		t.Fatal("a locator is remembered across a failed commit")
 	}
 }

@@ -22,9 +22,13 @@ func decodeLocator(b []byte) (objects.Locator, error) {
 // Locator returns where blob id is stored; false (and a nil error) if the
 // index holds no locator for it. It implements objects.LocatorIndex and is
 // safe for concurrent use. A stored value that does not decode yields an
-// error marked with objects.ErrCorrupt that names the key.
+// error marked with objects.ErrCorrupt that names the key. A locator this
+// DB read recently is answered from memory until a batch that writes or
+// deletes it commits.
 func (db *DB) Locator(id objects.ID) (objects.Locator, bool, error) {
-	return get(db, idKey(prefixLocator, id), decodeLocator)
+	return db.locators.read(id, func() (objects.Locator, bool, error) {
+		return get(db, idKey(prefixLocator, id), decodeLocator)
+	})
 }
 
 // EachLocator calls fn with every stored locator, in id order. A value that

@@ -50,6 +50,20 @@ func (m *memo[K, V]) get(k K) (V, bool) {
 	return x.v, ok
 }
 
+// read answers k from the memo, or else with load, keeping what load found
+// unless a commit was followed meanwhile (see putUnlessChanged).
+func (m *memo[K, V]) read(k K, load func() (V, bool, error)) (V, bool, error) {
+	if v, ok := m.get(k); ok {
+		return v, true, nil
+	}
+	gen := m.generation()
+	v, found, err := load()
+	if found && err == nil {
+		m.putUnlessChanged(gen, k, v)
+	}
+	return v, found, err
+}
+
 // generation counts the commits followed so far (see putUnlessChanged).
 func (m *memo[K, V]) generation() uint64 {
 	m.mu.Lock()

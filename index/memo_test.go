@@ -208,3 +208,41 @@ func TestMemoStaysWithinItsBudget(t *testing.T) {
 		t.Fatalf("a value over the budget was kept (cost %d)", m.total)
 	}
 }
+
+// A locator read is answered from memory, even after its record is
+// damaged behind the index's back, until a committed batch writes or
+// deletes it; a batch closed without commit changes nothing, and an
+// absence is not remembered.
+func TestLocatorMemoFollowsCommits(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	id := testID("blob")
+	if _, ok, err := db.Locator(id); ok || err != nil {
+		t.Fatalf("Locator before any commit: %v, %v", ok, err)
+	}
+	v1 := objects.Locator{Pack: 1, Offset: 10, Length: 100, Size: 90}
+	v2 := objects.Locator{Pack: 2, Offset: 20, Length: 200, Size: 90}
+	commit(t, db, func(b *Batch) { b.PutLocator(id, v1) })
+	want := func(what string, loc objects.Locator, found bool) {
+		t.Helper()
+		got, ok, err := db.Locator(id)
+		if err != nil || ok != found || got != loc {
+			t.Fatalf("%s: Locator = %+v, %v, %v; want %+v, %v", what, got, ok, err, loc, found)
+		}
+	}
+	want("committed", v1, true)
+	if err := db.pdb.Set(idKey(prefixLocator, id), []byte("garbage"), nil); err != nil {
+		t.Fatal(err)
+	}
+	want("read once, then damaged on disk", v1, true)
+
+	b := db.NewBatch()
+	b.PutLocator(id, v2)
+	b.Close()
+	want("after an uncommitted batch", v1, true)
+
+	commit(t, db, func(b *Batch) { b.PutLocator(id, v2) })
+	want("rewritten", v2, true)
+	commit(t, db, func(b *Batch) { b.DeleteLocator(id) })
+	want("deleted", objects.Locator{}, false)
+}

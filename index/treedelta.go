@@ -172,15 +172,11 @@ func (db *DB) hasTree(id objects.ID) (bool, error) {
 // sharedTree is Tree without the copy: the entries are shared with the
 // memo and must not be modified.
 func (db *DB) sharedTree(id objects.ID) (entries []objects.Entry, depth uint64, found bool, err error) {
-	if t, ok := db.trees.get(id); ok {
-		return t.entries, t.depth, true, nil
-	}
-	gen := db.trees.generation()
-	t, depth, found, err := db.resolveTree(id, true)
-	if found && err == nil {
-		db.trees.putUnlessChanged(gen, id, cachedTree{entries: t.Entries, depth: depth})
-	}
-	return t.Entries, depth, found, err
+	t, found, err := db.trees.read(id, func() (cachedTree, bool, error) {
+		t, depth, found, err := db.resolveTree(id, true)
+		return cachedTree{entries: t.Entries, depth: depth}, found, err
+	})
+	return t.entries, t.depth, found, err
 }
 
 // resolveTree reads tree id, applying delta records down their chain to a
