@@ -169,7 +169,13 @@
 //     would leave the later changes of the renamed directory named by a
 //     path that maps to another directory (the engine's differential test
 //     found that). Records lost to an overflow cannot be recorded; the
-//     periodic re-verification is what covers that.
+//     periodic re-verification is what covers that. A directory moved back
+//     into one that was renamed (and, for all the backend can tell, any
+//     directory added) may be watched at a path Wine records for it that
+//     no longer exists, and then nothing that changes in it is reported,
+//     not even under an old path (the differential test found that too,
+//     with seed 1796227530329032000). So every directory added stays
+//     adrift: each Changes rescans it, for as long as it is there.
 //
 // Other differences, which need nothing more or which Wine cannot show:
 //

@@ -125,6 +125,7 @@ func (b *rdcw) changes() Changes {
 	if b.mu.clock.jumped() {
 		b.mu.p.markAll(ReasonClockJump)
 	}
+	b.mu.marks.rescanAdrift(&b.mu.p)
 	return b.mu.p.take(nil)
 }
 

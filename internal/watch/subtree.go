@@ -44,10 +44,15 @@ type subtreeMarks struct {
 	staleNames  bool
 	gone        map[string]bool
 	renamedFrom string
+	// adrift, where staleNames is set, holds the directories added to the
+	// tree (made, moved in, renamed to), by folded path: the watch may
+	// name nothing at all that changes in them (see stale), so every
+	// interval rescans them (rescanAdrift).
+	adrift map[string]string
 }
 
 func newSubtreeMarks(root string, opts Options, staleNames bool) subtreeMarks {
-	s := subtreeMarks{root: root, opts: opts, staleNames: staleNames, gone: map[string]bool{}}
+	s := subtreeMarks{root: root, opts: opts, staleNames: staleNames, gone: map[string]bool{}, adrift: map[string]string{}}
 	for _, f := range opts.RuleFiles {
 		if rel, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(rel) {
 			s.rules = append(s.rules, foldName(filepath.ToSlash(rel)))
@@ -61,6 +66,22 @@ func newSubtreeMarks(root string, opts Options, staleNames bool) subtreeMarks {
 // walk tells again. The paths of gone directories stay: a watch that
 // names changes by stale paths keeps doing so.
 func (s *subtreeMarks) reset() { s.tree = &dirNode{} }
+
+// rescanAdrift marks every directory adrift that is still one for a
+// Rescan in p, and forgets the others.
+func (s *subtreeMarks) rescanAdrift(p *pending) {
+	if len(s.adrift) > maxGone {
+		p.markAll(ReasonDropped)
+		return
+	}
+	for f, rel := range s.adrift {
+		if !isDirNow(filepath.Join(s.root, filepath.FromSlash(rel))) {
+			delete(s.adrift, f)
+			continue
+		}
+		p.markRescan(rel, ReasonDropped)
+	}
+}
 
 // watch records that the caller reads directory rel.
 func (s *subtreeMarks) watch(rel string) { s.tree.lookup(rel, true).wd = 1 }
@@ -134,8 +155,9 @@ func (s *subtreeMarks) ruleFile(rel string) bool {
 	return false
 }
 
-// maxGone bounds the paths of gone entries kept; beyond them every change
-// is taken for stale.
+// maxGone bounds the paths of gone entries, and of directories adrift,
+// kept; beyond them every change is taken for stale, and every interval
+// walks everything.
 const maxGone = 1 << 12
 
 // stale records the names of entries removed or renamed away and reports
@@ -149,7 +171,10 @@ const maxGone = 1 << 12
 // the root's edge is reported as a removal or an addition), so it keeps
 // reporting such a directory's changes under the old path for as long as
 // the directory lives, and a new directory there reports under the same
-// path. Which removed names were directories is not known, so every one
+// path. A directory made inside such a directory, or moved in, Wine
+// watches at the path it records for it, which may no longer exist: it
+// then reports nothing of what changes there, which is why every
+// directory added is kept adrift. Which removed names were directories is not known, so every one
 // is recorded; a name renamed to a file, and a removed name taken by a
 // new entry, are settled. Every other change named at or below a
 // recorded path makes everything dirty.
@@ -176,7 +201,10 @@ func (s *subtreeMarks) stale(kind changeKind, rel string) bool {
 		s.gone[f] = true
 		s.renamedFrom = f
 	case changeAdded:
-		if from != "" && !isDirNow(filepath.Join(s.root, filepath.FromSlash(rel))) {
+		switch dir := isDirNow(filepath.Join(s.root, filepath.FromSlash(rel))); {
+		case dir:
+			s.adrift[f] = rel
+		case from != "":
 			s.gone[from] = false // a file renamed: nothing can be named below it
 		}
 		if !ok {

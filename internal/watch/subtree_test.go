@@ -79,3 +79,50 @@ func TestSubtreeMarks(t *testing.T) {
 		t.Fatalf("a change below a name renamed away while All was pending: %d, want a stale name", res)
 	}
 }
+
+// Where the watch names changes by stale paths (Wine), every directory
+// added is adrift: each interval rescans it, for the watch may report
+// nothing of what changes in it, until it is gone. Where names are
+// current nothing is adrift.
+func TestDirectoriesAddedStayAdrift(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/moved/sub", "a/made"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(d)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "a", "file"), nil, 0o644)
+	for _, staleNames := range []bool{true, false} {
+		s := newSubtreeMarks(root, Options{}, staleNames)
+		s.watch("")
+		s.watch("a")
+		p := newPending()
+		s.mark(&p, changeRenamedAway, "b")
+		s.mark(&p, changeAdded, "a/moved") // a rename within the tree
+		s.mark(&p, changeAdded, "a/made")
+		s.mark(&p, changeAdded, "a/file")
+		p.take(nil)
+		var want []string
+		if staleNames {
+			want = []string{"a/made", "a/moved"}
+		}
+		for interval := range 2 {
+			later := newPending()
+			s.rescanAdrift(&later)
+			_, rescan := normalize(nil, later.take(nil).Rescan)
+			if !slices.Equal(rescan, want) {
+				t.Fatalf("stale names %v, interval %d: rescan %q, want %q", staleNames, interval, rescan, want)
+			}
+		}
+		if err := os.Rename(filepath.Join(root, "a", "made"), filepath.Join(root, "a", "made2")); err != nil {
+			t.Fatal(err)
+		}
+		later := newPending()
+		s.rescanAdrift(&later)
+		_, rescan := normalize(nil, later.take(nil).Rescan)
+		if staleNames && !slices.Equal(rescan, []string{"a/moved"}) {
+			t.Fatalf("after a/made went: rescan %q, want only a/moved", rescan)
+		}
+		os.Rename(filepath.Join(root, "a", "made2"), filepath.Join(root, "a", "made"))
+	}
+}
