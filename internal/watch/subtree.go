@@ -174,10 +174,10 @@ const maxGone = 1 << 12
 // path. A directory made inside such a directory, or moved in, Wine
 // watches at the path it records for it, which may no longer exist: it
 // then reports nothing of what changes there, which is why every
-// directory added is kept adrift. Which removed names were directories is not known, so every one
-// is recorded; a name renamed to a file, and a removed name taken by a
-// new entry, are settled. Every other change named at or below a
-// recorded path makes everything dirty.
+// directory added is kept adrift. Which removed names were directories
+// is not known, so every one is recorded; a name renamed to a file, and a
+// removed name taken by a new entry, are settled. Every other change
+// named at or below a recorded path makes everything dirty.
 func (s *subtreeMarks) stale(kind changeKind, rel string) bool {
 	f := foldName(rel)
 	from := s.renamedFrom
