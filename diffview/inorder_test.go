@@ -1,11 +1,16 @@
 package diffview
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects"
 )
 
 // TestInOrderEmitsInIndexOrder: work finishing out of order (later indices
@@ -105,5 +110,33 @@ func TestInOrderStopsAtTheFirstError(t *testing.T) {
 	})
 	if !errors.Is(err, emitErr) || emits != 4 {
 		t.Errorf("emit error: err %v after %d emits, want emit failed after 4", err, emits)
+	}
+}
+
+// A patch whose third change cannot be loaded returns the loader's error,
+// with the sections of the first two written, in order, and nothing of
+// the others.
+func TestWritePatchKeepsTheSectionsBeforeAFailure(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	s := newMemStore()
+	var changes []Change
+	for i := range 8 {
+		before, after := s.putBlob([]byte("old\n")), s.putBlob([]byte(fmt.Sprintf("new %d\n", i)))
+		if i == 2 {
+			after = objects.Sum([]byte("never stored"))
+		}
+		changes = append(changes, Change{Path: fmt.Sprintf("f%d", i), Status: StatusModified,
+			Before: &Side{Kind: objects.KindFile, Mode: 0o644, Size: 4, ID: before},
+			After:  &Side{Kind: objects.KindFile, Mode: 0o644, Size: 6, ID: after}})
+	}
+	var out bytes.Buffer
+	err := WritePatch(&out, changes, s, s, Options{})
+	if !errors.Is(err, errNotFound) {
+		t.Fatalf("err = %v, want the loader's", err)
+	}
+	got := out.String()
+	if !strings.Contains(got, "diff --git a/f0 b/f0") || !strings.Contains(got, "+new 1\n") ||
+		strings.Index(got, "a/f0") > strings.Index(got, "a/f1") || strings.Contains(got, "f2") || strings.Contains(got, "f3") {
+		t.Fatalf("output before the failure:\n%s", got)
 	}
 }

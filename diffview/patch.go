@@ -14,8 +14,8 @@ import (
 // documentation for the format). Contents are loaded from from (the
 // "before" side) and to (the "after" side) on every core, a few changes
 // ahead of the output, which keeps the order of changes. Loader and write
-// errors are returned wrapped with %w; sections written before an error
-// are not retracted.
+// errors are returned wrapped with %w; the sections before the change
+// that failed are written, and stay.
 func WritePatch(w io.Writer, changes []Change, from, to BlobLoader, opts Options) error {
 	opts = opts.withDefaults()
 	var fps []filePatch
@@ -32,10 +32,10 @@ func WritePatch(w io.Writer, changes []Change, from, to BlobLoader, opts Options
 		sections[i] = bytes.Buffer{}
 		return err
 	})
-	if err != nil {
-		return err
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
 	}
-	return bw.Flush()
+	return err
 }
 
 // filePatch is one `diff --git` section. A type change becomes two: the
