@@ -98,16 +98,10 @@ func (b *Batch) PutLocator(id objects.ID, loc objects.Locator) {
 }
 
 // locatorWrite applies write, a write of blob id's locator, to b's batch
-// as apply does and, when it succeeds, records id for the DB's locator
-// memo to forget once the batch commits.
+// and records id for the DB's locator memo to forget once the batch
+// commits.
 func (b *Batch) locatorWrite(id objects.ID, write func(pb *pebble.Batch) error) {
-	_ = b.apply(func(pb *pebble.Batch) error {
-		if err := write(pb); err != nil {
-			return err
-		}
-		b.mu.locators = append(b.mu.locators, id)
-		return nil
-	})
+	_ = b.recorded(write, func() { b.mu.locators = append(b.mu.locators, id) })
 }
 
 // PutTree stores t whole under its id (TreeID), replacing a delta record
@@ -364,15 +358,21 @@ func (b *Batch) Close() error {
 	return nil
 }
 
-// followed applies write to b's batch as apply does and, when it
-// succeeds, records follow in ops, for the DB's memo to replay once the
-// batch commits.
+// followed applies write to b's batch and records follow in ops, for the
+// DB's memo to replay once the batch commits.
 func followed[K comparable, V any](b *Batch, ops *[]func(memoWrites[K, V]), write func(pb *pebble.Batch) error, follow func(memoWrites[K, V])) error {
+	return b.recorded(write, func() { *ops = append(*ops, follow) })
+}
+
+// recorded applies write to b's batch as apply does and, when it
+// succeeds, calls record under the batch's lock: the memos learn of a
+// write only if the batch holds it.
+func (b *Batch) recorded(write func(pb *pebble.Batch) error, record func()) error {
 	return b.apply(func(pb *pebble.Batch) error {
 		if err := write(pb); err != nil {
 			return err
 		}
-		*ops = append(*ops, follow)
+		record()
 		return nil
 	})
 }

@@ -2,7 +2,6 @@ package objects
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 
@@ -192,28 +191,12 @@ func (s *Store) decodeRecord(loc Locator, want ID, limit int, session *ReadSessi
 // and those frames decoded only up to what is read; a reader of the group
 // the store keeps (see groupCache) spares the decoding of what it holds.
 func (s *Store) readMember(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
-	src := s.payload(loc)
-	defer src.close()
-	h, err := groupHeader(loc, src, corrupt)
-	if err != nil {
-		return recordHeader{}, nil, err
-	}
-	key := groupKey{loc.Pack, loc.Offset}
-	if g := s.groups.get(key, h); g != nil {
-		mh, content, err := g.member(s.codec, src, g.verify(), loc, want, corrupt)
-		if !errors.Is(err, errCacheStale) {
-			// A copy: the cache keeps the reader's bytes.
-			return mh, bytes.Clone(content), err
-		}
-		s.groups.drop(key, g)
-	}
-	g, err := newGroupReader(h, src)
-	if err != nil {
-		return recordHeader{}, nil, damage(err, corrupt)
-	}
-	s.groups.put(key, g)
-	mh, content, err := g.member(s.codec, src, nil, loc, want, corrupt)
-	return mh, bytes.Clone(content), err
+	// A session of one read: it takes the store's reader of the group,
+	// checking the frames it uses against the disk, or makes one and
+	// gives it to the store (ReadSession.load).
+	h, content, err := s.ReadSession().member(loc, want, corrupt)
+	// A copy: the cache keeps the reader's bytes.
+	return h, bytes.Clone(content), err
 }
 
 // groupHeader reads and checks the header of the group record at loc

@@ -123,6 +123,8 @@ func TestDirectoriesAddedStayAdrift(t *testing.T) {
 		if staleNames && !slices.Equal(rescan, []string{"a/moved"}) {
 			t.Fatalf("after a/made went: rescan %q, want only a/moved", rescan)
 		}
-		os.Rename(filepath.Join(root, "a", "made2"), filepath.Join(root, "a", "made"))
+		if err := os.Rename(filepath.Join(root, "a", "made2"), filepath.Join(root, "a", "made")); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
