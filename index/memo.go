@@ -51,12 +51,15 @@ func (m *memo[K, V]) get(k K) (V, bool) {
 }
 
 // read answers k from the memo, or else with load, keeping what load found
-// unless a commit was followed meanwhile (see putUnlessChanged).
+// unless a commit was followed meanwhile (putUnlessChanged).
 func (m *memo[K, V]) read(k K, load func() (V, bool, error)) (V, bool, error) {
-	if v, ok := m.get(k); ok {
-		return v, true, nil
+	m.mu.Lock()
+	x, ok := m.vals[k]
+	gen := m.gen
+	m.mu.Unlock()
+	if ok {
+		return x.v, true, nil
 	}
-	gen := m.generation()
 	v, found, err := load()
 	if found && err == nil {
 		m.putUnlessChanged(gen, k, v)
@@ -64,15 +67,8 @@ func (m *memo[K, V]) read(k K, load func() (V, bool, error)) (V, bool, error) {
 	return v, found, err
 }
 
-// generation counts the commits followed so far (see putUnlessChanged).
-func (m *memo[K, V]) generation() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.gen
-}
-
 // putUnlessChanged records v, read from the index, unless a commit was
-// followed since generation returned gen.
+// followed since gen, the count of commits followed when the read began.
 func (m *memo[K, V]) putUnlessChanged(gen uint64, k K, v V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

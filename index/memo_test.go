@@ -152,22 +152,31 @@ func TestDirCacheMemoFollowsCommits(t *testing.T) {
 }
 
 // A read that began before a commit does not enter the memo: it may hold
-// what the commit replaced.
+// what the commit replaced. One that began after it does.
 func TestMemoSkipsReadsOlderThanACommit(t *testing.T) {
 	m := newMemo[string](100, func(v int) int { return 1 })
-	gen := m.generation()
-	m.follow(func(w memoWrites[string, int]) { w.put("k", 2) })
-	m.putUnlessChanged(gen, "k", 1)
+	overtaken := func(k string, committed, read int) func() (int, bool, error) {
+		return func() (int, bool, error) {
+			m.follow(func(w memoWrites[string, int]) { w.put(k, committed) })
+			return read, true, nil
+		}
+	}
+	if v, _, _ := m.read("k", overtaken("k", 2, 1)); v != 1 {
+		t.Fatalf("read returned %d, not what it loaded", v)
+	}
 	if v, _ := m.get("k"); v != 2 {
 		t.Fatalf("a read older than a commit replaced its write: %d", v)
 	}
-	m.putUnlessChanged(gen, "j", 1)
+	m.read("j", overtaken("other", 3, 1))
 	if _, ok := m.get("j"); ok {
 		t.Fatal("a read older than a commit entered the memo")
 	}
-	m.putUnlessChanged(m.generation(), "j", 1)
-	if _, ok := m.get("j"); !ok {
+	m.read("j", func() (int, bool, error) { return 1, true, nil })
+	if v, ok := m.get("j"); !ok || v != 1 {
 		t.Fatal("a read after the last commit did not enter the memo")
+	}
+	if v, _, _ := m.read("j", func() (int, bool, error) { return 9, true, nil }); v != 1 {
+		t.Fatalf("a read of a remembered key loaded it again: %d", v)
 	}
 }
 
