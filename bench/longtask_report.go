@@ -130,6 +130,7 @@ func (r *LongTask) WriteMarkdown(w io.Writer) {
 	fmt.Fprintln(w, "| | ckpt (library, watcher) | shadow git | git / ckpt |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|")
 	fmt.Fprintf(w, "| first save (base) | %.2f s | %.2f s | %.1fx |\n", r.CkptFirstS, r.GitFirstS, r.GitFirstS/r.CkptFirstS)
+	fmt.Fprintf(w, "| its recompression, idle | %.2f s | | |\n", r.CkptRecompressS)
 	fmt.Fprintf(w, "| %d step saves, total | %.1f s | %.1f s | %.1fx |\n", r.Steps, r.CkptStepsS, r.GitStepsS, r.GitStepsS/r.CkptStepsS)
 	fmt.Fprintf(w, "| step save, median | %.1f ms | %.1f ms | %.1fx |\n", r.CkptStepMedianMs, r.GitStepMedianMs, r.GitStepMedianMs/r.CkptStepMedianMs)
 	fmt.Fprintf(w, "| store after the base | %.1f MiB | %.1f MiB | %.2fx |\n", r.CkptBaseMiB, r.GitBaseMiB, r.GitBaseMiB/r.CkptBaseMiB)
