@@ -115,9 +115,10 @@ func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
 
 // PutTreeAgainst stores t under its id like PutTree, but as a delta record
 // against base (the previous tree of the same directory, committed before
-// this batch) when that is at most half the size of t whole and base's
-// chain leaves room for one more record (MaxTreeDeltaDepth). A zero,
-// missing or damaged base stores t whole. A tree the index holds already
+// this batch) when that is at most half the size of t whole. When base
+// ends a full chain (MaxTreeDeltaDepth), the delta is against the tree at
+// depth MaxTreeDeltaDepth/2 on base's chain, under the same condition. A
+// zero, missing or damaged base stores t whole. A tree the index holds already
 // is left as it is, so no chain can come back to itself. Reading t back
 // (DB.Tree) needs base for as long as t is stored as a delta of it.
 func (b *Batch) PutTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, error) {

@@ -487,7 +487,7 @@ func (db *DB) EachTreeBase(fn func(id, base objects.ID) error) error {
 		}
 		var base objects.ID
 		if isTreeDelta(v) {
-			if base, err = treeDeltaBase(v); err != nil {
+			if _, base, err = treeDeltaHeader(v); err != nil {
 				return fmt.Errorf("key %s: %w", describeKey(k), err)
 			}
 		}

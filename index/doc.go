@@ -103,7 +103,11 @@
 // records; the id is that of the resolved tree's encoding, which readers
 // check. A delta is written only against a tree already stored and only
 // when at most half the tree's encoding; whoever deletes a tree stores its
-// deltas whole first. An index of FormatVersion 1 holds no tree deltas.
+// deltas whole first. A writer whose previous tree is at depth 16 writes
+// against the tree at depth 8 on its chain (or the first below), so a
+// directory's history needs a whole tree only when its changes since come
+// to half the tree; a reader needs nothing of this, since every delta names
+// its base. An index of FormatVersion 1 holds no tree deltas.
 //
 // Checkpoint:
 //

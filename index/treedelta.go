@@ -22,6 +22,15 @@ const treeDeltaTag = 2
 // reads at most MaxTreeDeltaDepth+1 stored values.
 const MaxTreeDeltaDepth = 16
 
+// rebaseDepth is where a directory's history goes on once its previous
+// tree ends a full chain: its new tree is stored against the tree at this
+// depth (or the first below it) on that chain, with the entries changed
+// since, instead of whole. A directory changed at every step (the root,
+// one holding the files being worked on) then stores a whole tree only
+// when its changes since that tree come to half of it, not once every
+// MaxTreeDeltaDepth+1 versions.
+const rebaseDepth = MaxTreeDeltaDepth / 2
+
 // minNameSize is the smallest encoding of a removed name: a one-byte
 // length and a one-byte name.
 const minNameSize = 2
@@ -148,13 +157,13 @@ func (d *treeDelta) apply(base objects.Tree) (objects.Tree, error) {
 // isTreeDelta reports whether a stored tree value is a delta record.
 func isTreeDelta(v []byte) bool { return len(v) > 0 && v[0] == treeDeltaTag }
 
-// treeDeltaBase returns the base id a delta record names, reading its
-// header only.
-func treeDeltaBase(v []byte) (objects.ID, error) {
+// treeDeltaHeader returns the depth and the base id a delta record names,
+// reading its header only.
+func treeDeltaHeader(v []byte) (depth uint64, base objects.ID, err error) {
 	r := reader{b: v, off: 1}
-	r.uvarint()
-	id := r.id()
-	return id, r.err
+	depth = r.uvarint()
+	base = r.id()
+	return depth, base, r.err
 }
 
 // rawTree returns a copy of tree id's stored value, with found false when
@@ -249,11 +258,17 @@ func treeDamage(id objects.ID, err error) error {
 }
 
 // treeDeltaFor returns the delta record storing t (encoded as full)
-// against the stored tree base, and its depth, or nil when there is to be
-// none: base is missing, damaged (left for verify to report) or at the end
-// of a full chain, or the delta is not at most half of full.
+// against the stored tree base, or against the tree at rebaseDepth on
+// base's chain when base ends a full chain, and its depth; or nil when
+// there is to be none: the base is missing or damaged (left for verify to
+// report), or the delta is not at most half of full.
 func (db *DB) treeDeltaFor(t objects.Tree, full []byte, base objects.ID) ([]byte, uint64, error) {
 	entries, depth, found, err := db.sharedTree(base)
+	if err == nil && found && depth >= MaxTreeDeltaDepth {
+		if base, err = db.chainAncestor(base, rebaseDepth); err == nil {
+			entries, depth, found, err = db.sharedTree(base)
+		}
+	}
 	switch {
 	case errors.Is(err, objects.ErrCorrupt) || !found || depth >= MaxTreeDeltaDepth:
 		return nil, 0, nil
@@ -266,4 +281,34 @@ func (db *DB) treeDeltaFor(t objects.Tree, full []byte, base objects.ID) ([]byte
 		return nil, 0, err
 	}
 	return rec, depth + 1, nil
+}
+
+// chainAncestor returns the first tree on id's delta chain (id, its base,
+// that tree's base, and so on) whose stored record has a depth of at most
+// maxDepth. It reads the records' headers only; a chain that is missing a
+// record or does not go down in depth is an error marked with
+// objects.ErrCorrupt.
+func (db *DB) chainAncestor(id objects.ID, maxDepth uint64) (objects.ID, error) {
+	above := uint64(MaxTreeDeltaDepth + 1)
+	for {
+		v, found, err := db.rawTree(id)
+		switch {
+		case err != nil:
+			return objects.ID{}, err
+		case !found:
+			return objects.ID{}, treeDamage(id, errors.New("delta base missing"))
+		case !isTreeDelta(v):
+			return id, nil
+		}
+		depth, base, err := treeDeltaHeader(v)
+		switch {
+		case err != nil:
+			return objects.ID{}, treeDamage(id, err)
+		case depth >= above:
+			return objects.ID{}, treeDamage(id, fmt.Errorf("delta depth %d not below %d", depth, above))
+		case depth <= maxDepth:
+			return id, nil
+		}
+		id, above = base, depth
+	}
 }

@@ -139,22 +139,106 @@ func TestTreeDeltaRandomHistory(t *testing.T) {
 	}
 }
 
-// One-entry edits chain up to MaxTreeDeltaDepth deltas, then a full value
-// starts the next chain.
+// One-entry edits chain up to MaxTreeDeltaDepth deltas; the version after
+// a full chain goes on against the tree at rebaseDepth on it. Edits among
+// a few hot entries never need a whole tree again; edits that reach a new
+// entry each time store one whole once their changes since that tree come
+// to half of it. Every version reads back.
 func TestTreeDeltaChainBound(t *testing.T) {
-	db := openTest(t, t.TempDir())
-	defer db.Close()
-	rng := rand.New(rand.NewPCG(7, 7))
-	cur := randomTree(rng, "n", 30)
-	var prev objects.ID
-	for i := range 3*(MaxTreeDeltaDepth+1) + 2 {
-		cur.Entries[i%30].ID = testID(fmt.Sprint("version ", i))
-		var id objects.ID
-		commit(t, db, func(b *Batch) { id, _ = b.PutTreeAgainst(cur, prev) })
-		if got, want := storedDepth(t, db, id), uint64(i%(MaxTreeDeltaDepth+1)); got != want {
-			t.Fatalf("version %d stored at depth %d, want %d", i, got, want)
-		}
-		prev = id
+	for _, c := range []struct {
+		name  string
+		hot   int  // entries the edits cycle through
+		whole bool // a version after the first is stored whole
+	}{{"three hot entries", 3, false}, {"every entry in turn", 30, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openTest(t, t.TempDir())
+			defer db.Close()
+			rng := rand.New(rand.NewPCG(7, 7))
+			cur := randomTree(rng, "n", 30)
+			versions := map[objects.ID]objects.Tree{}
+			var prev objects.ID
+			sawWhole := false
+			for i := range 6 * (MaxTreeDeltaDepth + 1) {
+				cur = objects.Tree{Entries: slices.Clone(cur.Entries)} // the batch keeps what it is given
+				cur.Entries[i%c.hot].ID = testID(fmt.Sprint("version ", i))
+				var id objects.ID
+				commit(t, db, func(b *Batch) { id, _ = b.PutTreeAgainst(cur, prev) })
+				versions[id] = cur
+				got := storedDepth(t, db, id)
+				switch {
+				case got > MaxTreeDeltaDepth:
+					t.Fatalf("version %d stored at depth %d", i, got)
+				case i > 0 && got == 0:
+					sawWhole = true
+				case i <= MaxTreeDeltaDepth && got != uint64(i):
+					t.Fatalf("version %d stored at depth %d, want %d", i, got, i)
+				case !c.whole && i > MaxTreeDeltaDepth && got != rebaseDepth+1+uint64(i-MaxTreeDeltaDepth-1)%(MaxTreeDeltaDepth-rebaseDepth):
+					t.Fatalf("version %d stored at depth %d, want the chain to go on from depth %d", i, got, rebaseDepth)
+				}
+				prev = id
+			}
+			if sawWhole != c.whole {
+				t.Fatalf("a later version stored whole: %v, want %v", sawWhole, c.whole)
+			}
+			for id, want := range versions {
+				got, err := db.Tree(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got.Entries, want.Entries) {
+					t.Fatalf("tree %s read back differs", id.Short())
+				}
+			}
+		})
+	}
+}
+
+// A version after a full chain whose records below the top are damaged
+// (the top itself still read from the memo) is stored whole and reads
+// back: the damage is left for verify to report, and nothing is written
+// against it.
+func TestRebaseOverDamagedChainStoresWhole(t *testing.T) {
+	for name, damage := range map[string]func(db *DB, mid objects.ID, d treeDelta) error{
+		"record deleted": func(db *DB, mid objects.ID, _ treeDelta) error { return db.pdb.Delete(idKey(prefixTree, mid), nil) },
+		"header garbage": func(db *DB, mid objects.ID, _ treeDelta) error {
+			return db.pdb.Set(idKey(prefixTree, mid), []byte{treeDeltaTag, 3}, nil)
+		},
+		"depth not below": func(db *DB, mid objects.ID, d treeDelta) error {
+			d.depth = MaxTreeDeltaDepth + 1
+			return setDelta(db, mid, &d)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := openTest(t, t.TempDir())
+			defer db.Close()
+			rng := rand.New(rand.NewPCG(9, 9))
+			cur := randomTree(rng, "n", 30)
+			var ids []objects.ID
+			var prev objects.ID
+			for i := range MaxTreeDeltaDepth + 2 {
+				cur = objects.Tree{Entries: slices.Clone(cur.Entries)}
+				cur.Entries[i%3].ID = testID(fmt.Sprint("version ", i))
+				commit(t, db, func(b *Batch) { prev, _ = b.PutTreeAgainst(cur, prev) })
+				ids = append(ids, prev)
+				if i == MaxTreeDeltaDepth {
+					mid := ids[rebaseDepth+2]
+					v, _, _ := db.rawTree(mid)
+					d, err := decodeTreeDelta(v)
+					if err == nil {
+						err = damage(db, mid, d)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if d := storedDepth(t, db, prev); d != 0 {
+				t.Fatalf("the version after the damaged chain stored at depth %d, want whole", d)
+			}
+			if got, err := db.StoredTree(prev); err != nil || !reflect.DeepEqual(got.Entries, cur.Entries) {
+				t.Fatalf("it reads back %v, %v", got.Entries, err)
+			}
+		})
 	}
 }
 
