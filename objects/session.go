@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/ckpt/ckpt/objects/internal/pack"
@@ -134,6 +135,8 @@ func (r *ReadSession) stale(loc Locator, sg sessionGroup, err error) bool {
 	r.mu.Lock()
 	if r.groups[key].g == sg.g {
 		delete(r.groups, key)
+		// The reader that replaces it takes a fresh place in the order.
+		r.order = slices.DeleteFunc(r.order, func(k groupKey) bool { return k == key })
 	}
 	r.mu.Unlock()
 	return true

@@ -146,3 +146,25 @@ func mustRead(t *testing.T, r *ReadSession, id ID, want []byte) {
 		t.Errorf("blob %s: %v", id.Short(), err)
 	}
 }
+
+// A reader the session drops as stale leaves the session's order with it:
+// the reader that replaces it stays for a full sessionGroups of later
+// groups, not evicted in the place of the one it replaced.
+func TestReadSessionKeepsAReplacedReaderItsFullTurn(t *testing.T) {
+	s, _ := testStore(t, Options{Groups: true})
+	r := s.ReadSession()
+	key := func(i int) groupKey { return groupKey{pack: 1, offset: int64(i)} }
+	old := sessionGroup{g: &groupReader{}}
+	r.keep(key(0), old)
+	if !r.stale(Locator{Pack: 1, Offset: 0}, old, &readFailure{errCacheStale}) {
+		t.Fatal("a stale read was not recognised")
+	}
+	renewed := sessionGroup{g: &groupReader{}}
+	r.keep(key(0), renewed)
+	for i := 1; i < sessionGroups; i++ {
+		r.keep(key(i), sessionGroup{g: &groupReader{}})
+	}
+	if got := r.groups[key(0)].g; got != renewed.g {
+		t.Fatalf("the replacing reader was evicted after %d later groups, within the session's %d", sessionGroups-1, sessionGroups)
+	}
+}
