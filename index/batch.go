@@ -118,8 +118,11 @@ func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
 // this batch) when that is at most half the size of t whole. When base
 // ends a full chain (MaxTreeDeltaDepth), the delta is against the tree at
 // depth MaxTreeDeltaDepth/2 on base's chain, under the same condition. A
-// zero, missing or damaged base stores t whole. A tree the index holds already
-// is left as it is, so no chain can come back to itself. Reading t back
+// zero, missing or damaged base stores t whole. A tree the index holds
+// already is left as it is, whatever base is (a save that read a
+// directory again and found its tree unchanged passes that tree as its
+// own base): no chain can come back to itself, and no delta is replaced
+// by the whole tree. Reading t back
 // (DB.Tree) needs base for as long as t is stored as a delta of it.
 func (b *Batch) PutTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, error) {
 	return b.putTree(t, base)
@@ -135,7 +138,7 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 	*buf = enc
 	id := objects.Sum(enc)
 	rec, depth := enc, uint64(0)
-	if !base.IsZero() && base != id {
+	if !base.IsZero() {
 		stored, err := b.db.hasTree(id)
 		if err != nil {
 			return objects.ID{}, err
@@ -143,12 +146,14 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 		if stored {
 			return id, nil
 		}
-		delta, deltaDepth, err := b.db.treeDeltaFor(t, enc, base)
-		if err != nil {
-			return objects.ID{}, err
-		}
-		if delta != nil {
-			rec, depth = delta, deltaDepth
+		if base != id {
+			delta, deltaDepth, err := b.db.treeDeltaFor(t, enc, base)
+			if err != nil {
+				return objects.ID{}, err
+			}
+			if delta != nil {
+				rec, depth = delta, deltaDepth
+			}
 		}
 	}
 	kept := cachedTree{entries: t.Entries, depth: depth}

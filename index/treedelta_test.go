@@ -242,9 +242,9 @@ func TestRebaseOverDamagedChainStoresWhole(t *testing.T) {
 	}
 }
 
-// A tree the index holds is not stored again against another base (which
-// could close a chain into a loop); a missing base, or a delta not clearly
-// smaller, stores the tree whole.
+// A tree the index holds is not stored again, against another base (which
+// could close a chain into a loop) or whole against itself; a missing
+// base, or a delta not clearly smaller, stores the tree whole.
 func TestPutTreeAgainstFallsBackToWhole(t *testing.T) {
 	db := openTest(t, t.TempDir())
 	defer db.Close()
@@ -271,6 +271,9 @@ func TestPutTreeAgainstFallsBackToWhole(t *testing.T) {
 	}
 	if put(a, bID); storedDepth(t, db, aID) != 0 {
 		t.Fatal("a stored tree was stored again as a delta of its own delta")
+	}
+	if put(b, bID); storedDepth(t, db, bID) != 1 {
+		t.Fatal("a tree stored as a delta was stored again whole when given as its own base")
 	}
 	small := objects.Tree{Entries: a.Entries[:1]}
 	smallID := put(small, aID)
