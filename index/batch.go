@@ -122,8 +122,8 @@ func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
 // already is left as it is, whatever base is (a save that read a
 // directory again and found its tree unchanged passes that tree as its
 // own base): no chain can come back to itself, and no delta is replaced
-// by the whole tree. Reading t back
-// (DB.Tree) needs base for as long as t is stored as a delta of it.
+// by the whole tree. Reading t back (DB.Tree) needs base for as long as t
+// is stored as a delta of it.
 func (b *Batch) PutTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, error) {
 	return b.putTree(t, base)
 }
