@@ -2,11 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -105,6 +109,81 @@ func TestGCStoresWholeTheTreesWhoseBaseItDrops(t *testing.T) {
 		t.Fatal("the save after gc stored no tree as a delta")
 	}
 	mustVerify(t, f.e)
+}
+
+// A collection that drops the tree several live trees went on from (the
+// tree at the middle of a full chain) stores one of them whole and the
+// others as deltas of it, not all of them whole; every kept checkpoint
+// restores and the store verifies.
+func TestGCRelinksTheTreesThatShareADroppedBase(t *testing.T) {
+	f, cps, states := treeHistory(t, 3*(index.MaxTreeDeltaDepth+1))
+	before := treeDeltas(t, f.e.db)
+	if _, err := f.e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: 2 * index.MaxTreeDeltaDepth}}); err != nil {
+		t.Fatal(err)
+	}
+	f.open(Options{})
+	stored := map[objects.ID]objects.ID{} // every stored tree, and its base (zero: whole)
+	if err := f.e.db.EachTreeBase(func(id, base objects.ID) error { stored[id] = base; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	groups := map[objects.ID][]objects.ID{} // a dropped base, and the kept trees that were its deltas
+	for id, base := range before {
+		_, kept := stored[id]
+		if _, dropped := stored[base]; kept && !dropped {
+			groups[base] = append(groups[base], id)
+		}
+	}
+	shared := 0
+	for base, group := range groups {
+		whole := 0
+		for _, id := range group {
+			if stored[id].IsZero() {
+				whole++
+			}
+		}
+		if whole != 1 {
+			t.Fatalf("of the %d kept trees that were deltas of dropped tree %s, %d are stored whole, want 1", len(group), base.Short(), whole)
+		}
+		if len(group) > 1 {
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Fatal("the fixture's collection dropped no tree that several kept trees were deltas of")
+	}
+	for k := len(cps) - 2*index.MaxTreeDeltaDepth; k < len(cps); k++ {
+		f.restore(cps[k].String(), RestoreOptions{NoBackup: true, Force: true})
+		assertSameTree(t, states[k], f.read())
+	}
+	mustVerify(t, f.e)
+}
+
+// A collection whose relinking batch cannot be written returns the error
+// and leaves the trees the sweep stored whole, which is all the relinking
+// changes: the store verifies and every kept checkpoint restores.
+func TestGCRelinkFailureLeavesTheTreesWhole(t *testing.T) {
+	needAbandonedIndexFilesFreed(t)
+	f, cps, states := treeHistory(t, 3*(index.MaxTreeDeltaDepth+1))
+	var relinking atomic.Bool
+	h := newInjector()
+	h.Errno = errnoEIO
+	h.Fails = func(int, faultfs.Op) bool { return relinking.Load() }
+	f.open(Options{hooks: testHooks{storeFS: h.fs(), gcStep: func(op string) { relinking.Store(relinking.Load() || op == "relink") }}})
+	_, err := f.e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: 2 * index.MaxTreeDeltaDepth}})
+	if !relinking.Load() || !errors.Is(err, errnoEIO) {
+		t.Fatalf("gc with its relinking batch failing (reached: %v): %v, want %v", relinking.Load(), err, errnoEIO)
+	}
+	f.e.Close()
+	f.e = nil
+	cp := filepath.Join(t.TempDir(), "store")
+	copyLiveStore(t, f.store, cp)
+	f.store = cp
+	f.open(Options{})
+	mustVerify(t, f.e)
+	for k := len(cps) - 2*index.MaxTreeDeltaDepth; k < len(cps); k++ {
+		f.restore(cps[k].String(), RestoreOptions{NoBackup: true, Force: true})
+		assertSameTree(t, states[k], f.read())
+	}
 }
 
 // A delta tree whose base is gone is damage verify reports at the delta.

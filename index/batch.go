@@ -110,7 +110,7 @@ func (b *Batch) locatorWrite(id objects.ID, write func(pb *pebble.Batch) error) 
 // entries, for the DB to answer Tree from once it commits: t must not be
 // modified afterwards.
 func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
-	return b.putTree(t, objects.ID{})
+	return b.putTree(t, func(objects.ID, []byte) ([]byte, uint64, bool, error) { return nil, 0, false, nil })
 }
 
 // PutTreeAgainst stores t under its id like PutTree, but as a delta record
@@ -125,10 +125,43 @@ func (b *Batch) PutTree(t objects.Tree) (objects.ID, error) {
 // by the whole tree. Reading t back (DB.Tree) needs base for as long as t
 // is stored as a delta of it.
 func (b *Batch) PutTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, error) {
-	return b.putTree(t, base)
+	return b.putTree(t, func(id objects.ID, enc []byte) ([]byte, uint64, bool, error) {
+		if base.IsZero() {
+			return nil, 0, false, nil
+		}
+		stored, err := b.db.hasTree(id)
+		if err != nil || stored {
+			return nil, 0, stored, err
+		}
+		if base == id {
+			return nil, 0, false, nil
+		}
+		delta, depth, err := b.db.treeDeltaFor(t, enc, base)
+		return delta, depth, false, err
+	})
 }
 
-func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
+// ReplaceTreeAgainst stores t under its id as a delta record against base,
+// a tree committed whole, replacing the record the index holds for t,
+// when that delta is at most half the size of t whole; otherwise it stores
+// t whole like PutTree. A collection uses it on the live trees it stored
+// whole because it deleted their base: trees that were deltas of the same
+// base differ little from one another. A base that is t itself, missing,
+// damaged or not stored whole stores t whole, so no chain can come back to
+// itself.
+func (b *Batch) ReplaceTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, error) {
+	return b.putTree(t, func(id objects.ID, enc []byte) ([]byte, uint64, bool, error) {
+		if base == id {
+			return nil, 0, false, nil
+		}
+		delta, depth, err := b.db.treeDeltaAgainstWhole(t, enc, base)
+		return delta, depth, false, err
+	})
+}
+
+// putTree encodes t and stores it under its id: as the delta record choose
+// returns, whole when that is nil, or not at all when it says so (keep).
+func (b *Batch) putTree(t objects.Tree, choose func(id objects.ID, enc []byte) (delta []byte, depth uint64, keep bool, err error)) (objects.ID, error) {
 	buf := bufPool.Get().(*[]byte)
 	defer bufPool.Put(buf)
 	enc, err := appendTree((*buf)[:0], t)
@@ -137,24 +170,16 @@ func (b *Batch) putTree(t objects.Tree, base objects.ID) (objects.ID, error) {
 	}
 	*buf = enc
 	id := objects.Sum(enc)
-	rec, depth := enc, uint64(0)
-	if !base.IsZero() {
-		stored, err := b.db.hasTree(id)
-		if err != nil {
-			return objects.ID{}, err
-		}
-		if stored {
-			return id, nil
-		}
-		if base != id {
-			delta, deltaDepth, err := b.db.treeDeltaFor(t, enc, base)
-			if err != nil {
-				return objects.ID{}, err
-			}
-			if delta != nil {
-				rec, depth = delta, deltaDepth
-			}
-		}
+	delta, depth, keep, err := choose(id, enc)
+	switch {
+	case err != nil:
+		return objects.ID{}, err
+	case keep:
+		return id, nil
+	}
+	rec := enc
+	if delta != nil {
+		rec = delta
 	}
 	kept := cachedTree{entries: t.Entries, depth: depth}
 	err = followed(b, &b.mu.trees, func(pb *pebble.Batch) error { return pb.Set(idKey(prefixTree, id), rec, nil) },

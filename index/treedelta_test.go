@@ -294,6 +294,46 @@ func TestPutTreeAgainstFallsBackToWhole(t *testing.T) {
 	}
 }
 
+// ReplaceTreeAgainst replaces a stored tree's record with a delta of a
+// tree stored whole, and stores it whole against anything else: a delta,
+// a missing tree, itself.
+func TestReplaceTreeAgainstTakesOnlyAWholeBase(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(4, 4))
+	a := randomTree(rng, "n", 20)
+	version := func(name string) objects.Tree {
+		v := objects.Tree{Entries: slices.Clone(a.Entries)}
+		v.Entries[1].ID = testID(name)
+		return v
+	}
+	b, c := version("b"), version("c")
+	var aID, bID, cID objects.ID
+	commit(t, db, func(bt *Batch) { aID, _ = bt.PutTree(a) })
+	commit(t, db, func(bt *Batch) { bID, _ = bt.PutTreeAgainst(b, aID) })
+	commit(t, db, func(bt *Batch) { cID, _ = bt.PutTree(c) })
+	replace := func(tree objects.Tree, base objects.ID) {
+		commit(t, db, func(bt *Batch) {
+			if _, err := bt.ReplaceTreeAgainst(tree, base); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for _, base := range []objects.ID{bID, testID("no such tree"), cID} {
+		if replace(c, base); storedDepth(t, db, cID) != 0 {
+			t.Fatalf("against %s: stored at depth %d, want whole", base.Short(), storedDepth(t, db, cID))
+		}
+	}
+	if replace(c, aID); storedDepth(t, db, cID) != 1 {
+		t.Fatal("against a whole tree: not stored as a delta of it")
+	}
+	for id, want := range map[objects.ID]objects.Tree{aID: a, bID: b, cID: c} {
+		if got, err := db.StoredTree(id); err != nil || !reflect.DeepEqual(got.Entries, want.Entries) {
+			t.Fatalf("tree %s reads back %v, %v", id.Short(), got.Entries, err)
+		}
+	}
+}
+
 // Damage anywhere on a chain makes reading the tree at its top from the
 // records fail with objects.ErrCorrupt naming that tree, not ErrNotFound
 // and not a wrong tree: through StoredTree at once, and through Tree once

@@ -46,7 +46,11 @@ func (s *Store) Collect(ctx context.Context, g *Graph, threshold float64, progre
 	if err != nil {
 		return nil, err
 	}
-	if err := s.commitSweep(g, moved, res); err != nil {
+	siblings, err := s.commitSweep(g, moved, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.relinkTrees(siblings); err != nil {
 		return nil, err
 	}
 	if err := s.reclaimPacks(packs, res); err != nil {
@@ -227,8 +231,10 @@ func (s *Store) rewrite(ctx context.Context, moves []objects.Move, progress func
 
 // commitSweep is step 2: one synced index batch that switches the moved
 // locators and deletes dead locators, trees, checkpoints and the stat-cache
-// directories that vouch for swept ids.
-func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res *Swept) error {
+// directories that vouch for swept ids. It returns the live trees it
+// stored whole because it deleted their base, grouped by that base (see
+// sweepTrees).
+func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res *Swept) (map[objects.ID][]objects.ID, error) {
 	b := s.DB.NewBatch()
 	defer b.Close()
 	for id, loc := range moved {
@@ -241,8 +247,9 @@ func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res 
 		}
 		return nil
 	})
+	var siblings map[objects.ID][]objects.ID
 	if err == nil {
-		err = s.sweepTrees(g, b, res)
+		siblings, err = s.sweepTrees(g, b, res)
 	}
 	if err == nil {
 		err = s.sweepCheckpoints(g, b, res)
@@ -257,39 +264,76 @@ func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res 
 		})
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.step("commit")
 	if err := b.Commit(); err != nil {
-		return fmt.Errorf("gc: commit index: %w", err)
+		return nil, fmt.Errorf("gc: commit index: %w", err)
 	}
-	return nil
+	return siblings, nil
 }
 
 // sweepTrees deletes the dead trees, and stores whole every live tree
-// stored as a delta of a dead one: reading a delta needs its base.
-func (s *Store) sweepTrees(g *Graph, b *index.Batch, res *Swept) error {
-	var orphans []objects.ID
+// stored as a delta of a dead one: reading a delta needs its base. It
+// returns those live trees grouped by the dead base, each group in id
+// order.
+func (s *Store) sweepTrees(g *Graph, b *index.Batch, res *Swept) (map[objects.ID][]objects.ID, error) {
+	orphans := map[objects.ID][]objects.ID{}
 	err := s.DB.EachTreeBase(func(id, base objects.ID) error {
 		switch {
 		case !g.liveTree(id):
 			b.DeleteTree(id)
 			res.TreesDeleted++
 		case !base.IsZero() && !g.liveTree(base):
-			orphans = append(orphans, id)
+			orphans[base] = append(orphans[base], id)
 		}
 		return nil
 	})
-	for _, id := range orphans {
-		if err != nil {
-			break
-		}
-		var t objects.Tree
-		if t, err = s.DB.Tree(id); err == nil {
-			_, err = b.PutTree(t)
+	for _, group := range orphans {
+		for _, id := range group {
+			if err != nil {
+				return nil, err
+			}
+			var t objects.Tree
+			if t, err = s.DB.Tree(id); err == nil {
+				_, err = b.PutTree(t)
+			}
 		}
 	}
-	return err
+	return orphans, err
+}
+
+// relinkTrees stores anew, in one more batch, the live trees the sweep
+// stored whole that were deltas of the same deleted base: each as a delta
+// of the first of its group, now whole, where that is smaller. Versions of
+// a directory that went on from the same tree (rebaseDepth) differ from
+// one another by a few entries, and a collection that drops old
+// checkpoints deletes that tree for all of them at once. A crash before
+// the batch commits leaves them whole, which is what the sweep made them.
+func (s *Store) relinkTrees(siblings map[objects.ID][]objects.ID) error {
+	b := s.DB.NewBatch()
+	defer b.Close()
+	relinked := 0
+	for _, group := range siblings {
+		for _, id := range group[1:] {
+			t, err := s.DB.Tree(id)
+			if err == nil {
+				_, err = b.ReplaceTreeAgainst(t, group[0])
+			}
+			if err != nil {
+				return fmt.Errorf("gc: relink tree %s: %w", id.Short(), err)
+			}
+			relinked++
+		}
+	}
+	if relinked == 0 {
+		return nil
+	}
+	s.step("relink")
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("gc: commit index: %w", err)
+	}
+	return nil
 }
 
 // sweepCheckpoints deletes the dropped checkpoints, and checkpoints no
