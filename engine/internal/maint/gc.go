@@ -27,9 +27,11 @@ type Swept struct {
 // the live records of mostly dead packs (live fraction below threshold)
 // are copied into new packs and fsynced; one synced index batch switches
 // their locators and deletes dead locators, trees, checkpoints and the
-// stat-cache directories that vouch for swept ids; only then are old
-// packs removed and dead tails cut off, and the index compacted so that
-// what the batch deleted leaves the disk too. A group record counts by the share
+// stat-cache directories that vouch for swept ids, storing whole the live
+// trees whose base it deletes; a second batch stores some of those again
+// as deltas of one another (relinkTrees); only then are old packs removed
+// and dead tails cut off, and the index compacted so that what the batches
+// deleted leaves the disk too. A group record counts by the share
 // of its content its live members make up: a rewritten pack's group whose
 // live share is under threshold has its live members regrouped (and
 // recompressed) into new groups; one above it is copied whole.
