@@ -200,25 +200,16 @@ func TestCrashLoop(t *testing.T) {
 // whether it killed it and how long it ran.
 func runCrashChild(t *testing.T, op, store, ws, arg string, delay time.Duration) (bool, time.Duration) {
 	t.Helper()
-	var cmd *exec.Cmd
 	var out strings.Builder
-	begin := time.Now()
-	// Wine's CreateProcess fails now and then ("Internal error"); a child
-	// that never started changed nothing, so it is started again.
-	for attempt := 1; ; attempt++ {
-		cmd = exec.Command(os.Args[0], "-test.run=^TestCrashLoopChild$", "-test.count=1")
+	var begin time.Time
+	cmd := testbound.Start(t, func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashLoopChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s|%s", crashLoopEnv, op, store, ws, arg))
+		out.Reset()
 		cmd.Stdout, cmd.Stderr = &out, &out
 		begin = time.Now()
-		err := cmd.Start()
-		if err == nil {
-			break
-		}
-		if attempt == 3 {
-			t.Fatal(err)
-		}
-		t.Logf("start of the %s child, attempt %d: %v", op, attempt, err)
-	}
+		return cmd
+	})
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(delay)

@@ -116,17 +116,20 @@ func (e *env) run(stdin string, args ...string) result {
 // runIn is run from directory dir ("": this process's).
 func (e *env) runIn(dir, stdin string, args ...string) result {
 	e.t.Helper()
-	cmd := exec.Command(ckptBin, append(e.flags(), args...)...)
-	cmd.Dir = dir
-	// USERPROFILE is the home directory on Windows.
-	cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1")
-	if !e.background {
-		cmd.Env = append(cmd.Env, noBackgroundEnv+"=1")
-	}
-	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	cmd := testbound.Start(e.t, func() *exec.Cmd {
+		cmd := exec.Command(ckptBin, append(e.flags(), args...)...)
+		cmd.Dir = dir
+		// USERPROFILE is the home directory on Windows.
+		cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1")
+		if !e.background {
+			cmd.Env = append(cmd.Env, noBackgroundEnv+"=1")
+		}
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		return cmd
+	})
+	err := cmd.Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

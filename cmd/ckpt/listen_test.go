@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,15 +20,13 @@ import (
 // once it listens.
 func (e *env) listenServer(flags ...string) *exec.Cmd {
 	e.t.Helper()
-	cmd := exec.Command(ckptBin, append(append(e.flags(), "serve", "--listen"), flags...)...)
-	cmd.Env = append(append(os.Environ(), "HOME="+e.home, "CKPT_TASK="), e.serverEnv...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
+	var out io.ReadCloser
+	cmd := testbound.Start(e.t, func() *exec.Cmd {
+		cmd := exec.Command(ckptBin, append(append(e.flags(), "serve", "--listen"), flags...)...)
+		cmd.Env = append(append(os.Environ(), "HOME="+e.home, "CKPT_TASK="), e.serverEnv...)
+		out = stdoutPipe(e.t, cmd)
+		return cmd
+	})
 	e.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if want := "listening on " + localsock.Endpoint(e.store) + "\n"; err != nil || line != want {

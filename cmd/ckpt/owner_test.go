@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -145,10 +146,13 @@ func TestOwnersClientsAreToldWhenItStops(t *testing.T) {
 	save, _, saveErr := e.start(strings.NewReader(""), "--lock-timeout", "0", "save")
 	paused()
 
-	relayed := e.serverCommand("--lock-timeout", "0", "serve")
 	var relayedErr bytes.Buffer
-	relayed.Stderr = &relayedErr
-	in, client := e.startStdio(relayed)
+	relayed, in, client := e.startStdio(func() *exec.Cmd {
+		cmd := e.serverCommand("--lock-timeout", "0", "serve")
+		relayedErr.Reset()
+		cmd.Stderr = &relayedErr
+		return cmd
+	})
 	defer in.Close()
 	client.OK("tasks", map[string]any{}, nil) // attached
 
@@ -176,10 +180,13 @@ func TestOwnerThatCannotListenServesItsHostAlone(t *testing.T) {
 	if err := os.Mkdir(localsock.Endpoint(e.store), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cmd := e.serverCommand("--lock-timeout", "0", "serve")
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, owner := e.startStdio(cmd)
+	cmd, in, owner := e.startStdio(func() *exec.Cmd {
+		cmd := e.serverCommand("--lock-timeout", "0", "serve")
+		stderr.Reset()
+		cmd.Stderr = &stderr
+		return cmd
+	})
 	owner.OK("save", map[string]any{"allow_empty": true, "message": "alone"}, nil)
 	if r := e.run("", "--lock-timeout", "0", "list"); r.code != 3 || !strings.Contains(r.stderr, "(ckpt serve)") {
 		t.Errorf("list while an owner without endpoint holds the store: exit %d %q, want 3 naming it", r.code, r.stderr)

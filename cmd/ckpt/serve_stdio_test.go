@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // serverCommand is ckpt run on e's workspace and store with args, as a
@@ -23,8 +25,7 @@ func (e *env) serverCommand(args ...string) *exec.Cmd {
 // exit 0; the test's end calls end unless the test did.
 func (e *env) stdioServe(flags ...string) (cmd *exec.Cmd, s *protocoltest.Client, end func()) {
 	e.t.Helper()
-	cmd = e.serverCommand(append([]string{"serve"}, flags...)...)
-	in, s := e.startStdio(cmd)
+	cmd, in, s := e.startStdio(func() *exec.Cmd { return e.serverCommand(append([]string{"serve"}, flags...)...) })
 	end = sync.OnceFunc(func() {
 		in.Close()
 		if err := cmd.Wait(); err != nil {
@@ -35,20 +36,35 @@ func (e *env) stdioServe(flags ...string) (cmd *exec.Cmd, s *protocoltest.Client
 	return cmd, s, end
 }
 
-// startStdio starts cmd and returns its stdin and a session over its
-// stdio; closing in ends its input.
-func (e *env) startStdio(cmd *exec.Cmd) (in io.WriteCloser, s *protocoltest.Client) {
+// startStdio starts the command build makes (testbound.Start) and returns
+// it, its stdin and a session over its stdio; closing in ends its input.
+func (e *env) startStdio(build func() *exec.Cmd) (cmd *exec.Cmd, in io.WriteCloser, s *protocoltest.Client) {
 	e.t.Helper()
+	var out io.ReadCloser
+	cmd = testbound.Start(e.t, func() *exec.Cmd {
+		cmd := build()
+		in, out = stdinPipe(e.t, cmd), stdoutPipe(e.t, cmd)
+		return cmd
+	})
+	return cmd, in, protocoltest.NewClient(e.t, in, out)
+}
+
+// stdinPipe is cmd.StdinPipe, failing t on an error.
+func stdinPipe(t testing.TB, cmd *exec.Cmd) io.WriteCloser {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
+	return in
+}
+
+// stdoutPipe is cmd.StdoutPipe, failing t on an error.
+func stdoutPipe(t testing.TB, cmd *exec.Cmd) io.ReadCloser {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	return in, protocoltest.NewClient(e.t, in, out)
+	return out
 }

@@ -28,14 +28,14 @@ const signalDeadline = 30 * time.Second
 // start starts ckpt on e's workspace and store without waiting for it.
 func (e *env) start(stdin io.Reader, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	e.t.Helper()
-	cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=", "NO_COLOR=1")
-	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
+	cmd := testbound.Start(e.t, func() *exec.Cmd {
+		cmd := exec.Command(ckptBin, append([]string{"-C", e.ws, "--store", e.store}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=", "NO_COLOR=1")
+		cmd.Stdin = stdin
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		return cmd
+	})
 	return cmd, &out, &errb
 }
 

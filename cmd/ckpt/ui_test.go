@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // uiGet fetches path from the page's server with token (none when empty).
@@ -45,15 +46,13 @@ func TestCLIUIServesTheStoreWithoutHoldingIt(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "one")
 	e.ok("save", "-m", "first")
-	cmd := exec.Command(ckptBin, "-C", e.ws, "--store", e.store, "--json", "ui")
-	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	var stdout io.ReadCloser
+	cmd := testbound.Start(t, func() *exec.Cmd {
+		cmd := exec.Command(ckptBin, "-C", e.ws, "--store", e.store, "--json", "ui")
+		cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+		stdout = stdoutPipe(t, cmd)
+		return cmd
+	})
 	defer cmd.Process.Kill()
 	var doc uiJSON
 	if err := json.NewDecoder(jsonDocument(t, bufio.NewReader(stdout))).Decode(&doc); err != nil {

@@ -1,7 +1,8 @@
 // Package testbound bounds how long tests take: how long a test waits for
 // code that must never hang (the failure paths of the store used to spin
-// for ever), and which tests are long enough to run only when asked
-// (LongEnv).
+// for ever), which tests are long enough to run only when asked
+// (LongEnv), and how many times a child process is started before its
+// start counts as a failure (Start).
 package testbound
 
 import (
