@@ -113,9 +113,9 @@ func TestGCStoresWholeTheTreesWhoseBaseItDrops(t *testing.T) {
 
 // A collection that drops the tree several live trees went on from (the
 // tree at the middle of a full chain) stores one of them whole and the
-// others as deltas of it, not all of them whole; every kept checkpoint
+// others as deltas of it, in the same batch, not all of them whole; every kept checkpoint
 // restores and the store verifies.
-func TestGCRelinksTheTreesThatShareADroppedBase(t *testing.T) {
+func TestGCStoresTheTreesThatShareADroppedBaseAsAFamily(t *testing.T) {
 	f, cps, states := treeHistory(t, 3*(index.MaxTreeDeltaDepth+1))
 	before := treeDeltas(t, f.e.db)
 	if _, err := f.e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: 2 * index.MaxTreeDeltaDepth}}); err != nil {
@@ -158,20 +158,20 @@ func TestGCRelinksTheTreesThatShareADroppedBase(t *testing.T) {
 	mustVerify(t, f.e)
 }
 
-// A collection whose relinking batch cannot be written returns the error
-// and leaves the trees the sweep stored whole, which is all the relinking
-// changes: the store verifies and every kept checkpoint restores.
-func TestGCRelinkFailureLeavesTheTreesWhole(t *testing.T) {
+// A collection whose sweep, which stores the families of trees anew,
+// cannot be written returns the error and leaves a store that verifies,
+// every kept checkpoint restoring.
+func TestGCFailingSweepLeavesTheTreesReadable(t *testing.T) {
 	needAbandonedIndexFilesFreed(t)
 	f, cps, states := treeHistory(t, 3*(index.MaxTreeDeltaDepth+1))
-	var relinking atomic.Bool
+	var committing atomic.Bool
 	h := newInjector()
 	h.Errno = errnoEIO
-	h.Fails = func(int, faultfs.Op) bool { return relinking.Load() }
-	f.open(Options{hooks: testHooks{storeFS: h.fs(), gcStep: func(op string) { relinking.Store(relinking.Load() || op == "relink") }}})
+	h.Fails = func(int, faultfs.Op) bool { return committing.Load() }
+	f.open(Options{hooks: testHooks{storeFS: h.fs(), gcStep: func(op string) { committing.Store(committing.Load() || op == "commit") }}})
 	_, err := f.e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: 2 * index.MaxTreeDeltaDepth}})
-	if !relinking.Load() || !errors.Is(err, errnoEIO) {
-		t.Fatalf("gc with its relinking batch failing (reached: %v): %v, want %v", relinking.Load(), err, errnoEIO)
+	if !committing.Load() || !errors.Is(err, errnoEIO) {
+		t.Fatalf("gc with its sweep failing (reached: %v): %v, want %v", committing.Load(), err, errnoEIO)
 	}
 	f.e.Close()
 	f.e = nil

@@ -141,22 +141,34 @@ func (b *Batch) PutTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, err
 	})
 }
 
-// ReplaceTreeAgainst stores t under its id as a delta record against base,
-// a tree committed whole, replacing the record the index holds for t,
-// when that delta is at most half the size of t whole; otherwise it stores
-// t whole like PutTree. A collection uses it on the live trees it stored
-// whole because it deleted their base: trees that were deltas of the same
-// base differ little from one another. A base that is t itself, missing,
-// damaged or not stored whole stores t whole, so no chain can come back to
-// itself.
-func (b *Batch) ReplaceTreeAgainst(t objects.Tree, base objects.ID) (objects.ID, error) {
-	return b.putTree(t, func(id objects.ID, enc []byte) ([]byte, uint64, bool, error) {
-		if base == id {
-			return nil, 0, false, nil
+// PutTreeFamily stores trees[0] whole, like PutTree, and every other tree
+// of trees as a delta record against it when that is at most half the
+// size of the tree whole, else whole too, each replacing the record the
+// index holds for it. A collection uses it on the live trees that were
+// deltas of the same tree it deletes: they differ little from one another.
+// The base is whole in the same batch, so no chain can come back to
+// itself. An invalid tree is refused with EncodeTree's error.
+func (b *Batch) PutTreeFamily(trees []objects.Tree) error {
+	if len(trees) == 0 {
+		return nil
+	}
+	first, err := b.PutTree(trees[0])
+	if err != nil {
+		return err
+	}
+	for _, t := range trees[1:] {
+		_, err := b.putTree(t, func(id objects.ID, enc []byte) ([]byte, uint64, bool, error) {
+			if id == first {
+				return nil, 0, false, nil
+			}
+			delta, depth, err := treeDeltaOf(t, enc, first, trees[0].Entries, 0)
+			return delta, depth, false, err
+		})
+		if err != nil {
+			return err
 		}
-		delta, depth, err := b.db.treeDeltaAgainstWhole(t, enc, base)
-		return delta, depth, false, err
-	})
+	}
+	return nil
 }
 
 // putTree encodes t and stores it under its id: as the delta record choose

@@ -269,30 +269,19 @@ func (db *DB) treeDeltaFor(t objects.Tree, full []byte, base objects.ID) ([]byte
 			entries, depth, found, err = db.sharedTree(base)
 		}
 	}
-	return treeDeltaOf(t, full, base, entries, depth, found && depth < MaxTreeDeltaDepth, err)
-}
-
-// treeDeltaAgainstWhole is treeDeltaFor against a base that must be stored
-// whole: there is no delta otherwise.
-func (db *DB) treeDeltaAgainstWhole(t objects.Tree, full []byte, base objects.ID) ([]byte, uint64, error) {
-	entries, depth, found, err := db.sharedTree(base)
-	return treeDeltaOf(t, full, base, entries, depth, found && depth == 0, err)
+	switch {
+	case errors.Is(err, objects.ErrCorrupt) || !found || depth >= MaxTreeDeltaDepth:
+		return nil, 0, nil
+	case err != nil:
+		return nil, 0, err
+	}
+	return treeDeltaOf(t, full, base, entries, depth)
 }
 
 // treeDeltaOf returns the delta record storing t (encoded as full) against
 // base, whose entries are entries and whose record has depth depth, and
-// the delta's depth; or nil when base may not serve (usable false, or err
-// marked with objects.ErrCorrupt: damage is left for verify to report) or
-// the delta is not at most half of full.
-func treeDeltaOf(t objects.Tree, full []byte, base objects.ID, entries []objects.Entry, depth uint64, usable bool, err error) ([]byte, uint64, error) {
-	switch {
-	case errors.Is(err, objects.ErrCorrupt):
-		return nil, 0, nil
-	case err != nil:
-		return nil, 0, err
-	case !usable:
-		return nil, 0, nil
-	}
+// the delta's depth; or nil when the delta is not at most half of full.
+func treeDeltaOf(t objects.Tree, full []byte, base objects.ID, entries []objects.Entry, depth uint64) ([]byte, uint64, error) {
 	removed, upserts := diffTree(objects.Tree{Entries: entries}, t)
 	rec, err := appendTreeDelta(make([]byte, 0, len(full)/2), &treeDelta{depth: depth + 1, base: base, removed: removed, upserts: upserts})
 	if err != nil || 2*len(rec) > len(full) {

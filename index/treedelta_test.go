@@ -294,40 +294,47 @@ func TestPutTreeAgainstFallsBackToWhole(t *testing.T) {
 	}
 }
 
-// ReplaceTreeAgainst replaces a stored tree's record with a delta of a
-// tree stored whole, and stores it whole against anything else: a delta,
-// a missing tree, itself.
-func TestReplaceTreeAgainstTakesOnlyAWholeBase(t *testing.T) {
+// PutTreeFamily replaces the records of trees that were deltas of
+// another: the first whole, each other one a delta of the first when that
+// is smaller, else whole (a tree unlike it, or the first given again).
+// Every tree reads back from its records.
+func TestPutTreeFamilyStoresTheOthersAgainstTheFirst(t *testing.T) {
 	db := openTest(t, t.TempDir())
 	defer db.Close()
 	rng := rand.New(rand.NewPCG(4, 4))
-	a := randomTree(rng, "n", 20)
+	base := randomTree(rng, "n", 20)
 	version := func(name string) objects.Tree {
-		v := objects.Tree{Entries: slices.Clone(a.Entries)}
+		v := objects.Tree{Entries: slices.Clone(base.Entries)}
 		v.Entries[1].ID = testID(name)
 		return v
 	}
-	b, c := version("b"), version("c")
-	var aID, bID, cID objects.ID
-	commit(t, db, func(bt *Batch) { aID, _ = bt.PutTree(a) })
-	commit(t, db, func(bt *Batch) { bID, _ = bt.PutTreeAgainst(b, aID) })
-	commit(t, db, func(bt *Batch) { cID, _ = bt.PutTree(c) })
-	replace := func(tree objects.Tree, base objects.ID) {
-		commit(t, db, func(bt *Batch) {
-			if _, err := bt.ReplaceTreeAgainst(tree, base); err != nil {
-				t.Fatal(err)
-			}
-		})
+	a, b, far := version("a"), version("b"), randomTree(rng, "z", 20)
+	var baseID, aID, bID, farID objects.ID
+	commit(t, db, func(bt *Batch) { baseID, _ = bt.PutTree(base) })
+	commit(t, db, func(bt *Batch) {
+		aID, _ = bt.PutTreeAgainst(a, baseID)
+		bID, _ = bt.PutTreeAgainst(b, baseID)
+		farID, _ = bt.PutTree(far)
+	})
+	if storedDepth(t, db, aID) != 1 || storedDepth(t, db, bID) != 1 {
+		t.Fatal("the fixture's versions are not deltas of their base")
 	}
-	for _, base := range []objects.ID{bID, testID("no such tree"), cID} {
-		if replace(c, base); storedDepth(t, db, cID) != 0 {
-			t.Fatalf("against %s: stored at depth %d, want whole", base.Short(), storedDepth(t, db, cID))
+	commit(t, db, func(bt *Batch) {
+		if err := bt.PutTreeFamily([]objects.Tree{a, b, far, a}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for id, want := range map[objects.ID]uint64{aID: 0, bID: 1, farID: 0} {
+		if got := storedDepth(t, db, id); got != want {
+			t.Fatalf("tree %s stored at depth %d, want %d", id.Short(), got, want)
 		}
 	}
-	if replace(c, aID); storedDepth(t, db, cID) != 1 {
-		t.Fatal("against a whole tree: not stored as a delta of it")
+	if v, _, _ := db.rawTree(bID); !isTreeDelta(v) {
+		t.Fatal("the near version is not a delta")
+	} else if _, got, _ := treeDeltaHeader(v); got != aID {
+		t.Fatalf("the near version is a delta of %s, want the first, %s", got.Short(), aID.Short())
 	}
-	for id, want := range map[objects.ID]objects.Tree{aID: a, bID: b, cID: c} {
+	for id, want := range map[objects.ID]objects.Tree{baseID: base, aID: a, bID: b, farID: far} {
 		if got, err := db.StoredTree(id); err != nil || !reflect.DeepEqual(got.Entries, want.Entries) {
 			t.Fatalf("tree %s reads back %v, %v", id.Short(), got.Entries, err)
 		}

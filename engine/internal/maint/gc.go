@@ -27,11 +27,10 @@ type Swept struct {
 // the live records of mostly dead packs (live fraction below threshold)
 // are copied into new packs and fsynced; one synced index batch switches
 // their locators and deletes dead locators, trees, checkpoints and the
-// stat-cache directories that vouch for swept ids, storing whole the live
-// trees whose base it deletes; a second batch stores some of those again
-// as deltas of one another (relinkTrees); only then are old packs removed
-// and dead tails cut off, and the index compacted so that what the batches
-// deleted leaves the disk too. A group record counts by the share
+// stat-cache directories that vouch for swept ids, storing anew the live
+// trees whose base it deletes; only then are old packs removed and dead
+// tails cut off, and the index compacted so that what the batch deleted
+// leaves the disk too. A group record counts by the share
 // of its content its live members make up: a rewritten pack's group whose
 // live share is under threshold has its live members regrouped (and
 // recompressed) into new groups; one above it is copied whole.
@@ -48,11 +47,7 @@ func (s *Store) Collect(ctx context.Context, g *Graph, threshold float64, progre
 	if err != nil {
 		return nil, err
 	}
-	siblings, err := s.commitSweep(g, moved, res)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.relinkTrees(siblings); err != nil {
+	if err := s.commitSweep(g, moved, res); err != nil {
 		return nil, err
 	}
 	if err := s.reclaimPacks(packs, res); err != nil {
@@ -233,10 +228,8 @@ func (s *Store) rewrite(ctx context.Context, moves []objects.Move, progress func
 
 // commitSweep is step 2: one synced index batch that switches the moved
 // locators and deletes dead locators, trees, checkpoints and the stat-cache
-// directories that vouch for swept ids. It returns the live trees it
-// stored whole because it deleted their base, grouped by that base (see
-// sweepTrees).
-func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res *Swept) (map[objects.ID][]objects.ID, error) {
+// directories that vouch for swept ids.
+func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res *Swept) error {
 	b := s.DB.NewBatch()
 	defer b.Close()
 	for id, loc := range moved {
@@ -249,9 +242,8 @@ func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res 
 		}
 		return nil
 	})
-	var siblings map[objects.ID][]objects.ID
 	if err == nil {
-		siblings, err = s.sweepTrees(g, b, res)
+		err = s.sweepTrees(g, b, res)
 	}
 	if err == nil {
 		err = s.sweepCheckpoints(g, b, res)
@@ -266,21 +258,25 @@ func (s *Store) commitSweep(g *Graph, moved map[objects.ID]objects.Locator, res 
 		})
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.step("commit")
 	if err := b.Commit(); err != nil {
-		return nil, fmt.Errorf("gc: commit index: %w", err)
+		return fmt.Errorf("gc: commit index: %w", err)
 	}
-	return siblings, nil
+	return nil
 }
 
-// sweepTrees deletes the dead trees, and stores whole every live tree
-// stored as a delta of a dead one: reading a delta needs its base. It
-// returns those live trees grouped by the dead base, each group in id
-// order.
-func (s *Store) sweepTrees(g *Graph, b *index.Batch, res *Swept) (map[objects.ID][]objects.ID, error) {
-	orphans := map[objects.ID][]objects.ID{}
+// sweepTrees deletes the dead trees, and stores anew every live tree
+// stored as a delta of a dead one: reading a delta needs its base. The
+// live trees that were deltas of the same dead tree are stored as one
+// family (index.Batch.PutTreeFamily): the first whole, the others as
+// deltas of it. Versions of a directory that went on from the same tree
+// (the middle of a full chain) differ from one another by a few entries,
+// and a collection that drops old checkpoints deletes that tree for all
+// of them at once.
+func (s *Store) sweepTrees(g *Graph, b *index.Batch, res *Swept) error {
+	orphans := map[objects.ID][]objects.ID{} // live trees, by their dead base, in id order
 	err := s.DB.EachTreeBase(func(id, base objects.ID) error {
 		switch {
 		case !g.liveTree(id):
@@ -291,49 +287,19 @@ func (s *Store) sweepTrees(g *Graph, b *index.Batch, res *Swept) (map[objects.ID
 		}
 		return nil
 	})
-	for _, group := range orphans {
-		for _, id := range group {
-			if err != nil {
-				return nil, err
-			}
-			var t objects.Tree
-			if t, err = s.DB.Tree(id); err == nil {
-				_, err = b.PutTree(t)
+	if err != nil {
+		return err
+	}
+	for _, ids := range orphans {
+		family := make([]objects.Tree, len(ids))
+		for i, id := range ids {
+			if family[i], err = s.DB.Tree(id); err != nil {
+				return err
 			}
 		}
-	}
-	return orphans, err
-}
-
-// relinkTrees stores anew, in one more batch, the live trees the sweep
-// stored whole that were deltas of the same deleted base: each as a delta
-// of the first of its group, now whole, where that is smaller. Versions of
-// a directory that went on from the same tree (rebaseDepth) differ from
-// one another by a few entries, and a collection that drops old
-// checkpoints deletes that tree for all of them at once. A crash before
-// the batch commits leaves them whole, which is what the sweep made them.
-func (s *Store) relinkTrees(siblings map[objects.ID][]objects.ID) error {
-	b := s.DB.NewBatch()
-	defer b.Close()
-	relinked := 0
-	for _, group := range siblings {
-		for _, id := range group[1:] {
-			t, err := s.DB.Tree(id)
-			if err == nil {
-				_, err = b.ReplaceTreeAgainst(t, group[0])
-			}
-			if err != nil {
-				return fmt.Errorf("gc: relink tree %s: %w", id.Short(), err)
-			}
-			relinked++
+		if err := b.PutTreeFamily(family); err != nil {
+			return err
 		}
-	}
-	if relinked == 0 {
-		return nil
-	}
-	s.step("relink")
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("gc: commit index: %w", err)
 	}
 	return nil
 }
