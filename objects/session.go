@@ -88,16 +88,13 @@ func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
 func (r *ReadSession) member(loc Locator, want ID, corrupt func(string) error) (recordHeader, []byte, error) {
 	src := r.s.payload(loc)
 	defer src.close()
-	for {
-		sg, err := r.loaded(loc, src, corrupt)
-		if err != nil {
-			return recordHeader{}, nil, err
-		}
-		h, content, err := sg.g.member(r.s.codec, src, sg.checked, loc, want, corrupt)
-		if !r.stale(loc, sg, err) {
-			return h, content, err
-		}
-	}
+	var h recordHeader
+	var content []byte
+	err := r.through(loc, src, corrupt, func(sg sessionGroup) (err error) {
+		h, content, err = sg.g.member(r.s.codec, src, sg.checked, loc, want, corrupt)
+		return err
+	})
+	return h, content, err
 }
 
 // CheckGroup checks the group record at loc (the locator of any of its
@@ -110,13 +107,22 @@ func (r *ReadSession) CheckGroup(loc Locator) error {
 	corrupt := r.s.recordCorrupt(loc, ID{})
 	src := r.s.payload(loc)
 	defer src.close()
+	return r.through(loc, src, corrupt, func(sg sessionGroup) error {
+		_, err := sg.g.whole(r.s.codec, src, sg.checked, corrupt)
+		return err
+	})
+}
+
+// through calls read with the session's reader of the group record at loc
+// (see loaded), and again with a fresh one as long as read finds the one
+// it took from the Store's cache stale.
+func (r *ReadSession) through(loc Locator, src *packPayload, corrupt func(string) error, read func(sessionGroup) error) error {
 	for {
 		sg, err := r.loaded(loc, src, corrupt)
 		if err != nil {
 			return err
 		}
-		_, err = sg.g.whole(r.s.codec, src, sg.checked, corrupt)
-		if !r.stale(loc, sg, err) {
+		if err := read(sg); !r.stale(loc, sg, err) {
 			return err
 		}
 	}
