@@ -26,13 +26,18 @@ type options struct {
 	edits      int
 	added      int
 	profileDir string
-	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch,ckpt-rpc,stash
+	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch,ckpt-rpc,ckpt-server-settled,stash
 	gc         bool
 	corpus     string // a directory to copy as the corpus, or "gomodcache" (realmods.go)
 	inPlace    bool   // measure the corpus directory itself: read-only operations only
 	// deferCompression opens the library's engine with DeferCompression and
 	// recompresses its store after the last repetition (as git gc).
 	deferCompression bool
+}
+
+// asked reports whether -systems names system.
+func (o options) asked(system string) bool {
+	return strings.Contains(","+o.systems+",", ","+system+",")
 }
 
 // progress reports on stderr.
@@ -146,17 +151,17 @@ func (b *bench) setup(ctx context.Context, work string) error {
 	}
 	all = append(all, newServers(bin, b.ws, work, env)...)
 	all = append(all, newRPC(bin, b.ws, work, env))
-	if strings.Contains(","+b.opts.systems+",", ","+sysServerSettled+",") {
+	if b.opts.asked(sysServerSettled) {
 		// Only on request: its wait for the idle recompression lasts a
 		// minute or so per repetition on the 100k corpus.
 		all = append(all, newSettledServer(bin, b.ws, work, env))
 	}
-	if strings.Contains(","+b.opts.systems+",", ",stash,") {
+	if b.opts.asked("stash") {
 		// Only on request: it makes the workspace a git repository.
 		all = append(all, newStashFlow(sp, b.ws, home))
 	}
 	for _, s := range all {
-		if b.opts.systems == "" || strings.Contains(","+b.opts.systems+",", ","+s.name()+",") {
+		if b.opts.systems == "" || b.opts.asked(s.name()) {
 			b.systems = append(b.systems, s)
 		}
 	}
