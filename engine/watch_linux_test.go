@@ -53,6 +53,57 @@ func TestWatchedSaveReadsOnlyChangedDirs(t *testing.T) {
 	}
 }
 
+// A watched save after an edit deep in the tree takes the listings of the
+// directories on the way to it from the stat cache; a directory in which
+// something changed too is listed. Each save captures what a cold save
+// captures.
+func TestWatchedSaveReplaysTheWayToAChange(t *testing.T) {
+	ws := t.TempDir()
+	writeWide(t, ws, 20)
+	for _, name := range []string{"README", "top/index.txt"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var replayed, listed uint64
+	opts := Options{Watch: true}
+	opts.hooks.afterScan = func(s *save.Snapshot) { replayed, listed = s.Replayed.Load(), s.Files.Load() }
+	watched := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{})
+	saveRoot(t, watched)
+	steps := []struct {
+		what             string
+		change           func() error
+		replayed, listed uint64
+	}{
+		{"an edit two levels down", func() error {
+			return os.WriteFile(filepath.Join(ws, "top", "d007", "f003.txt"), []byte("edited"), 0o644)
+		}, 2, 12}, // d007's 10 files, and the root's and top's one each from the cache
+		{"a file added to top, a subdirectory of it chmodded and edited", func() error {
+			if err := os.WriteFile(filepath.Join(ws, "top", "new.txt"), nil, 0o644); err != nil {
+				return err
+			}
+			if err := os.Chmod(filepath.Join(ws, "top", "d003"), 0o700); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(ws, "top", "d003", "f001.txt"), []byte("edited"), 0o644)
+		}, 1, 13},
+	}
+	for _, step := range steps {
+		if err := step.change(); err != nil {
+			t.Fatal(err)
+		}
+		got, res := saveRoot(t, watched)
+		want, _ := saveRoot(t, cold)
+		if got != want || !res.Created {
+			t.Fatalf("%s: watched save root %s (created %v), cold save root %s", step.what, got, res.Created, want)
+		}
+		if replayed != step.replayed || listed != step.listed {
+			t.Errorf("%s: %d directories replayed, %d files seen; want %d and %d", step.what, replayed, listed, step.replayed, step.listed)
+		}
+	}
+}
+
 // Changes a scan consumed but never committed (a workspace diff, a failed
 // save) stay pending for the next save.
 func TestWatchedChangesSurviveUncommittedScans(t *testing.T) {

@@ -32,6 +32,7 @@ type config struct {
 	perm    permChecker
 	openDir func(parent dirFD, name string) (dirFD, error)
 	prune   func(rel string) bool
+	replay  func(rel string) ([]Entry, bool)
 }
 
 func newConfig(root string, opts *Options) (*config, error) {
@@ -52,6 +53,7 @@ func newConfig(root string, opts *Options) (*config, error) {
 		perm:    newPermChecker(),
 		openDir: openSub,
 		prune:   opts.Prune,
+		replay:  opts.Replay,
 	}
 	if h := opts.hooks; h != nil {
 		if h.openDir != nil {

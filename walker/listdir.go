@@ -44,24 +44,24 @@ type fileStat struct {
 
 // list reads directory n (whose handle is open), loads its pattern files
 // and fills n.dir.Entries with its included entries, reporting skipped
-// ones.
+// ones. A directory Options.Replay answers for is replayed instead.
 func (w *walk[T]) list(n *node[T]) error {
+	if w.cfg.replay != nil {
+		if entries, ok := w.cfg.replay(n.dir.Path); ok {
+			w.replay(n, entries)
+			return nil
+		}
+	}
 	names, stats, err := readDir(n.fd)
 	if err != nil {
 		return &fs.PathError{Op: "readdirent", Path: n.dir.Path, Err: err}
 	}
-	set := ignore.LoadDir(func(name string) ([]byte, error) {
+	w.loadRules(n, func(name string) ([]byte, error) {
 		if _, found := slices.BinarySearch(names, name); !found {
 			return nil, fs.ErrNotExist
 		}
 		return readPatternFile(n.fd, name)
 	})
-	if n.parent == nil {
-		for l := range set {
-			set[l] = append(slices.Clip(w.cfg.global[l]), set[l]...)
-		}
-	}
-	n.rules = n.rules.Child(n.dir.Path, set)
 	entries := make([]Entry, 0, len(names))
 	for i, name := range names {
 		if name == ignore.GitDir {
@@ -77,6 +77,37 @@ func (w *walk[T]) list(n *node[T]) error {
 	}
 	n.dir.Entries = entries
 	return nil
+}
+
+// replay fills n.dir.Entries with the entries Options.Replay gave for it,
+// each symlink lstatted and read again; schedule does the same for the
+// subdirectories it does not prune. A symlink that is gone or no longer
+// one is left out, as the listing a moment later would have.
+func (w *walk[T]) replay(n *node[T], entries []Entry) {
+	w.loadRules(n, func(name string) ([]byte, error) { return readPatternFile(n.fd, name) })
+	kept := entries[:0]
+	for _, e := range entries {
+		if e.Kind == KindSymlink {
+			var ok bool
+			if e, ok = w.entry(n, e.Name, nil); !ok || e.Kind != KindSymlink {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	n.dir.Entries, n.dir.Replayed = kept, true
+}
+
+// loadRules sets n's ignore rules from its pattern files, which read
+// returns (any error: no such file), and for the root the global ones.
+func (w *walk[T]) loadRules(n *node[T], read func(name string) ([]byte, error)) {
+	set := ignore.LoadDir(read)
+	if n.parent == nil {
+		for l := range set {
+			set[l] = append(slices.Clip(w.cfg.global[l]), set[l]...)
+		}
+	}
+	n.rules = n.rules.Child(n.dir.Path, set)
 }
 
 // entry decides whether name of n is included; st is its stat data from

@@ -155,9 +155,12 @@ func (w *walk[T]) process(n *node[T]) {
 }
 
 // schedule queues the subdirectories of a listed directory, or visits it
-// at once when it has none.
+// at once when it has none. In a replayed directory each subdirectory not
+// pruned is lstatted again first; one that is gone or no longer a
+// directory is left out of its entries.
 func (w *walk[T]) schedule(n *node[T]) {
 	var subs []*node[T]
+	var gone []string
 	for i := range n.dir.Entries {
 		e := &n.dir.Entries[i]
 		if e.Kind != KindDir {
@@ -171,7 +174,18 @@ func (w *walk[T]) schedule(n *node[T]) {
 			}
 			continue
 		}
+		if n.dir.Replayed {
+			fresh, ok := w.entry(n, e.Name, nil)
+			if !ok || fresh.Kind != KindDir {
+				gone = append(gone, e.Name)
+				continue
+			}
+			*e, d.Mode = fresh, fresh.Mode
+		}
 		subs = append(subs, &node[T]{parent: n, name: e.Name, rules: n.rules, dir: d})
+	}
+	if len(gone) > 0 {
+		n.dir.Entries = slices.DeleteFunc(n.dir.Entries, func(e Entry) bool { return slices.Contains(gone, e.Name) })
 	}
 	if len(subs) == 0 {
 		closeDir(n.fd)

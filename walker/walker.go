@@ -58,6 +58,9 @@ type Dir struct {
 	// Pruned is set when Options.Prune vouched for this directory: the
 	// walker neither opened nor listed it, and Entries is nil.
 	Pruned bool
+	// Replayed is set when Entries came from Options.Replay instead of a
+	// listing (see there for which of them the walker read again).
+	Replayed bool
 }
 
 // Skip reasons reported in Skipped.Reason.
@@ -103,6 +106,18 @@ type Options struct {
 	// read it, so skipped paths below it are not reported either. It is
 	// called concurrently from the walk's goroutines.
 	Prune func(rel string) bool
+	// Replay, when set, is asked for every directory about to be listed
+	// (the root too). When it returns entries (sorted by Name, with the
+	// data of a past listing), the walker reads the directory's ignore-rule
+	// files but does not list it: those entries stand for its listing, and
+	// only its symlinks and the subdirectories Prune does not vouch for are
+	// lstatted again (a subdirectory's own attributes, a symlink's target).
+	// The caller vouches that no entry of the directory was created,
+	// removed, renamed or changed since that listing, and that the ignore
+	// rules in effect there are the same; it may still vouch for nothing
+	// below the directory. Skipped paths of the directory are not reported
+	// again. It is called concurrently from the walk's goroutines.
+	Replay func(rel string) ([]Entry, bool)
 
 	hooks *hooks // test-only fault injection
 }

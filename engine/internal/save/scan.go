@@ -38,6 +38,9 @@ type Snapshot struct {
 	Files  atomic.Uint64
 	Hashed atomic.Uint64 // bytes read and hashed
 	Opened atomic.Uint64 // workspace files opened for reading
+	// Replayed counts the directories whose listing came from the stat
+	// cache (see scanner.replay).
+	Replayed atomic.Uint64
 
 	plan    *plan // what the Tracker let this scan trust; nil without one
 	partial atomic.Bool
@@ -91,6 +94,9 @@ type scanner struct {
 	bases  *baseTrees // the base checkpoint's directories
 
 	plan *plan // nil without a Tracker
+	// replayed holds the stat-cache records of the directories replayed
+	// from them, until their visit (guarded by mu).
+	replayed map[string]index.DirCache
 	// differ, set by Reverify, collects the directories whose tree
 	// differs from the one their stat cache records (guarded by mu).
 	differ *[]string
@@ -129,6 +135,8 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 		s.snap.plan = s.plan
 		s.snap.linked = map[string]bool{}
 		opts.Prune = s.prune
+		s.replayed = map[string]index.DirCache{}
+		opts.Replay = s.replay
 	}
 	if s.plan != nil && !s.plan.trustsNothing() {
 		s.cached = pointCaches{st.DB}
@@ -186,7 +194,7 @@ func (p pointCaches) Has(dir string) (bool, error)                 { return p.db
 // visit turns one directory into a tree id. When every entry matches the
 // stat cache the stored tree id is reused without encoding anything.
 func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objects.ID) (objects.ID, error) {
-	dc, cached, err := s.cached.Get(d.Path)
+	dc, cached, err := s.cachedDir(d)
 	if err != nil {
 		return objects.ID{}, err
 	}
@@ -202,7 +210,9 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	if err != nil {
 		return objects.ID{}, err
 	}
-	s.noteLinks(d)
+	if !d.Replayed { // a replayed directory keeps the links it had
+		s.noteLinks(d)
+	}
 	reuse := cached && len(dc.Entries) == len(d.Entries)
 	tree := objects.Tree{Entries: make([]objects.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
@@ -254,6 +264,43 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		}
 	}
 	return tid, nil
+}
+
+// cachedDir is the stat-cache record of d: the one it was replayed from,
+// or the index's.
+func (s *scanner) cachedDir(d *walker.Dir) (index.DirCache, bool, error) {
+	if d.Replayed {
+		s.mu.Lock()
+		dc := s.replayed[d.Path]
+		delete(s.replayed, d.Path)
+		s.mu.Unlock()
+		return dc, true, nil
+	}
+	return s.cached.Get(d.Path)
+}
+
+// replay gives the walker the listing of dir from its stat-cache record
+// when the watcher vouches for dir's own entries (see plan.passage): the
+// directories a scan lists only to reach a change below them are not
+// listed again, only their subdirectories on that way are lstatted.
+func (s *scanner) replay(dir string) ([]walker.Entry, bool) {
+	if !s.plan.passage(dir) {
+		return nil, false
+	}
+	dc, cached, err := s.cached.Get(dir)
+	if err != nil || !cached { // any doubt lists it
+		return nil, false
+	}
+	entries := make([]walker.Entry, len(dc.Entries))
+	for i, c := range dc.Entries {
+		entries[i] = walker.Entry{Name: c.Name, Kind: cachedKind(c.Mode), Mode: c.Mode & permBits,
+			Size: c.Size, MtimeNs: c.MtimeNs, CtimeNs: c.CtimeNs, Ino: c.Inode}
+	}
+	s.mu.Lock()
+	s.replayed[dir] = dc
+	s.mu.Unlock()
+	s.snap.Replayed.Add(1)
+	return entries, true
 }
 
 // noteLinks records whether listed directory d holds a file with another
@@ -350,6 +397,9 @@ func ownChange(cached, now []index.CachedFile) bool {
 
 // cacheMode packs an entry's kind and permission bits into the stat cache's mode field.
 func cacheMode(k walker.Kind, perm uint32) uint32 { return uint32(k)<<12 | perm }
+
+// permBits are the bits of a stat-cache mode that hold the permissions.
+const permBits = 1<<12 - 1
 
 // cachedKind is the kind of entry a stat-cache mode (cacheMode) records.
 func cachedKind(mode uint32) walker.Kind { return walker.Kind(mode >> 12) }

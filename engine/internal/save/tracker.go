@@ -44,12 +44,15 @@ func NewTracker(w *watch.Watcher, workspace string, ruleFiles []string) *Tracker
 }
 
 // plan is what one scan may trust: every directory it may prune lies
-// outside hot and below no rescan path. all means it may prune nothing.
+// outside hot and below no rescan path; every directory it may replay from
+// the stat cache is hot only for what lies below it. all means it may
+// trust nothing.
 type plan struct {
 	t      *Tracker
 	gen    uint64
 	all    bool
 	hot    map[string]bool // pending Dirty and Rescan paths and all their ancestors
+	own    map[string]bool // the directories to list whatever their cache: Dirty, Rescan and linked ones
 	rescan map[string]bool
 }
 
@@ -64,7 +67,7 @@ func (t *Tracker) begin() *plan {
 
 // planLocked is the plan of a scan over everything pending now.
 func (t *Tracker) planLocked() *plan {
-	p := &plan{t: t, gen: t.gen, all: t.all != 0, hot: map[string]bool{}, rescan: map[string]bool{}}
+	p := &plan{t: t, gen: t.gen, all: t.all != 0, hot: map[string]bool{}, own: map[string]bool{}, rescan: map[string]bool{}}
 	if p.all {
 		return p
 	}
@@ -121,8 +124,10 @@ func (t *Tracker) missed(dirs []string) []string {
 // trustsNothing reports whether the scan must list every directory.
 func (p *plan) trustsNothing() bool { return p.all || p.rescan[""] }
 
-// heat marks dir and its ancestors as holding something to re-read.
+// heat marks dir as one to re-read, and it and its ancestors as holding
+// something to re-read.
 func (p *plan) heat(dir string) {
+	p.own[dir] = true
 	for !p.hot[dir] {
 		p.hot[dir] = true
 		if dir == "" {
@@ -135,16 +140,26 @@ func (p *plan) heat(dir string) {
 // quiet reports whether the watcher vouches that nothing below dir (a
 // directory that was watched) changed since the stat cache recorded it.
 func (p *plan) quiet(dir string) bool {
-	if p.all || p.hot[dir] {
-		return false
-	}
+	return !p.all && !p.hot[dir] && !p.belowRescan(dir)
+}
+
+// passage reports whether the watcher vouches for the entries of dir (a
+// directory that was watched) but not for everything below it: nothing
+// was created, removed, renamed or changed in dir itself since the stat
+// cache recorded it, so a scan may take its listing from there.
+func (p *plan) passage(dir string) bool {
+	return !p.all && p.hot[dir] && !p.own[dir] && !p.belowRescan(dir)
+}
+
+// belowRescan reports whether a strict ancestor of dir is a Rescan path.
+func (p *plan) belowRescan(dir string) bool {
 	for d := dir; d != ""; {
 		d = parentDir(d)
 		if p.rescan[d] {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // watch tells the watcher that the scan is about to list dir.

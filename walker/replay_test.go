@@ -1,0 +1,109 @@
+package walker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A replayed directory is not listed: its entries are those Replay gave,
+// except that its symlinks and the subdirectories it descends into are
+// lstatted again, and one gone since is left out. Its pattern files still
+// apply below it.
+func TestReplay(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"r/keep/deep", "r/gone", "r/quiet"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, data := range map[string]string{"r/.gitignore": "*.log\n", "r/f": "f", "r/keep/deep/x.log": "ignored", "r/keep/deep/y": "y"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("old", filepath.Join(root, "r", "link")); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Profile: "none"}
+	listed := map[string][]Entry{}
+	var mu sync.Mutex
+	record := func(_ context.Context, d *Dir, _ map[string]string) (string, error) {
+		mu.Lock()
+		listed[d.Path] = slices.Clone(d.Entries)
+		mu.Unlock()
+		return "", nil
+	}
+	if _, _, err := Walk(context.Background(), root, opts, record); err != nil {
+		t.Fatal(err)
+	}
+	recorded := listed["r"]
+
+	// Changes Replay's caller would have been told about, made anyway.
+	if err := os.WriteFile(filepath.Join(root, "r", "unseen"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "r", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "r", "keep"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "r", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("new", filepath.Join(root, "r", "link")); err != nil {
+		t.Fatal(err)
+	}
+
+	opts.Prune = func(rel string) bool { return rel == "r/quiet" }
+	opts.Replay = func(rel string) ([]Entry, bool) { return slices.Clone(recorded), rel == "r" }
+	var mu2 sync.Mutex
+	got := map[string]*Dir{}
+	_, _, err := Walk(context.Background(), root, opts, func(_ context.Context, d *Dir, _ map[string]string) (string, error) {
+		mu2.Lock()
+		c := *d
+		c.Entries = slices.Clone(d.Entries)
+		got[d.Path] = &c
+		mu2.Unlock()
+		return "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := got["r"]
+	if !r.Replayed || got[""].Replayed || got["r/keep"].Replayed {
+		t.Fatalf("replayed: root %v, r %v, r/keep %v; want only r", got[""].Replayed, r.Replayed, got["r/keep"].Replayed)
+	}
+	var names []string
+	for _, e := range r.Entries {
+		names = append(names, e.Name)
+		switch e.Name {
+		case "link":
+			if e.Target != "new" {
+				t.Errorf("replayed symlink target %q, want it read again (new)", e.Target)
+			}
+		case "keep":
+			if e.Mode != 0o700 || got["r/keep"].Mode != 0o700 {
+				t.Errorf("descended subdirectory mode %o (its Dir %o), want it lstatted again (700)", e.Mode, got["r/keep"].Mode)
+			}
+		}
+	}
+	if want := []string{".gitignore", "f", "keep", "link", "quiet"}; !slices.Equal(names, want) {
+		t.Errorf("replayed entries %q, want %q (the recorded ones, gone subdirectory left out)", names, want)
+	}
+	if !got["r/quiet"].Pruned {
+		t.Error("r/quiet was not pruned below a replayed directory")
+	}
+	var deep []string
+	for _, e := range got["r/keep/deep"].Entries {
+		deep = append(deep, e.Name)
+	}
+	if strings.Join(deep, " ") != "y" {
+		t.Errorf("r/keep/deep lists %q, want the replayed directory's .gitignore applied (y)", deep)
+	}
+}
