@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,9 +96,10 @@ type scanner struct {
 	bases  *baseTrees // the base checkpoint's directories
 
 	plan *plan // nil without a Tracker
-	// replayed holds the stat-cache records of the directories replayed
-	// from them, until their visit (guarded by mu).
-	replayed map[string]index.DirCache
+	// records holds the stat-cache records of the directories the scan
+	// lists or replays, read before the walker asks about their
+	// subdirectories, until their own visit (guarded by mu).
+	records map[string]record
 	// differ, set by Reverify, collects the directories whose tree
 	// differs from the one their stat cache records (guarded by mu).
 	differ *[]string
@@ -135,7 +138,7 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 		s.snap.plan = s.plan
 		s.snap.linked = map[string]bool{}
 		opts.Prune = s.prune
-		s.replayed = map[string]index.DirCache{}
+		s.records = map[string]record{}
 		opts.Replay = s.replay
 	}
 	if s.plan != nil && !s.plan.trustsNothing() {
@@ -194,13 +197,17 @@ func (p pointCaches) Has(dir string) (bool, error)                 { return p.db
 // visit turns one directory into a tree id. When every entry matches the
 // stat cache the stored tree id is reused without encoding anything.
 func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objects.ID) (objects.ID, error) {
+	if d.Pruned { // prune checked that the cache holds it
+		s.snap.partial.Store(true)
+		if id, ok := s.recordedSub(d.Path); ok {
+			return id, nil
+		}
+		dc, _, err := s.cached.Get(d.Path)
+		return dc.Tree, err
+	}
 	dc, cached, err := s.cachedDir(d)
 	if err != nil {
 		return objects.ID{}, err
-	}
-	if d.Pruned { // prune checked that the cache holds it
-		s.snap.partial.Store(true)
-		return dc.Tree, nil
 	}
 	results, err := s.entryIDs(ctx, d, &dc, sub)
 	if err != nil {
@@ -266,29 +273,42 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	return tid, nil
 }
 
-// cachedDir is the stat-cache record of d: the one it was replayed from,
-// or the index's.
+// record is a directory's stat-cache record as a scan read it; found is
+// false when the directory has none.
+type record struct {
+	dc    index.DirCache
+	found bool
+}
+
+// cachedDir is the stat-cache record of d: the one read before it was
+// listed or replayed, or the index's.
 func (s *scanner) cachedDir(d *walker.Dir) (index.DirCache, bool, error) {
-	if d.Replayed {
-		s.mu.Lock()
-		dc := s.replayed[d.Path]
-		delete(s.replayed, d.Path)
-		s.mu.Unlock()
-		return dc, true, nil
+	s.mu.Lock()
+	r, ok := s.records[d.Path]
+	delete(s.records, d.Path)
+	s.mu.Unlock()
+	if ok {
+		return r.dc, r.found, nil
 	}
 	return s.cached.Get(d.Path)
 }
 
-// replay gives the walker the listing of dir from its stat-cache record
-// when the watcher vouches for dir's own entries (see plan.passage): the
-// directories a scan lists only to reach a change below them are not
-// listed again, only their subdirectories on that way are lstatted.
+// replay is asked for every directory about to be listed. It reads the
+// directory's stat-cache record, kept for its subdirectories (see
+// recordedSub) and its visit, and gives the walker the listing from that
+// record when the watcher vouches for dir's own entries (see
+// plan.passage): the directories a scan lists only to reach a change
+// below them are not listed again, only their subdirectories on that way
+// are lstatted.
 func (s *scanner) replay(dir string) ([]walker.Entry, bool) {
-	if !s.plan.passage(dir) {
+	dc, found, err := s.cached.Get(dir)
+	if err != nil { // the visit reads it again and fails
 		return nil, false
 	}
-	dc, cached, err := s.cached.Get(dir)
-	if err != nil || !cached { // any doubt lists it
+	s.mu.Lock()
+	s.records[dir] = record{dc, found}
+	s.mu.Unlock()
+	if !found || !s.plan.passage(dir) {
 		return nil, false
 	}
 	entries := make([]walker.Entry, len(dc.Entries))
@@ -296,11 +316,35 @@ func (s *scanner) replay(dir string) ([]walker.Entry, bool) {
 		entries[i] = walker.Entry{Name: c.Name, Kind: cachedKind(c.Mode), Mode: c.Mode & permBits,
 			Size: c.Size, MtimeNs: c.MtimeNs, CtimeNs: c.CtimeNs, Ino: c.Inode}
 	}
-	s.mu.Lock()
-	s.replayed[dir] = dc
-	s.mu.Unlock()
 	s.snap.Replayed.Add(1)
 	return entries, true
+}
+
+// recordedSub is the tree id that the stat-cache record of dir's parent
+// holds for dir, when the scan read that record before listing or
+// replaying the parent and it lists dir as a directory. A directory's
+// record and the entry for it in its parent's are written by the same
+// scan, and a scan that changes one (it listed dir: dir was not quiet)
+// leaves dir pending with the Tracker until it commits both; so for a
+// quiet dir they agree, and a prune or a pruned visit below a directory
+// the scan reads needs no index lookup.
+func (s *scanner) recordedSub(dir string) (objects.ID, bool) {
+	if s.records == nil || dir == "" {
+		return objects.ID{}, false
+	}
+	s.mu.Lock()
+	r, ok := s.records[parentDir(dir)]
+	s.mu.Unlock()
+	if !ok {
+		return objects.ID{}, false
+	}
+	i, found := slices.BinarySearchFunc(r.dc.Entries, path.Base(dir), func(c index.CachedFile, name string) int {
+		return strings.Compare(c.Name, name)
+	})
+	if !found || cachedKind(r.dc.Entries[i].Mode) != walker.KindDir || r.dc.Entries[i].ID.IsZero() {
+		return objects.ID{}, false
+	}
+	return r.dc.Entries[i].ID, true
 }
 
 // noteLinks records whether listed directory d holds a file with another
@@ -326,6 +370,9 @@ func (s *scanner) noteLinks(d *walker.Dir) {
 // watched from the watcher's start.)
 func (s *scanner) prune(dir string) bool {
 	if s.plan.quiet(dir) {
+		if _, ok := s.recordedSub(dir); ok {
+			return true
+		}
 		if cached, err := s.cached.Has(dir); err == nil && cached {
 			return true
 		}
