@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -314,7 +315,7 @@ func TestWatchedSaveDifferential(t *testing.T) {
 	if rounds >= 10 && partial == 0 {
 		t.Errorf("no watched save pruned anything; the watcher vouched for nothing")
 	}
-	if rounds >= 10 && replayed == 0 {
+	if rounds >= 10 && replayed == 0 && runtime.GOOS != "windows" { // Windows lists every directory (walker.Options.Replay)
 		t.Errorf("no watched save replayed a directory from the stat cache")
 	}
 }

@@ -53,7 +53,9 @@ func newConfig(root string, opts *Options) (*config, error) {
 		perm:    newPermChecker(),
 		openDir: openSub,
 		prune:   opts.Prune,
-		replay:  opts.Replay,
+	}
+	if replayable {
+		c.replay = opts.Replay
 	}
 	if h := opts.hooks; h != nil {
 		if h.openDir != nil {

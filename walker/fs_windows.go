@@ -211,6 +211,11 @@ func filetimeNs(ft int64) int64 {
 	return (ft - epochDelta) * 100
 }
 
+// replayable is false: lstatAt is unsupported, so a replayed directory's
+// subdirectories and symlinks could not be read again; Windows lists every
+// directory (see Options.Replay).
+const replayable = false
+
 // lstatAt is never needed: readDir returns every entry statted.
 func lstatAt(d dirFD, name string) (fileStat, error) {
 	return fileStat{}, &fs.PathError{Op: "lstat", Path: filepath.Join(d.path, name), Err: errors.ErrUnsupported}

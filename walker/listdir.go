@@ -81,15 +81,15 @@ func (w *walk[T]) list(n *node[T]) error {
 
 // replay fills n.dir.Entries with the entries Options.Replay gave for it,
 // each symlink lstatted and read again; schedule does the same for the
-// subdirectories it does not prune. A symlink that is gone or no longer
-// one is left out, as the listing a moment later would have.
+// subdirectories it does not prune. A symlink that is gone is left out and
+// one replaced stays as what it is now, as in a listing a moment later.
 func (w *walk[T]) replay(n *node[T], entries []Entry) {
 	w.loadRules(n, func(name string) ([]byte, error) { return readPatternFile(n.fd, name) })
 	kept := entries[:0]
 	for _, e := range entries {
 		if e.Kind == KindSymlink {
 			var ok bool
-			if e, ok = w.entry(n, e.Name, nil); !ok || e.Kind != KindSymlink {
+			if e, ok = w.entry(n, e.Name, nil); !ok {
 				continue
 			}
 		}

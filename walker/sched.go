@@ -156,8 +156,8 @@ func (w *walk[T]) process(n *node[T]) {
 
 // schedule queues the subdirectories of a listed directory, or visits it
 // at once when it has none. In a replayed directory each subdirectory not
-// pruned is lstatted again first; one that is gone or no longer a
-// directory is left out of its entries.
+// pruned is lstatted again first: one that is gone is left out of its
+// entries, one that is no longer a directory stays as what it is now.
 func (w *walk[T]) schedule(n *node[T]) {
 	var subs []*node[T]
 	var gone []string
@@ -176,11 +176,14 @@ func (w *walk[T]) schedule(n *node[T]) {
 		}
 		if n.dir.Replayed {
 			fresh, ok := w.entry(n, e.Name, nil)
-			if !ok || fresh.Kind != KindDir {
+			if !ok {
 				gone = append(gone, e.Name)
 				continue
 			}
-			*e, d.Mode = fresh, fresh.Mode
+			if *e = fresh; fresh.Kind != KindDir {
+				continue
+			}
+			d.Mode = fresh.Mode
 		}
 		subs = append(subs, &node[T]{parent: n, name: e.Name, rules: n.rules, dir: d})
 	}
