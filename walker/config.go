@@ -53,9 +53,7 @@ func newConfig(root string, opts *Options) (*config, error) {
 		perm:    newPermChecker(),
 		openDir: openSub,
 		prune:   opts.Prune,
-	}
-	if replayable {
-		c.replay = opts.Replay
+		replay:  opts.Replay,
 	}
 	if h := opts.hooks; h != nil {
 		if h.openDir != nil {

@@ -50,11 +50,6 @@ func readDir(d dirFD) ([]string, []fileStat, error) {
 	return names, nil, nil
 }
 
-// replayable: lstatAt reads one entry, so the entries of a directory
-// replayed from a past listing can be read again one by one (see
-// Options.Replay).
-const replayable = true
-
 // lstatAt returns the lstat data of name in d (fstatat, no follow).
 func lstatAt(d dirFD, name string) (fileStat, error) {
 	var st unix.Stat_t

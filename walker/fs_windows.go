@@ -211,14 +211,60 @@ func filetimeNs(ft int64) int64 {
 	return (ft - epochDelta) * 100
 }
 
-// replayable is false: lstatAt is unsupported, so a replayed directory's
-// subdirectories and symlinks could not be read again; Windows lists every
-// directory (see Options.Replay).
-const replayable = false
+// fileBasicInfo is FILE_BASIC_INFO.
+type fileBasicInfo struct {
+	CreationTime, LastAccessTime, LastWriteTime, ChangeTime int64
+	FileAttributes                                          uint32
+	_                                                       uint32
+}
 
-// lstatAt is never needed: readDir returns every entry statted.
+// fileAttributeTagInfo is FILE_ATTRIBUTE_TAG_INFO.
+type fileAttributeTagInfo struct{ FileAttributes, ReparseTag uint32 }
+
+// lstatAt returns the stat data of name in d as a listing of d reports it
+// (see parseDirInfo), opening the entry relative to d's handle without
+// following a reparse point. A listing needs none: readDir returns every
+// entry statted; a replayed directory's entries are read one by one.
 func lstatAt(d dirFD, name string) (fileStat, error) {
-	return fileStat{}, &fs.PathError{Op: "lstat", Path: filepath.Join(d.path, name), Err: errors.ErrUnsupported}
+	uname, err := windows.NewNTUnicodeString(name)
+	if err != nil {
+		return fileStat{}, err
+	}
+	oa := windows.OBJECT_ATTRIBUTES{RootDirectory: d.h, ObjectName: uname}
+	oa.Length = uint32(unsafe.Sizeof(oa))
+	var h windows.Handle
+	var iosb windows.IO_STATUS_BLOCK
+	err = windows.NtCreateFile(&h, windows.FILE_READ_ATTRIBUTES|windows.SYNCHRONIZE, &oa, &iosb, nil, 0, shareAll, windows.FILE_OPEN,
+		windows.FILE_SYNCHRONOUS_IO_NONALERT|windows.FILE_OPEN_FOR_BACKUP_INTENT|windows.FILE_OPEN_REPARSE_POINT, 0, 0)
+	if err != nil {
+		if st, ok := err.(windows.NTStatus); ok {
+			err = st.Errno()
+		}
+		return fileStat{}, &fs.PathError{Op: "lstat", Path: filepath.Join(d.path, name), Err: err}
+	}
+	defer windows.CloseHandle(h)
+	var fi windows.ByHandleFileInformation
+	var basic fileBasicInfo
+	var tag fileAttributeTagInfo
+	err = windows.GetFileInformationByHandle(h, &fi)
+	if err == nil {
+		err = windows.GetFileInformationByHandleEx(h, windows.FileBasicInfo, (*byte)(unsafe.Pointer(&basic)), uint32(unsafe.Sizeof(basic)))
+	}
+	if err == nil && fi.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+		err = windows.GetFileInformationByHandleEx(h, windows.FileAttributeTagInfo, (*byte)(unsafe.Pointer(&tag)), uint32(unsafe.Sizeof(tag)))
+	}
+	if err != nil {
+		return fileStat{}, &fs.PathError{Op: "lstat", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return fileStat{
+		typ:     typeOfAttrs(fi.FileAttributes, tag.ReparseTag),
+		mode:    modeOf(fi.FileAttributes),
+		size:    int64(fi.FileSizeHigh)<<32 | int64(fi.FileSizeLow),
+		mtimeNs: filetimeNs(basic.LastWriteTime),
+		ctimeNs: filetimeNs(basic.ChangeTime),
+		ino:     uint64(fi.FileIndexHigh)<<32 | uint64(fi.FileIndexLow),
+		dev:     d.vol,
+	}, nil
 }
 
 // statDir returns the identity of the directory at path (following

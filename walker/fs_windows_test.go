@@ -2,6 +2,10 @@ package walker
 
 import (
 	"encoding/binary"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"unicode/utf16"
 
@@ -80,5 +84,46 @@ func TestParseDirInfoClassifiesReparsePoints(t *testing.T) {
 			st.mtimeNs != 2_000_000_000 || st.ctimeNs != 3_000_000_000 {
 			t.Errorf("%q: stat %+v", r.name, st)
 		}
+	}
+}
+
+// lstatAt reports each entry as the listing of its directory does: a
+// replayed directory's entries read one by one match a listing's.
+func TestLstatAtMatchesListing(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"a.txt": "some text", "empty": ""} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(root, "empty"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := openRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDir(d)
+	names, stats, err := readDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 3 {
+		t.Fatalf("listed %q, want a.txt, empty, sub", names)
+	}
+	for i, name := range names {
+		got, err := lstatAt(d, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != stats[i] {
+			t.Errorf("%s: lstatAt %+v, listing %+v", name, got, stats[i])
+		}
+	}
+	if _, err := lstatAt(d, "missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lstatAt of a missing name: %v, want not exist", err)
 	}
 }

@@ -116,9 +116,7 @@ type Options struct {
 	// removed, renamed or changed since that listing, and that the ignore
 	// rules in effect there are the same; it may still vouch for nothing
 	// below the directory. Skipped paths of the directory are not reported
-	// again. It is called concurrently from the walk's goroutines. Windows,
-	// whose entries are read only by listing their directory, lists every
-	// directory and never calls it.
+	// again. It is called concurrently from the walk's goroutines.
 	Replay func(rel string) ([]Entry, bool)
 
 	hooks *hooks // test-only fault injection
