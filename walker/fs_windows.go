@@ -63,21 +63,8 @@ func openRoot(path string) (dirFD, fileStat, error) {
 // openSub opens the subdirectory name of parent relative to its handle,
 // without following a reparse point.
 func openSub(parent dirFD, name string) (dirFD, error) {
-	uname, err := windows.NewNTUnicodeString(name)
+	h, err := openRelative(parent, name, dirAccess, windows.FILE_DIRECTORY_FILE)
 	if err != nil {
-		return nil, err
-	}
-	oa := windows.OBJECT_ATTRIBUTES{RootDirectory: parent.h, ObjectName: uname}
-	oa.Length = uint32(unsafe.Sizeof(oa))
-	var h windows.Handle
-	var iosb windows.IO_STATUS_BLOCK
-	err = windows.NtCreateFile(&h, dirAccess, &oa, &iosb, nil, 0, shareAll, windows.FILE_OPEN,
-		windows.FILE_DIRECTORY_FILE|windows.FILE_SYNCHRONOUS_IO_NONALERT|windows.FILE_OPEN_FOR_BACKUP_INTENT|windows.FILE_OPEN_REPARSE_POINT,
-		0, 0)
-	if err != nil {
-		if st, ok := err.(windows.NTStatus); ok {
-			return nil, st.Errno()
-		}
 		return nil, err
 	}
 	var fi windows.ByHandleFileInformation
@@ -90,6 +77,27 @@ func openSub(parent dirFD, name string) (dirFD, error) {
 		return nil, errReparse
 	}
 	return &winDir{h: h, path: filepath.Join(parent.path, name), vol: parent.vol}, nil
+}
+
+// openRelative opens name of parent relative to its handle, without
+// following a reparse point, with access and the NtCreateFile options
+// given besides synchronous I/O and backup intent. An NTSTATUS failure is
+// returned as its Win32 errno, which errors.Is knows.
+func openRelative(parent dirFD, name string, access, options uint32) (windows.Handle, error) {
+	uname, err := windows.NewNTUnicodeString(name)
+	if err != nil {
+		return 0, err
+	}
+	oa := windows.OBJECT_ATTRIBUTES{RootDirectory: parent.h, ObjectName: uname}
+	oa.Length = uint32(unsafe.Sizeof(oa))
+	var h windows.Handle
+	var iosb windows.IO_STATUS_BLOCK
+	err = windows.NtCreateFile(&h, access, &oa, &iosb, nil, 0, shareAll, windows.FILE_OPEN,
+		options|windows.FILE_SYNCHRONOUS_IO_NONALERT|windows.FILE_OPEN_FOR_BACKUP_INTENT|windows.FILE_OPEN_REPARSE_POINT, 0, 0)
+	if st, ok := err.(windows.NTStatus); ok {
+		return 0, st.Errno()
+	}
+	return h, err
 }
 
 func closeDir(d dirFD) { windows.CloseHandle(d.h) }
@@ -226,20 +234,8 @@ type fileAttributeTagInfo struct{ FileAttributes, ReparseTag uint32 }
 // following a reparse point. A listing needs none: readDir returns every
 // entry statted; a replayed directory's entries are read one by one.
 func lstatAt(d dirFD, name string) (fileStat, error) {
-	uname, err := windows.NewNTUnicodeString(name)
+	h, err := openRelative(d, name, windows.FILE_READ_ATTRIBUTES|windows.SYNCHRONIZE, 0)
 	if err != nil {
-		return fileStat{}, err
-	}
-	oa := windows.OBJECT_ATTRIBUTES{RootDirectory: d.h, ObjectName: uname}
-	oa.Length = uint32(unsafe.Sizeof(oa))
-	var h windows.Handle
-	var iosb windows.IO_STATUS_BLOCK
-	err = windows.NtCreateFile(&h, windows.FILE_READ_ATTRIBUTES|windows.SYNCHRONIZE, &oa, &iosb, nil, 0, shareAll, windows.FILE_OPEN,
-		windows.FILE_SYNCHRONOUS_IO_NONALERT|windows.FILE_OPEN_FOR_BACKUP_INTENT|windows.FILE_OPEN_REPARSE_POINT, 0, 0)
-	if err != nil {
-		if st, ok := err.(windows.NTStatus); ok {
-			err = st.Errno()
-		}
 		return fileStat{}, &fs.PathError{Op: "lstat", Path: filepath.Join(d.path, name), Err: err}
 	}
 	defer windows.CloseHandle(h)
