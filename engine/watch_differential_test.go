@@ -118,6 +118,7 @@ func (c *churn) calm(settle bool) {
 	if settle {
 		old := time.Unix(1<<30, 0)
 		for _, p := range []string{".git/info/exclude", ".git/info", ".git"} {
+			// Absent until a round writes info/exclude: nothing to settle then.
 			err := os.Chtimes(filepath.Join(c.ws, filepath.FromSlash(p)), old, old)
 			c.ops = append(c.ops, fmt.Sprintf("back-date %s: %v", p, err))
 		}
