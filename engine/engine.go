@@ -41,6 +41,8 @@ type Engine struct {
 	writeMu sync.Mutex
 	// reverify re-verifies what the watcher vouches for; nil without one.
 	reverify *reverifier
+	// prefetch reads ahead what the watcher heard written; nil without one.
+	prefetch *save.Prefetcher
 	// pending is the journal of an interrupted restore (found at Open, or
 	// left by a Restore of this Engine), nil when none; guarded by writeMu
 	// once Open has returned.
@@ -289,6 +291,10 @@ func (e *Engine) Close() error {
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
 		e.save.Tracker = nil
+	}
+	if e.prefetch != nil { // after the watcher, which hands it paths
+		e.prefetch.Close()
+		e.prefetch = nil
 	}
 	if e.blobs != nil {
 		errs = append(errs, e.blobs.Close())

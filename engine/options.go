@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/osfs"
+	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
 
@@ -154,6 +155,10 @@ type testHooks struct {
 	watchMaxPending, watchMaxWatches int
 	// reverifyInterval replaces reverifyInterval.
 	reverifyInterval time.Duration
+	// prefetched is told of each stored version the watcher's head start
+	// read ahead of a save (save.Prefetcher): the file's path and the
+	// version's id.
+	prefetched func(rel string, id objects.ID)
 	// packSize replaces the packs' soft size cap (so that
 	// small trees fill several packs).
 	packSize int64

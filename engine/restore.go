@@ -291,7 +291,10 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	if !x.Resuming {
 		_ = e.pauseAt(ctx, pauseRestoreJournaled) // Apply reports a cancellation
 	}
-	if err := x.Apply(ctx, plan); err != nil {
+	unmute := e.muteReadAhead()
+	err := x.Apply(ctx, plan)
+	unmute()
+	if err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
 	}
 	if len(j.Paths) == 0 {

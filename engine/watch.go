@@ -15,22 +15,41 @@ import (
 // would, and the watcher's memory stays bounded.
 const defaultWatchMaxPending = 1 << 16
 
-// startWatch starts the change watcher of Options.Watch. The watcher
-// outlives Open's context: it runs until Close.
+// startWatch starts the change watcher of Options.Watch, and the reading
+// ahead of the versions the next save stores the written files' content
+// as deltas against (save.Prefetcher). Both outlive Open's context: they
+// run until Close.
 func (e *Engine) startWatch() error {
 	rules := []string{filepath.Join(e.workspace, ".git", "info", "exclude")}
 	pending := defaultWatchMaxPending
 	if e.opts.hooks.watchMaxPending > 0 {
 		pending = e.opts.hooks.watchMaxPending
 	}
+	ahead := save.NewPrefetcher(e.db, e.blobs, e.opts.hooks.prefetched)
 	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending,
-		MaxWatches: e.opts.hooks.watchMaxWatches})
+		MaxWatches: e.opts.hooks.watchMaxWatches, Written: ahead.Heard})
 	if err != nil {
 		return fmt.Errorf("watch workspace: %w", err)
 	}
 	e.save.Tracker = save.NewTracker(w, e.workspace, rules)
+	ahead.Start()
+	e.prefetch = ahead
 	e.startReverify()
 	return nil
+}
+
+// muteReadAhead stops the reading ahead from hearing the files a restore
+// writes, which are no edits. The returned function, called once the
+// writes are done, lets the watcher's events of them arrive first.
+func (e *Engine) muteReadAhead() (unmute func()) {
+	if e.prefetch == nil {
+		return func() {}
+	}
+	hear := e.prefetch.Mute()
+	return func() {
+		e.save.Tracker.Absorb()
+		hear()
+	}
 }
 
 // WatchStats describes the change watcher of an Engine opened with

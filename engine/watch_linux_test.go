@@ -1,16 +1,21 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/bench/corpus"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // writeWide writes wideTree(n, 10) under ws/top.
@@ -204,5 +209,109 @@ func BenchmarkNoChangeSaveWatchLimit(b *testing.B) {
 			b.ReportMetric(float64(got.Watches), "watches")
 			b.ReportMetric(float64(got.Unwatched), "unwatched")
 		})
+	}
+}
+
+// warmLog records what a watched Engine read ahead (testHooks.prefetched),
+// in order.
+type warmLog struct {
+	mu    sync.Mutex
+	paths []string
+	ids   []objects.ID
+	wake  chan struct{}
+}
+
+func newWarmLog(opts *Options) *warmLog {
+	l := &warmLog{wake: make(chan struct{}, 1)}
+	opts.hooks.prefetched = func(rel string, id objects.ID) {
+		l.mu.Lock()
+		l.paths, l.ids = append(l.paths, rel), append(l.ids, id)
+		l.mu.Unlock()
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+	return l
+}
+
+// mark is how many reads ahead were logged so far.
+func (l *warmLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.paths)
+}
+
+// await returns the paths read ahead from position from up to and
+// including the first read of rel, and the id read for rel; it fails the
+// test when rel is not read ahead within a minute.
+func (l *warmLog) await(t *testing.T, from int, rel string) ([]string, objects.ID) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		l.mu.Lock()
+		if i := slices.Index(l.paths[from:], rel); i >= 0 {
+			defer l.mu.Unlock()
+			return slices.Clone(l.paths[from : from+i+1]), l.ids[from+i]
+		}
+		l.mu.Unlock()
+		select {
+		case <-l.wake:
+		case <-deadline:
+			t.Fatalf("%s was not read ahead", rel)
+		}
+	}
+}
+
+// A watched Engine reads ahead, before the save, the stored version of a
+// file written since the last save (what the save stores its new content
+// as a delta against), and nothing of the files a restore writes. The
+// save after the edit captures what a cold save captures.
+func TestWatchedEngineReadsAheadTheWrittenFiles(t *testing.T) {
+	ws := t.TempDir()
+	source := func(extra string) []byte {
+		return append(bytes.Repeat([]byte("\treturn fmt.Errorf(\"a line of source\")\n"), 64), extra...)
+	}
+	for _, rel := range []string{"a/b/edited.go", "a/b/kept.go", "zz/marker.go"} {
+		p := filepath.Join(ws, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, source(""), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := Options{Watch: true}
+	warmed := newWarmLog(&opts)
+	e := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{})
+	_, first := saveRoot(t, e)
+	ls, err := e.Ls(context.Background(), "", first.ID.String(), "a/b")
+	if err != nil || len(ls) != 2 || ls[0].Name != "edited.go" {
+		t.Fatalf("Ls = %+v, %v", ls, err)
+	}
+
+	if err := os.WriteFile(filepath.Join(ws, "a", "b", "edited.go"), source("// edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, id := warmed.await(t, 0, "a/b/edited.go"); id != objects.ID(ls[0].ID) {
+		t.Fatalf("read ahead %s for the edited file, want its saved version %s", id.Short(), objects.ID(ls[0].ID).Short())
+	}
+	got, _ := saveRoot(t, e)
+	if want, _ := saveRoot(t, cold); got != want {
+		t.Fatalf("watched save root %s, cold save root %s", got.Short(), want.Short())
+	}
+
+	from := warmed.mark()
+	if _, err := e.Restore(context.Background(), first.ID.String(), RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The marker's directory sorts after a/b: had the restore's writes been
+	// heard, they would be read ahead before it.
+	if err := os.WriteFile(filepath.Join(ws, "zz", "marker.go"), source("// marker\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if paths, _ := warmed.await(t, from, "zz/marker.go"); len(paths) != 1 {
+		t.Fatalf("read ahead after the restore: %v, want only the marker", paths)
 	}
 }

@@ -44,12 +44,9 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 	if len(content) < deltaMin || len(content) > deltaMax || b.deferred || prev == id {
 		return false, nil
 	}
-	loc, found, err := b.s.idx.Locator(prev)
-	if err != nil {
-		return false, fmt.Errorf("look up %s: %w", prev.Short(), err)
-	}
-	if !found || loc.Chunked() || loc.Size < deltaBaseMin || loc.Size > deltaMax {
-		return false, nil
+	loc, ok, err := b.s.deltaBase(prev)
+	if !ok || err != nil {
+		return false, err
 	}
 	bh, base, err := b.s.readRecord(loc, prev)
 	switch {
@@ -72,6 +69,34 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 	}
 	h := recordHeader{flags: pack.FlagDelta, id: id, size: int64(len(content)), payloadLen: uint32(len(payload))}
 	return true, b.appendPlaced(h, payload)
+}
+
+// deltaBase returns the locator of blob prev when a new version may be
+// stored as a delta against it: a committed blob, not chunked, of a
+// delta's size.
+func (s *Store) deltaBase(prev ID) (Locator, bool, error) {
+	loc, found, err := s.idx.Locator(prev)
+	if err != nil {
+		return Locator{}, false, fmt.Errorf("look up %s: %w", prev.Short(), err)
+	}
+	return loc, found && !loc.Chunked() && loc.Size >= deltaBaseMin && loc.Size <= deltaMax, nil
+}
+
+// WarmBase reads blob id ahead of the save that may store the next version
+// of its file as a delta against it (see Batch.PutVersion), when id is
+// such a base that a read leaves decoded in the store's group cache (a
+// member of a group, or a delta whose chain ends in one): that save then
+// finds it decoded instead of decoding its group's frame up to it. It
+// reports whether it read id; an unknown id, or one that is no such base,
+// it leaves alone. It changes nothing in the store. The error is the
+// read's (a *CorruptError for damage), which the save would meet too.
+func (s *Store) WarmBase(id ID) (bool, error) {
+	loc, ok, err := s.deltaBase(id)
+	if !ok || err != nil || loc.Flags&(pack.FlagGroup|pack.FlagDelta) == 0 {
+		return false, err
+	}
+	_, _, err = s.readRecord(loc, id)
+	return err == nil, err
 }
 
 // deltaPays reports whether a delta record with a payload of deltaLen

@@ -131,3 +131,53 @@ func TestSweepSessionLeavesTheCacheAlone(t *testing.T) {
 		t.Errorf("a sweep used the cached reader (%d decodes) or changed the cache (%d readers, then %d)", decodes.Load(), before, after)
 	}
 }
+
+// WarmBase leaves a base decoded in the store's cache, so that storing the
+// next version of its file as a delta decodes nothing; a blob no version
+// is stored against (too small to be a base) is not read.
+func TestWarmBaseSparesTheSaveTheDecoding(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	blobs := groupBlobs()
+	ids, _ := save(t, s, idx, blobs...)
+	cached := func(id ID) *groupReader {
+		loc, err := s.Stat(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.groups.mu.Lock()
+		defer s.groups.mu.Unlock()
+		if el := s.groups.byKey[groupKey{loc.Pack, loc.Offset}]; el != nil {
+			return el.Value.(*groupCacheEntry).g
+		}
+		return nil
+	}
+	tiny := ids[len(ids)-2] // the one-byte blob
+	if read, err := s.WarmBase(tiny); read || err != nil {
+		t.Fatalf("WarmBase of a blob too small to be a base = %v, %v", read, err)
+	}
+	if cached(tiny) != nil {
+		t.Fatal("WarmBase read a blob too small to be a delta's base")
+	}
+	if read, err := s.WarmBase(Sum([]byte("never stored"))); read || err != nil {
+		t.Fatalf("WarmBase of an unknown blob = %v, %v", read, err)
+	}
+
+	if read, err := s.WarmBase(ids[20]); !read || err != nil {
+		t.Fatalf("WarmBase of a group member = %v, %v", read, err)
+	}
+	g := cached(ids[20])
+	if g == nil {
+		t.Fatal("WarmBase left nothing in the cache")
+	}
+	var decodes atomic.Int64
+	g.decoding = func(int) { decodes.Add(1) }
+	next := edited(blobs[20], 1)
+	id, loc := saveVersion(t, s, idx, next, ids[20])
+	if !loc.Delta() {
+		t.Fatalf("the next version was stored whole: %+v", loc)
+	}
+	if n := decodes.Load(); n != 0 {
+		t.Fatalf("storing the next version decoded %d frames of its warmed base", n)
+	}
+	mustGet(t, s, id, next)
+}

@@ -120,6 +120,11 @@ func (b *inotify) selfEventLocked(n *dirNode, mask uint32) bool {
 	return true
 }
 
+// writtenMask is the events that show an entry's content changing, the
+// first of which Options.Written hears of (a truncating open raises
+// IN_MODIFY; IN_CLOSE_WRITE follows what those already told).
+const writtenMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_MOVED_TO
+
 // childEventLocked applies an event about the entry name of directory n.
 func (b *inotify) childEventLocked(n *dirNode, mask uint32, name string) {
 	rel := n.rel()
@@ -128,6 +133,9 @@ func (b *inotify) childEventLocked(n *dirNode, mask uint32, name string) {
 		b.mu.p.markRescan(rel, ReasonRuleFile)
 	}
 	if mask&unix.IN_ISDIR == 0 {
+		if b.opts.Written != nil && mask&writtenMask != 0 {
+			b.opts.Written(joinRel(rel, name))
+		}
 		return
 	}
 	child := n.children[name]

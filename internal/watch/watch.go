@@ -41,6 +41,15 @@ type Options struct {
 	// kernel's per-user limit refuses its watch: reported dirty at every
 	// Changes. Zero means only the kernel's limit.
 	MaxWatches int
+	// Written, when set, is told the root-relative path of each entry
+	// that is not a directory as soon as an event shows it created,
+	// written to or moved in, possibly several times for one change. It
+	// is a hint for work that may be done ahead of the next save, never a
+	// report to rely on: only the Linux backend gives it, and an entry
+	// may change with no call (Changes is what reports every change). It
+	// is called from the watcher's reader with the watcher's lock held, so
+	// it must return at once and must not call the Watcher.
+	Written func(rel string)
 	// clock, when set, replaces the wall and monotonic clocks.
 	clock func() (wall time.Time, mono time.Duration)
 }

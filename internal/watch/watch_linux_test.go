@@ -2,9 +2,11 @@ package watch
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -123,3 +125,48 @@ func TestBindMountedTwiceStaysDirty(t *testing.T) {
 
 // backendDone is closed when w's reader goroutine has returned.
 func backendDone(w *Watcher) <-chan struct{} { return w.b.(*inotify).done }
+
+// TestWrittenHearsOfFilesAsTheyChange: Options.Written is told of a file
+// written in place, one created and one moved into place, by their
+// paths, and of no directory nor a change of mode alone. Changes drains
+// the queue, so every event of the operations before it has been heard.
+func TestWrittenHearsOfFilesAsTheyChange(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "a/sub"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"top", "a/f", "a/g"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("v1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	heard := map[string]bool{}
+	w, _ := startWalked(t, root, Options{Written: func(rel string) {
+		mu.Lock()
+		heard[rel] = true
+		mu.Unlock()
+	}})
+	at := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	for _, step := range []error{
+		os.WriteFile(at("top"), []byte("v2"), 0o644),
+		os.WriteFile(at("a/f"), []byte("v2"), 0o644),
+		os.WriteFile(at("a/sub/.tmp"), []byte("new"), 0o644),
+		os.Rename(at("a/sub/.tmp"), at("a/sub/moved")),
+		os.Mkdir(at("a/d2"), 0o755),
+		os.Chmod(at("a/g"), 0o600),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	w.Changes()
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]bool{"top": true, "a/f": true, "a/sub/.tmp": true, "a/sub/moved": true}
+	if !maps.Equal(heard, want) {
+		t.Fatalf("Written heard %v, want %v", slices.Sorted(maps.Keys(heard)), slices.Sorted(maps.Keys(want)))
+	}
+}

@@ -102,6 +102,15 @@ func (t *Tracker) absorbLocked() {
 	}
 }
 
+// Absorb takes the watcher's changes now: every event of an operation
+// completed before the call has then reached the watcher's hooks
+// (watch.Options.Written) too.
+func (t *Tracker) Absorb() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.absorbLocked()
+}
+
 // missed keeps, of the directories a verification found to differ from
 // the stat cache, those no change is pending for (the watcher's changes
 // are taken first, so a change made while the verification ran is not
