@@ -6,23 +6,34 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/bench/corpus"
 	"github.com/ckpt/ckpt/engine"
 )
 
 var (
-	benchFiles = flag.Int("engine.bench-files", 5000, "files in the generated benchmark workspace")
-	benchWatch = flag.Bool("engine.bench-watch", false, "open the benchmark engines with Options.Watch, as a resident server does")
+	benchFiles  = flag.Int("engine.bench-files", 5000, "files in the generated benchmark workspace")
+	benchWatch  = flag.Bool("engine.bench-watch", false, "open the benchmark engines with Options.Watch, as a resident server does")
+	benchCorpus = flag.String("engine.bench-corpus", "", "copy this directory as the benchmark workspace (a Go module cache, say) instead of generating one")
+	benchGap    = flag.Duration("engine.bench-gap", 0, "untimed pause between an edit and its save, as a host's tool call returns before it checkpoints")
 )
 
 // benchWorkspace generates a corpus of *benchFiles files (the bench
-// package's monorepo mix, without the 20 MiB files) and opens an engine on
-// it with the Cline profile. The store is outside the workspace.
+// package's monorepo mix, without the 20 MiB files), or copies
+// *benchCorpus, and opens an engine on it with the Cline profile. The
+// store is outside the workspace.
 func benchWorkspace(b *testing.B) (*corpus.Manifest, *engine.Engine) {
 	b.Helper()
 	dir := b.TempDir()
-	m, err := corpus.Generate(context.Background(), filepath.Join(dir, "ws"), corpus.Config{Files: *benchFiles, Seed: 1})
+	ws := filepath.Join(dir, "ws")
+	var m *corpus.Manifest
+	var err error
+	if *benchCorpus != "" {
+		m, err = corpus.Copy(context.Background(), *benchCorpus, ws)
+	} else {
+		m, err = corpus.Generate(context.Background(), ws, corpus.Config{Files: *benchFiles, Seed: 1})
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +98,8 @@ func BenchmarkSaveNoChange(b *testing.B) {
 }
 
 // BenchmarkSaveAfterEdits times a save after an agent-like change of 100
-// edited and 20 added files.
+// edited and 20 added files; -engine.bench-gap leaves a watched engine
+// that long to read ahead before the save (save.Prefetcher).
 func BenchmarkSaveAfterEdits(b *testing.B) {
 	m, e := benchWorkspace(b)
 	benchSave(b, e)
@@ -96,6 +108,7 @@ func BenchmarkSaveAfterEdits(b *testing.B) {
 		if _, err := corpus.Mutate(m, uint64(i), 100, 20); err != nil {
 			b.Fatal(err)
 		}
+		time.Sleep(*benchGap)
 		b.StartTimer()
 		if r := benchSave(b, e); !r.Created {
 			b.Fatal("a save after edits created nothing")
