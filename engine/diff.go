@@ -178,6 +178,23 @@ func (r *DiffResult) WriteNameStatus(w io.Writer) error {
 // Files describes every change with its contents (text only) and absolute path.
 func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
 	out := make([]FileDiff, len(r.raw))
+	err := r.EachFile(f, func(i int, fd FileDiff) error {
+		out[i] = fd
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachFile describes every change as Files does and hands the i-th (in
+// the order of Changes) to fn, on every core: fn runs in the goroutine
+// that loaded the change's sides, as soon as it has, so it must be safe for
+// concurrent use, and what it does with one change (encode it, say) runs
+// beside the loading of the others. The first error, fn's or a load's, is
+// returned.
+func (r *DiffResult) EachFile(f DiffFormat, fn func(i int, fd FileDiff) error) error {
 	// Loading a side mostly decompresses and hashes (a small file's group
 	// record): the changes are described on every core.
 	var g errgroup.Group
@@ -197,14 +214,10 @@ func (r *DiffResult) Files(f DiffFormat) ([]FileDiff, error) {
 			if c.After != nil {
 				fd.AfterSize = c.After.Size
 			}
-			out[i] = fd
-			return nil
+			return fn(i, fd)
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return g.Wait()
 }
 
 // storeLoader reads blobs from the store, through one read session for

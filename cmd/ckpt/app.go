@@ -373,17 +373,28 @@ func (a *app) report(code int, err error) int {
 // notices added as leading fields when v is an object. A document that
 // cannot be encoded or written makes the command exit non-zero.
 func (a *app) printJSON(v any) {
-	err := a.writeJSON(v)
+	doc, err := protocol.EncodeJSON(v)
+	if err == nil {
+		err = a.writeJSONDoc(doc)
+	}
+	a.noteJSONError(err)
+}
+
+// printJSONDoc is printJSON for a value already encoded on one line (as
+// protocol.EncodeJSON does).
+func (a *app) printJSONDoc(doc []byte) { a.noteJSONError(a.writeJSONDoc(doc)) }
+
+// noteJSONError keeps the first JSON document that could not be encoded or
+// written, which makes the command exit non-zero.
+func (a *app) noteJSONError(err error) {
 	if err != nil && a.writeErr == nil {
 		a.writeErr = fmt.Errorf("write JSON: %w", err)
 	}
 }
 
-func (a *app) writeJSON(v any) error {
-	doc, err := marshalJSON(v)
-	if err != nil {
-		return err
-	}
+// writeJSONDoc writes doc with the notices spliced in, indented as --json
+// asked.
+func (a *app) writeJSONDoc(doc []byte) (err error) {
 	if doc, err = a.withNotices(doc); err != nil {
 		return err
 	}
@@ -400,24 +411,13 @@ func (a *app) writeJSON(v any) error {
 	return err
 }
 
-// marshalJSON encodes v on one line without HTML escapes.
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
-}
-
 // withNotices splices the notices into the JSON object doc, keeping its
 // own fields and their order.
 func (a *app) withNotices(doc []byte) ([]byte, error) {
 	if a.notices == (protocol.NoticesJSON{}) || len(doc) < 2 || doc[0] != '{' {
 		return doc, nil
 	}
-	fields, err := marshalJSON(a.notices)
+	fields, err := protocol.EncodeJSON(a.notices)
 	if err != nil {
 		return nil, err
 	}

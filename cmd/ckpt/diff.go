@@ -84,11 +84,11 @@ func (a *app) printDiff(res *engine.DiffResult, stat, nameStatus bool) error {
 	format := engine.DiffFormat{Color: a.colour}
 	switch {
 	case a.json:
-		view, err := protocol.DiffView(res, format)
+		doc, err := protocol.EncodeDiff(res, format)
 		if err != nil {
 			return err
 		}
-		a.printJSON(view)
+		a.printJSONDoc(doc)
 		return nil
 	case a.quiet:
 		return nil

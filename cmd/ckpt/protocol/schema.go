@@ -170,16 +170,27 @@ func DiffView(res *engine.DiffResult, format engine.DiffFormat) (DiffJSON, error
 	if err != nil {
 		return DiffJSON{}, err
 	}
+	out := diffHead(res)
+	out.Files = make([]FileJSON, len(files))
+	for i, f := range files {
+		out.Files[i] = fileView(f)
+	}
+	return out, nil
+}
+
+// diffHead is the view of res without its files.
+func diffHead(res *engine.DiffResult) DiffJSON {
 	to := res.To.Text()
 	if res.ToWorkspace {
 		to = engine.WorkspaceRef
 	}
-	out := DiffJSON{From: res.From.String(), To: to, Files: make([]FileJSON, len(files))}
-	for i, f := range files {
-		out.Files[i] = FileJSON{FileDiff: f, PathBase64: lossless.Base64(f.Path), AbsoluteBase64: lossless.Base64(f.Absolute),
-			OldPathBase64: lossless.Base64(f.OldPath)}
-	}
-	return out, nil
+	return DiffJSON{From: res.From.String(), To: to}
+}
+
+// fileView is the JSON shape of one change.
+func fileView(f engine.FileDiff) FileJSON {
+	return FileJSON{FileDiff: f, PathBase64: lossless.Base64(f.Path), AbsoluteBase64: lossless.Base64(f.Absolute),
+		OldPathBase64: lossless.Base64(f.OldPath)}
 }
 
 // RestoreJSON is the restore command's JSON shape.

@@ -1,0 +1,63 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// EncodeDiff returns DiffView(res, format) encoded as JSON on one line,
+// without HTML escapes: the bytes encoding/json gives for it, without the
+// final newline. Each change is encoded on the core that loaded its
+// sides, as soon as it has (engine.DiffResult.EachFile), so the encoding
+// of a diff whose files are megabytes of text runs beside their loading
+// instead of after it, on one core.
+func EncodeDiff(res *engine.DiffResult, format engine.DiffFormat) ([]byte, error) {
+	files := make([][]byte, len(res.Changes))
+	err := res.EachFile(format, func(i int, f engine.FileDiff) error {
+		var err error
+		files[i], err = EncodeJSON(fileView(f))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	head := diffHead(res)
+	head.Files = []FileJSON{}
+	doc, err := EncodeJSON(head)
+	if err != nil {
+		return nil, err
+	}
+	// Files is the shape's last field: the head ends with its empty array.
+	open, ok := bytes.CutSuffix(doc, []byte("[]}"))
+	if !ok {
+		return nil, fmt.Errorf("diff head encoded as %q", doc)
+	}
+	n := len(open) + len("[]}") + len(files)
+	for _, f := range files {
+		n += len(f)
+	}
+	out := append(make([]byte, 0, n), open...)
+	out = append(out, '[')
+	for i, f := range files {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, f...)
+	}
+	return append(out, "]}"...), nil
+}
+
+// EncodeJSON encodes v as every JSON output of ckpt is: on one line,
+// without HTML escapes and without the final newline.
+func EncodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
