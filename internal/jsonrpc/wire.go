@@ -26,7 +26,7 @@ func (r *request) notification() bool { return r.id == nil && r.err == nil }
 type response struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"` // compact JSON: json.Marshal's output, or null
 	Error   *Error          `json:"error,omitempty"`
 }
 

@@ -17,18 +17,8 @@ func (c *Conn) Notify(method string, params any) error {
 // written after Close (ErrClosed). The first write error is kept, returned
 // by later writes, and closes the connection.
 func (c *Conn) write(msg any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	switch m := msg.(type) {
-	case response:
-		m.JSONRPC = "2.0"
-		msg = m
-	case notificationMsg:
-		m.JSONRPC = "2.0"
-		msg = m
-	}
-	if err := enc.Encode(msg); err != nil {
+	line, err := encodeLine(msg)
+	if err != nil {
 		return err
 	}
 	c.wmu.Lock()
@@ -41,12 +31,54 @@ func (c *Conn) write(msg any) error {
 		return ErrClosed
 	default:
 	}
-	if _, err := c.out.Write(buf.Bytes()); err != nil {
+	if _, err := c.out.Write(line); err != nil {
 		c.werr = err
 		c.Close()
 		return err
 	}
 	return nil
+}
+
+// encodeLine encodes msg as one line, without HTML escapes.
+func encodeLine(msg any) ([]byte, error) {
+	switch m := msg.(type) {
+	case response:
+		m.JSONRPC = "2.0"
+		if m.Error == nil && len(m.Result) > 0 {
+			return m.resultLine()
+		}
+		msg = m
+	case notificationMsg:
+		m.JSONRPC = "2.0"
+		msg = m
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(msg); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// resultLine is the line encodeLine gives for m, a response carrying a
+// result, built without scanning the result again: a result is compact
+// JSON already (json.Marshal's, or null), and encoding it as the
+// json.RawMessage it is would check and copy it byte by byte, most of the
+// time of a result of megabytes (a diff with both sides of every file).
+func (m response) resultLine() ([]byte, error) {
+	var line bytes.Buffer
+	line.Grow(len(m.ID) + len(m.Result) + 64)
+	line.WriteString(`{"jsonrpc":"2.0","id":`)
+	if m.ID == nil {
+		line.WriteString("null")
+	} else if err := json.Compact(&line, m.ID); err != nil {
+		return nil, err
+	}
+	line.WriteString(`,"result":`)
+	line.Write(m.Result)
+	line.WriteString("}\n")
+	return line.Bytes(), nil
 }
 
 // Close cancels the requests in flight, closes the reader when it is an
