@@ -84,11 +84,12 @@ func (s *Store) deltaBase(prev ID) (Locator, bool, error) {
 
 // WarmBase reads blob id ahead of the save that may store the next version
 // of its file as a delta against it (see Batch.PutVersion), when id is
-// such a base that a read leaves decoded in the store's group cache (a
-// member of a group, or a delta whose chain ends in one): that save then
-// finds it decoded instead of decoding its group's frame up to it. It
-// reports whether it read id; an unknown id, or one that is no such base,
-// it leaves alone. It changes nothing in the store. The error is the
+// such a base stored as a member of a group or as a delta: a read leaves
+// the group's frames (for a delta, those of the group member its chain
+// ends in, if it ends in one) decoded in the store's group cache, and that
+// save then finds them there instead of decoding them again. It reports
+// whether it read id; an unknown id, or one that is no such base, it
+// leaves alone. It changes nothing in the store. The error is the
 // read's (a *CorruptError for damage), which the save would meet too.
 func (s *Store) WarmBase(id ID) (bool, error) {
 	loc, ok, err := s.deltaBase(id)

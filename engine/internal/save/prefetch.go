@@ -96,13 +96,13 @@ func (p *Prefetcher) run() {
 		}
 		round := map[string]map[string]bool{} // file names by directory; nil for a directory above one
 		add := func(rel string) {
-			dir, name := parent(rel), path.Base(rel)
+			dir, name := parentDir(rel), path.Base(rel)
 			if round[dir] == nil {
 				round[dir] = map[string]bool{}
 			}
 			round[dir][name] = true
 			for dir != "" {
-				dir = parent(dir)
+				dir = parentDir(dir)
 				if _, ok := round[dir]; !ok {
 					round[dir] = nil
 				}
@@ -127,14 +127,6 @@ func (p *Prefetcher) run() {
 			p.readAhead(dir, round[dir])
 		}
 	}
-}
-
-// parent is the directory holding rel, "" for a top-level name.
-func parent(rel string) string {
-	if d := path.Dir(rel); d != "." {
-		return d
-	}
-	return ""
 }
 
 // readAhead reads the stored tree of dir and the recorded versions of its
