@@ -36,6 +36,9 @@ type SaveResult struct {
 	Empty   bool // the checkpoint's files equal its parent's
 	Kind    CheckpointKind
 	Stats   Stats
+	// Skipped are the paths the save left out, sorted by path; a watched
+	// engine reports the ones a cold save would, in directories it did not
+	// list again too.
 	Skipped []Skipped
 	// Settled is the interrupted restore this save settled before it
 	// scanned (see SettleRestore), nil when there was none.

@@ -135,7 +135,7 @@ func (c *churn) round() {
 	for range 1 + c.rng.IntN(12) {
 		dirs, others := c.inventory()
 		dir := any1(c.rng, dirs)
-		op := c.rng.IntN(16)
+		op := c.rng.IntN(17)
 		if len(others) == 0 || len(dirs) < 40 && c.rng.IntN(4) == 0 {
 			op = 8
 		}
@@ -168,7 +168,11 @@ func (c *churn) onFile(op int, f, dir string) error {
 	case 1:
 		return os.Remove(f)
 	case 2:
-		return c.move(f, filepath.Join(dir, c.label()))
+		name := c.label()
+		if fi, err := os.Lstat(f); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+			name = pipeName(c.n) // never a name the churn writes to: opening a pipe to write waits for a reader
+		}
+		return c.move(f, filepath.Join(dir, name))
 	case 3:
 		return os.Chmod(f, os.FileMode(0o644|c.rng.IntN(2)*0o111))
 	case 4:
@@ -204,6 +208,8 @@ func (c *churn) onDir(op int, dir string, dirs []string) error {
 		return os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(strings.Join(rules, "\n")), 0o644)
 	case op == 10:
 		return c.infoExclude()
+	case op == 16: // a file no save captures, which every save reports skipped
+		return c.unsaveable(dir)
 	case op == 11 && (top || c.rng.IntN(2) == 0): // a subtree comes back in
 		back, _ := os.ReadDir(c.away)
 		if len(back) == 0 {
@@ -228,6 +234,18 @@ func (c *churn) onDir(op int, dir string, dirs []string) error {
 		return os.Chmod(dir, os.FileMode(0o700|c.rng.IntN(2)*0o055))
 	}
 }
+
+// diffMaxFileSize is both engines' MaxFileSize in the differential test:
+// above the big files it starts with.
+const diffMaxFileSize = 2 << 20
+
+// oversized writes a file over diffMaxFileSize in dir.
+func (c *churn) oversized(dir string) error {
+	return os.WriteFile(filepath.Join(dir, c.label()), make([]byte, diffMaxFileSize+1), 0o644)
+}
+
+// pipeName is the name of the churn's n-th named pipe.
+func pipeName(n int) string { return fmt.Sprint("pipe", n) }
 
 // infoExclude rewrites the workspace repository's info/exclude, a rule
 // file outside every captured directory.
@@ -368,11 +386,11 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 	// The watched engine is a resident server's: its first save defers
 	// compression, and an idle recompression slice runs before each save
 	// and is cancelled at a random point, as a request arriving cancels it.
-	opts := Options{Watch: true, Profile: "none", DeferCompression: true,
+	opts := Options{Watch: true, Profile: "none", DeferCompression: true, MaxFileSize: diffMaxFileSize,
 		hooks: testHooks{watchMaxPending: burstPending, packSize: 64 << 10}}
 	opts.hooks.afterScan = func(s *save.Snapshot) { listed, replayed = s.Files.Load(), replayed+s.Replayed.Load() }
 	watched := openAt(t, ws, opts)
-	cold := openAt(t, ws, Options{Profile: "none"})
+	cold := openAt(t, ws, Options{Profile: "none", MaxFileSize: diffMaxFileSize})
 	c := &churn{rng: rand.New(rand.NewPCG(seed, 7)), ws: ws, away: away}
 	if why := dirRemovalUnseen(); why != "" {
 		c.movesDirsAway = true
@@ -400,7 +418,7 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 		want, coldRes := saveRoot(t, cold)
 		judge := "a cold full walk"
 		if round%25 == 24 {
-			fresh := openAt(t, ws, Options{Profile: "none"})
+			fresh := openAt(t, ws, Options{Profile: "none", MaxFileSize: diffMaxFileSize})
 			first, _ := saveRoot(t, fresh)
 			fresh.Close()
 			if first != want {
@@ -416,6 +434,11 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 				strings.Join(history[max(len(history)-40, 0):], "\n"))
 			resync(t, watched, want)
 			continue
+		}
+		if got, want := skippedPaths(res.Skipped), skippedPaths(coldRes.Skipped); !slices.Equal(got, want) {
+			mismatches++
+			t.Errorf("round %d (seed %d): the watched save reported skipped %q, the cold one %q; ops of the last rounds:\n%s",
+				round, seed, got, want, strings.Join(history[max(len(history)-40, 0):], "\n"))
 		}
 		if listed < res.Stats.Files {
 			partial++
@@ -457,6 +480,15 @@ func resync(t *testing.T, watched *Engine, want objects.ID) {
 	if got, _ := saveRoot(t, watched); got != want {
 		t.Fatalf("after a re-verification the watched save's root is %s, still not %s", got, want)
 	}
+}
+
+// skippedPaths lists a save's skipped paths as "path (reason)", in its order.
+func skippedPaths(s []Skipped) []string {
+	out := make([]string, len(s))
+	for i, k := range s {
+		out[i] = fmt.Sprintf("%s (%s)", k.Path, k.Reason)
+	}
+	return out
 }
 
 // flatten lists every entry below tree id of e's store as "path kind mode id".

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // defaultWatchRounds is TestWatchedSaveDifferential's length with the long
@@ -37,3 +38,12 @@ func (c *churn) flood() {
 // dirRemovalUnseen says why the watcher cannot be shown removed
 // directories here; "" when it can.
 func dirRemovalUnseen() string { return "" }
+
+// unsaveable makes in dir a named pipe or a file over diffMaxFileSize.
+func (c *churn) unsaveable(dir string) error {
+	if c.rng.IntN(2) == 0 {
+		c.n++
+		return syscall.Mkfifo(filepath.Join(dir, pipeName(c.n)), 0o644)
+	}
+	return c.oversized(dir)
+}

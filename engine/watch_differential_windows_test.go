@@ -42,3 +42,7 @@ func dirRemovalUnseen() string {
 	}
 	return "under Wine a directory made at a just-removed directory's inode number can go without change reports"
 }
+
+// unsaveable makes in dir a file over diffMaxFileSize (Windows has no
+// named pipes in its file system).
+func (c *churn) unsaveable(dir string) error { return c.oversized(dir) }

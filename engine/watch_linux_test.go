@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,67 @@ func TestWatchedSaveReplaysTheWayToAChange(t *testing.T) {
 		}
 		if replayed != step.replayed || listed != step.listed {
 			t.Errorf("%s: %d directories replayed, %d files seen; want %d and %d", step.what, replayed, listed, step.replayed, step.listed)
+		}
+	}
+}
+
+// A watched save reports the paths it skips (a named pipe, files over the
+// size cap) as a cold save does, also where it takes a directory's listing
+// from the stat cache (the way to a change) or prunes a subtree, and stops
+// reporting one once it is gone.
+func TestWatchedSaveReportsTheSkippedPathsAColdSaveDoes(t *testing.T) {
+	ws := t.TempDir()
+	write := func(rel string, size int) {
+		t.Helper()
+		p := filepath.Join(ws, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("big", 2048)
+	write("a/big", 2048)
+	write("a/b/c.txt", 10)
+	write("q/r/big", 2048)
+	write("q/s.txt", 10)
+	write("z/y/f.txt", 10) // never changes: pruned
+	if err := syscall.Mkfifo(filepath.Join(ws, "q", "r", "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var replayed uint64
+	var partial bool
+	opts := Options{Watch: true, MaxFileSize: 1024}
+	opts.hooks.afterScan = func(s *save.Snapshot) { replayed, partial = s.Replayed.Load(), s.Partial() }
+	watched := openAt(t, ws, opts)
+	cold := openAt(t, ws, Options{MaxFileSize: 1024})
+	steps := []struct {
+		what            string
+		change          func()
+		replays, prunes bool // what the watched save must do
+		want            []string
+	}{
+		{"the first save", func() {}, false, false, []string{"a/big (too large)", "big (too large)", "q/r/big (too large)", "q/r/pipe (fifo)"}},
+		{"an edit in a/b", func() { write("a/b/c.txt", 11) }, true, true, []string{"a/big (too large)", "big (too large)", "q/r/big (too large)", "q/r/pipe (fifo)"}},
+		{"nothing changed", func() {}, false, true, []string{"a/big (too large)", "big (too large)", "q/r/big (too large)", "q/r/pipe (fifo)"}},
+		{"q/r/big gone, a new one in a/b", func() {
+			if err := os.Remove(filepath.Join(ws, "q", "r", "big")); err != nil {
+				t.Fatal(err)
+			}
+			write("a/b/big", 4096)
+		}, true, true, []string{"a/b/big (too large)", "a/big (too large)", "big (too large)", "q/r/pipe (fifo)"}},
+	}
+	for _, step := range steps {
+		step.change()
+		_, res := saveRoot(t, watched)
+		_, coldRes := saveRoot(t, cold)
+		if got, want := skippedPaths(res.Skipped), skippedPaths(coldRes.Skipped); !slices.Equal(got, want) || !slices.Equal(got, step.want) {
+			t.Errorf("%s: the watched save reported skipped %q, the cold one %q; want %q", step.what, got, want, step.want)
+		}
+		if (replayed > 0) != step.replays || partial != step.prunes {
+			t.Errorf("%s: the watched save replayed %d directories, pruned some: %v; want replays %v, prunes %v",
+				step.what, replayed, partial, step.replays, step.prunes)
 		}
 	}
 }

@@ -86,6 +86,7 @@ func (st *Store) scanRoots(ctx context.Context, s *scanner, base objects.ID, onl
 		s.snap.Bases[tid] = base
 	}
 	s.snap.Root = tid
+	sortSkipped(s.snap.Skipped)
 	return s.snap, nil
 }
 

@@ -34,6 +34,9 @@ const maxReadAttempts = 3
 type Snapshot struct {
 	Root objects.ID
 	Pending
+	// Skipped are the paths the scan left out, sorted by path. A scan
+	// that replayed or pruned directories (see Store.Tracker) reports
+	// there what the last committed scan reported, as a cold walk would.
 	Skipped []walker.Skipped
 	// Files counts the files and symlinks seen; a Partial scan does not
 	// see those below the directories it pruned.
@@ -96,6 +99,9 @@ type scanner struct {
 	bases  *baseTrees // the base checkpoint's directories
 
 	plan *plan // nil without a Tracker
+	// unlisted holds the directories the scan replayed or pruned; nil
+	// without a Tracker.
+	unlisted *unlisted
 	// records holds the stat-cache records of the directories the scan
 	// lists or replays, read before the walker asks about their
 	// subdirectories, until their own visit (guarded by mu).
@@ -140,6 +146,7 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 		opts.Prune = s.prune
 		s.records = map[string]record{}
 		opts.Replay = s.replay
+		s.unlisted = newUnlisted()
 	}
 	if s.plan != nil && !s.plan.trustsNothing() {
 		s.cached = pointCaches{st.DB}
@@ -156,6 +163,10 @@ func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, 
 	}
 	s.snap.Root = root
 	s.snap.Skipped = append(skipped, s.snap.Skipped...)
+	if s.unlisted != nil {
+		s.snap.Skipped = s.unlisted.withCarried(s.snap.Skipped, st.Tracker.lastSkipped())
+	}
+	sortSkipped(s.snap.Skipped)
 	if st.AfterScan != nil {
 		st.AfterScan(s.snap)
 	}
@@ -197,6 +208,9 @@ func (p pointCaches) Has(dir string) (bool, error)                 { return p.db
 // visit turns one directory into a tree id. When every entry matches the
 // stat cache the stored tree id is reused without encoding anything.
 func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objects.ID) (objects.ID, error) {
+	if s.unlisted != nil {
+		s.unlisted.note(d)
+	}
 	if d.Pruned { // prune checked that the cache holds it
 		s.snap.partial.Store(true)
 		if id, ok := s.recordedSub(d.Path); ok {

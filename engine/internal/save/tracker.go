@@ -1,11 +1,13 @@
 package save
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/watch"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // Tracker turns a watch.Watcher's reports into what a scan may skip. The
@@ -32,6 +34,10 @@ type Tracker struct {
 	dirty  map[string]uint64 // pending Dirty paths, by the generation that added them
 	rescan map[string]uint64 // pending Rescan paths, likewise
 	linked map[string]bool   // directories holding a file with several hard links
+	// skipped is what the last scan to commit its stat cache reported
+	// skipped (Snapshot.Skipped): a later scan reports it again where it
+	// does not list (see unlisted).
+	skipped []walker.Skipped
 }
 
 // NewTracker tracks the changes w reports for the workspace, whose ignore
@@ -204,6 +210,7 @@ func (t *Tracker) Settle(snap *Snapshot) {
 			delete(t.linked, d)
 		}
 	}
+	t.skipped = slices.Clone(snap.Skipped)
 	for _, gone := range snap.vanished {
 		for d := range t.linked {
 			if d == gone || strings.HasPrefix(d, gone+"/") {
@@ -211,6 +218,13 @@ func (t *Tracker) Settle(snap *Snapshot) {
 			}
 		}
 	}
+}
+
+// lastSkipped is what the last scan to commit reported skipped.
+func (t *Tracker) lastSkipped() []walker.Skipped {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.skipped
 }
 
 // Close stops the watcher.
