@@ -9,7 +9,7 @@ import (
 
 // groupCacheBytes bounds what the group readers a Store keeps hold (the
 // stored frames they fetched and what they decoded), as it stands each
-// time a reader is added. A save reads the previous version of every file
+// time a reader is added or taken (see groupCache.trimLocked). A save reads the previous version of every file
 // it stores as a delta, a member of a compressed group whose frame it
 // decodes up to the member; the diff and the restore that follow read the
 // same members. Some 200 KiB a group, this keeps the groups of an edit of
@@ -36,7 +36,8 @@ type groupCacheEntry struct {
 }
 
 // get returns the cached reader of the group record at key whose header
-// is h, or nil.
+// is h, or nil, and drops the least recently used others while the
+// readers hold more than groupCacheBytes.
 func (c *groupCache) get(key groupKey, h recordHeader) *groupReader {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -45,7 +46,9 @@ func (c *groupCache) get(key groupKey, h recordHeader) *groupReader {
 		return nil
 	}
 	c.order.MoveToBack(el)
-	return el.Value.(*groupCacheEntry).g
+	g := el.Value.(*groupCacheEntry).g
+	c.trimLocked(g)
+	return g
 }
 
 // put caches the reader of a group, in place of any other of the same
@@ -61,11 +64,20 @@ func (c *groupCache) put(key groupKey, g *groupReader) {
 		c.order.Remove(el)
 	}
 	c.byKey[key] = c.order.PushBack(&groupCacheEntry{key: key, g: g})
+	c.trimLocked(g)
+}
+
+// trimLocked drops the least recently used readers other than keep while
+// the readers hold more than groupCacheBytes. A cached reader grows as
+// reads decode more of its frames, so it runs whenever a reader is taken
+// as well as added: what the readers hold exceeds the bound by at most
+// what they decoded since the cache was last used.
+func (c *groupCache) trimLocked(keep *groupReader) {
 	var total int64
 	for el := c.order.Back(); el != nil; {
 		e := el.Value.(*groupCacheEntry)
 		prev := el.Prev()
-		if total += e.g.held(); total > groupCacheBytes && e.g != g {
+		if total += e.g.held(); total > groupCacheBytes && e.g != keep {
 			c.order.Remove(el)
 			delete(c.byKey, e.key)
 		}

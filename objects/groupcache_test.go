@@ -56,7 +56,8 @@ func TestReadSessionTakesTheStoresDecodedGroups(t *testing.T) {
 }
 
 // The cache drops the least recently used readers once the ones it keeps
-// hold more than groupCacheBytes, the newest kept whatever its size.
+// hold more than groupCacheBytes, also when a kept one grew, the newest
+// kept whatever its size.
 func TestGroupCacheStaysWithinItsBudget(t *testing.T) {
 	reader := func(n int64) *groupReader {
 		f := &groupFrame{raw: true}
@@ -93,6 +94,12 @@ func TestGroupCacheStaysWithinItsBudget(t *testing.T) {
 		if kept != (i >= 20) {
 			t.Errorf("reader %d kept: %v", i, kept)
 		}
+	}
+	// A reader decodes more after the cache took it: the next use of the
+	// cache drops the least recently used others to stay within budget.
+	c.get(groupKey{1, 20}, recordHeader{}).frames[0].stored.Add(each)
+	if c.get(groupKey{1, 29}, recordHeader{}) == nil || c.byKey[groupKey{1, 21}] != nil || c.byKey[groupKey{1, 20}] == nil {
+		t.Errorf("after reader 20 grew, kept 21: %v, 20: %v; want 21 dropped", c.byKey[groupKey{1, 21}] != nil, c.byKey[groupKey{1, 20}] != nil)
 	}
 	huge := reader(2 * groupCacheBytes)
 	c.put(groupKey{2, 0}, huge)
