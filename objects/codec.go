@@ -117,6 +117,19 @@ func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flag
 	return out, pack.FlagCompressed, nil
 }
 
+// release drops the codec's block encoders, to be made again on next
+// use. An encoder of zstd's best level holds some 34 MiB of match tables
+// whatever it compresses, which a resident process must not keep between
+// the rewrites that use it. It waits for the encoders in use.
+func (c *codec) release() {
+	for range cap(c.enc) {
+		if e := <-c.enc; e != nil {
+			e.Close()
+		}
+		c.enc <- nil
+	}
+}
+
 // encoderOptions are the options of the codec's encoders.
 func (c *codec) encoderOptions() []zstd.EOption {
 	return []zstd.EOption{zstd.WithEncoderLevel(c.level), zstd.WithEncoderConcurrency(1),

@@ -64,6 +64,13 @@ func TestRegroupKeepsOnlyLiveMembers(t *testing.T) {
 		t.Fatalf("a third of the blobs regrouped take %d bytes of %d", newBytes, oldBytes)
 	}
 	rw.Close()
+	for range cap(s.recodec.enc) { // the recompression level's encoders are not kept
+		e := <-s.recodec.enc
+		s.recodec.enc <- e
+		if e != nil {
+			t.Fatal("the closed rewriter left an encoder of the recompression level")
+		}
+	}
 	idx.mu.Lock()
 	idx.locs = map[ID]Locator{}
 	idx.mu.Unlock()
