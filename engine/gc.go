@@ -75,6 +75,7 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCResult, error) {
 	}
 	defer unlock()
 	res, err := e.gcLocked(ctx, opts)
+	e.blobs.ReleaseRecompression()
 	return res, e.report(err, start)
 }
 

@@ -85,6 +85,9 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 	if done.Finished {
 		res.Packs, res.Remaining = 1, len(deferred)-1
 	}
+	if res.Remaining == 0 {
+		e.blobs.ReleaseRecompression() // the last slice: nothing left to compress at that level
+	}
 	res.BytesBefore, res.BytesAfter = done.BytesBefore, done.BytesAfter
 	res.Duration = time.Since(start)
 	return res, nil

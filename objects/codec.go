@@ -118,9 +118,7 @@ func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flag
 }
 
 // release drops the codec's block encoders, to be made again on next
-// use. An encoder of zstd's best level holds some 34 MiB of match tables
-// whatever it compresses, which a resident process must not keep between
-// the rewrites that use it. It waits for the encoders in use.
+// use. It waits for the encoders in use.
 func (c *codec) release() {
 	for range cap(c.enc) {
 		if e := <-c.enc; e != nil {

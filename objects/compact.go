@@ -163,9 +163,8 @@ func (r *rewriter) Sync() ([]Placement, error) {
 	return placed, nil
 }
 
-// Close releases the current pack and the encoders of the recompression
-// level (see codec.release); records not yet synced stay as unreferenced
-// bytes. Close is idempotent.
+// Close releases the current pack; records not yet synced stay as
+// unreferenced bytes. Close is idempotent.
 func (r *rewriter) Close() error {
 	if r.w != nil {
 		r.s.releaseWriter(r.w)
@@ -175,7 +174,6 @@ func (r *rewriter) Close() error {
 	if r.err == nil {
 		r.err = errors.New("rewriter closed")
 	}
-	r.s.recodec.release()
 	return nil
 }
 

@@ -9,11 +9,11 @@ import (
 
 // groupCacheBytes bounds what the group readers a Store keeps hold (the
 // stored frames they fetched and what they decoded), as it stands each
-// time a reader is added or taken (see groupCache.trimLocked). A save reads the previous version of every file
-// it stores as a delta, a member of a compressed group whose frame it
-// decodes up to the member; the diff and the restore that follow read the
-// same members. Some 200 KiB a group, this keeps the groups of an edit of
-// a hundred files or so.
+// time a reader is added or taken (see groupCache.trimLocked). A save
+// reads the previous version of every file it stores as a delta, a
+// member of a compressed group whose frame it decodes up to the member;
+// the diff and the restore that follow read the same members. Some 200
+// KiB a group, this keeps the groups of an edit of a hundred files or so.
 const groupCacheBytes = 32 << 20
 
 // groupCache keeps the readers of the groups the Store and its sessions

@@ -64,12 +64,22 @@ func TestRegroupKeepsOnlyLiveMembers(t *testing.T) {
 		t.Fatalf("a third of the blobs regrouped take %d bytes of %d", newBytes, oldBytes)
 	}
 	rw.Close()
-	for range cap(s.recodec.enc) { // the recompression level's encoders are not kept
-		e := <-s.recodec.enc
-		s.recodec.enc <- e
-		if e != nil {
-			t.Fatal("the closed rewriter left an encoder of the recompression level")
+	held := func() (n int) {
+		for range cap(s.recodec.enc) {
+			e := <-s.recodec.enc
+			s.recodec.enc <- e
+			if e != nil {
+				n++
+			}
 		}
+		return n
+	}
+	if held() == 0 {
+		t.Fatal("the regrouping made no encoder of the recompression level")
+	}
+	s.ReleaseRecompression()
+	if n := held(); n != 0 {
+		t.Fatalf("ReleaseRecompression left %d encoders of the recompression level", n)
 	}
 	idx.mu.Lock()
 	idx.locs = map[ID]Locator{}

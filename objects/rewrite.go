@@ -35,6 +35,14 @@ const (
 	MoveRecompress
 )
 
+// ReleaseRecompression drops the encoders of Options.RecompressLevel,
+// made again when a rewrite next needs one. An encoder of zstd's best
+// level holds some 34 MiB of match tables whatever it compresses: a
+// resident process calls this when a run of rewrites is over (a
+// collection, the recompression of every deferred pack), not between the
+// slices of one, which would make and clear those tables for each.
+func (s *Store) ReleaseRecompression() { s.recodec.release() }
+
 // Rewrite is the first step of the collection that reclaims packs holding
 // mostly dead records: it moves the blobs of moves into fresh packs, fsyncs
 // them, and returns each blob's new placement, not yet committed. The

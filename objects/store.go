@@ -62,7 +62,7 @@ const (
 	// SpeedBestCompression 5.6% less again (the first save's packs: 198.6
 	// MiB against 210.4), for 2.4 times the CPU time of work that runs
 	// idle at the lowest priority (37 s against 15.5) and 50 MiB more
-	// peak RSS while it runs (its encoder's tables; see codec.release).
+	// peak RSS while it runs (its encoder's tables; see ReleaseRecompression).
 	// zstd decodes the smaller frames no slower (bench/README.md).
 	defaultRecompressLevel = 4
 )
