@@ -75,11 +75,13 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCResult, error) {
 	}
 	defer unlock()
 	res, err := e.gcLocked(ctx, opts)
-	e.blobs.ReleaseRecompression()
 	return res, e.report(err, start)
 }
 
 func (e *Engine) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) {
+	// A collection is a run of rewrites: the encoders of the recompression
+	// level are not kept past it (the automatic one after a save included).
+	defer e.blobs.ReleaseRecompression()
 	start := time.Now()
 	var policy RetentionPolicy
 	if opts.Policy != nil {

@@ -118,7 +118,9 @@ func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flag
 }
 
 // release drops the codec's block encoders, to be made again on next
-// use. It waits for the encoders in use.
+// use. It waits for an encoder in use; one taken while it runs may be
+// kept (the recompression codec's callers hold the store's write lock,
+// so none is).
 func (c *codec) release() {
 	for range cap(c.enc) {
 		if e := <-c.enc; e != nil {
