@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ckpt/ckpt/engine"
@@ -26,6 +28,55 @@ type mcpFixture struct {
 	progress []*mcp.ProgressNotificationParams
 	events   []string
 	progCh   chan struct{}
+	hold     atomic.Pointer[progressHold]
+}
+
+// progressHold makes the server's first progress notification of token
+// wait, unsent, until the request it reports on is cancelled: the call
+// cannot end before a cancellation reaches the server.
+type progressHold struct {
+	token    string
+	reached  chan struct{} // closed when the notification is held
+	released chan struct{} // closed when the request's context ended it
+}
+
+// holdingTransport is the server's transport with f.hold applied to what
+// the server writes.
+type holdingTransport struct {
+	mcp.Transport
+	f *mcpFixture
+}
+
+func (t holdingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	return holdingConn{c, t.f}, err
+}
+
+type holdingConn struct {
+	mcp.Connection
+	f *mcpFixture
+}
+
+// Write holds the notification f.hold names until ctx, the context of
+// the request the notification reports on, is done.
+func (c holdingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if h := c.f.hold.Load(); h != nil && isProgressOf(msg, h.token) && c.f.hold.CompareAndSwap(h, nil) {
+		close(h.reached)
+		<-ctx.Done()
+		close(h.released)
+		return ctx.Err()
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// isProgressOf reports whether msg is a progress notification of token.
+func isProgressOf(msg jsonrpc.Message, token string) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "notifications/progress" {
+		return false
+	}
+	var p struct{ ProgressToken any }
+	return json.Unmarshal(req.Params, &p) == nil && p.ProgressToken == token
 }
 
 func newMCPFixture(t *testing.T) *mcpFixture {
@@ -38,7 +89,7 @@ func newMCPFixture(t *testing.T) *mcpFixture {
 		t.Fatal(err)
 	}
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := NewMCPServer(e, Session{Task: engine.DefaultTask, Scans: scans}, "test").Connect(ctx, st, nil)
+	ss, err := NewMCPServer(e, Session{Task: engine.DefaultTask, Scans: scans}, "test").Connect(ctx, holdingTransport{st, f}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +306,10 @@ func TestMCPProgressAndCancellation(t *testing.T) {
 	}
 	f.mu.Unlock()
 
+	// The server's first progress of the second call waits, unsent, for
+	// its request's cancellation; the call cannot finish before that.
+	hold := &progressHold{token: "v2", reached: make(chan struct{}), released: make(chan struct{})}
+	f.hold.Store(hold)
 	ctx, cancel := context.WithCancel(context.Background())
 	params.SetProgressToken("v2")
 	done := make(chan error, 1)
@@ -262,11 +317,14 @@ func TestMCPProgressAndCancellation(t *testing.T) {
 		_, err := f.cs.CallTool(ctx, params)
 		done <- err
 	}()
-	<-f.progCh
+	testbound.Within(t, testbound.Hang, func() { <-hold.reached })
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled call: %v", err)
-	}
+	testbound.Within(t, testbound.Hang, func() {
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled call: %v", err)
+		}
+		<-hold.released // the server cancelled the request's context
+	})
 	if err := f.cs.Ping(context.Background(), nil); err != nil {
 		t.Fatalf("ping after a cancellation: %v", err)
 	}
