@@ -154,6 +154,9 @@ func (w *treeWalker) diffTrees(dir string, from, to objects.ID) error {
 			eb, b = &b[0], b[1:]
 		default:
 			ea, eb, a, b = &a[0], &b[0], a[1:], b[1:]
+			if *ea == *eb {
+				continue // the same entry on both sides: no change, no path to build
+			}
 		}
 		name := nameOf(ea, eb)
 		p := name

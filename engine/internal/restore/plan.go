@@ -113,6 +113,9 @@ func (p *planner) dir(dir string, cur, tgt objects.ID) error {
 			}
 			continue
 		}
+		if c != nil && t != nil && *c == *t {
+			continue // the same entry on both sides: nothing to plan, no path to build
+		}
 		if err := p.entry(dir, c, t); err != nil {
 			return err
 		}
