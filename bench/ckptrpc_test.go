@@ -57,6 +57,9 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	if w, d := b.report.get(sysRPC, opRestore, qReportedWritten), b.report.get(sysRPC, opRestore, qDeleted); w.Median != 10 || d.Median != 3 {
 		t.Fatalf("restore wrote %v and deleted %v, want 10 and 3", w.Median, d.Median)
 	}
+	if w, d := b.report.get(sysRPC, opRedo, qReportedWritten), b.report.get(sysRPC, opRedo, qDeleted); w.Median != 13 || d.Median != 0 {
+		t.Fatalf("redo wrote %v and deleted %v, want 13 and 0", w.Median, d.Median)
+	}
 	var md bytes.Buffer
 	b.report.WriteMarkdown(&md)
 	for _, want := range []string{"| operation | ckpt stdio JSON-RPC | floor | git ÷ JSON-RPC | JSON-RPC ÷ floor |", "| JSON-RPC: peak RSS so far | JSON-RPC: inotify watches |"} {

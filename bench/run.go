@@ -311,10 +311,11 @@ func (b *bench) recompress(ctx context.Context, l *ckptLib) error {
 	return nil
 }
 
-// editCycle edits the workspace, saves, diffs the two checkpoints and
-// restores the first one, which brings the workspace back to its content.
-// After the first system's restore of each repetition it measures the
-// restore's floor on the files the edit changed.
+// editCycle edits the workspace, saves, diffs the two checkpoints,
+// restores the first one and redoes the edit (restores the second again),
+// then restores the first untimed, which brings the workspace back to its
+// content. After the first system's restore of each repetition it measures
+// the restore's floor on the files the edit changed.
 func (b *bench) editCycle(ctx context.Context, rep int, sys system, first step, timed func(string, func() (step, error)) (step, error)) error {
 	name := sys.name()
 	mu, err := corpus.Mutate(b.m, b.opts.seed, b.opts.edits, b.opts.added)
@@ -333,11 +334,35 @@ func (b *bench) editCycle(ctx context.Context, rep int, sys system, first step, 
 	if want := len(mu.Modified) + len(mu.Added); d.Files != want {
 		return fmt.Errorf("diff found %d files, the edit changed %d", d.Files, want)
 	}
+	// A restore rewrites the edited files and deletes the added ones; the
+	// redo rewrites the edited files and creates the added ones again.
+	if err := b.timedRestore(ctx, sys, opRestore, first.ID, len(mu.Modified), 0, len(mu.Added), timed); err != nil {
+		return err
+	}
+	if sys == b.systems[0] {
+		if err := b.restoreFloor(rep, mu); err != nil {
+			return err
+		}
+	}
+	if err := b.timedRestore(ctx, sys, opRedo, edited.ID, len(mu.Modified)+len(mu.Added), len(mu.Added), 0, timed); err != nil {
+		return err
+	}
+	if _, err := sys.restore(ctx, first.ID); err != nil {
+		return fmt.Errorf("restore after the redo: %w", err)
+	}
+	return nil
+}
+
+// timedRestore restores ref as operation op and checks, on the disk, that
+// it wrote at least minWritten files, of which added are files the restore
+// created, and deleted exactly deleted.
+func (b *bench) timedRestore(ctx context.Context, sys system, op, ref string, minWritten, added, deleted int, timed func(string, func() (step, error)) (step, error)) error {
+	name := sys.name()
 	before, err := stampTree(b.ws)
 	if err != nil {
 		return err
 	}
-	r, err := timed(opRestore, func() (step, error) { return sys.restore(ctx, first.ID) })
+	r, err := timed(op, func() (step, error) { return sys.restore(ctx, ref) })
 	if err != nil {
 		return err
 	}
@@ -345,19 +370,16 @@ func (b *bench) editCycle(ctx context.Context, rep int, sys system, first step, 
 	if err != nil {
 		return err
 	}
-	written, deleted := countChanges(before, after)
-	b.report.add(name, opRestore, qWritten, float64(written))
-	b.report.add(name, opRestore, qDeleted, float64(deleted))
+	written, gone := countChanges(before, after)
+	b.report.add(name, op, qWritten, float64(written))
+	b.report.add(name, op, qDeleted, float64(gone))
 	if r.Written >= 0 {
-		b.report.add(name, opRestore, qReportedWritten, float64(r.Written))
+		b.report.add(name, op, qReportedWritten, float64(r.Written))
 	}
-	if deleted != len(mu.Added) || written < len(mu.Modified) {
-		return fmt.Errorf("restore wrote %d and deleted %d files, want %d and %d", written, deleted, len(mu.Modified), len(mu.Added))
+	if gone != deleted || written < minWritten || len(after) != len(before)+added-deleted {
+		return fmt.Errorf("%s wrote %d and deleted %d files, want at least %d and %d", op, written, gone, minWritten, deleted)
 	}
-	if sys != b.systems[0] {
-		return nil
-	}
-	return b.restoreFloor(rep, mu)
+	return nil
 }
 
 // restoreFloor measures writing and syncing exactly the files a restore of
