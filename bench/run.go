@@ -234,7 +234,8 @@ func (b *bench) floors(rep int) error {
 
 // sequence runs one system's checkpoint life on the workspace: first save
 // into an empty store, a save with nothing changed, an agent-like edit and
-// its save, the diff of the two checkpoints and the restore of the first.
+// its save, the diff of the two checkpoints, the restore of the first and
+// the redo of the edit.
 // The workspace ends with the content it started with.
 func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 	if err := sys.reset(); err != nil {
