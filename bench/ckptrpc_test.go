@@ -57,6 +57,9 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	if w, d := b.report.get(sysRPC, opRestore, qReportedWritten), b.report.get(sysRPC, opRestore, qDeleted); w.Median != 10 || d.Median != 3 {
 		t.Fatalf("restore wrote %v and deleted %v, want 10 and 3", w.Median, d.Median)
 	}
+	if dec, all := b.report.get(sysRPC, opDiff, qDecode), b.report.get(sysRPC, opDiff, qSeconds); dec == nil || dec.Min <= 0 || dec.Max > all.Max {
+		t.Fatalf("diff's decoding %+v, want a part of its time %+v", dec, all)
+	}
 	if w, d := b.report.get(sysRPC, opRedo, qReportedWritten), b.report.get(sysRPC, opRedo, qDeleted); w.Median != 13 || d.Median != 0 {
 		t.Fatalf("redo wrote %v and deleted %v, want 13 and 0", w.Median, d.Median)
 	}

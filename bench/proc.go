@@ -23,6 +23,9 @@ type step struct {
 	Written int    // restore: files the tool says it wrote (-1: the tool does not say)
 	Deleted int    // restore: files the tool says it deleted (-1: unknown)
 	Watches int    // inotify watches a resident process holds after it (0: none or not known)
+	// Decode is the part of Dur the bench spent decoding a JSON-RPC
+	// result into Go values, after the whole reply had arrived (0: none).
+	Decode time.Duration
 	// Background is how long the process a CLI save started to compress
 	// in the background ran on after the save returned (0: none started).
 	Background time.Duration

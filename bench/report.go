@@ -32,6 +32,7 @@ const (
 	qDeleted         = "deleted"
 	qReportedWritten = "reported_written"
 	qWatches         = "inotify_watches" // the resident server's, after the operation
+	qDecode          = "decode_seconds"  // sysRPC: the part of the time spent decoding the result in Go
 )
 
 // opLabels names the timed operations in tables and charts, in order.
@@ -415,12 +416,18 @@ func (r *Report) writeServer(w io.Writer) {
 	heads := []string{"resident process, after"}
 	for _, c := range cols {
 		heads = append(heads, c.short+": peak RSS so far", c.short+": inotify watches")
+		if c.sys == sysRPC {
+			heads = append(heads, c.short+": of the time, decoding the result")
+		}
 	}
 	header(w, heads...)
 	for _, o := range opLabels {
 		cells := []string{o.label}
 		for _, c := range cols {
 			cells = append(cells, fmtMiB(r.get(c.sys, o.op, qRSS)), fmtCount(r.get(c.sys, o.op, qWatches)))
+			if c.sys == sysRPC {
+				cells = append(cells, fmtSeconds(r.get(c.sys, o.op, qDecode)))
+			}
 		}
 		row(w, cells...)
 	}

@@ -257,6 +257,9 @@ func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 		if s.Watches > 0 {
 			b.report.add(name, op, qWatches, float64(s.Watches))
 		}
+		if s.Decode > 0 {
+			b.report.add(name, op, qDecode, s.Decode.Seconds())
+		}
 		progress("[%d] %-8s %-15s %9s  rss %4.0f MiB  (%d processes)", rep+1, name, op, s.Dur.Round(time.Millisecond), float64(s.RSSKiB)/1024, s.Procs)
 		return s, nil
 	}
