@@ -28,7 +28,7 @@ func (r *Report) chart() []byte {
 		}
 	}
 	var rows []chartRow
-	goals := map[string]float64{opFirst: 10, opNoChange: 4, opEdit: 4, opDiff: 5, opRestore: 4}
+	goals := map[string]float64{opFirst: 10, opNoChange: 4, opEdit: 4, opDiff: 5, opRestore: 4, opRedo: 4}
 	for _, o := range opLabels {
 		row := chartRow{label: o.label, goal: goals[o.op]}
 		for _, sys := range systems {
