@@ -63,6 +63,20 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 		return nil, e.report(err, start)
 	}
 	defer unlock()
+	res, err := e.recompressSlice(ctx, start)
+	if err != nil || res.Remaining == 0 {
+		// The encoders of the recompression level (tens of MiB of tables)
+		// are kept while a run goes on, from one slice to the next, and
+		// dropped by the slice that ends it: the last, a failed or a
+		// cancelled one (a server's request pauses the run until the next
+		// quiet period).
+		e.blobs.ReleaseRecompression()
+	}
+	return res, err
+}
+
+// recompressSlice is RecompressNext under the write lock.
+func (e *Engine) recompressSlice(ctx context.Context, start time.Time) (*RecompressResult, error) {
 	deferred, err := e.blobs.DeferredPacks()
 	if err != nil {
 		return nil, e.report(err, start)
@@ -84,9 +98,6 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 	res.Blobs = done.Blobs
 	if done.Finished {
 		res.Packs, res.Remaining = 1, len(deferred)-1
-	}
-	if res.Remaining == 0 {
-		e.blobs.ReleaseRecompression() // the last slice: nothing left to compress at that level
 	}
 	res.BytesBefore, res.BytesAfter = done.BytesBefore, done.BytesAfter
 	res.Duration = time.Since(start)
