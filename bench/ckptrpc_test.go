@@ -65,7 +65,7 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	}
 	var md bytes.Buffer
 	b.report.WriteMarkdown(&md)
-	for _, want := range []string{"| operation | ckpt stdio JSON-RPC | floor | git ÷ JSON-RPC | JSON-RPC ÷ floor |", "| JSON-RPC: peak RSS so far | JSON-RPC: inotify watches |"} {
+	for _, want := range []string{"| operation | ckpt stdio JSON-RPC | floor | git ÷ JSON-RPC | JSON-RPC ÷ floor |", "| JSON-RPC: peak RSS so far | JSON-RPC: inotify watches | JSON-RPC: of the time, decoding the result |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -32,7 +32,7 @@ const (
 	qDeleted         = "deleted"
 	qReportedWritten = "reported_written"
 	qWatches         = "inotify_watches" // the resident server's, after the operation
-	qDecode          = "decode_seconds"  // sysRPC: the part of the time spent decoding the result in Go
+	qDecode          = "decode_seconds"  // the part of the time spent decoding a result in Go (step.Decode)
 )
 
 // opLabels names the timed operations in tables and charts, in order.
@@ -416,7 +416,7 @@ func (r *Report) writeServer(w io.Writer) {
 	heads := []string{"resident process, after"}
 	for _, c := range cols {
 		heads = append(heads, c.short+": peak RSS so far", c.short+": inotify watches")
-		if c.sys == sysRPC {
+		if r.decodes(c.sys) {
 			heads = append(heads, c.short+": of the time, decoding the result")
 		}
 	}
@@ -425,13 +425,24 @@ func (r *Report) writeServer(w io.Writer) {
 		cells := []string{o.label}
 		for _, c := range cols {
 			cells = append(cells, fmtMiB(r.get(c.sys, o.op, qRSS)), fmtCount(r.get(c.sys, o.op, qWatches)))
-			if c.sys == sysRPC {
+			if r.decodes(c.sys) {
 				cells = append(cells, fmtSeconds(r.get(c.sys, o.op, qDecode)))
 			}
 		}
 		row(w, cells...)
 	}
 	fmt.Fprintln(w)
+}
+
+// decodes reports whether sys recorded the decoding of its results apart
+// (step.Decode).
+func (r *Report) decodes(sys string) bool {
+	for _, o := range opLabels {
+		if r.get(sys, o.op, qDecode) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // writeStash sets Cline's stash flow (checkpoints committed into the
