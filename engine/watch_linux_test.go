@@ -60,9 +60,10 @@ func TestWatchedSaveReadsOnlyChangedDirs(t *testing.T) {
 }
 
 // A watched save after an edit deep in the tree takes the listings of the
-// directories on the way to it from the stat cache; a directory in which
-// something changed too is listed. Each save captures what a cold save
-// captures.
+// directories on the way to it from the stat cache, and that of the
+// directory of the edited file too, looking only that file up again; a
+// directory whose own entries changed in other ways (a subdirectory's
+// mode) is listed. Each save captures what a cold save captures.
 func TestWatchedSaveReplaysTheWayToAChange(t *testing.T) {
 	ws := t.TempDir()
 	writeWide(t, ws, 20)
@@ -84,7 +85,7 @@ func TestWatchedSaveReplaysTheWayToAChange(t *testing.T) {
 	}{
 		{"an edit two levels down", func() error {
 			return os.WriteFile(filepath.Join(ws, "top", "d007", "f003.txt"), []byte("edited"), 0o644)
-		}, 2, 12}, // d007's 10 files, and the root's and top's one each from the cache
+		}, 3, 12}, // d007's 10 files, and the root's and top's one each, all from the cache
 		{"a file added to top, a subdirectory of it chmodded and edited", func() error {
 			if err := os.WriteFile(filepath.Join(ws, "top", "new.txt"), nil, 0o644); err != nil {
 				return err
@@ -93,7 +94,7 @@ func TestWatchedSaveReplaysTheWayToAChange(t *testing.T) {
 				return err
 			}
 			return os.WriteFile(filepath.Join(ws, "top", "d003", "f001.txt"), []byte("edited"), 0o644)
-		}, 1, 13},
+		}, 1, 13}, // top and d003 listed (d003's mode changed), the root from the cache
 	}
 	for _, step := range steps {
 		if err := step.change(); err != nil {

@@ -32,7 +32,7 @@ type config struct {
 	perm    permChecker
 	openDir func(parent dirFD, name string) (dirFD, error)
 	prune   func(rel string) bool
-	replay  func(rel string) ([]Entry, bool)
+	replay  func(rel string) ([]Entry, []string, bool)
 }
 
 func newConfig(root string, opts *Options) (*config, error) {

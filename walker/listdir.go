@@ -3,6 +3,7 @@ package walker
 import (
 	"io/fs"
 	"slices"
+	"strings"
 
 	"github.com/ckpt/ckpt/walker/ignore"
 )
@@ -47,8 +48,8 @@ type fileStat struct {
 // ones. A directory Options.Replay answers for is replayed instead.
 func (w *walk[T]) list(n *node[T]) error {
 	if w.cfg.replay != nil {
-		if entries, ok := w.cfg.replay(n.dir.Path); ok {
-			w.replay(n, entries)
+		if entries, changed, ok := w.cfg.replay(n.dir.Path); ok {
+			w.replay(n, entries, changed)
 			return nil
 		}
 	}
@@ -80,13 +81,17 @@ func (w *walk[T]) list(n *node[T]) error {
 }
 
 // replay fills n.dir.Entries with the entries Options.Replay gave for it,
-// each symlink lstatted and read again; schedule does the same for the
-// subdirectories it does not prune. A symlink that is gone is left out and
-// one replaced stays as what it is now, as in a listing a moment later.
-func (w *walk[T]) replay(n *node[T], entries []Entry) {
+// each of the changed names and each symlink looked up again; schedule
+// does the same for the subdirectories it does not prune. An entry that is
+// gone is left out and one replaced stays as what it is now, as in a
+// listing a moment later.
+func (w *walk[T]) replay(n *node[T], entries []Entry, changed []string) {
 	w.loadRules(n, func(name string) ([]byte, error) { return readPatternFile(n.fd, name) })
-	kept := entries[:0]
+	kept := make([]Entry, 0, len(entries)+len(changed))
 	for _, e := range entries {
+		if _, found := slices.BinarySearch(changed, e.Name); found {
+			continue
+		}
 		if e.Kind == KindSymlink {
 			var ok bool
 			if e, ok = w.entry(n, e.Name, nil); !ok {
@@ -94,6 +99,17 @@ func (w *walk[T]) replay(n *node[T], entries []Entry) {
 			}
 		}
 		kept = append(kept, e)
+	}
+	for _, name := range changed {
+		if name == ignore.GitDir {
+			continue
+		}
+		if e, ok := w.entry(n, name, nil); ok {
+			kept = append(kept, e)
+		}
+	}
+	if len(changed) > 0 {
+		slices.SortFunc(kept, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	}
 	n.dir.Entries, n.dir.Replayed = kept, true
 }

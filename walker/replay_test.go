@@ -77,7 +77,7 @@ func TestReplay(t *testing.T) {
 	}
 
 	opts.Prune = func(rel string) bool { return rel == "r/quiet" }
-	opts.Replay = func(rel string) ([]Entry, bool) { return slices.Clone(recorded), rel == "r" }
+	opts.Replay = func(rel string) ([]Entry, []string, bool) { return slices.Clone(recorded), nil, rel == "r" }
 	var mu2 sync.Mutex
 	got := map[string]*Dir{}
 	_, _, err := Walk(context.Background(), root, opts, func(_ context.Context, d *Dir, _ map[string]string) (string, error) {
@@ -129,5 +129,63 @@ func TestReplay(t *testing.T) {
 	}
 	if strings.Join(deep, " ") != "y" {
 		t.Errorf("r/keep/deep lists %q, want the replayed directory's .gitignore applied (y)", deep)
+	}
+}
+
+// A replayed directory's changed names are looked up again, as a listing
+// would find them: written, created, removed, ignored; every other entry
+// is the recorded one, even one changed since (the caller vouches it was
+// not).
+func TestReplayLooksUpChangedNames(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, "r", name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "r"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{".gitignore": "*.log\n", "edited": "1", "gone": "2", "same": "3", "unnamed": "4"} {
+		write(name, data)
+	}
+	opts := Options{Profile: "none"}
+	var mu sync.Mutex
+	listed := map[string][]Entry{}
+	record := func(_ context.Context, d *Dir, _ map[string]string) (string, error) {
+		mu.Lock()
+		listed[d.Path] = slices.Clone(d.Entries)
+		mu.Unlock()
+		return "", nil
+	}
+	if _, _, err := Walk(context.Background(), root, opts, record); err != nil {
+		t.Fatal(err)
+	}
+	recorded := listed["r"]
+
+	write("edited", "longer now")
+	write("added", "5")
+	write("build.log", "ignored")
+	write("unnamed", "changed, not named")
+	if err := os.Remove(filepath.Join(root, "r", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	changed := []string{"added", "build.log", "edited", "gone", "never-there"}
+	opts.Replay = func(rel string) ([]Entry, []string, bool) { return slices.Clone(recorded), changed, rel == "r" }
+	if _, _, err := Walk(context.Background(), root, opts, record); err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int64{}
+	var names []string
+	for _, e := range listed["r"] {
+		names = append(names, e.Name)
+		sizes[e.Name] = e.Size
+	}
+	if want := []string{".gitignore", "added", "edited", "same", "unnamed"}; !slices.Equal(names, want) {
+		t.Fatalf("replayed entries %q, want %q", names, want)
+	}
+	if sizes["edited"] != int64(len("longer now")) || sizes["added"] != 1 || sizes["unnamed"] != 1 {
+		t.Errorf("sizes %v: want edited and added as they are now, unnamed as recorded", sizes)
 	}
 }

@@ -109,15 +109,18 @@ type Options struct {
 	// Replay, when set, is asked for every directory about to be listed
 	// (the root too). When it returns entries (sorted by Name, with the
 	// data of a past listing), the walker reads the directory's ignore-rule
-	// files but does not list it: those entries stand for its listing, and
+	// files but does not list it: those entries stand for its listing, but
+	// for the names in changed, which are looked up again (lstatted, and
+	// left out when gone, ignored or skipped, as a listing would), and
 	// only its symlinks and the subdirectories Prune does not vouch for are
 	// lstatted again (a subdirectory's own attributes, a symlink's target).
-	// The caller vouches that no entry of the directory was created,
-	// removed, renamed or changed since that listing, and that the ignore
-	// rules in effect there are the same; it may still vouch for nothing
-	// below the directory. Skipped paths of the directory are not reported
-	// again. It is called concurrently from the walk's goroutines.
-	Replay func(rel string) ([]Entry, bool)
+	// The caller vouches that no entry of the directory other than those
+	// of changed was created, removed, renamed or changed since that
+	// listing, and that the ignore rules in effect there are the same; it
+	// may still vouch for nothing below the directory. Skipped paths of
+	// the directory are reported again only for the names of changed. It
+	// is called concurrently from the walk's goroutines.
+	Replay func(rel string) (entries []Entry, changed []string, ok bool)
 
 	hooks *hooks // test-only fault injection
 }

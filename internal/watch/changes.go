@@ -11,15 +11,55 @@ type pending struct {
 	reasons Reason
 	dirty   map[string]struct{}
 	rescan  map[string]struct{}
+	// whole holds the directories of dirty marked for more than changes
+	// of named entries; entries the names of those changed in the others.
+	whole   map[string]struct{}
+	entries map[string]map[string]struct{}
 }
 
 func newPending() pending {
-	return pending{dirty: map[string]struct{}{}, rescan: map[string]struct{}{}}
+	return pending{dirty: map[string]struct{}{}, rescan: map[string]struct{}{}, whole: map[string]struct{}{},
+		entries: map[string]map[string]struct{}{}}
 }
 
-func (p *pending) markDirty(rel string) { p.dirty[rel] = struct{}{} }
+// markDirty records that directory rel is to be re-read whole.
+func (p *pending) markDirty(rel string) {
+	p.dirty[rel] = struct{}{}
+	if _, ok := p.whole[rel]; ok {
+		return
+	}
+	p.whole[rel] = struct{}{}
+	delete(p.entries, rel)
+}
 
-// size is the number of distinct paths pending.
+// MaxEntryNames is the most entries of one directory that Changes names:
+// beyond it the directory is re-read whole, since listing it is then
+// about as cheap as looking each name up.
+const MaxEntryNames = 32
+
+// markEntry records that entry name of directory rel changed.
+func (p *pending) markEntry(rel, name string) {
+	if _, ok := p.whole[rel]; ok {
+		return
+	}
+	names := p.entries[rel]
+	if _, ok := names[name]; ok {
+		return
+	}
+	if len(names) == MaxEntryNames {
+		p.markDirty(rel)
+		return
+	}
+	if names == nil {
+		names = map[string]struct{}{}
+		p.entries[rel] = names
+	}
+	p.dirty[rel] = struct{}{}
+	names[name] = struct{}{}
+}
+
+// size is the number of distinct paths pending (the names of a
+// directory's entries are bounded by MaxEntryNames).
 func (p *pending) size() int { return len(p.dirty) + len(p.rescan) }
 
 func (p *pending) markRescan(rel string, why Reason) {
@@ -39,6 +79,15 @@ func (p *pending) take(extraDirty []string) Changes {
 	if !c.All {
 		c.Dirty = append(extraDirty, mapKeys(p.dirty)...)
 		c.Rescan = mapKeys(p.rescan)
+		for _, d := range extraDirty {
+			p.markDirty(d)
+		}
+		for dir, names := range p.entries {
+			if c.Entries == nil {
+				c.Entries = make(map[string][]string, len(p.entries))
+			}
+			c.Entries[dir] = mapKeys(names)
+		}
 	}
 	*p = newPending()
 	return c
@@ -50,6 +99,19 @@ func mapKeys(m map[string]struct{}) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// normalizeChanges normalizes Dirty and Rescan, sorts the names of
+// Entries and drops those of directories no longer in Dirty.
+func normalizeChanges(c *Changes) {
+	c.Dirty, c.Rescan = normalize(c.Dirty, c.Rescan)
+	for dir, names := range c.Entries {
+		if _, ok := slices.BinarySearch(c.Dirty, dir); !ok {
+			delete(c.Entries, dir)
+			continue
+		}
+		slices.Sort(names)
+	}
 }
 
 // normalize sorts and deduplicates dirty and rescan and drops every path

@@ -15,8 +15,9 @@
 //     nothing below it were cached (new and moved-in directories, subtrees
 //     whose ignore rules changed, watches the kernel dropped), and re-reads
 //     every directory of Changes.Dirty: lstat of the directory itself and
-//     of each of its entries; a subdirectory it finds there that the cache
-//     does not know is new and is walked recursively.
+//     of each of its entries (or, for a directory Changes.Entries narrows,
+//     only of the entries it names); a subdirectory it finds there that
+//     the cache does not know is new and is walked recursively.
 //
 // Every directory read that way is passed to Watch again before it is
 // read; for a directory already watched that is a map lookup. The first
@@ -33,7 +34,9 @@
 // returns before the caller lists D, a change to D either happened before
 // the listing (which saw it) or after the watch existed (which reports
 // it), so a directory just read needs no dirty report of its own and the
-// Changes after a full walk is empty when nothing changed. False "dirty"
+// Changes after a full walk is empty when nothing changed. For a directory
+// D of Dirty that Changes.Entries narrows, the same holds of every entry
+// of D it does not name, and of D's attributes other than its times. False "dirty"
 // reports are allowed, missed changes are not: whenever the watcher cannot
 // vouch for something it widens the report, never narrows it:
 //

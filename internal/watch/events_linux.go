@@ -126,18 +126,21 @@ func (b *inotify) selfEventLocked(n *dirNode, mask uint32) bool {
 const writtenMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_MOVED_TO
 
 // childEventLocked applies an event about the entry name of directory n.
+// An event about a file, symlink or special file names that entry (see
+// Changes.Entries); one about a subdirectory makes n dirty whole.
 func (b *inotify) childEventLocked(n *dirNode, mask uint32, name string) {
 	rel := n.rel()
-	b.mu.p.markDirty(rel)
 	if slices.Contains(b.opts.RuleNames, name) {
 		b.mu.p.markRescan(rel, ReasonRuleFile)
 	}
 	if mask&unix.IN_ISDIR == 0 {
+		b.mu.p.markEntry(rel, name)
 		if b.opts.Written != nil && mask&writtenMask != 0 {
 			b.opts.Written(joinRel(rel, name))
 		}
 		return
 	}
+	b.mu.p.markDirty(rel)
 	child := n.children[name]
 	switch {
 	case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:

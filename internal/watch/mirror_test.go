@@ -158,7 +158,11 @@ func (m *mirror) apply(c Changes) error {
 		return m.readTree("")
 	}
 	for _, d := range c.Dirty {
-		if err := m.refreshDir(d); err != nil {
+		refresh := m.refreshDir
+		if names, ok := c.Entries[d]; ok {
+			refresh = func(d string) error { return m.refreshEntries(d, names) }
+		}
+		if err := refresh(d); err != nil {
 			return err
 		}
 	}
@@ -203,6 +207,43 @@ func (m *mirror) refreshDir(d string) error {
 		}
 	}
 	return m.readDir(d, false)
+}
+
+// refreshEntries re-reads a directory Changes.Entries narrows: itself and
+// the entries it names, no other.
+func (m *mirror) refreshEntries(d string, names []string) error {
+	if e, ok := m.list[d]; !ok || e.kind != 'd' {
+		return nil
+	}
+	e, ok, err := statEntry(m.root, d)
+	if err != nil {
+		return err
+	}
+	if !ok || e.kind != 'd' { // gone since: its parent's re-read covers it
+		return m.refreshDir(d)
+	}
+	m.list[d] = e
+	for _, name := range names {
+		child := joinRel(d, name)
+		m.forget(child)
+		if !captured(m.root, d, name) {
+			continue
+		}
+		e, ok, err := statEntry(m.root, child)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		m.list[child] = e
+		if e.kind == 'd' {
+			if err := m.readDir(child, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // diff describes up to max differences between two listings.

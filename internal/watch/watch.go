@@ -92,11 +92,20 @@ func (r Reason) String() string {
 // Changes is what may have changed between two Changes calls. Dirty and
 // Rescan are sorted, root-relative, slash-separated ("" is the root); no
 // path of Dirty or Rescan lies below a path of Rescan. When All is set,
-// Dirty and Rescan are empty.
+// Dirty, Rescan and Entries are empty.
 type Changes struct {
-	All     bool
-	Dirty   []string // re-read the directory itself and its direct entries
-	Rescan  []string // walk recursively, trusting nothing cached below
+	All    bool
+	Dirty  []string // re-read the directory itself and its direct entries
+	Rescan []string // walk recursively, trusting nothing cached below
+	// Entries narrows Dirty: for some of its directories, the names of the
+	// only entries that may have changed (created, removed, renamed,
+	// written, truncated, chmodded, chowned or re-timed), sorted, at most
+	// MaxEntryNames each. The directory's other entries did not change,
+	// nor its own attributes but its times (which an entry created or
+	// removed changes), so lstatting the directory and those names (a
+	// name gone meaning the entry is) re-reads it. Only the inotify
+	// backend names entries, and only files, symlinks and special files.
+	Entries map[string][]string
 	Reasons Reason
 }
 
@@ -193,7 +202,7 @@ func (w *Watcher) Watch(rel string) {
 // an operation that completed before the call; see the package doc.
 func (w *Watcher) Changes() Changes {
 	c := w.b.changes()
-	c.Dirty, c.Rescan = normalize(c.Dirty, c.Rescan)
+	normalizeChanges(&c)
 	return c
 }
 

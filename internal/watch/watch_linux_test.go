@@ -170,3 +170,55 @@ func TestWrittenHearsOfFilesAsTheyChange(t *testing.T) {
 		t.Fatalf("Written heard %v, want %v", slices.Sorted(maps.Keys(heard)), slices.Sorted(maps.Keys(want)))
 	}
 }
+
+// TestEntriesNameTheChangedFiles: writes, creations, removals, renames
+// and chmods of files name those files in Entries (a new hard link is the
+// blind spot the package's documentation gives, names or not); a
+// directory's own change, a subdirectory's, or more names than
+// MaxEntryNames leave the directory dirty whole.
+func TestEntriesNameTheChangedFiles(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 10, 3)
+	w, m := startWalked(t, root, Options{})
+	at := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, wantDirty, wantRescan []string, wantEntries map[string][]string) {
+		t.Helper()
+		c := w.Changes()
+		if c.All || !slices.Equal(c.Dirty, wantDirty) || !slices.Equal(c.Rescan, wantRescan) || !maps.EqualFunc(c.Entries, wantEntries, slices.Equal) {
+			t.Fatalf("%s: %+v, want Dirty %q, Rescan %q and Entries %q", what, c, wantDirty, wantRescan, wantEntries)
+		}
+		must(m.apply(c))
+		want, err := listTree(root)
+		must(err)
+		if d := diff(m.list, want, 5); len(d) > 0 {
+			t.Fatalf("%s: the mirror, re-reading only what Changes names, differs: %q", what, d)
+		}
+	}
+
+	must(os.WriteFile(at("d1/e1/f0"), []byte("edited"), 0o644))
+	must(os.WriteFile(at("d1/e1/new"), []byte("new"), 0o644))
+	must(os.Remove(at("d2/e2/f1")))
+	must(os.Chmod(at("d3/e3/f2"), 0o755))
+	check("write, create, remove, chmod", []string{"d1/e1", "d2/e2", "d3/e3"}, nil,
+		map[string][]string{"d1/e1": {"f0", "new"}, "d2/e2": {"f1"}, "d3/e3": {"f2"}})
+
+	must(os.Rename(at("d1/e1/new"), at("d4/e4/moved")))
+	must(os.Symlink("f0", at("d0/e5/link")))
+	check("rename across directories, symlink", []string{"d0/e5", "d1/e1", "d4/e4"}, nil,
+		map[string][]string{"d0/e5": {"link"}, "d1/e1": {"new"}, "d4/e4": {"moved"}})
+
+	must(os.WriteFile(at("d2/e7/f0"), []byte("x"), 0o644))
+	must(os.Chmod(at("d2/e7"), 0o700))
+	must(os.WriteFile(at("d3/e8/f0"), []byte("x"), 0o644))
+	must(os.Mkdir(at("d3/e8/sub"), 0o755))
+	for i := range MaxEntryNames + 1 {
+		must(os.WriteFile(at(fmt.Sprintf("d4/e9/n%d", i)), nil, 0o644))
+	}
+	check("the directory's own chmod, a new subdirectory, too many names", []string{"d2", "d2/e7", "d3/e8", "d4/e9"}, []string{"d3/e8/sub"}, nil)
+}

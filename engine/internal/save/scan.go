@@ -44,7 +44,8 @@ type Snapshot struct {
 	Hashed atomic.Uint64 // bytes read and hashed
 	Opened atomic.Uint64 // workspace files opened for reading
 	// Replayed counts the directories whose listing came from the stat
-	// cache (see scanner.replay).
+	// cache (see scanner.replay), with the entries the watcher named
+	// looked up again.
 	Replayed atomic.Uint64
 
 	plan    *plan // what the Tracker let this scan trust; nil without one
@@ -231,9 +232,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	if err != nil {
 		return objects.ID{}, err
 	}
-	if !d.Replayed { // a replayed directory keeps the links it had
-		s.noteLinks(d)
-	}
+	s.noteLinks(d)
 	reuse := cached && len(dc.Entries) == len(d.Entries)
 	tree := objects.Tree{Entries: make([]objects.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
@@ -314,24 +313,29 @@ func (s *scanner) cachedDir(d *walker.Dir) (index.DirCache, bool, error) {
 // plan.passage): the directories a scan lists only to reach a change
 // below them are not listed again, only their subdirectories on that way
 // are lstatted.
-func (s *scanner) replay(dir string) ([]walker.Entry, bool) {
+func (s *scanner) replay(dir string) ([]walker.Entry, []string, bool) {
 	dc, found, err := s.cached.Get(dir)
 	if err != nil { // the visit reads it again and fails
-		return nil, false
+		return nil, nil, false
 	}
 	s.mu.Lock()
 	s.records[dir] = record{dc, found}
 	s.mu.Unlock()
-	if !found || !s.plan.passage(dir) {
-		return nil, false
+	if !found {
+		return nil, nil, false
 	}
+	changed, ok := s.plan.passage(dir)
+	if !ok {
+		return nil, nil, false
+	}
+	s.unlisted.lookedUp(dir, changed)
 	entries := make([]walker.Entry, len(dc.Entries))
 	for i, c := range dc.Entries {
 		entries[i] = walker.Entry{Name: c.Name, Kind: cachedKind(c.Mode), Mode: c.Mode & permBits,
 			Size: c.Size, MtimeNs: c.MtimeNs, CtimeNs: c.CtimeNs, Ino: c.Inode}
 	}
 	s.snap.Replayed.Add(1)
-	return entries, true
+	return entries, changed, true
 }
 
 // recordedSub is the tree id that the stat-cache record of dir's parent
@@ -361,8 +365,10 @@ func (s *scanner) recordedSub(dir string) (objects.ID, bool) {
 	return r.dc.Entries[i].ID, true
 }
 
-// noteLinks records whether listed directory d holds a file with another
-// hard link, whose content can change with no event in d.
+// noteLinks records whether directory d holds a file with another hard
+// link, whose content can change with no event in d. A replayed directory
+// keeps the links it had (it had none: one with links is listed), unless
+// an entry looked up again shows one.
 func (s *scanner) noteLinks(d *walker.Dir) {
 	if s.snap.linked == nil {
 		return
@@ -370,6 +376,9 @@ func (s *scanner) noteLinks(d *walker.Dir) {
 	linked := false
 	for i := range d.Entries {
 		linked = linked || (d.Entries[i].Kind == walker.KindFile && d.Entries[i].Nlink > 1)
+	}
+	if d.Replayed && !linked {
+		return
 	}
 	s.mu.Lock()
 	s.snap.linked[d.Path] = linked

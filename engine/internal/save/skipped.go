@@ -1,6 +1,7 @@
 package save
 
 import (
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -20,10 +21,26 @@ type unlisted struct {
 	mu       sync.Mutex
 	replayed map[string]bool
 	pruned   map[string]bool
+	// looked holds the paths of the entries of replayed directories
+	// that the scan looked up again, and so reported as it found them.
+	looked map[string]bool
 }
 
 func newUnlisted() *unlisted {
-	return &unlisted{replayed: map[string]bool{}, pruned: map[string]bool{}}
+	return &unlisted{replayed: map[string]bool{}, pruned: map[string]bool{}, looked: map[string]bool{}}
+}
+
+// lookedUp records that the scan looks the entries names of directory dir
+// up again.
+func (u *unlisted) lookedUp(dir string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, n := range names {
+		u.looked[path.Join(dir, n)] = true
+	}
 }
 
 // note records d if the scan did not list it.
@@ -41,12 +58,12 @@ func (u *unlisted) note(d *walker.Dir) {
 }
 
 // covers reports whether the scan took the entry of rel in its directory
-// from the stat cache: the directory was replayed, or it lies below a
-// pruned one.
+// from the stat cache: the directory was replayed and rel not looked up
+// again, or it lies below a pruned one.
 func (u *unlisted) covers(rel string) bool {
 	dir := parentDir(rel)
 	if u.replayed[dir] {
-		return true
+		return !u.looked[rel]
 	}
 	for d := dir; d != ""; d = parentDir(d) {
 		if u.pruned[d] {

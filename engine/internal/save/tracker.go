@@ -1,6 +1,7 @@
 package save
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -31,9 +32,13 @@ type Tracker struct {
 	mu     sync.Mutex
 	gen    uint64            // number of plans handed out
 	all    uint64            // generation of the latest pending All, 0 when none
-	dirty  map[string]uint64 // pending Dirty paths, by the generation that added them
+	dirty  map[string]uint64 // pending Dirty paths re-read whole, by the generation that added them
 	rescan map[string]uint64 // pending Rescan paths, likewise
-	linked map[string]bool   // directories holding a file with several hard links
+	// entries holds, for a Dirty path the watcher narrowed to some of its
+	// entries (watch.Changes.Entries), their names, likewise; a path also
+	// in dirty is re-read whole.
+	entries map[string]map[string]uint64
+	linked  map[string]bool // directories holding a file with several hard links
 	// skipped is what the last scan to commit its stat cache reported
 	// skipped (Snapshot.Skipped): a later scan reports it again where it
 	// does not list (see unlisted).
@@ -46,13 +51,13 @@ type Tracker struct {
 // directory on its path, makes the next scan walk everything.
 func NewTracker(w *watch.Watcher, workspace string, ruleFiles []string) *Tracker {
 	return &Tracker{w: w, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{},
-		linked: map[string]bool{}}
+		entries: map[string]map[string]uint64{}, linked: map[string]bool{}}
 }
 
 // plan is what one scan may trust: every directory it may prune lies
 // outside hot and below no rescan path; every directory it may replay from
-// the stat cache is hot only for what lies below it. all means it may
-// trust nothing.
+// the stat cache is hot only for what lies below it and the entries names
+// gives for it. all means it may trust nothing.
 type plan struct {
 	t      *Tracker
 	gen    uint64
@@ -60,6 +65,9 @@ type plan struct {
 	hot    map[string]bool // pending Dirty and Rescan paths and all their ancestors
 	own    map[string]bool // the directories to list whatever their cache: Dirty, Rescan and linked ones
 	rescan map[string]bool
+	// names holds, for a directory not in own whose changes the watcher
+	// narrowed to some of its entries, their names, sorted.
+	names map[string][]string
 }
 
 // begin takes the watcher's changes since the previous call and returns
@@ -73,9 +81,14 @@ func (t *Tracker) begin() *plan {
 
 // planLocked is the plan of a scan over everything pending now.
 func (t *Tracker) planLocked() *plan {
-	p := &plan{t: t, gen: t.gen, all: t.all != 0, hot: map[string]bool{}, own: map[string]bool{}, rescan: map[string]bool{}}
+	p := &plan{t: t, gen: t.gen, all: t.all != 0, hot: map[string]bool{}, own: map[string]bool{}, rescan: map[string]bool{},
+		names: map[string][]string{}}
 	if p.all {
 		return p
+	}
+	for d, names := range t.entries {
+		p.names[d] = slices.Sorted(maps.Keys(names))
+		p.warm(d)
 	}
 	for d := range t.dirty {
 		p.heat(d)
@@ -101,7 +114,23 @@ func (t *Tracker) absorbLocked() {
 		t.all = t.gen
 	}
 	for _, d := range c.Dirty {
-		t.dirty[d] = t.gen
+		names, narrowed := c.Entries[d]
+		if !narrowed {
+			t.dirty[d] = t.gen
+			continue
+		}
+		pending := t.entries[d]
+		if pending == nil {
+			pending = map[string]uint64{}
+			t.entries[d] = pending
+		}
+		for _, n := range names {
+			pending[n] = t.gen
+		}
+		if len(pending) > watch.MaxEntryNames { // as the watcher would have
+			t.dirty[d] = t.gen
+			delete(t.entries, d)
+		}
 	}
 	for _, d := range c.Rescan {
 		t.rescan[d] = t.gen
@@ -143,6 +172,11 @@ func (p *plan) trustsNothing() bool { return p.all || p.rescan[""] }
 // something to re-read.
 func (p *plan) heat(dir string) {
 	p.own[dir] = true
+	p.warm(dir)
+}
+
+// warm marks dir and its ancestors as holding something to re-read.
+func (p *plan) warm(dir string) {
 	for !p.hot[dir] {
 		p.hot[dir] = true
 		if dir == "" {
@@ -161,9 +195,13 @@ func (p *plan) quiet(dir string) bool {
 // passage reports whether the watcher vouches for the entries of dir (a
 // directory that was watched) but not for everything below it: nothing
 // was created, removed, renamed or changed in dir itself since the stat
-// cache recorded it, so a scan may take its listing from there.
-func (p *plan) passage(dir string) bool {
-	return !p.all && p.hot[dir] && !p.own[dir] && !p.belowRescan(dir)
+// cache recorded it, but for the entries changed names, so a scan may
+// take its listing from there and look those names up again.
+func (p *plan) passage(dir string) (changed []string, ok bool) {
+	if p.all || !p.hot[dir] || p.own[dir] || p.belowRescan(dir) {
+		return nil, false
+	}
+	return p.names[dir], true
 }
 
 // belowRescan reports whether a strict ancestor of dir is a Rescan path.
@@ -201,6 +239,16 @@ func (t *Tracker) Settle(snap *Snapshot) {
 	for d, g := range t.rescan {
 		if g <= p.gen {
 			delete(t.rescan, d)
+		}
+	}
+	for d, names := range t.entries {
+		for n, g := range names {
+			if g <= p.gen {
+				delete(names, n)
+			}
+		}
+		if len(names) == 0 {
+			delete(t.entries, d)
 		}
 	}
 	for d, linked := range snap.linked {
