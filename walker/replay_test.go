@@ -34,18 +34,7 @@ func TestReplay(t *testing.T) {
 		}
 	}
 	opts := Options{Profile: "none"}
-	listed := map[string][]Entry{}
-	var mu sync.Mutex
-	record := func(_ context.Context, d *Dir, _ map[string]string) (string, error) {
-		mu.Lock()
-		listed[d.Path] = slices.Clone(d.Entries)
-		mu.Unlock()
-		return "", nil
-	}
-	if _, _, err := Walk(context.Background(), root, opts, record); err != nil {
-		t.Fatal(err)
-	}
-	recorded := listed["r"]
+	recorded := walkListings(t, root, opts)["r"]
 
 	// Changes Replay's caller would have been told about, made anyway.
 	if err := os.WriteFile(filepath.Join(root, "r", "unseen"), nil, 0o644); err != nil {
@@ -151,6 +140,34 @@ func TestReplayLooksUpChangedNames(t *testing.T) {
 		write(name, data)
 	}
 	opts := Options{Profile: "none"}
+	recorded := walkListings(t, root, opts)["r"]
+
+	write("edited", "longer now")
+	write("added", "5")
+	write("build.log", "ignored")
+	write("unnamed", "changed, not named")
+	if err := os.Remove(filepath.Join(root, "r", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	changed := []string{"added", "build.log", "edited", "gone", "never-there"}
+	opts.Replay = func(rel string) ([]Entry, []string, bool) { return slices.Clone(recorded), changed, rel == "r" }
+	sizes := map[string]int64{}
+	var names []string
+	for _, e := range walkListings(t, root, opts)["r"] {
+		names = append(names, e.Name)
+		sizes[e.Name] = e.Size
+	}
+	if want := []string{".gitignore", "added", "edited", "same", "unnamed"}; !slices.Equal(names, want) {
+		t.Fatalf("replayed entries %q, want %q", names, want)
+	}
+	if sizes["edited"] != int64(len("longer now")) || sizes["added"] != 1 || sizes["unnamed"] != 1 {
+		t.Errorf("sizes %v: want edited and added as they are now, unnamed as recorded", sizes)
+	}
+}
+
+// walkListings walks root and returns each directory's entries.
+func walkListings(t *testing.T, root string, opts Options) map[string][]Entry {
+	t.Helper()
 	var mu sync.Mutex
 	listed := map[string][]Entry{}
 	record := func(_ context.Context, d *Dir, _ map[string]string) (string, error) {
@@ -162,30 +179,5 @@ func TestReplayLooksUpChangedNames(t *testing.T) {
 	if _, _, err := Walk(context.Background(), root, opts, record); err != nil {
 		t.Fatal(err)
 	}
-	recorded := listed["r"]
-
-	write("edited", "longer now")
-	write("added", "5")
-	write("build.log", "ignored")
-	write("unnamed", "changed, not named")
-	if err := os.Remove(filepath.Join(root, "r", "gone")); err != nil {
-		t.Fatal(err)
-	}
-	changed := []string{"added", "build.log", "edited", "gone", "never-there"}
-	opts.Replay = func(rel string) ([]Entry, []string, bool) { return slices.Clone(recorded), changed, rel == "r" }
-	if _, _, err := Walk(context.Background(), root, opts, record); err != nil {
-		t.Fatal(err)
-	}
-	sizes := map[string]int64{}
-	var names []string
-	for _, e := range listed["r"] {
-		names = append(names, e.Name)
-		sizes[e.Name] = e.Size
-	}
-	if want := []string{".gitignore", "added", "edited", "same", "unnamed"}; !slices.Equal(names, want) {
-		t.Fatalf("replayed entries %q, want %q", names, want)
-	}
-	if sizes["edited"] != int64(len("longer now")) || sizes["added"] != 1 || sizes["unnamed"] != 1 {
-		t.Errorf("sizes %v: want edited and added as they are now, unnamed as recorded", sizes)
-	}
+	return listed
 }
