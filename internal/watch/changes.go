@@ -79,7 +79,7 @@ func (p *pending) take(extraDirty []string) Changes {
 	if !c.All {
 		c.Dirty = append(extraDirty, mapKeys(p.dirty)...)
 		c.Rescan = mapKeys(p.rescan)
-		for _, d := range extraDirty {
+		for _, d := range extraDirty { // re-read whole: no names for them
 			p.markDirty(d)
 		}
 		for dir, names := range p.entries {

@@ -27,6 +27,35 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
+// Entries names a directory's entries only while nothing else marks it:
+// a mark of the directory itself, before or after, an unwatched
+// directory's report, a Rescan above it, or more than MaxEntryNames names
+// leave it to be re-read whole.
+func TestEntriesGiveWayToWholeDirectories(t *testing.T) {
+	p := newPending()
+	p.markEntry("named", "a")
+	p.markEntry("named", "b")
+	p.markEntry("named", "a")
+	p.markEntry("then-dirty", "a")
+	p.markDirty("then-dirty")
+	p.markDirty("dirty-first")
+	p.markEntry("dirty-first", "a")
+	p.markEntry("unwatched", "a")
+	p.markRescan("gone", ReasonNewDir)
+	p.markEntry("gone/below", "a")
+	for i := range MaxEntryNames + 1 {
+		p.markEntry("crowded", string(rune('a'+i)))
+	}
+	c := p.take([]string{"unwatched"})
+	normalizeChanges(&c)
+	if want := []string{"crowded", "dirty-first", "named", "then-dirty", "unwatched"}; !slices.Equal(c.Dirty, want) {
+		t.Errorf("Dirty %q, want %q", c.Dirty, want)
+	}
+	if len(c.Entries) != 1 || !slices.Equal(c.Entries["named"], []string{"a", "b"}) {
+		t.Errorf("Entries %q, want only named: a, b", c.Entries)
+	}
+}
+
 func TestReasonString(t *testing.T) {
 	if got := (ReasonOverflow | ReasonNewDir).String(); got != "overflow|new-dir" {
 		t.Errorf("String = %q", got)
