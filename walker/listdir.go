@@ -87,7 +87,7 @@ func (w *walk[T]) list(n *node[T]) error {
 // listing a moment later.
 func (w *walk[T]) replay(n *node[T], entries []Entry, changed []string) {
 	w.loadRules(n, func(name string) ([]byte, error) { return readPatternFile(n.fd, name) })
-	kept := make([]Entry, 0, len(entries)+len(changed))
+	kept := entries[:0]
 	for _, e := range entries {
 		if _, found := slices.BinarySearch(changed, e.Name); found {
 			continue

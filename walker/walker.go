@@ -110,10 +110,11 @@ type Options struct {
 	// (the root too). When it returns entries (sorted by Name, with the
 	// data of a past listing), the walker reads the directory's ignore-rule
 	// files but does not list it: those entries stand for its listing, but
-	// for the names in changed, which are looked up again (lstatted, and
-	// left out when gone, ignored or skipped, as a listing would), and
-	// only its symlinks and the subdirectories Prune does not vouch for are
-	// lstatted again (a subdirectory's own attributes, a symlink's target).
+	// for the names in changed (sorted), which are looked up again
+	// (lstatted, and left out when gone, ignored or skipped, as a listing
+	// would), and only its symlinks and the subdirectories Prune does not
+	// vouch for are lstatted again (a subdirectory's own attributes, a
+	// symlink's target). The walker may reorder and overwrite entries.
 	// The caller vouches that no entry of the directory other than those
 	// of changed was created, removed, renamed or changed since that
 	// listing, and that the ignore rules in effect there are the same; it

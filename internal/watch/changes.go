@@ -6,29 +6,23 @@ import (
 )
 
 // pending accumulates the marks of one interval between Changes calls.
+// A directory to re-read is in dirty (whole) or in entries (with the
+// names of the entries that changed), never in both.
 type pending struct {
 	all     bool
 	reasons Reason
 	dirty   map[string]struct{}
 	rescan  map[string]struct{}
-	// whole holds the directories of dirty marked for more than changes
-	// of named entries; entries the names of those changed in the others.
-	whole   map[string]struct{}
 	entries map[string]map[string]struct{}
 }
 
 func newPending() pending {
-	return pending{dirty: map[string]struct{}{}, rescan: map[string]struct{}{}, whole: map[string]struct{}{},
-		entries: map[string]map[string]struct{}{}}
+	return pending{dirty: map[string]struct{}{}, rescan: map[string]struct{}{}, entries: map[string]map[string]struct{}{}}
 }
 
 // markDirty records that directory rel is to be re-read whole.
 func (p *pending) markDirty(rel string) {
 	p.dirty[rel] = struct{}{}
-	if _, ok := p.whole[rel]; ok {
-		return
-	}
-	p.whole[rel] = struct{}{}
 	delete(p.entries, rel)
 }
 
@@ -39,7 +33,7 @@ const MaxEntryNames = 32
 
 // markEntry records that entry name of directory rel changed.
 func (p *pending) markEntry(rel, name string) {
-	if _, ok := p.whole[rel]; ok {
+	if _, whole := p.dirty[rel]; whole {
 		return
 	}
 	names := p.entries[rel]
@@ -54,13 +48,12 @@ func (p *pending) markEntry(rel, name string) {
 		names = map[string]struct{}{}
 		p.entries[rel] = names
 	}
-	p.dirty[rel] = struct{}{}
 	names[name] = struct{}{}
 }
 
 // size is the number of distinct paths pending (the names of a
 // directory's entries are bounded by MaxEntryNames).
-func (p *pending) size() int { return len(p.dirty) + len(p.rescan) }
+func (p *pending) size() int { return len(p.dirty) + len(p.entries) + len(p.rescan) }
 
 func (p *pending) markRescan(rel string, why Reason) {
 	p.rescan[rel] = struct{}{}
@@ -77,15 +70,16 @@ func (p *pending) markAll(why Reason) {
 func (p *pending) take(extraDirty []string) Changes {
 	c := Changes{All: p.all, Reasons: p.reasons}
 	if !c.All {
-		c.Dirty = append(extraDirty, mapKeys(p.dirty)...)
-		c.Rescan = mapKeys(p.rescan)
 		for _, d := range extraDirty { // re-read whole: no names for them
 			p.markDirty(d)
 		}
+		c.Dirty = mapKeys(p.dirty)
+		c.Rescan = mapKeys(p.rescan)
 		for dir, names := range p.entries {
 			if c.Entries == nil {
 				c.Entries = make(map[string][]string, len(p.entries))
 			}
+			c.Dirty = append(c.Dirty, dir)
 			c.Entries[dir] = mapKeys(names)
 		}
 	}

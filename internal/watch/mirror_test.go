@@ -184,21 +184,9 @@ func (m *mirror) apply(c Changes) error {
 // refreshDir re-reads a dirty directory: itself, its entries, new
 // subdirectories recursively, and drops entries that are gone.
 func (m *mirror) refreshDir(d string) error {
-	if e, ok := m.list[d]; !ok || e.kind != 'd' {
-		return nil // not captured, or its parent's re-read handles it
-	}
-	e, ok, err := statEntry(m.root, d)
-	if err != nil {
+	if still, err := m.refreshSelf(d); !still || err != nil {
 		return err
 	}
-	if !ok || e.kind != 'd' {
-		m.forget(d)
-		if ok {
-			m.list[d] = e
-		}
-		return nil
-	}
-	m.list[d] = e
 	for k := range m.list {
 		if k != d && parentRel(k) == d {
 			if _, ok, _ := statEntry(m.root, k); !ok || !captured(m.root, d, filepath.Base(k)) {
@@ -209,20 +197,33 @@ func (m *mirror) refreshDir(d string) error {
 	return m.readDir(d, false)
 }
 
-// refreshEntries re-reads a directory Changes.Entries narrows: itself and
-// the entries it names, no other.
-func (m *mirror) refreshEntries(d string, names []string) error {
+// refreshSelf re-reads directory d itself, and reports whether it is
+// still a directory the mirror lists (its entries are then to re-read).
+func (m *mirror) refreshSelf(d string) (bool, error) {
 	if e, ok := m.list[d]; !ok || e.kind != 'd' {
-		return nil
+		return false, nil // not captured, or its parent's re-read handles it
 	}
 	e, ok, err := statEntry(m.root, d)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if !ok || e.kind != 'd' { // gone since: its parent's re-read covers it
-		return m.refreshDir(d)
+	if !ok || e.kind != 'd' {
+		m.forget(d)
+		if ok {
+			m.list[d] = e
+		}
+		return false, nil
 	}
 	m.list[d] = e
+	return true, nil
+}
+
+// refreshEntries re-reads a directory Changes.Entries narrows: itself and
+// the entries it names, no other.
+func (m *mirror) refreshEntries(d string, names []string) error {
+	if still, err := m.refreshSelf(d); !still || err != nil {
+		return err
+	}
 	for _, name := range names {
 		child := joinRel(d, name)
 		m.forget(child)

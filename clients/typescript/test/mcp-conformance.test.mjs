@@ -51,7 +51,7 @@ async function connect(t, { onmessage } = {}) {
     rmSync(remote, { recursive: true, force: true });
   });
   await client.listTools();
-  return { client, ws, remote };
+  return { client, ws, remote, transport };
 }
 
 /** call runs tool ckpt_<name> and returns its structured content; the call must succeed. */
@@ -244,16 +244,22 @@ test("aborting a call in flight rejects it and the server stays usable", async (
   // arrives instead: the first progress notification proves the call is
   // running, and nothing from the server after it reaches the SDK first.
   let onProgressMessage = () => {};
-  const { client, ws } = await connect(t, {
+  const { client, ws, transport } = await connect(t, {
     onmessage: (msg) => msg.method === "notifications/progress" && onProgressMessage(msg),
   });
+  const sent = [];
+  const send = transport.send.bind(transport);
+  transport.send = (msg, opts) => {
+    sent.push(msg);
+    return send(msg, opts);
+  };
   grow(ws, 400);
   await call(client, "save", { message: "many blobs" });
   const ac = new AbortController();
   const reason = new Error("user pressed stop");
-  let reports = 0;
-  onProgressMessage = () => {
-    reports++;
+  let abortedOn;
+  onProgressMessage = (msg) => {
+    abortedOn ??= msg.params.progressToken;
     ac.abort(reason);
   };
   // onprogress makes the SDK ask for progress (verify reports every 64 blobs).
@@ -262,7 +268,10 @@ test("aborting a call in flight rejects it and the server stays usable", async (
     onprogress: () => {},
   });
   await assert.rejects(pending, (err) => err instanceof McpError && err.message.includes(reason.message));
-  assert.ok(reports >= 1, "the abort came from inside the running call");
+  const request = sent.find((m) => m.method === "tools/call" && m.params.name === "ckpt_verify");
+  assert.equal(abortedOn, request.params._meta.progressToken, "the abort came from the verify's own progress");
+  assert.ok(sent.some((m) => m.method === "notifications/cancelled" && m.params.requestId === request.id),
+    "the server was told of the cancellation");
   assert.deepEqual(await client.ping(), {});
   const verify = await call(client, "verify");
   assert.equal(verify.ok, true);
