@@ -156,9 +156,10 @@ type testHooks struct {
 	// reverifyInterval replaces reverifyInterval.
 	reverifyInterval time.Duration
 	// prefetched is told of each stored version the watcher's head start
-	// read ahead of a save (save.Prefetcher): the file's path and the
-	// version's id.
-	prefetched func(rel string, id objects.ID)
+	// read ahead of a save (save.Prefetcher): the file's path, the
+	// version's id, and whether the delta record of the file's content
+	// against it was prepared.
+	prefetched func(rel string, id objects.ID, prepared bool)
 	// packSize replaces the packs' soft size cap (so that
 	// small trees fill several packs).
 	packSize int64

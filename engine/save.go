@@ -94,6 +94,7 @@ func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error
 // snapshot it took, which Restore needs as the current state.
 func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.CheckpointKind) (*saved, *save.Snapshot, error) {
 	start := time.Now()
+	defer e.holdReadAhead()()
 	task, err := taskName(opts.Task)
 	if err != nil {
 		return nil, nil, err

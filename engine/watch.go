@@ -25,7 +25,7 @@ func (e *Engine) startWatch() error {
 	if e.opts.hooks.watchMaxPending > 0 {
 		pending = e.opts.hooks.watchMaxPending
 	}
-	ahead := save.NewPrefetcher(e.db, e.blobs, e.opts.hooks.prefetched)
+	ahead := save.NewPrefetcher(e.db, e.blobs, e.workspace, e.opts.hooks.prefetched)
 	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending,
 		MaxWatches: e.opts.hooks.watchMaxWatches, Written: ahead.Heard})
 	if err != nil {
@@ -36,6 +36,15 @@ func (e *Engine) startWatch() error {
 	e.prefetch = ahead
 	e.startReverify()
 	return nil
+}
+
+// holdReadAhead stops the encoding ahead while a save runs (see
+// save.Prefetcher.Hold).
+func (e *Engine) holdReadAhead() (release func()) {
+	if e.prefetch == nil {
+		return func() {}
+	}
+	return e.prefetch.Hold()
 }
 
 // muteReadAhead stops the reading ahead from hearing the files a restore

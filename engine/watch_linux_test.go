@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -278,17 +279,18 @@ func BenchmarkNoChangeSaveWatchLimit(b *testing.B) {
 // warmLog records what a watched Engine read ahead (testHooks.prefetched),
 // in order.
 type warmLog struct {
-	mu    sync.Mutex
-	paths []string
-	ids   []objects.ID
-	wake  chan struct{}
+	mu       sync.Mutex
+	paths    []string
+	ids      []objects.ID
+	prepared []bool
+	wake     chan struct{}
 }
 
 func newWarmLog(opts *Options) *warmLog {
 	l := &warmLog{wake: make(chan struct{}, 1)}
-	opts.hooks.prefetched = func(rel string, id objects.ID) {
+	opts.hooks.prefetched = func(rel string, id objects.ID, prepared bool) {
 		l.mu.Lock()
-		l.paths, l.ids = append(l.paths, rel), append(l.ids, id)
+		l.paths, l.ids, l.prepared = append(l.paths, rel), append(l.ids, id), append(l.prepared, prepared)
 		l.mu.Unlock()
 		select {
 		case l.wake <- struct{}{}:
@@ -305,17 +307,28 @@ func (l *warmLog) mark() int {
 	return len(l.paths)
 }
 
+// warmRead is one read ahead: the stored version read, and whether the
+// delta record of the file's content against it was prepared.
+type warmRead struct {
+	id       objects.ID
+	prepared bool
+}
+
 // await returns the paths read ahead from position from up to and
-// including the first read of rel, and the id read for rel; it fails the
-// test when rel is not read ahead within a minute.
-func (l *warmLog) await(t *testing.T, from int, rel string) ([]string, objects.ID) {
+// including the first read of rel (with prepared, the first that prepared
+// a record: a read between a write's truncation and its data prepares
+// none), and that read; it fails the test when there is none within a
+// minute.
+func (l *warmLog) await(t *testing.T, from int, rel string, prepared bool) ([]string, warmRead) {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for {
 		l.mu.Lock()
-		if i := slices.Index(l.paths[from:], rel); i >= 0 {
-			defer l.mu.Unlock()
-			return slices.Clone(l.paths[from : from+i+1]), l.ids[from+i]
+		for i := from; i < len(l.paths); i++ {
+			if l.paths[i] == rel && (l.prepared[i] || !prepared) {
+				defer l.mu.Unlock()
+				return slices.Clone(l.paths[from : i+1]), warmRead{l.ids[i], l.prepared[i]}
+			}
 		}
 		l.mu.Unlock()
 		select {
@@ -328,8 +341,10 @@ func (l *warmLog) await(t *testing.T, from int, rel string) ([]string, objects.I
 
 // A watched Engine reads ahead, before the save, the stored version of a
 // file written since the last save (what the save stores its new content
-// as a delta against), and nothing of the files a restore writes. The
-// save after the edit captures what a cold save captures.
+// as a delta against) and prepares that delta record, and reads nothing of
+// the files a restore writes. The save after the edit captures what a cold
+// save captures, and so does a save after the file changed again once its
+// record was prepared.
 func TestWatchedEngineReadsAheadTheWrittenFiles(t *testing.T) {
 	ws := t.TempDir()
 	source := func(extra string) []byte {
@@ -357,8 +372,8 @@ func TestWatchedEngineReadsAheadTheWrittenFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "a", "b", "edited.go"), source("// edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, id := warmed.await(t, 0, "a/b/edited.go"); id != objects.ID(ls[0].ID) {
-		t.Fatalf("read ahead %s for the edited file, want its saved version %s", id.Short(), objects.ID(ls[0].ID).Short())
+	if _, r := warmed.await(t, 0, "a/b/edited.go", true); r.id != objects.ID(ls[0].ID) {
+		t.Fatalf("read ahead %+v for the edited file, want its saved version %s", r, objects.ID(ls[0].ID).Short())
 	}
 	got, _ := saveRoot(t, e)
 	if want, _ := saveRoot(t, cold); got != want {
@@ -374,7 +389,32 @@ func TestWatchedEngineReadsAheadTheWrittenFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "zz", "marker.go"), source("// marker\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if paths, _ := warmed.await(t, from, "zz/marker.go"); len(paths) != 1 {
+	if paths, _ := warmed.await(t, from, "zz/marker.go", false); len(paths) != 1 {
 		t.Fatalf("read ahead after the restore: %v, want only the marker", paths)
+	}
+
+	// A record prepared for content the file no longer holds is not taken.
+	from = warmed.mark()
+	if err := os.WriteFile(filepath.Join(ws, "a", "b", "edited.go"), source("// edited again\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warmed.await(t, from, "a/b/edited.go", true)
+	release := e.prefetch.Hold()
+	if err := os.WriteFile(filepath.Join(ws, "a", "b", "edited.go"), source("// and again\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, res := saveRoot(t, e)
+	release()
+	if want, _ := saveRoot(t, cold); got != want {
+		t.Fatalf("watched save root %s after a stale preparation, cold save root %s", got.Short(), want.Short())
+	}
+	rc, _, err := e.Cat(context.Background(), "", res.ID.String(), "a/b/edited.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(data, source("// and again\n")) {
+		t.Fatalf("saved content %q, %v", data, err)
 	}
 }

@@ -38,8 +38,9 @@ func (l Locator) Delta() bool { return l.Flags&pack.FlagDelta != 0 }
 // the previous version of the same file, when prev is a committed blob of
 // a delta's size (not chunked) whose chain leaves room for one more, and
 // the delta is clearly smaller than the content stored whole. It reports
-// whether it wrote the record. A base that does not verify is left to
-// verify to report: the content is then stored whole.
+// whether it wrote the record. A record prepared for the same content and
+// base record (PrepareVersion) is written as prepared. A base that does not
+// verify is left to verify to report: the content is then stored whole.
 func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 	if len(content) < deltaMin || len(content) > deltaMax || b.deferred || prev == id {
 		return false, nil
@@ -48,27 +49,47 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 	if !ok || err != nil {
 		return false, err
 	}
-	bh, base, err := b.s.readRecord(loc, prev)
-	switch {
-	case errors.Is(err, ErrCorrupt):
-		return false, nil
-	case err != nil:
-		return false, err
-	case bh.depth >= pack.MaxDeltaDepth:
-		return false, nil
+	payload, found := b.s.deltas.take(deltaKey{id, prev, loc})
+	if !found {
+		scratch := getScratch(&b.s.packBufs)
+		defer b.s.packBufs.Put(scratch)
+		var pays bool
+		if payload, pays, err = b.s.encodeDelta((*scratch)[:0], content, prev, loc); err != nil {
+			return false, err
+		}
+		*scratch = payload[:0]
+		if !pays {
+			payload = nil
+		}
 	}
-	scratch := getScratch(&b.s.packBufs)
-	defer b.s.packBufs.Put(scratch)
-	payload := append(append((*scratch)[:0], prev[:]...), byte(bh.depth+1))
-	if payload, err = b.s.codec.deltaEncode(payload, content, base); err != nil {
-		return false, err
-	}
-	*scratch = payload[:0]
-	if pays, err := b.deltaPays(len(payload), content); !pays || err != nil {
-		return false, err
+	if payload == nil {
+		return false, nil
 	}
 	h := recordHeader{flags: pack.FlagDelta, id: id, size: int64(len(content)), payloadLen: uint32(len(payload))}
 	return true, b.appendPlaced(h, payload)
+}
+
+// encodeDelta appends to dst the payload of a delta record of content
+// against blob prev, stored at loc, and reports whether that record pays
+// (deltaPays). It does not when prev's chain leaves no room for one more,
+// or when prev does not verify (the content is then stored whole and
+// verify reports the base).
+func (s *Store) encodeDelta(dst, content []byte, prev ID, loc Locator) ([]byte, bool, error) {
+	bh, base, err := s.readRecord(loc, prev)
+	switch {
+	case errors.Is(err, ErrCorrupt):
+		return dst, false, nil
+	case err != nil:
+		return dst, false, err
+	case bh.depth >= pack.MaxDeltaDepth:
+		return dst, false, nil
+	}
+	payload := append(append(dst, prev[:]...), byte(bh.depth+1))
+	if payload, err = s.codec.deltaEncode(payload, content, base); err != nil {
+		return dst, false, err
+	}
+	pays, err := s.deltaPays(len(payload), content)
+	return payload, pays, err
 }
 
 // deltaBase returns the locator of blob prev when a new version may be
@@ -104,7 +125,7 @@ func (s *Store) WarmBase(id ID) (bool, error) {
 // bytes is clearly smaller than content stored whole: deltaClearly times
 // smaller than the content, or else three quarters of the content
 // compressed alone at most.
-func (b *Batch) deltaPays(deltaLen int, content []byte) (bool, error) {
+func (s *Store) deltaPays(deltaLen int, content []byte) (bool, error) {
 	cost := deltaLen + pack.RecordHeaderLen
 	switch {
 	case cost*deltaClearly <= len(content):
@@ -112,9 +133,9 @@ func (b *Batch) deltaPays(deltaLen int, content []byte) (bool, error) {
 	case cost >= len(content):
 		return false, nil
 	}
-	scratch := getScratch(&b.s.packBufs)
-	defer b.s.packBufs.Put(scratch)
-	whole, flags, err := b.s.codec.compress(*scratch, content, false)
+	scratch := getScratch(&s.packBufs)
+	defer s.packBufs.Put(scratch)
+	whole, flags, err := s.codec.compress(*scratch, content, false)
 	if flags&pack.FlagCompressed != 0 {
 		*scratch = whole[:0]
 	}

@@ -111,6 +111,7 @@ type Store struct {
 	// for the next large file rather than left to the collector.
 	chunkBufs chan *[]byte
 	groups    groupCache
+	deltas    deltaMemo // records prepared ahead of the Batch that writes them
 
 	mu struct {
 		sync.Mutex

@@ -3,11 +3,13 @@ package save
 import (
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -22,32 +24,41 @@ const prefetchQueue = 4096
 //     stores the new content as a delta against it, and reading it means
 //     decoding its group's frame up to it;
 //   - the stored tree of the file's directory and of each directory above
-//     it: the save stores their new trees as deltas against those.
+//     it: the save stores their new trees as deltas against those;
+//   - the file's new content, whose delta record against that version it
+//     encodes ahead (objects.Store.PrepareVersion), unless a save is
+//     running (Hold): the save then writes the prepared record if the
+//     file still holds that content, and encodes nothing.
 //
-// After an edit of a hundred source files these reads were a third of the
-// save; the store's group cache and the index's tree memo then hold them
-// for it. It is a head start only: it changes nothing in the store or the
-// index, and a path it never hears of, drops, or reads too late costs the
-// save exactly what it cost before. It reads on one goroutine, so it takes
-// at most one core from the host.
+// After an edit of a hundred source files the reads were a third of the
+// save and the encoding another third; the store's group cache, its
+// prepared records and the index's tree memo then hold them for it. It is
+// a head start only: it changes nothing in the store or the index, and a
+// path it never hears of, drops, or reads too late costs the save exactly
+// what it cost before. It reads on one goroutine, so it takes at most one
+// core from the host.
 type Prefetcher struct {
-	db    *index.DB
-	blobs *objects.Store
-	queue chan string
-	muted atomic.Int32
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	db        *index.DB
+	blobs     *objects.Store
+	workspace string
+	queue     chan string
+	muted     atomic.Int32
+	held      atomic.Int32
+	stop      chan struct{}
+	done      chan struct{}
+	once      sync.Once
 	// warmed, when set (by tests), is told of each file version read
-	// ahead: the file's path and the version's id.
-	warmed func(rel string, id objects.ID)
+	// ahead: the file's path, the version's id, and whether the delta
+	// record of the file's content against it was prepared.
+	warmed func(rel string, id objects.ID, prepared bool)
 }
 
-// NewPrefetcher returns a Prefetcher over the stat caches of db and the
-// blobs they name; its paths are heard by Heard and read once Start runs.
-func NewPrefetcher(db *index.DB, blobs *objects.Store, warmed func(rel string, id objects.ID)) *Prefetcher {
-	return &Prefetcher{db: db, blobs: blobs, queue: make(chan string, prefetchQueue), stop: make(chan struct{}),
-		done: make(chan struct{}), warmed: warmed}
+// NewPrefetcher returns a Prefetcher over the stat caches of db, the blobs
+// they name and the files of workspace; its paths are heard by Heard and
+// read once Start runs.
+func NewPrefetcher(db *index.DB, blobs *objects.Store, workspace string, warmed func(rel string, id objects.ID, prepared bool)) *Prefetcher {
+	return &Prefetcher{db: db, blobs: blobs, workspace: workspace, queue: make(chan string, prefetchQueue),
+		stop: make(chan struct{}), done: make(chan struct{}), warmed: warmed}
 }
 
 // Heard takes the workspace-relative path of a file written since the last
@@ -68,6 +79,14 @@ func (p *Prefetcher) Heard(rel string) {
 func (p *Prefetcher) Mute() (unmute func()) {
 	p.muted.Add(1)
 	return func() { p.muted.Add(-1) }
+}
+
+// Hold stops the encoding ahead until the returned function is called: a
+// save running meanwhile encodes what it stores itself, and the two would
+// share the cores to do the same work.
+func (p *Prefetcher) Hold() (release func()) {
+	p.held.Add(1)
+	return func() { p.held.Add(-1) }
 }
 
 // Start starts reading ahead for the paths heard; Close stops it.
@@ -130,8 +149,8 @@ func (p *Prefetcher) run() {
 }
 
 // readAhead reads the stored tree of dir and the recorded versions of its
-// named files. A failure is left to the save, which reads the same and
-// reports it.
+// named files, and prepares their new contents' delta records. A failure
+// is left to the save, which reads the same and reports it.
 func (p *Prefetcher) readAhead(dir string, names map[string]bool) {
 	dc, ok, err := p.db.DirCache(dir)
 	if err != nil || !ok {
@@ -144,8 +163,35 @@ func (p *Prefetcher) readAhead(dir string, names map[string]bool) {
 		if !names[f.Name] || f.ID.IsZero() {
 			continue
 		}
-		if read, _ := p.blobs.WarmBase(f.ID); read && p.warmed != nil {
-			p.warmed(path.Join(dir, f.Name), f.ID)
+		rel := path.Join(dir, f.Name)
+		read, err := p.blobs.WarmBase(f.ID)
+		if err != nil {
+			continue
+		}
+		prepared := p.prepare(rel, f)
+		if (read || prepared) && p.warmed != nil {
+			p.warmed(rel, f.ID, prepared)
 		}
 	}
+}
+
+// prepare encodes ahead the delta record of the file at rel against the
+// version its stat cache entry f records, unless a save holds the
+// encoding or the file still looks as f recorded it (a path heard before
+// the save that captured it); it reports whether it did. A file it cannot
+// read is left to the save.
+func (p *Prefetcher) prepare(rel string, f index.CachedFile) bool {
+	if p.held.Load() > 0 {
+		return false
+	}
+	r, err := osfs.OpenRegular(filepath.Join(p.workspace, filepath.FromSlash(rel)))
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	if st, err := r.Stamp(); err != nil || st == (osfs.Stamp{Size: f.Size, ModTime: f.MtimeNs}) {
+		return false
+	}
+	done, err := p.blobs.PrepareVersion(r, f.ID)
+	return done && err == nil
 }
