@@ -69,10 +69,12 @@ type Report struct {
 	Seed    uint64    `json:"seed"`
 	// Source is the real tree the corpus came from (-corpus), "" for a
 	// generated one; InPlace says it was measured without a copy.
-	Source  string  `json:"source,omitempty"`
-	InPlace bool    `json:"in_place,omitempty"`
-	Reps    int     `json:"repetitions"`
-	Cold    bool    `json:"cold"`
+	Source  string `json:"source,omitempty"`
+	InPlace bool   `json:"in_place,omitempty"`
+	Reps    int    `json:"repetitions"`
+	Cold    bool   `json:"cold"`
+	// PauseMs is the untimed pause between the edit and its save (-pause).
+	PauseMs int64   `json:"pause_ms,omitempty"`
 	Machine machine `json:"machine"`
 	Corpus  struct {
 		Files           int     `json:"files"`
@@ -98,7 +100,7 @@ type Report struct {
 
 func newReport(o options) *Report {
 	return &Report{Date: time.Now().UTC().Truncate(time.Second), Scale: o.scale, Seed: o.seed, Reps: o.reps, InPlace: o.inPlace,
-		Cold: o.cold, Machine: describeMachine(), Metrics: map[string]*Metric{}}
+		Cold: o.cold, PauseMs: o.pause.Milliseconds(), Machine: describeMachine(), Metrics: map[string]*Metric{}}
 }
 
 func (r *Report) setCorpus(m *corpus.Manifest, gen time.Duration) {
@@ -494,6 +496,10 @@ func (r *Report) writeCorpus(w io.Writer) {
 		fmt.Fprintf(w, "Corpus `%s` (real tree, %s): %d files, %d captured (%.0f MiB, %d symlinks, %d executables), %d not captured (ignore files, cline profile); ",
 			r.Source, how, c.Files, c.Captured, c.CapturedMiB, c.Symlinks, c.Executables, c.Ignored)
 	}
-	fmt.Fprintf(w, "shadow git commits %d paths, ckpt %d. %s, %d cores, %s, %s. %d interleaved repetitions, caches %s; median (min–max).\n\n",
-		c.GitFiles, c.CkptFiles, r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Machine.Git, r.Reps, map[bool]string{true: "dropped before each operation", false: "warm"}[r.Cold])
+	pause := ""
+	if r.PauseMs > 0 {
+		pause = fmt.Sprintf(", %d ms between the edit and its save (untimed, every system)", r.PauseMs)
+	}
+	fmt.Fprintf(w, "shadow git commits %d paths, ckpt %d. %s, %d cores, %s, %s. %d interleaved repetitions, caches %s%s; median (min–max).\n\n",
+		c.GitFiles, c.CkptFiles, r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Machine.Git, r.Reps, map[bool]string{true: "dropped before each operation", false: "warm"}[r.Cold], pause)
 }

@@ -17,14 +17,18 @@ import (
 
 // options are the command-line settings of one benchmark run.
 type options struct {
-	scale      string
-	seed       uint64
-	reps       int
-	cold       bool
-	dir        string // parent of the temporary work directory
-	keep       bool   // keep the corpus and stores afterwards
-	edits      int
-	added      int
+	scale string
+	seed  uint64
+	reps  int
+	cold  bool
+	dir   string // parent of the temporary work directory
+	keep  bool   // keep the corpus and stores afterwards
+	edits int
+	added int
+	// pause is left, untimed, between the edit and its save: the time an
+	// agent's host takes between a tool's writes and the checkpoint after
+	// them, which a resident server spends reading ahead.
+	pause      time.Duration
 	profileDir string
 	systems    string // comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch,ckpt-rpc,ckpt-server-settled,stash
 	gc         bool
@@ -315,7 +319,7 @@ func (b *bench) recompress(ctx context.Context, l *ckptLib) error {
 	return nil
 }
 
-// editCycle edits the workspace, saves, diffs the two checkpoints,
+// editCycle edits the workspace, pauses (-pause), saves, diffs the two checkpoints,
 // restores the first one and redoes the edit (restores the second again),
 // then restores the first untimed, which brings the workspace back to its
 // content. After the first system's restore of each repetition it measures
@@ -325,6 +329,13 @@ func (b *bench) editCycle(ctx context.Context, rep int, sys system, first step, 
 	mu, err := corpus.Mutate(b.m, b.opts.seed, b.opts.edits, b.opts.added)
 	if err != nil {
 		return err
+	}
+	if b.opts.pause > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(b.opts.pause):
+		}
 	}
 	edited, err := timed(opEdit, func() (step, error) { return sys.save(ctx, "after edits") })
 	if err != nil {
