@@ -26,9 +26,15 @@ type entry struct {
 // excluded returns the ignore rules of directory dir. The test's rules are
 // a simplification of git's: node_modules is always ignored, and a
 // directory's .gitignore lists names (one a line) excluded from that
-// directory.
+// directory. A .gitignore that is a symlink holds no rules, as for git and
+// the walker (which do not follow it): a write to its target changes
+// nothing the watcher must report for the directory.
 func excluded(root, dir string) []string {
-	data, _ := os.ReadFile(filepath.Join(root, filepath.FromSlash(dir), ".gitignore"))
+	p := filepath.Join(root, filepath.FromSlash(dir), ".gitignore")
+	var data []byte
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+		data, _ = os.ReadFile(p)
+	}
 	return append(strings.Split(string(data), "\n"), "node_modules")
 }
 
