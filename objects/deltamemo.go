@@ -97,11 +97,13 @@ func (m *deltaMemo) has(key deltaKey) bool {
 // content of r as a new version of blob prev (PutVersion) would write,
 // and keeps it in memory for that Batch, which then writes it without
 // reading prev or encoding. It reports whether it prepared one: not for
-// content a delta never takes (too short or too long), content already
-// stored, or a prev that is no delta base. It changes nothing in the
-// store; a record no Batch takes is dropped once newer ones fill the
-// memory kept for them (deltaMemoBytes). The error is r's or the base's
-// read (a *CorruptError for damage, which the save would meet too).
+// content a delta never takes (under deltaMin bytes, or a megabyte and
+// more), content already stored, or a prev that is no delta base. It
+// changes nothing in the store; a record no Batch takes is dropped once
+// newer ones fill the memory kept for them (deltaMemoBytes). A base that
+// does not verify is no error: what is prepared then is the decision the
+// Batch would take, to store the content whole. The error is r's, or a
+// failure to read the index or the base's pack.
 func (s *Store) PrepareVersion(r io.Reader, prev ID) (bool, error) {
 	buf := getBuf(&s.midBufs, min(midBufLen, int(s.opts.ChunkThreshold)+1))
 	defer s.midBufs.Put(buf)
