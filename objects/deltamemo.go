@@ -32,13 +32,6 @@ type deltaKey struct {
 	base     Locator
 }
 
-// prepared is one prepared record: its payload, nil when the delta does
-// not pay (the content is then stored whole, as the Batch would decide).
-type prepared struct {
-	key     deltaKey
-	payload []byte
-}
-
 // deltaMemo holds prepared records, oldest dropped first. Safe for
 // concurrent use.
 type deltaMemo struct {
@@ -48,29 +41,32 @@ type deltaMemo struct {
 	bytes int
 }
 
-func (m *deltaMemo) put(p prepared) {
+// put keeps the record prepared for key: its payload, nil when the delta
+// does not pay (the content is then stored whole, as the Batch would
+// decide).
+func (m *deltaMemo) put(key deltaKey, payload []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byKey == nil {
 		m.byKey = map[deltaKey][]byte{}
 	}
-	if _, ok := m.byKey[p.key]; ok {
+	if _, ok := m.byKey[key]; ok {
 		return
 	}
-	for len(m.order) > 0 && (len(m.byKey) >= deltaMemoEntries || m.bytes+len(p.payload) > deltaMemoBytes) {
+	for len(m.order) > 0 && (len(m.byKey) >= deltaMemoEntries || m.bytes+len(payload) > deltaMemoBytes) {
 		old := m.order[0]
 		m.order = m.order[1:]
-		if payload, ok := m.byKey[old]; ok {
-			m.bytes -= len(payload)
+		if dropped, ok := m.byKey[old]; ok {
+			m.bytes -= len(dropped)
 			delete(m.byKey, old)
 		}
 	}
 	if len(m.order) >= 2*deltaMemoEntries { // mostly keys taken since: keep those still held
 		m.order = slices.DeleteFunc(m.order, func(k deltaKey) bool { _, held := m.byKey[k]; return !held })
 	}
-	m.byKey[p.key] = p.payload
-	m.order = append(m.order, p.key)
-	m.bytes += len(p.payload)
+	m.byKey[key] = payload
+	m.order = append(m.order, key)
+	m.bytes += len(payload)
 }
 
 // take removes and returns the record prepared for key; ok is false when
@@ -141,6 +137,6 @@ func (s *Store) PrepareVersion(r io.Reader, prev ID) (bool, error) {
 	if !pays {
 		payload = nil
 	}
-	s.deltas.put(prepared{key, payload})
+	s.deltas.put(key, payload)
 	return true, nil
 }

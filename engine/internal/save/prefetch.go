@@ -164,12 +164,14 @@ func (p *Prefetcher) readAhead(dir string, names map[string]bool) {
 			continue
 		}
 		rel := path.Join(dir, f.Name)
-		read, err := p.blobs.WarmBase(f.ID)
-		if err != nil {
-			continue
-		}
+		// Preparing reads the base as warming it would; only a file not
+		// prepared has its base warmed on its own.
 		prepared := p.prepare(rel, f)
-		if (read || prepared) && p.warmed != nil {
+		read := prepared
+		if !prepared {
+			read, _ = p.blobs.WarmBase(f.ID)
+		}
+		if read && p.warmed != nil {
 			p.warmed(rel, f.ID, prepared)
 		}
 	}
