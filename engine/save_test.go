@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/objects"
@@ -331,5 +333,50 @@ func TestInjectedClockStampsCheckpoints(t *testing.T) {
 	c, err := f.e.Show(context.Background(), "", "HEAD")
 	if err != nil || !c.Time.Equal(at) {
 		t.Fatalf("checkpoint time = %v, %v; want the injected %v", c.Time, err, at)
+	}
+}
+
+// A save that finds nothing changed waits for no disk: the stat-cache
+// records it refreshes are committed unsynced, and a power cut that loses
+// them costs only reading the files again.
+func TestSaveNoChangeSyncsNothing(t *testing.T) {
+	t.Parallel()
+	mem := faultfs.NewMem()
+	var syncs atomic.Int64
+	count := faultfs.InjectorFunc(func(op faultfs.Op) error {
+		if op.Kind == faultfs.OpFileSync {
+			syncs.Add(1)
+		}
+		return nil
+	})
+	opts := Options{}
+	opts.hooks.storeFS = faultfs.Wrap(mem, count)
+	// The store's lock file is the OS's: its directory must exist there.
+	f := &fixture{t: t, ws: t.TempDir(), store: t.TempDir()}
+	if err := testtree.Write(f.ws, testtree.Dir{"a": testtree.File{Content: "a"}, "d": testtree.Dir{"b": testtree.File{Content: "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.open(opts)
+	first := f.save("one")
+	if syncs.Load() == 0 {
+		t.Fatal("a save that stores a checkpoint synced nothing")
+	}
+	ageTree(t, f.ws) // every file's stamp changes; the content does not
+	before := syncs.Load()
+	again := f.save("nothing changed")
+	if again.Created || again.ID != first.ID {
+		t.Fatalf("no-change save = %+v, want the head unchanged", again)
+	}
+	if n := syncs.Load() - before; n != 0 {
+		t.Fatalf("a save that found nothing changed synced %d times", n)
+	}
+	if again.Stats.BytesHashed == 0 {
+		t.Fatal("the files whose stamps changed were not read again")
+	}
+	opts.hooks.storeFS = mem.Crash(faultfs.CrashConfig{})
+	f.open(opts) // closes the engine first
+	after := f.save("after a power cut")
+	if after.Created || after.ID != first.ID {
+		t.Fatalf("save after a power cut = %+v, want the head unchanged", after)
 	}
 }

@@ -344,7 +344,18 @@ func (b *Batch) DeleteLocator(id objects.ID) {
 // Commit of the DB. Commit fails, writing nothing, if a
 // method recorded an invalid argument, or if the batch was already
 // committed or closed. Close must still be called.
-func (b *Batch) Commit() error {
+func (b *Batch) Commit() error { return b.commit(pebble.Sync) }
+
+// CommitUnsynced applies the batch atomically like Commit, visible to all
+// readers when it returns, but does not wait for the write-ahead log to
+// reach the disk: a power loss may lose the whole batch (never part of
+// it), and the next Commit makes it durable with its own writes, the log
+// being durable in order. It is for writes whose loss costs only work
+// again, such as stat-cache records refreshed by a save that found
+// nothing changed.
+func (b *Batch) CommitUnsynced() error { return b.commit(pebble.NoSync) }
+
+func (b *Batch) commit(opts *pebble.WriteOptions) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.mu.err != nil {
@@ -358,7 +369,7 @@ func (b *Batch) Commit() error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	pb := b.mu.pb
-	err := b.db.await("commit", b.db.health.stuck, func() error { return pb.Commit(pebble.Sync) })
+	err := b.db.await("commit", b.db.health.stuck, func() error { return pb.Commit(opts) })
 	if err != nil {
 		// A commit pebble is still working on must not have its batch
 		// released under it.

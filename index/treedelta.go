@@ -174,6 +174,9 @@ func (db *DB) rawTree(id objects.ID) (v []byte, found bool, err error) {
 
 // hasTree reports whether tree id has a stored value, without copying it.
 func (db *DB) hasTree(id objects.ID) (bool, error) {
+	if _, ok := db.trees.get(id); ok {
+		return true, nil // the memo follows the index: it holds no tree the index lacks
+	}
 	_, found, err := get(db, idKey(prefixTree, id), func([]byte) (struct{}, error) { return struct{}{}, nil })
 	return found, err
 }

@@ -34,17 +34,18 @@ func (st *Store) NewBatch() (*objects.Batch, error) {
 // flushed earlier is unreferenced until it commits. Once it has, the
 // Tracker (if any) forgets the changes the scan covered.
 func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoint, task string, head index.TaskHead) error {
-	err := st.writeIndex(blobs, &snap.Pending, func(b *index.Batch) error {
-		if cp == nil {
+	var last func(b *index.Batch) error
+	if cp != nil {
+		last = func(b *index.Batch) error {
+			id, err := b.PutCheckpoint(*cp)
+			if err != nil {
+				return err
+			}
+			b.SetTaskHead(task, index.TaskHead{Head: id, LastSeq: max(head.LastSeq, cp.Seq)})
 			return nil
 		}
-		id, err := b.PutCheckpoint(*cp)
-		if err != nil {
-			return err
-		}
-		b.SetTaskHead(task, index.TaskHead{Head: id, LastSeq: max(head.LastSeq, cp.Seq)})
-		return nil
-	})
+	}
+	err := st.writeIndex(blobs, &snap.Pending, last)
 	if err == nil && st.Tracker != nil {
 		st.Tracker.Settle(snap)
 	}
@@ -55,7 +56,11 @@ func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoi
 // locators, trees (as deltas of their bases where that is smaller) and
 // stat-cache changes, plus whatever last adds. The order makes every
 // committed locator point at durable pack bytes and every committed
-// stat-cache record name committed blobs and trees.
+// stat-cache record name committed blobs and trees. Without last (a scan's
+// flush, a save that found nothing changed) the batch names no checkpoint:
+// it is committed without waiting for the disk (index.Batch.CommitUnsynced),
+// since losing it costs only the reading again, and the next synced
+// commit makes it durable first.
 func (st *Store) writeIndex(blobs *objects.Batch, p *Pending, last func(b *index.Batch) error) error {
 	placements, err := blobs.Sync()
 	if err != nil {
@@ -71,19 +76,29 @@ func (st *Store) writeIndex(blobs *objects.Batch, p *Pending, last func(b *index
 			return err
 		}
 	}
+	putStatCache(b, p)
+	commit := b.CommitUnsynced
+	if last != nil {
+		if err := last(b); err != nil {
+			return err
+		}
+		commit = b.Commit
+	}
+	if err := commit(); err != nil {
+		return fmt.Errorf("commit index: %w", err)
+	}
+	return nil
+}
+
+// putStatCache adds p's stat-cache changes to b: the records of the
+// directories scanned, and the removal of those of directories gone.
+func putStatCache(b *index.Batch, p *Pending) {
 	for dir, dc := range p.Caches {
 		b.PutDirCache(dir, dc)
 	}
 	for _, dir := range p.GoneDirs {
 		b.DeleteDirCacheTree(dir)
 	}
-	if err := last(b); err != nil {
-		return err
-	}
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("commit index: %w", err)
-	}
-	return nil
 }
 
 // ChangeStats counts the files added, modified and deleted since base.

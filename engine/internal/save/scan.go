@@ -421,7 +421,7 @@ func (s *scanner) flush() error {
 	s.snap.Pending = newPending()
 	s.unflushed = 0
 	s.mu.Unlock()
-	if err := s.st.writeIndex(s.put, &p, func(*index.Batch) error { return nil }); err != nil {
+	if err := s.st.writeIndex(s.put, &p, nil); err != nil {
 		return err
 	}
 	if s.st.AfterFlush != nil {
