@@ -41,6 +41,11 @@ type Engine struct {
 	writeMu sync.Mutex
 	// reverify re-verifies what the watcher vouches for; nil without one.
 	reverify *reverifier
+	// refresh refreshes the stat cache after a restore; nil without a watcher.
+	refresh *refresher
+	// background lets the work reverify and refresh do under writeMu give
+	// way to a write.
+	background yielder
 	// prefetch reads ahead what the watcher heard written; nil without one.
 	prefetch *save.Prefetcher
 	// pending is the journal of an interrupted restore (found at Open, or
@@ -287,6 +292,7 @@ func (e *Engine) Close() error {
 	var errs []error
 	e.stopAutoPush()
 	e.reverify.close()
+	e.refresh.close()
 	errs = append(errs, e.closeRemotes())
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
@@ -317,7 +323,7 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 	if e.opts.ReadOnly {
 		return nil, fmt.Errorf("%w: the store was opened read-only", ErrBadRequest)
 	}
-	e.reverify.giveWay()
+	e.background.giveWay()
 	e.writeMu.Lock()
 	return e.writeMu.Unlock, nil
 }

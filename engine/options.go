@@ -155,6 +155,11 @@ type testHooks struct {
 	watchMaxPending, watchMaxWatches int
 	// reverifyInterval replaces reverifyInterval.
 	reverifyInterval time.Duration
+	// beforeRefresh is called by the refresher (refresh.go) with the
+	// lock held, before its scan, with the context a write cancels;
+	// refreshed is told whether each refresh committed its records.
+	beforeRefresh func(ctx context.Context)
+	refreshed     func(committed bool)
 	// prefetched is told of each stored version the watcher's head start
 	// read ahead of a save (save.Prefetcher): the file's path, the
 	// version's id, and whether the delta record of the file's content

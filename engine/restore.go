@@ -128,6 +128,9 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	res.Settled = settled
 	res.Duration = time.Since(start)
 	if !opts.DryRun {
+		if len(opts.Paths) == 0 && len(res.Written)+len(res.Deleted) > 0 {
+			e.refresh.schedule(res.task)
+		}
 		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Duration: res.Duration})
 	}
 	return res, nil

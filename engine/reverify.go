@@ -35,7 +35,6 @@ type reverifier struct {
 
 	mu struct {
 		sync.Mutex
-		yield  context.CancelFunc // stops the periodic run in progress; nil when none may be stopped
 		runs   int
 		missed int
 	}
@@ -116,43 +115,21 @@ func (e *Engine) startReverify() {
 // reverifyPeriodic runs one periodic re-verification, which a write that
 // arrives meanwhile stops when mayGiveWay; it reports whether it gave way.
 func (e *Engine) reverifyPeriodic(ctx context.Context, mayGiveWay bool) (gaveWay bool) {
-	run, cancel := context.WithCancel(ctx)
-	defer cancel()
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
-	r := e.reverify
+	var err error
 	if mayGiveWay {
-		r.mu.Lock()
-		r.mu.yield = cancel
-		r.mu.Unlock()
-		defer func() {
-			r.mu.Lock()
-			r.mu.yield = nil
-			r.mu.Unlock()
-		}()
+		e.background.during(ctx, func(run context.Context) {
+			_, err = e.reverifyLocked(run)
+			gaveWay = err != nil && ctx.Err() == nil && run.Err() != nil
+		})
+	} else {
+		_, err = e.reverifyLocked(ctx)
 	}
-	_, err := e.reverifyLocked(run)
-	switch {
-	case err == nil || ctx.Err() != nil:
-		return false
-	case run.Err() != nil:
-		return true
+	if err != nil && ctx.Err() == nil && !gaveWay {
+		e.backgroundError(err)
 	}
-	e.backgroundError(err)
-	return false
-}
-
-// giveWay stops a periodic re-verification that may give way, so that a
-// write waiting for the lock gets it at once.
-func (r *reverifier) giveWay() {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	if r.mu.yield != nil {
-		r.mu.yield()
-	}
-	r.mu.Unlock()
+	return gaveWay
 }
 
 // close stops the periodic re-verification and waits for it.

@@ -15,10 +15,11 @@ import (
 // would, and the watcher's memory stays bounded.
 const defaultWatchMaxPending = 1 << 16
 
-// startWatch starts the change watcher of Options.Watch, and the reading
+// startWatch starts the change watcher of Options.Watch, the reading
 // ahead of the versions the next save stores the written files' content
-// as deltas against (save.Prefetcher). Both outlive Open's context: they
-// run until Close.
+// as deltas against (save.Prefetcher), the periodic re-verification and
+// the refresher of the stat cache after restores. All outlive Open's
+// context: they run until Close.
 func (e *Engine) startWatch() error {
 	rules := []string{filepath.Join(e.workspace, ".git", "info", "exclude")}
 	pending := defaultWatchMaxPending
@@ -35,6 +36,9 @@ func (e *Engine) startWatch() error {
 	ahead.Start()
 	e.prefetch = ahead
 	e.startReverify()
+	if w.Stats().Backend != watch.BackendNone { // else every save walks everything anyway
+		e.startRefresh()
+	}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,9 @@ import (
 var (
 	watchRounds = flag.Int("engine.watch-rounds", 0, "mutation rounds of TestWatchedSaveDifferential (0: 40, or the platform's default with "+testbound.LongEnv+"=1)")
 	watchSeed   = flag.Uint64("engine.watch-seed", 0, "seed of TestWatchedSaveDifferential (0: time-based)")
+	// A seed recorded before restores joined the rounds replays its
+	// rounds only without them.
+	watchRestoreEvery = flag.Int("engine.watch-restore-every", 9, "TestWatchedSaveDifferential restores an earlier checkpoint after every this many rounds (0: never)")
 )
 
 // churn applies random changes to a workspace; away is a directory outside
@@ -381,14 +385,23 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 			t.Fatal(err)
 		}
 	}
-	var listed, replayed uint64 // files the watched engine's last scan listed, directories it replayed
+	// Files the watched engine's last scan listed, and directories its
+	// scans replayed; a refresh after a restore scans on its own goroutine.
+	var listed, replayed atomic.Uint64
 	var partial, listedSum, coldSum int
 	// The watched engine is a resident server's: its first save defers
 	// compression, and an idle recompression slice runs before each save
 	// and is cancelled at a random point, as a request arriving cancels it.
 	opts := Options{Watch: true, Profile: "none", DeferCompression: true, MaxFileSize: diffMaxFileSize,
 		hooks: testHooks{watchMaxPending: burstPending, packSize: 64 << 10}}
-	opts.hooks.afterScan = func(s *save.Snapshot) { listed, replayed = s.Files.Load(), replayed+s.Replayed.Load() }
+	opts.hooks.afterScan = func(s *save.Snapshot) { listed.Store(s.Files.Load()); replayed.Add(s.Replayed.Load()) }
+	var refreshes, refreshed atomic.Int64 // refreshes after restores, and those that committed
+	opts.hooks.refreshed = func(committed bool) {
+		refreshes.Add(1)
+		if committed {
+			refreshed.Add(1)
+		}
+	}
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{Profile: "none", MaxFileSize: diffMaxFileSize})
 	c := &churn{rng: rand.New(rand.NewPCG(seed, 7)), ws: ws, away: away}
@@ -397,7 +410,8 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 		t.Logf("directories are moved out of the workspace instead of removed: %s", why)
 	}
 	var history []string // every round's operations
-	mismatches, sliceCancels, recompressed := 0, 0, 0
+	var saved []ID       // the watched engine's checkpoints, restored now and then
+	mismatches, sliceCancels, recompressed, restores := 0, 0, 0, 0
 	start := time.Now()
 	for round := range rounds + 2 { // the last two are calm
 		switch {
@@ -440,16 +454,28 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 			t.Errorf("round %d (seed %d): the watched save reported skipped %q, the cold one %q; ops of the last rounds:\n%s",
 				round, seed, got, want, strings.Join(history[max(len(history)-40, 0):], "\n"))
 		}
-		if listed < res.Stats.Files {
+		if n := listed.Load(); n < res.Stats.Files {
 			partial++
 		}
-		listedSum, coldSum = listedSum+int(listed), coldSum+int(coldRes.Stats.Files)
+		listedSum, coldSum = listedSum+int(listed.Load()), coldSum+int(coldRes.Stats.Files)
+		saved = append(saved, res.ID)
+		// Now and then the watched engine restores an earlier checkpoint:
+		// the next round's changes then race its refresh of the stat cache.
+		if every := *watchRestoreEvery; every > 0 && round < rounds && round%every == every/2 {
+			to := saved[c.rng.IntN(len(saved))]
+			r, err := watched.Restore(context.Background(), to.String(), RestoreOptions{})
+			if err != nil { // the journal keeps it: the next save completes it first
+				t.Logf("round %d: restore of %s: %v", round, to.Short(), err)
+			}
+			history = append(history, fmt.Sprintf("restore of %s: %d written, %d deleted, %v", to.Short(), len(r.Written), len(r.Deleted), err))
+			restores++
+		}
 	}
 	mustVerify(t, watched)
 	st, _ := watched.WatchStats()
-	t.Logf("seed %d: %d rounds and 2 calm ones in %v, %d mismatches; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d, and replayed %d directories from the stat cache; %d recompression slices cancelled, %d packs recompressed; watcher %+v",
-		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, partial, listedSum, coldSum, replayed, sliceCancels, recompressed, st)
-	return partial, replayed, st
+	t.Logf("seed %d: %d rounds and 2 calm ones in %v, %d mismatches; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d, and replayed %d directories from the stat cache; %d recompression slices cancelled, %d packs recompressed; %d restores, %d refreshes of the stat cache after them, %d committed; watcher %+v",
+		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, partial, listedSum, coldSum, replayed.Load(), sliceCancels, recompressed, restores, refreshes.Load(), refreshed.Load(), st)
+	return partial, replayed.Load(), st
 }
 
 // interruptRecompression runs a recompression slice on e and, two times
