@@ -323,8 +323,9 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 	if e.opts.ReadOnly {
 		return nil, fmt.Errorf("%w: the store was opened read-only", ErrBadRequest)
 	}
-	e.background.giveWay()
+	holding := e.background.giveWay()
 	e.writeMu.Lock()
+	holding()
 	return e.writeMu.Unlock, nil
 }
 
