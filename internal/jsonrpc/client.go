@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,6 +107,10 @@ func (c *Client) Call(ctx context.Context, method string, params any, progress f
 		if result == nil {
 			return nil
 		}
+		if raw, ok := result.(*json.RawMessage); ok && len(r.Result) > 0 {
+			*raw = r.Result // checked to be one JSON value, and never reused
+			return nil
+		}
 		return json.Unmarshal(r.Result, result)
 	case <-ctx.Done():
 		_ = c.write(notificationMsg{JSONRPC: "2.0", Method: "$/cancelRequest", Params: map[string]json.RawMessage{"id": json.RawMessage(id)}})
@@ -184,6 +189,10 @@ func (c *Client) read() {
 // dispatch hands one line to the call it answers or reports on, or to
 // onNotify.
 func (c *Client) dispatch(line []byte) {
+	if id, result, ok := plainReply(line); ok {
+		c.answer(id, clientReply{Result: result})
+		return
+	}
 	var m clientMessage
 	if json.Unmarshal(line, &m) != nil {
 		return // not a message: nothing to match it to
@@ -202,13 +211,47 @@ func (c *Client) dispatch(line []byte) {
 			c.onNotify(m.Method, m.Params)
 		}
 	case m.Method == "" && m.ID != nil:
-		if call := c.call(string(m.ID)); call != nil {
-			select {
-			case call.reply <- m.clientReply:
-			default: // a second reply to one id: the first counts
-			}
+		c.answer(string(m.ID), m.clientReply)
+	}
+}
+
+// answer hands r to the call in flight with id, if any.
+func (c *Client) answer(id string, r clientReply) {
+	if call := c.call(id); call != nil {
+		select {
+		case call.reply <- r:
+		default: // a second reply to one id: the first counts
 		}
 	}
+}
+
+// plainReply reads a line in the exact shape a Conn writes a result in
+// (response.resultLine), {"jsonrpc":"2.0","id":N,"result":R} with N
+// decimal digits, checking in one pass that R is one JSON value; ok is
+// false for any other line, which dispatch decodes in full. Decoding the
+// envelope, and then the result out of it, would scan a result of
+// megabytes (a diff carrying both sides of every file) three more times.
+// The result returned is a part of line.
+func plainReply(line []byte) (id string, result json.RawMessage, ok bool) {
+	rest, found := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
+	if !found {
+		return "", nil, false
+	}
+	n := 0
+	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
+		n++
+	}
+	id = string(rest[:n])
+	if rest, found = bytes.CutPrefix(rest[n:], []byte(`,"result":`)); n == 0 || !found {
+		return "", nil, false
+	}
+	// A value followed by more members ("result":1,"error":…) is no one
+	// JSON value: such a line is left to the full decoding.
+	result, found = bytes.CutSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("}"))
+	if !found || !json.Valid(result) {
+		return "", nil, false
+	}
+	return id, result, true
 }
 
 // call is the request in flight with id, nil when none.

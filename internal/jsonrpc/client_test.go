@@ -1,16 +1,18 @@
 package jsonrpc
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 )
 
 // clientOf connects a Client to a server answering routes over an
 // in-memory connection; the server's connection is returned to notify.
-func clientOf(t *testing.T, onNotify func(string, json.RawMessage), routes ...Route) (*Client, *Conn) {
+func clientOf(t testing.TB, onNotify func(string, json.RawMessage), routes ...Route) (*Client, *Conn) {
 	t.Helper()
 	srv, err := NewServer(Options{MapError: func(err error) *Error {
 		return &Error{Code: CodeServerError, Message: err.Error(), Data: map[string]int{"exit_code": 3}}
@@ -94,5 +96,63 @@ func TestClientCancelsAndSeesThePeerGo(t *testing.T) {
 	<-c.Done()
 	if err := c.Call(context.Background(), "block", nil, nil, nil); err == nil {
 		t.Fatal("a call after the peer went away succeeded")
+	}
+}
+
+// A reply is read the same whether it has the exact shape a Conn writes
+// (read without decoding the envelope) or any other a peer may send: its
+// members in another order, another member after the result, spaces,
+// a result ending in a closing brace inside a string, an error.
+func TestClientReadsRepliesOfEveryShape(t *testing.T) {
+	replies := []struct {
+		line   string // %s is the request's id
+		result string // the result as the call gets it raw; "" for an error
+	}{
+		{`{"jsonrpc":"2.0","id":%s,"result":{"text":"a","n":1}}`, `{"text":"a","n":1}`},
+		{`{"id":%s,"jsonrpc":"2.0","result":{"text":"b"}}`, `{"text":"b"}`},
+		{`{"jsonrpc":"2.0","id":%s,"result":{"text":"c"},"extra":[1,2]}`, `{"text":"c"}`},
+		{`{"jsonrpc":"2.0","id":%s,"result":"d}"}  `, `"d}"`},
+		{`{"jsonrpc": "2.0", "id": %s, "result": [1, {"e": "}"}]}`, `[1, {"e": "}"}]`},
+		{`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"f"}}`, ""},
+	}
+	// A Conn's own reply is read without decoding its envelope.
+	line, err := response{ID: json.RawMessage("12"), Result: json.RawMessage(`{"a":"}"}`)}.resultLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, result, ok := plainReply(line); !ok || id != "12" || string(result) != `{"a":"}"}` {
+		t.Fatalf("plainReply(%q) = %q, %s, %v", line, id, result, ok)
+	}
+	a, b := net.Pipe()
+	defer b.Close()
+	go func() { // the peer: each request gets the next reply
+		r := bufio.NewReader(b)
+		for _, reply := range replies {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var req struct{ ID json.RawMessage }
+			if err := json.Unmarshal(line, &req); err != nil {
+				t.Error(err)
+				return
+			}
+			fmt.Fprintf(b, reply.line+"\n", req.ID)
+		}
+	}()
+	c := NewClient(a, nil)
+	defer c.Close()
+	for i, reply := range replies {
+		var raw json.RawMessage
+		err := c.Call(context.Background(), "m", nil, nil, &raw)
+		switch {
+		case reply.result == "":
+			var rerr *Error
+			if !errors.As(err, &rerr) || rerr.Message != "f" {
+				t.Fatalf("reply %d: %v, want the peer's error", i, err)
+			}
+		case err != nil || string(raw) != reply.result:
+			t.Fatalf("reply %d: %s, %v; want %s", i, raw, err, reply.result)
+		}
 	}
 }
