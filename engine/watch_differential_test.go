@@ -464,10 +464,11 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 		if every := *watchRestoreEvery; every > 0 && round < rounds && round%every == every/2 {
 			to := saved[c.rng.IntN(len(saved))]
 			r, err := watched.Restore(context.Background(), to.String(), RestoreOptions{})
-			if err != nil { // the journal keeps it: the next save completes it first
-				t.Logf("round %d: restore of %s: %v", round, to.Short(), err)
+			if err != nil { // paths it may not change are conflicts, not errors
+				t.Fatalf("round %d (seed %d): restore of %s: %v; ops of the last rounds:\n%s", round, seed, to.Short(), err,
+					strings.Join(history[max(len(history)-40, 0):], "\n"))
 			}
-			history = append(history, fmt.Sprintf("restore of %s: %d written, %d deleted, %v", to.Short(), len(r.Written), len(r.Deleted), err))
+			history = append(history, fmt.Sprintf("restore of %s: %d written, %d deleted, %d conflicts", to.Short(), len(r.Written), len(r.Deleted), len(r.Conflicts)))
 			restores++
 		}
 	}

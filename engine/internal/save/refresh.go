@@ -27,6 +27,9 @@ const RefreshDelay = time.Duration(racyMargin) + 5*time.Millisecond
 // committed; a cancelled ctx stops it with ctx's error.
 func (st *Store) Refresh(ctx context.Context, root objects.ID) (bool, error) {
 	snap, err := st.Scan(ctx, nil, root, nil, nil)
+	if err == nil {
+		err = ctx.Err() // a scan that found nothing to walk need not have looked
+	}
 	if err != nil || snap.Root != root {
 		return false, err
 	}
