@@ -29,6 +29,7 @@ import (
 type Engine struct {
 	workspace string // canonical absolute path; a multi-root workspace's identity (see Root)
 	places    places // where workspace-relative paths live
+	names     nameProbes
 	storeDir  string
 	fs        vfs.FS // under the store directory (storefs.OS but in tests)
 	opts      Options

@@ -166,15 +166,17 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	default:
 		return nil, fmt.Errorf("%w: Only must be workspace, state or both, not %q", ErrBadRequest, only)
 	}
+	// The probe writes in the workspace: before the backup, whose scan then
+	// covers its events, so that the restore's own are all that follow.
+	names, err := e.nameRules()
+	if err != nil {
+		return nil, err
+	}
 	cur, err := e.currentState(ctx, task, target, cp.Seq, opts, res)
 	if err != nil {
 		return nil, err
 	}
 	if err := requireMatches(e.save.TreeSource(cur.snap), filter, "the checkpoint or the workspace", cp.Root, cur.snap.Root); err != nil {
-		return nil, err
-	}
-	names, err := e.nameRules()
-	if err != nil {
 		return nil, err
 	}
 	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names)
@@ -212,7 +214,13 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		}
 		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Started: time.Now().UTC()}
 	}
-	return res, e.applyJournaled(ctx, x, plan, j)
+	// A backup taken now of the whole workspace is what the plan starts
+	// from: a target reached without another writer may be vouched for.
+	var vouch objects.ID
+	if !cur.guard && !cur.resuming && len(j.Paths) == 0 {
+		vouch = cp.Root
+	}
+	return res, e.applyJournaled(ctx, x, plan, j, cur.snap.Root, vouch)
 }
 
 // resumes reports whether a Restore of ref in task would resume the
@@ -249,7 +257,7 @@ func (e *Engine) nameRules() (osfs.NameRules, error) {
 	if e.opts.hooks.probeNames != nil {
 		probe = e.opts.hooks.probeNames
 	}
-	return e.places.nameRules(probe)
+	return e.places.nameRules(e.names.remembered(probe))
 }
 
 // openWorkspaceFS opens the seam restore writes the workspace through:
@@ -277,8 +285,10 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 
 // applyJournaled carries out plan between the journal's write (unless it
 // resumes the journal's restore) and its removal; the head moves (for a
-// whole-workspace restore) in between.
-func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal) error {
+// whole-workspace restore) in between. vouch, unless zero, is the
+// target's root, which the restore may vouch for; from is the plan's
+// source root (see auditRestore).
+func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal, from, vouch objects.ID) error {
 	if !x.Resuming {
 		if err := e.writeJournal(j); err != nil {
 			// A journal renamed into place whose directory sync failed
@@ -295,7 +305,9 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 		_ = e.pauseAt(ctx, pauseRestoreJournaled) // Apply reports a cancellation
 	}
 	unmute := e.muteReadAhead()
+	audited := e.auditRestore(x, plan, from, vouch)
 	err := x.Apply(ctx, plan)
+	audited(err)
 	unmute()
 	if err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)

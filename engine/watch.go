@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/internal/watch"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // defaultWatchMaxPending is how many changed directories the watcher
@@ -62,6 +64,31 @@ func (e *Engine) muteReadAhead() (unmute func()) {
 	return func() {
 		e.save.Tracker.Absorb()
 		hear()
+	}
+}
+
+// auditRestore follows a restore's writes event by event (save.Audit) when
+// it may vouch for the target's root: a whole-workspace restore of a
+// single-root workspace from a backup taken now (root is then not zero;
+// from is the backup's root, the plan's source), in an engine whose
+// watcher records events. The returned function, called with Apply's
+// error, vouches that the workspace holds root when Apply left no conflict
+// and every event meanwhile was its own (restore.Plan.Explains): the next
+// save then walks nothing until the watcher reports a change.
+func (e *Engine) auditRestore(x *restore.Applier, plan *restore.Plan, from, root objects.ID) (audited func(error)) {
+	if root.IsZero() || e.save.Tracker == nil || e.places.roots != nil {
+		return func(error) {}
+	}
+	a := e.save.Tracker.StartAudit(from)
+	if a == nil {
+		return func(error) {}
+	}
+	return func(err error) {
+		var own func([]watch.Event) bool
+		if err == nil && len(x.Result.Conflicts) == 0 {
+			own = plan.Explains
+		}
+		a.End(own, root)
 	}
 }
 

@@ -411,7 +411,39 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 	}
 	var history []string // every round's operations
 	var saved []ID       // the watched engine's checkpoints, restored now and then
-	mismatches, sliceCancels, recompressed, restores := 0, 0, 0, 0
+	mismatches, sliceCancels, recompressed, restores, walkedNothing := 0, 0, 0, 0, 0
+	// judged saves with both engines (and, with fresh, judges by a first
+	// save into a fresh store too) and counts a mismatch; it returns the
+	// watched save and whether its root matched.
+	judged := func(round int, after string, fresh bool) (*SaveResult, bool) {
+		got, res := saveRoot(t, watched)
+		want, coldRes := saveRoot(t, cold)
+		judge := "a cold full walk"
+		if fresh {
+			fresh := openAt(t, ws, Options{Profile: "none", MaxFileSize: diffMaxFileSize})
+			first, _ := saveRoot(t, fresh)
+			fresh.Close()
+			if first != want {
+				judge = fmt.Sprintf("a first save (the cold walk had %s)", want)
+				want = first
+			}
+		}
+		if got != want || res.Stats.Files != coldRes.Stats.Files {
+			mismatches++
+			t.Errorf("round %d%s (seed %d): watched save's root %s (%d files), %s's %s (%d files); watched only: %q, cold only: %q; ops of the last rounds:\n%s",
+				round, after, seed, got, res.Stats.Files, judge, want, coldRes.Stats.Files,
+				onlyIn(t, watched, got, cold, want), onlyIn(t, cold, want, watched, got),
+				strings.Join(history[max(len(history)-40, 0):], "\n"))
+			resync(t, watched, want)
+			return res, false
+		}
+		if got, want := skippedPaths(res.Skipped), skippedPaths(coldRes.Skipped); !slices.Equal(got, want) {
+			mismatches++
+			t.Errorf("round %d%s (seed %d): the watched save reported skipped %q, the cold one %q; ops of the last rounds:\n%s",
+				round, after, seed, got, want, strings.Join(history[max(len(history)-40, 0):], "\n"))
+		}
+		return res, true
+	}
 	start := time.Now()
 	for round := range rounds + 2 { // the last two are calm
 		switch {
@@ -428,36 +460,14 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 			sliceCancels++
 		}
 		recompressed += packs
-		got, res := saveRoot(t, watched)
-		want, coldRes := saveRoot(t, cold)
-		judge := "a cold full walk"
-		if round%25 == 24 {
-			fresh := openAt(t, ws, Options{Profile: "none", MaxFileSize: diffMaxFileSize})
-			first, _ := saveRoot(t, fresh)
-			fresh.Close()
-			if first != want {
-				judge = fmt.Sprintf("a first save (the cold walk had %s)", want)
-				want = first
-			}
-		}
-		if got != want || res.Stats.Files != coldRes.Stats.Files {
-			mismatches++
-			t.Errorf("round %d (seed %d): watched save's root %s (%d files), %s's %s (%d files); watched only: %q, cold only: %q; ops of the last rounds:\n%s",
-				round, seed, got, res.Stats.Files, judge, want, coldRes.Stats.Files,
-				onlyIn(t, watched, got, cold, want), onlyIn(t, cold, want, watched, got),
-				strings.Join(history[max(len(history)-40, 0):], "\n"))
-			resync(t, watched, want)
+		res, ok := judged(round, "", round%25 == 24)
+		if !ok {
 			continue
-		}
-		if got, want := skippedPaths(res.Skipped), skippedPaths(coldRes.Skipped); !slices.Equal(got, want) {
-			mismatches++
-			t.Errorf("round %d (seed %d): the watched save reported skipped %q, the cold one %q; ops of the last rounds:\n%s",
-				round, seed, got, want, strings.Join(history[max(len(history)-40, 0):], "\n"))
 		}
 		if n := listed.Load(); n < res.Stats.Files {
 			partial++
 		}
-		listedSum, coldSum = listedSum+int(listed.Load()), coldSum+int(coldRes.Stats.Files)
+		listedSum, coldSum = listedSum+int(listed.Load()), coldSum+int(res.Stats.Files) // equal to the cold save's
 		saved = append(saved, res.ID)
 		// Now and then the watched engine restores an earlier checkpoint:
 		// the next round's changes then race its refresh of the stat cache.
@@ -470,12 +480,17 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 			}
 			history = append(history, fmt.Sprintf("restore of %s: %d written, %d deleted, %d conflicts", to.Short(), len(r.Written), len(r.Deleted), len(r.Conflicts)))
 			restores++
+			// The save right after it may take the restore's vouch for its
+			// target, walking nothing: it is judged as well.
+			if _, ok := judged(round, " after the restore", false); ok && listed.Load() == 0 {
+				walkedNothing++
+			}
 		}
 	}
 	mustVerify(t, watched)
 	st, _ := watched.WatchStats()
-	t.Logf("seed %d: %d rounds and 2 calm ones in %v, %d mismatches; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d, and replayed %d directories from the stat cache; %d recompression slices cancelled, %d packs recompressed; %d restores, %d refreshes of the stat cache after them, %d committed; watcher %+v",
-		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, partial, listedSum, coldSum, replayed.Load(), sliceCancels, recompressed, restores, refreshes.Load(), refreshed.Load(), st)
+	t.Logf("seed %d: %d rounds and 2 calm ones in %v, %d mismatches; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d, and replayed %d directories from the stat cache; %d recompression slices cancelled, %d packs recompressed; %d restores, after which %d saves walked nothing, %d refreshes of the stat cache, %d committed; watcher %+v",
+		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, partial, listedSum, coldSum, replayed.Load(), sliceCancels, recompressed, restores, walkedNothing, refreshes.Load(), refreshed.Load(), st)
 	return partial, replayed.Load(), st
 }
 

@@ -94,6 +94,18 @@
 // and no sentinel file is needed, and nothing is written into the
 // workspace.
 //
+// # Audits
+//
+// Changes sums events up by directory and entry name, which cannot tell
+// who wrote a file. A caller that writes the workspace itself (a restore)
+// and wants to know that nothing else did meanwhile brackets its writes
+// with Watcher.StartAudit and Audit.End: under the same barrier as
+// Changes, the audit holds every event in between in the order the kernel
+// queued them, with the cookie that pairs a rename's two halves, so the
+// caller can match each event to its own operations. Only the Linux
+// backend records events; an audit that may have missed one (overflow,
+// reset) says it is incomplete.
+//
 // # Platforms
 //
 // Linux uses one inotify watch per captured directory (IN_ONLYDIR,

@@ -35,6 +35,7 @@ func (b *inotify) parseLocked(buf []byte) bool {
 	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
 		wd := int32(binary.NativeEndian.Uint32(buf[off:]))
 		mask := binary.NativeEndian.Uint32(buf[off+4:])
+		cookie := binary.NativeEndian.Uint32(buf[off+8:])
 		nameLen := int(binary.NativeEndian.Uint32(buf[off+12:]))
 		start := off + unix.SizeofInotifyEvent
 		if start+nameLen > len(buf) {
@@ -43,7 +44,7 @@ func (b *inotify) parseLocked(buf []byte) bool {
 		}
 		name := string(bytes.TrimRight(buf[start:start+nameLen], "\x00"))
 		off = start + nameLen
-		if !b.eventLocked(wd, mask, name) {
+		if !b.eventLocked(wd, mask, cookie, name) {
 			return false
 		}
 	}
@@ -51,7 +52,7 @@ func (b *inotify) parseLocked(buf []byte) bool {
 }
 
 // eventLocked applies one event; false means the watcher was reset.
-func (b *inotify) eventLocked(wd int32, mask uint32, name string) bool {
+func (b *inotify) eventLocked(wd int32, mask, cookie uint32, name string) bool {
 	if mask&unix.IN_Q_OVERFLOW != 0 {
 		return b.overflowLocked()
 	}
@@ -60,6 +61,13 @@ func (b *inotify) eventLocked(wd int32, mask uint32, name string) bool {
 		b.armRulesLocked()
 	}
 	n := b.mu.wds[wd]
+	if a := b.mu.audit; a != nil {
+		if n == nil {
+			a.complete = false
+		} else {
+			a.add(Event{Dir: n.rel(), Name: name, Op: eventOp(mask), IsDir: mask&unix.IN_ISDIR != 0, Cookie: cookie})
+		}
+	}
 	if n == nil {
 		return true // a watch already dropped, or a rule-file watch only
 	}
@@ -74,6 +82,25 @@ func (b *inotify) eventLocked(wd int32, mask uint32, name string) bool {
 		return b.overflowLocked()
 	}
 	return true
+}
+
+// eventOp says what an event with mask did to the entry it names.
+func eventOp(mask uint32) Op {
+	switch {
+	case mask&unix.IN_CREATE != 0:
+		return OpCreated
+	case mask&(unix.IN_MODIFY|unix.IN_CLOSE_WRITE) != 0:
+		return OpWritten
+	case mask&unix.IN_ATTRIB != 0:
+		return OpAttrib
+	case mask&unix.IN_DELETE != 0:
+		return OpRemoved
+	case mask&unix.IN_MOVED_FROM != 0:
+		return OpMovedFrom
+	case mask&unix.IN_MOVED_TO != 0:
+		return OpMovedTo
+	}
+	return OpOther
 }
 
 // overflowLocked handles a lost event stream: every watch is dropped and

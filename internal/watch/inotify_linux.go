@@ -42,6 +42,7 @@ type inotify struct {
 		rules   map[int32][]string // rule-file watches: the names that matter there
 		p       pending
 		mounts  *mountTable
+		audit   *auditLog // the running audit's log, nil when none
 		clock   clockCheck
 		st      Stats
 		buf     []byte
@@ -165,6 +166,37 @@ func (b *inotify) addLocked(n *dirNode, rel string) error {
 func (b *inotify) changes() Changes {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.changesLocked()
+}
+
+func (b *inotify) startAudit() (*auditLog, Changes) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.changesLocked()
+	if b.mu.audit != nil { // an audit never ended: its log is moot
+		b.mu.audit.complete = false
+	}
+	b.mu.audit = &auditLog{complete: !b.mu.closed && b.mu.fd >= 0}
+	return b.mu.audit, c
+}
+
+func (b *inotify) endAudit(log *auditLog) Changes {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.changesLocked()
+	if c.All {
+		log.complete = false
+	}
+	if b.mu.audit == log {
+		b.mu.audit = nil
+	} else {
+		log.complete = false
+	}
+	return c
+}
+
+// changesLocked is changes with the lock held.
+func (b *inotify) changesLocked() Changes {
 	if b.mu.closed {
 		return Changes{All: true, Reasons: ReasonClosed}
 	}
@@ -202,6 +234,9 @@ func (b *inotify) stats() Stats {
 // events still queued on the old one are moot) and reports All.
 func (b *inotify) resetLocked(why Reason) {
 	b.mu.st.Resets++
+	if b.mu.audit != nil {
+		b.mu.audit.complete = false
+	}
 	b.mu.p.markAll(why)
 	if b.mu.fd >= 0 {
 		b.mu.retired = append(b.mu.retired, b.mu.fd)

@@ -180,13 +180,7 @@ func TestEntriesNameTheChangedFiles(t *testing.T) {
 	root := t.TempDir()
 	seedTree(t, root, 10, 3)
 	w, m := startWalked(t, root, Options{})
-	at := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	at, must := treeHelpers(t, root)
 	check := func(what string, wantDirty, wantRescan []string, wantEntries map[string][]string) {
 		t.Helper()
 		c := w.Changes()
@@ -221,4 +215,17 @@ func TestEntriesNameTheChangedFiles(t *testing.T) {
 		must(os.WriteFile(at(fmt.Sprintf("d4/e9/n%d", i)), nil, 0o644))
 	}
 	check("the directory's own chmod, a new subdirectory, too many names", []string{"d2", "d2/e7", "d3/e8", "d4/e9"}, []string{"d3/e8/sub"}, nil)
+}
+
+// treeHelpers gives the absolute path of a root-relative name under root,
+// and a check that fails the test on an error.
+func treeHelpers(t *testing.T, root string) (at func(rel string) string, must func(error)) {
+	at = func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	must = func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return at, must
 }

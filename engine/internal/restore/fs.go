@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/ckpt/ckpt/internal/osfs"
@@ -65,10 +66,16 @@ const TempPrefix = ".ckpt-tmp-"
 // tempSeq makes temporary names unique within this process.
 var tempSeq atomic.Uint64
 
+// tempStem starts the name of every temporary file this process creates.
+var tempStem = fmt.Sprintf("%s%d-", TempPrefix, os.Getpid())
+
 // tempName is a hidden sibling of rel for an atomic replace.
 func tempName(rel string) string {
-	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d-%d", TempPrefix, os.Getpid(), tempSeq.Add(1)))
+	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d", tempStem, tempSeq.Add(1)))
 }
+
+// ownTemp reports whether name is one tempName of this process gives.
+func ownTemp(name string) bool { return strings.HasPrefix(name, tempStem) }
 
 // rootFS is the real FS, over an os.Root. Names are resolved from the
 // open directory that holds them (dirroots.go). Syncs go through osfs by

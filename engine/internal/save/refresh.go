@@ -15,7 +15,8 @@ import (
 const RefreshDelay = time.Duration(racyMargin) + 5*time.Millisecond
 
 // Refresh scans the workspace as a save would (with the Tracker's plan,
-// when there is one) but stores nothing, and commits the stat-cache
+// when there is one, but walking even where it vouches for the root) but
+// stores nothing, and commits the stat-cache
 // records it took only when it finds the workspace holding exactly the
 // tree root, which must be a committed checkpoint's: every blob and tree
 // those records name is then stored. The commit is unsynced (losing it
@@ -26,7 +27,7 @@ const RefreshDelay = time.Duration(racyMargin) + 5*time.Millisecond
 // nothing and leaves every change pending. It reports whether it
 // committed; a cancelled ctx stops it with ctx's error.
 func (st *Store) Refresh(ctx context.Context, root objects.ID) (bool, error) {
-	snap, err := st.Scan(ctx, nil, root, nil, nil)
+	snap, err := st.walk(ctx, nil, root, nil, nil) // a vouched root has no records to give
 	if err == nil {
 		err = ctx.Err() // a scan that found nothing to walk need not have looked
 	}

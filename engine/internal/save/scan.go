@@ -129,8 +129,25 @@ const defaultFlushEntries = 32 << 10
 // racy) are read. With CarryModes, modes come from the tree base (the
 // checkpoint the workspace is measured against; zero: none). In a
 // multi-root workspace (Roots), only names the roots to walk (empty: all);
-// the others keep their subtree from base (see scanRoots).
+// the others keep their subtree from base (see scanRoots). When the
+// Tracker vouches that the workspace holds base (a restore wrote it and
+// the watcher heard nothing else since, see Audit), nothing is walked.
 func (st *Store) Scan(ctx context.Context, put *objects.Batch, base objects.ID, only []string, progress func(files, hashed uint64)) (*Snapshot, error) {
+	if st.Tracker != nil && len(st.Roots) == 0 {
+		if root, ok := st.Tracker.Vouched(); ok && root == base {
+			snap := st.vouchedSnapshot(root)
+			if st.AfterScan != nil {
+				st.AfterScan(snap)
+			}
+			return snap, nil
+		}
+	}
+	return st.walk(ctx, put, base, only, progress)
+}
+
+// walk is Scan without a vouched root: it lists every directory the
+// Tracker's plan does not let it trust.
+func (st *Store) walk(ctx context.Context, put *objects.Batch, base objects.ID, only []string, progress func(files, hashed uint64)) (*Snapshot, error) {
 	s := st.newScanner(put, base, progress)
 	if len(st.Roots) > 0 {
 		snap, err := st.scanRoots(ctx, s, base, only)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/watch"
+	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
 
@@ -43,6 +44,9 @@ type Tracker struct {
 	// skipped (Snapshot.Skipped): a later scan reports it again where it
 	// does not list (see unlisted).
 	skipped []walker.Skipped
+	// vouched is the root an Audit vouched the workspace holds, nil when
+	// none or when any change was reported since (see Audit.End).
+	vouched *objects.ID
 }
 
 // NewTracker tracks the changes w reports for the workspace, whose ignore
@@ -105,13 +109,20 @@ func (t *Tracker) planLocked() *plan {
 
 // absorbLocked starts a generation holding the watcher's changes since
 // the previous call.
-func (t *Tracker) absorbLocked() {
-	c := t.w.Changes()
+func (t *Tracker) absorbLocked() { t.absorbChangesLocked(t.w.Changes()) }
+
+// absorbChangesLocked starts a generation holding c, the watcher's
+// changes since the previous call; any change ends a vouching.
+func (t *Tracker) absorbChangesLocked(c watch.Changes) {
 	t.gen++
 	// The rule files are checked at every scan, All or not, so the next
 	// one compares against this one's stamps.
-	if rules := t.rules.changed(time.Now()); c.All || rules {
+	rules := t.rules.changed(time.Now())
+	if c.All || rules {
 		t.all = t.gen
+	}
+	if c.All || rules || len(c.Dirty) > 0 || len(c.Rescan) > 0 {
+		t.vouched = nil
 	}
 	for _, d := range c.Dirty {
 		names, narrowed := c.Entries[d]

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/testbound"
+)
+
+// vouchWorld is a refreshWorld whose refresher waits until the test lets
+// it (or a write tells it to give way), and which records what each of
+// the watched Engine's scans saw.
+type vouchWorld struct {
+	*refreshWorld
+	release chan struct{}
+	scans   chan *save.Snapshot
+}
+
+func newVouchWorld(t *testing.T, opts Options) *vouchWorld {
+	v := &vouchWorld{release: make(chan struct{}), scans: make(chan *save.Snapshot, 64)}
+	opts.hooks.beforeRefresh = func(ctx context.Context) {
+		select {
+		case <-v.release:
+		case <-ctx.Done():
+		case <-time.After(testbound.Hang):
+			t.Errorf("refresh held %v", testbound.Hang)
+		}
+	}
+	opts.hooks.afterScan = func(s *save.Snapshot) { v.scans <- s }
+	v.refreshWorld = newRefreshWorld(t, opts)
+	// A FIFO is skipped: a vouched save reports it as a walk would.
+	if err := syscall.Mkfifo(filepath.Join(v.ws, "top", "d004", "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(v.release) })
+	return v
+}
+
+// lastScan is the snapshot of the watched Engine's latest scan.
+func (v *vouchWorld) lastScan() *save.Snapshot {
+	var last *save.Snapshot
+	for {
+		select {
+		case s := <-v.scans:
+			last = s
+		default:
+			return last
+		}
+	}
+}
+
+// saveVouched saves with both Engines and checks that the watched one
+// walked nothing and reported what the cold one did.
+func (v *vouchWorld) saveVouched(what string) *SaveResult {
+	v.t.Helper()
+	v.lastScan()
+	_, res := v.save()
+	snap := v.lastScan()
+	if snap == nil || snap.Files.Load() != 0 || !snap.Partial() || res.Stats.BytesHashed != 0 {
+		v.t.Fatalf("%s: the save walked (snapshot %+v, %d bytes read); want the restore's vouch", what, snap, res.Stats.BytesHashed)
+	}
+	cold, err := v.cold.Save(context.Background(), SaveOptions{})
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	if !slices.Equal(res.Skipped, cold.Skipped) || len(res.Skipped) != 1 {
+		v.t.Fatalf("%s: skipped %+v, a cold save %+v", what, res.Skipped, cold.Skipped)
+	}
+	return res
+}
+
+// A restore whose events were all its own vouches for its target: the
+// save right after it (before the refresh) walks nothing and captures what
+// a cold save captures, and so does the redo's; a change made after the
+// restore ends the vouch, and the save reads it.
+func TestRestoreVouchesForItsTarget(t *testing.T) {
+	v := newVouchWorld(t, Options{})
+	firstRoot, first := v.save()
+	v.edit("edited")
+	secondRoot, second := v.save()
+	v.restore(first.ID)
+	if res := v.saveVouched("after the restore"); res.Created || rootOf(t, v.e, res) != firstRoot {
+		t.Fatalf("save after the restore: created %v, want the first checkpoint's root", res.Created)
+	}
+	v.restore(second.ID) // its backup is vouched for too
+	if res := v.saveVouched("after the redo"); res.Created || rootOf(t, v.e, res) != secondRoot {
+		t.Fatalf("save after the redo: created %v, want the second checkpoint's root", res.Created)
+	}
+	v.write("top/d003/f001.txt", "changed after the redo")
+	if _, res := v.save(); !res.Created || res.Stats.BytesHashed == 0 {
+		t.Fatalf("save after a change: created %v, read %d bytes; want the change read", res.Created, res.Stats.BytesHashed)
+	}
+}
+
+// meddler is a restore FS through which another writer changes the
+// workspace while the restore runs: after the restore renames a file into
+// place, meddle runs once.
+type meddler struct {
+	restore.FS
+	meddle func(renamed string)
+	done   bool
+}
+
+func (m *meddler) Rename(oldname, newname string) error {
+	err := m.FS.Rename(oldname, newname)
+	if err == nil && !m.done {
+		m.done = true
+		m.meddle(newname)
+	}
+	return err
+}
+
+// A write by someone else while the restore runs, to a file it restored
+// (the same size, so the stamp may not tell) or anywhere else, is not the
+// restore's own: nothing is vouched for, and the next save captures the
+// write, as a cold save does.
+func TestRestoreVouchesForNothingAnotherWriterTouched(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		meddle func(w *refreshWorld, renamed string)
+	}{
+		{"the restored file rewritten", func(w *refreshWorld, renamed string) {
+			data, err := os.ReadFile(filepath.Join(w.ws, renamed))
+			if err != nil {
+				w.t.Error(err)
+			}
+			data[0] ^= 1
+			if err := os.WriteFile(filepath.Join(w.ws, renamed), data, 0o644); err != nil {
+				w.t.Error(err)
+			}
+		}},
+		{"a new file elsewhere", func(w *refreshWorld, _ string) { w.write("top/d010/foreign.txt", "x") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var v *vouchWorld
+			opts := Options{}
+			opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS {
+				return &meddler{FS: fsys, meddle: func(renamed string) { c.meddle(v.refreshWorld, renamed) }}
+			}
+			v = newVouchWorld(t, opts)
+			root, first := v.save()
+			v.edit("edited")
+			v.save()
+			v.restore(first.ID)
+			v.lastScan()
+			got, res := v.save() // against a cold save
+			if got == root || !res.Created || res.Stats.BytesHashed == 0 {
+				t.Fatalf("save after a restore another writer meddled with: root %s (restored %s), created %v, read %d bytes", got.Short(), root.Short(), res.Created, res.Stats.BytesHashed)
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package watch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestAuditRecordsEveryEventInOrder: an audit holds each event of the
+// operations between StartAudit and End, in order, with a rename's two
+// halves sharing a cookie; the changes before StartAudit come back from it
+// and those of the audit from End, and the next Changes has nothing of
+// either.
+func TestAuditRecordsEveryEventInOrder(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 5, 3)
+	w, _ := startWalked(t, root, Options{})
+	at, must := treeHelpers(t, root)
+	must(os.WriteFile(at("d0/e0/f0"), []byte("before the audit"), 0o644))
+	a, before := w.StartAudit()
+	if a == nil {
+		t.Fatal("no audit from the inotify backend")
+	}
+	if !slices.Equal(before.Dirty, []string{"d0/e0"}) {
+		t.Fatalf("changes before the audit: %+v, want d0/e0", before)
+	}
+	must(os.WriteFile(at("d1/e1/tmp"), []byte("new content"), 0o600))
+	must(os.Rename(at("d1/e1/tmp"), at("d1/e1/f0")))
+	must(os.Remove(at("d2/e2/f1")))
+	must(os.Chmod(at("d3/e3/f2"), 0o755))
+	events, complete, c := a.End()
+	if !complete {
+		t.Fatal("audit incomplete")
+	}
+	if !slices.Equal(c.Dirty, []string{"d1/e1", "d2/e2", "d3/e3"}) || len(c.Rescan) > 0 || c.All {
+		t.Fatalf("changes of the audit: %+v", c)
+	}
+	var got []string
+	cookies := map[string]uint32{}
+	for _, e := range events {
+		got = append(got, fmt.Sprintf("%s/%s %d", e.Dir, e.Name, e.Op))
+		if e.Op == OpMovedFrom || e.Op == OpMovedTo {
+			cookies[e.Name] = e.Cookie
+		}
+	}
+	want := []string{
+		fmt.Sprintf("d1/e1/tmp %d", OpCreated), fmt.Sprintf("d1/e1/tmp %d", OpWritten), fmt.Sprintf("d1/e1/tmp %d", OpWritten),
+		fmt.Sprintf("d1/e1/tmp %d", OpMovedFrom), fmt.Sprintf("d1/e1/f0 %d", OpMovedTo),
+		fmt.Sprintf("d2/e2/f1 %d", OpRemoved), fmt.Sprintf("d3/e3/f2 %d", OpAttrib),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	if cookies["tmp"] == 0 || cookies["tmp"] != cookies["f0"] {
+		t.Fatalf("rename cookies %v, want one shared non-zero cookie", cookies)
+	}
+	if c := w.Changes(); len(c.Dirty) > 0 || c.All {
+		t.Fatalf("changes after the audit: %+v, want none", c)
+	}
+	must(os.WriteFile(at("d4/e4/f0"), []byte("after"), 0o644))
+	if len(a.log.events) != len(events) {
+		t.Fatal("an ended audit went on recording")
+	}
+}
+
+// TestAuditOverflowIsIncomplete: an audit during which the watcher lost
+// events (its MaxPending bound exceeded, handled as a queue overflow) says
+// so, and so does one with more events than it keeps.
+func TestAuditOverflowIsIncomplete(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 5, 1)
+	w, _ := startWalked(t, root, Options{MaxPending: 2})
+	a, _ := w.StartAudit()
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("d%d", i), fmt.Sprintf("e%d", i), "f0"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, complete, c := a.End(); complete || !c.All {
+		t.Fatalf("after an overflow: complete %v, changes %+v; want incomplete and All", complete, c)
+	}
+
+	w, _ = startWalked(t, root, Options{})
+	a, _ = w.StartAudit()
+	for i := range maxAuditEvents / 2 { // a creation and a close each
+		if err := os.WriteFile(filepath.Join(root, "d0", "e0", fmt.Sprintf("n%d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(filepath.Join(root, "d0", "e0", "n0")); err != nil {
+		t.Fatal(err)
+	}
+	if events, complete, _ := a.End(); complete || len(events) != maxAuditEvents {
+		t.Fatalf("after %d new files and a removal: complete %v with %d events; want incomplete with %d", maxAuditEvents/2, complete, len(events), maxAuditEvents)
+	}
+}
