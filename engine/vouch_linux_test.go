@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
+	"github.com/ckpt/ckpt/internal/blindspot"
 	"github.com/ckpt/ckpt/internal/testbound"
 )
 
@@ -153,6 +156,38 @@ func TestRestoreVouchesForNothingAnotherWriterTouched(t *testing.T) {
 			got, res := v.save() // against a cold save
 			if got == root || !res.Created || res.Stats.BytesHashed == 0 {
 				t.Fatalf("save after a restore another writer meddled with: root %s (restored %s), created %v, read %d bytes", got.Short(), root.Short(), res.Created, res.Stats.BytesHashed)
+			}
+		})
+	}
+}
+
+// A change no event reports (a write through a shared mapping still in
+// place) to a file a restore wrote ends the restore's vouch once a walk
+// meets it: the refresh after the restore, or a re-verification. The save
+// after either captures the change, as a cold save does.
+func TestAWalkEndsARestoresVouch(t *testing.T) {
+	for _, by := range []string{"refresh", "re-verification"} {
+		t.Run(by, func(t *testing.T) {
+			v := newVouchWorld(t, Options{})
+			root, first := v.save()
+			v.edit("edited")
+			v.save()
+			v.restore(first.ID)
+			m, err := blindspot.MmapRewrite(filepath.Join(v.ws, "top", "d003", "f001.txt"), []byte("X"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Munmap(m)
+			if by == "refresh" {
+				v.release <- struct{}{}
+				if v.awaitRefresh() {
+					t.Fatal("the refresh committed the records of a workspace that changed")
+				}
+			} else if _, err := v.e.Reverify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := v.save(); got == root {
+				t.Fatalf("the save after the %s kept the restored root", by)
 			}
 		})
 	}

@@ -160,11 +160,16 @@ func (t *Tracker) Absorb() {
 // missed keeps, of the directories a verification found to differ from
 // the stat cache, those no change is pending for (the watcher's changes
 // are taken first, so a change made while the verification ran is not
-// counted), and makes them dirty: the next scan re-reads them.
+// counted), and makes them dirty: the next scan re-reads them. Any
+// directory found to differ ends a vouching: the directories a restore
+// wrote, pending as they are, are re-read by no scan while it lasts.
 func (t *Tracker) missed(dirs []string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.absorbLocked()
+	if len(dirs) > 0 {
+		t.vouched = nil
+	}
 	now := t.planLocked()
 	var missed []string
 	for _, d := range dirs {

@@ -80,6 +80,13 @@ func (t *Tracker) Vouched() (objects.ID, bool) {
 	return *t.vouched, true
 }
 
+// doubt ends a vouching: a walk found the workspace holding another root.
+func (t *Tracker) doubt() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.vouched = nil
+}
+
 // vouchedSnapshot is the snapshot of a workspace the Tracker vouches holds
 // root: nothing was listed or read, so it is partial, and it reports
 // skipped what the last committed scan did, as a scan pruning everything
