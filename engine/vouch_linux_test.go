@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,14 +109,13 @@ func TestRestoreVouchesForItsTarget(t *testing.T) {
 type meddler struct {
 	restore.FS
 	meddle func(renamed string)
-	done   bool
+	once   sync.Once // renames run in parallel
 }
 
 func (m *meddler) Rename(oldname, newname string) error {
 	err := m.FS.Rename(oldname, newname)
-	if err == nil && !m.done {
-		m.done = true
-		m.meddle(newname)
+	if err == nil {
+		m.once.Do(func() { m.meddle(newname) })
 	}
 	return err
 }

@@ -52,10 +52,6 @@ func (a *Audit) End(own func([]watch.Event) bool, root objects.ID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	events, complete, c := a.w.End()
-	for _, d := range c.Dirty {
-		if _, narrowed := c.Entries[d]; !narrowed {
-		}
-	}
 	t.absorbChangesLocked(c)
 	// A rule file changed (Rescan) may capture what the root does not; an
 	// unwatched directory may change with no event.
