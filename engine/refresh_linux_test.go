@@ -20,6 +20,8 @@ type refreshWorld struct {
 	ws        string
 	e, cold   *Engine
 	refreshed chan bool
+	// coldSaved is the cold Engine's result of the latest save.
+	coldSaved *SaveResult
 }
 
 func newRefreshWorld(t *testing.T, opts Options) *refreshWorld {
@@ -88,11 +90,14 @@ func (w *refreshWorld) awaitRefresh() bool {
 	}
 }
 
-// save saves with the watched Engine and checks the root against a cold save's.
+// save saves with the watched Engine and checks the root against a cold
+// save's, which it keeps in coldSaved.
 func (w *refreshWorld) save() (objects.ID, *SaveResult) {
 	w.t.Helper()
 	got, res := saveRoot(w.t, w.e)
-	if want, _ := saveRoot(w.t, w.cold); got != want {
+	want, cold := saveRoot(w.t, w.cold)
+	w.coldSaved = cold
+	if got != want {
 		w.t.Fatalf("watched save root %s, cold save root %s", got.Short(), want.Short())
 	}
 	return got, res

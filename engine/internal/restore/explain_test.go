@@ -56,13 +56,19 @@ func TestExplainsOnlyApplysOwnEvents(t *testing.T) {
 			t.Errorf("%s: explained", name)
 		}
 	}
-	for name, p := range map[string]Plan{
-		"a directory made":        {mkdirs: []op{{kind: opMkdir, path: "d"}}},
-		"a directory's mode":      {dirModes: []op{{kind: opDirMode, path: "a"}}},
-		"a directory removed":     {removes: []op{{kind: opRemoveDir, path: "d"}}},
-		"a path removed and made": {removes: []op{{kind: opRemove, path: "l"}}, writes: []op{{kind: opLink, path: "l"}}},
+	// Each with the events that would explain it but for the rule refusing it.
+	for name, c := range map[string]struct {
+		plan   Plan
+		events []watch.Event
+	}{
+		"a directory made":   {Plan{mkdirs: []op{{kind: opMkdir, path: "d"}}}, nil},
+		"a directory's mode": {Plan{dirModes: []op{{kind: opDirMode, path: "a"}}}, nil},
+		"a directory removed": {Plan{removes: []op{{kind: opRemoveDir, path: "d"}}},
+			[]watch.Event{{Name: "d", Op: watch.OpRemoved}}},
+		"a path removed and made": {Plan{removes: []op{{kind: opRemove, path: "l"}}, writes: []op{{kind: opLink, path: "l"}}},
+			[]watch.Event{{Name: tmp("3"), Op: watch.OpMovedFrom, Cookie: 3}, {Name: "l", Op: watch.OpMovedTo, Cookie: 3}}},
 	} {
-		if p.Explains(nil) {
+		if c.plan.Explains(c.events) {
 			t.Errorf("plan with %s: explained", name)
 		}
 	}

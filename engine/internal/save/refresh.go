@@ -24,8 +24,8 @@ const RefreshDelay = time.Duration(racyMargin) + 5*time.Millisecond
 // records instead of reading the files again: after a restore, whose
 // written files have no record it could trust, that save is the redo's
 // backup. Finding anything else, it commits nothing, leaves every change
-// pending and ends the Tracker's vouching, if any (see Audit). It reports whether it committed; a cancelled ctx stops
-// it with ctx's error.
+// pending and ends the Tracker's vouching, if any (see Audit). It reports
+// whether it committed; a cancelled ctx stops it with ctx's error.
 func (st *Store) Refresh(ctx context.Context, root objects.ID) (bool, error) {
 	snap, err := st.walk(ctx, nil, root, nil, nil) // a vouched root has no records to give
 	if err == nil {

@@ -54,8 +54,10 @@ func (a *Audit) End(own func([]watch.Event) bool, root objects.ID) {
 	events, complete, c := a.w.End()
 	t.absorbChangesLocked(c)
 	// A rule file changed (Rescan) may capture what the root does not; an
-	// unwatched directory may change with no event.
-	if own == nil || !a.clean || !complete || t.all != 0 || len(c.Rescan) > 0 || c.Reasons&watch.ReasonUnwatched != 0 || len(t.linked) > 0 {
+	// unwatched directory may change with no event. (The linked directories
+	// cannot have changed since StartAudit: only a committed scan sets
+	// them, and the operation holds the engine's write lock.)
+	if own == nil || !a.clean || !complete || t.all != 0 || len(c.Rescan) > 0 || c.Reasons&watch.ReasonUnwatched != 0 {
 		return
 	}
 	if own(events) {
