@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,53 +129,58 @@ func TestServerWithoutWatcherColumn(t *testing.T) {
 }
 
 // The restore floor rewrites the files it is given with their own content
-// and mode, removes the others, and leaves nothing else behind.
+// and mode, removes the others, and leaves nothing else behind, whether it
+// syncs each file or the file system once.
 func TestRestoreFloorRewritesAndRemovesExactlyItsFiles(t *testing.T) {
-	m := tinyCorpus(t)
-	mu, err := corpus.Mutate(m, 1, 10, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	abs := func(rel string) string { return filepath.Join(m.Root, filepath.FromSlash(rel)) }
-	var rewrite, remove []string
-	for _, p := range mu.Added { // a restore removes them: so does the floor, after making them again
-		if err := os.Remove(abs(p)); err != nil {
-			t.Fatal(err)
-		}
-		remove = append(remove, abs(p))
-	}
-	if err := os.Chmod(abs(mu.Modified[0]), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	before, err := stampTree(m.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string][]byte{}
-	for _, p := range mu.Modified {
-		rewrite = append(rewrite, abs(p))
-		if want[abs(p)], err = os.ReadFile(abs(p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := restoreFloor(rewrite, remove); err != nil {
-		t.Fatal(err)
-	}
-	after, err := stampTree(m.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if written, deleted := countChanges(before, after); written != len(rewrite) || deleted != 0 {
-		t.Fatalf("the floor changed %d files and removed %d; want the %d it rewrites", written, deleted, len(rewrite))
-	}
-	for name, data := range want {
-		got, err := os.ReadFile(name)
-		if err != nil || !bytes.Equal(got, data) {
-			t.Fatalf("%s after the floor: %v, content equal %v", name, err, bytes.Equal(got, data))
-		}
-	}
-	if info, err := os.Stat(rewrite[0]); err != nil || info.Mode().Perm() != 0o750 {
-		t.Fatalf("mode after the floor: %v (%v), want 0750", info.Mode(), err)
+	for _, syncfs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("syncfs=%v", syncfs), func(t *testing.T) {
+			m := tinyCorpus(t)
+			mu, err := corpus.Mutate(m, 1, 10, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			abs := func(rel string) string { return filepath.Join(m.Root, filepath.FromSlash(rel)) }
+			var rewrite, remove []string
+			for _, p := range mu.Added { // a restore removes them: so does the floor, after making them again
+				if err := os.Remove(abs(p)); err != nil {
+					t.Fatal(err)
+				}
+				remove = append(remove, abs(p))
+			}
+			if err := os.Chmod(abs(mu.Modified[0]), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			before, err := stampTree(m.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][]byte{}
+			for _, p := range mu.Modified {
+				rewrite = append(rewrite, abs(p))
+				if want[abs(p)], err = os.ReadFile(abs(p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := restoreFloor(rewrite, remove, syncfs); err != nil {
+				t.Fatal(err)
+			}
+			after, err := stampTree(m.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if written, deleted := countChanges(before, after); written != len(rewrite) || deleted != 0 {
+				t.Fatalf("the floor changed %d files and removed %d; want the %d it rewrites", written, deleted, len(rewrite))
+			}
+			for name, data := range want {
+				got, err := os.ReadFile(name)
+				if err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("%s after the floor: %v, content equal %v", name, err, bytes.Equal(got, data))
+				}
+			}
+			if info, err := os.Stat(rewrite[0]); err != nil || info.Mode().Perm() != 0o750 {
+				t.Fatalf("mode after the floor: %v (%v), want 0750", info.Mode(), err)
+			}
+		})
 	}
 }
 

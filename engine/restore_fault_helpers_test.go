@@ -16,12 +16,17 @@ import (
 // (through the restore seam, names relative to the workspace) and to its
 // journal (through the store's seam, absolute names), and fails the one
 // faultfs.Nth picks. Lstat, which changes nothing, is never counted.
-type faultPlan struct{ *faultfs.Nth }
+type faultPlan struct {
+	*faultfs.Nth
+	// syncAllCheap is what the restore seam answers SyncAllIsCheap: the
+	// machine's own answer would make the tests' path depend on its load.
+	syncAllCheap bool
+}
 
 // newFaultPlan fails change failAt (none when < 0) with errno; fails,
-// when set, decides instead.
+// when set, decides instead. Its restores sync each file (see syncAllCheap).
 func newFaultPlan(failAt int, errno syscall.Errno, fails func(n int, op faultfs.Op) bool) faultPlan {
-	return faultPlan{&faultfs.Nth{FailAt: failAt, Errno: errno, Fails: fails}}
+	return faultPlan{Nth: &faultfs.Nth{FailAt: failAt, Errno: errno, Fails: fails}}
 }
 
 // options are the Options of an Engine on store whose restores run
@@ -45,13 +50,16 @@ func (p faultPlan) options(store string) Options {
 }
 
 // wrap is the Options.wrapRestoreFS of a test using p.
-func (p faultPlan) wrap(inner restore.FS) restore.FS { return &faultyFS{inner: inner, inj: p.Nth} }
+func (p faultPlan) wrap(inner restore.FS) restore.FS {
+	return &faultyFS{inner: inner, inj: p.Nth, syncAllCheap: p.syncAllCheap}
+}
 
 // faultyFS is a restore.FS whose changes are put to inj first, named as
 // the store seam's (faultfs.Wrap) are.
 type faultyFS struct {
-	inner restore.FS
-	inj   faultfs.Injector
+	inner        restore.FS
+	inj          faultfs.Injector
+	syncAllCheap bool
 }
 
 func (f *faultyFS) CreateTemp(rel string) (restore.TempFile, error) {
@@ -89,6 +97,7 @@ func (f *faultyFS) SyncDir(name string) error {
 func (f *faultyFS) SyncAll() error {
 	return f.do(faultfs.OpSyncFS, ".", f.inner.SyncAll)
 }
+func (f *faultyFS) SyncAllIsCheap() bool                   { return f.syncAllCheap }
 func (f *faultyFS) Lstat(name string) (fs.FileInfo, error) { return f.inner.Lstat(name) }
 
 func (f *faultyFS) do(kind faultfs.OpKind, name string, fn func() error) error {

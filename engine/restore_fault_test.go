@@ -23,6 +23,9 @@ const faultTimeout = testbound.Hang
 type faultCase struct {
 	f        *fixture
 	one, two ID
+	// syncAllCheap makes the restores end with one syncfs instead of a
+	// sync per file and directory (faultPlan.syncAllCheap).
+	syncAllCheap bool
 	// trees are the workspace as each checkpoint holds it.
 	trees map[ID]map[string]testtree.Entry
 }
@@ -64,7 +67,8 @@ func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error)
 // TestRestoreFaultInjection fails the i-th change restore makes through its
 // seam (file creations, writes, chmods, syncs, renames, removals, mkdirs,
 // symlinks, the journal's own writes), until a run meets no fault, with
-// each of ENOSPC, EIO and EACCES: with the long tests for i = 0, 1, 2, …,
+// each of ENOSPC, EIO and EACCES, syncing each file or (as when the system
+// holds little unwritten data) the file system once: with the long tests for i = 0, 1, 2, …,
 // otherwise at every restoreFaultStride-th i, each errno from its own
 // start so that the three between them fail a spread of points. Every run must
 // return within faultTimeout and leave the workspace fully restored,
@@ -83,20 +87,23 @@ func TestRestoreFaultInjection(t *testing.T) {
 	t.Parallel()
 	errnos := []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES}
 	step := testbound.Scale(restoreFaultStride, 1)
-	for j, errno := range errnos {
-		t.Run(errno.Error(), func(t *testing.T) {
-			t.Parallel()
-			c := newFaultCase(t)
-			for i := j * step / len(errnos); ; i += step {
-				if done := c.run(i, errno); done {
-					t.Logf("%v: no injection point at %d, every %d-th failed before it", errno, i, step)
-					if i < 40 {
-						t.Fatalf("only %d injection points: the seam misses restore's writes", i)
+	for _, syncAll := range []bool{false, true} {
+		for j, errno := range errnos {
+			t.Run(fmt.Sprintf("%v/syncfs=%v", errno, syncAll), func(t *testing.T) {
+				t.Parallel()
+				c := newFaultCase(t)
+				c.syncAllCheap = syncAll
+				for i := j * step / len(errnos); ; i += step {
+					if done := c.run(i, errno); done {
+						t.Logf("%v: no injection point at %d, every %d-th failed before it", errno, i, step)
+						if i < 40 {
+							t.Fatalf("only %d injection points: the seam misses restore's writes", i)
+						}
+						return
 					}
-					return
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -106,6 +113,7 @@ func TestRestoreFaultInjection(t *testing.T) {
 func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 	t, f := c.f.t, c.f
 	plan := newFaultPlan(i, errno, nil)
+	plan.syncAllCheap = c.syncAllCheap
 	f.open(plan.options(f.store))
 	res, err := restoreBounded(t, f.e, "@1")
 	failed := plan.Hit()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -149,8 +150,10 @@ func TestRestoreIntoUnwritableDirectory(t *testing.T) {
 	}
 }
 
-func TestRestoreSyncsEachChangedDirectoryOnce(t *testing.T) {
-	t.Parallel()
+// restoreSyncs restores a change of three files and a new directory and
+// returns how many files the restore synced one by one, the directories it
+// synced ("store" for the journal's), and how many syncfs it called.
+func restoreSyncs(t *testing.T, syncAllCheap bool) (fsyncs int, dirs []string, syncfs int) {
 	f := newFixture(t, testtree.Dir{"d": testtree.Dir{"x": testtree.File{Content: "1"}, "y": testtree.File{Content: "1"}}, "top": testtree.File{Content: "1"}})
 	f.save("one")
 	f.write("d/x", "2")
@@ -158,33 +161,56 @@ func TestRestoreSyncsEachChangedDirectoryOnce(t *testing.T) {
 	f.write("d/e/z", "2")
 	f.write("top", "2")
 	f.save("two")
-	var ops []string
+	var ops []faultfs.Op
 	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
 		if op.Kind == faultfs.OpFileSync || op.Kind == faultfs.OpSyncFS {
-			ops = append(ops, op.String())
+			ops = append(ops, op)
 		}
 		return false
 	})
+	plan.syncAllCheap = syncAllCheap
 	f.open(plan.options(f.store))
 	f.restore("@1", RestoreOptions{})
-	fsyncs := 0
-	var dirs []string
 	for _, o := range ops {
-		switch name := strings.TrimPrefix(o, "sync "); {
-		case name == "." || name == "d":
-			dirs = append(dirs, name)
-		case filepath.Base(name) == filepath.Base(f.store):
+		switch {
+		case o.Kind == faultfs.OpSyncFS:
+			syncfs++
+		case o.Path == "." || o.Path == "d":
+			dirs = append(dirs, o.Path)
+		case filepath.Base(o.Path) == filepath.Base(f.store):
 			dirs = append(dirs, "store")
 		default:
 			fsyncs++
 		}
 	}
 	slices.Sort(dirs)
+	return fsyncs, dirs, syncfs
+}
+
+func TestRestoreSyncsEachChangedDirectoryOnce(t *testing.T) {
+	t.Parallel()
 	// Three files written (and one journal), each synced before its rename;
 	// the directories holding changes (d lost e, the root, and the store's
 	// journal directory twice: written, then removed) synced once each.
-	if fsyncs != 4 || !slices.Equal(dirs, []string{".", "d", "store", "store"}) {
-		t.Fatalf("syncs = %v", ops)
+	if fsyncs, dirs, syncfs := restoreSyncs(t, false); fsyncs != 4 || !slices.Equal(dirs, []string{".", "d", "store", "store"}) || syncfs != 0 {
+		t.Fatalf("%d files synced, directories %v, %d syncfs", fsyncs, dirs, syncfs)
+	}
+}
+
+func TestRestoreSyncsTheFileSystemOnceWhenThatIsCheap(t *testing.T) {
+	t.Parallel()
+	fsyncs, dirs, syncfs := restoreSyncs(t, true)
+	if !osfs.HasFilesystemSync() {
+		// No syncfs here: each file and directory, as when it is dear.
+		if fsyncs != 4 || !slices.Equal(dirs, []string{".", "d", "store", "store"}) || syncfs != 0 {
+			t.Fatalf("%d files synced, directories %v, %d syncfs", fsyncs, dirs, syncfs)
+		}
+		return
+	}
+	// The journal alone is synced as a file, its directory twice; the
+	// workspace's changes once, all together.
+	if fsyncs != 1 || !slices.Equal(dirs, []string{"store", "store"}) || syncfs != 1 {
+		t.Fatalf("%d files synced, directories %v, %d syncfs", fsyncs, dirs, syncfs)
 	}
 }
 

@@ -24,6 +24,12 @@ func SyncDir(dir string) error { return syncDir(dir) }
 // Linux: syncfs(2); elsewhere ErrNoFilesystemSync.
 func SyncFilesystem(dir string) error { return syncFilesystem(dir) }
 
+// DirtyBytes is how many bytes of file data the whole system holds
+// written but not yet on disk (dirty or under writeback): a bound on what
+// SyncFilesystem would flush besides the caller's own writes. Linux: Dirty
+// plus Writeback of /proc/meminfo; ok is false where it cannot be read.
+func DirtyBytes() (n int64, ok bool) { return dirtyBytes() }
+
 // HasFilesystemSync reports whether SyncFilesystem works on this platform;
 // where it does not, a caller syncs each file and directory it wrote.
 func HasFilesystemSync() bool { return hasFilesystemSync }

@@ -16,4 +16,6 @@ func dataSync(f *os.File) error {
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }
 
+func dirtyBytes() (int64, bool) { return 0, false }
+
 const hasFilesystemSync = false

@@ -3,6 +3,8 @@ package osfs
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,3 +31,30 @@ func syncFilesystem(dir string) error {
 }
 
 const hasFilesystemSync = true
+
+func dirtyBytes() (int64, bool) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	return meminfoDirty(string(b))
+}
+
+// meminfoDirty sums the Dirty and Writeback lines of a /proc/meminfo text
+// (in kB); ok is false unless it holds both, well formed.
+func meminfoDirty(meminfo string) (n int64, ok bool) {
+	found := 0
+	for line := range strings.Lines(meminfo) {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || name != "Dirty" && name != "Writeback" {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		n += kb << 10
+		found++
+	}
+	return n, found == 2
+}

@@ -8,4 +8,6 @@ func dataSync(f *os.File) error { return f.Sync() }
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }
 
+func dirtyBytes() (int64, bool) { return 0, false }
+
 const hasFilesystemSync = false

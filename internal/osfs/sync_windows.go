@@ -40,4 +40,6 @@ func syncDir(dir string) error {
 
 func syncFilesystem(string) error { return ErrNoFilesystemSync }
 
+func dirtyBytes() (int64, bool) { return 0, false }
+
 const hasFilesystemSync = false

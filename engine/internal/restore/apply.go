@@ -70,8 +70,9 @@ type Applier struct {
 	NameProblem func(name string) string
 	Result      Result
 	// syncEach makes every written file durable (fdatasync) before its
-	// rename and every touched directory after the renames; large restores
-	// (and resumed ones) instead end with one syncfs.
+	// rename and every touched directory after the renames; large restores,
+	// resumed ones, and any restore while SyncAll is cheap instead end with
+	// one syncfs.
 	syncEach bool
 
 	mu      sync.Mutex      // guards Result, blocked, dirs and made
@@ -254,10 +255,11 @@ func (x *Applier) Preview(p *Plan) {
 	x.sortResult()
 }
 
-// syncEachLimit is the largest restore whose files are synced one by one.
-// syncfs flushes every dirty page of the whole filesystem, whoever wrote
-// it (seconds, after a big build), so small restores, the common case,
-// sync only what they wrote; beyond this many files one syncfs is cheaper.
+// syncEachLimit is the largest restore whose files may be synced one by
+// one. syncfs flushes every dirty page of the whole filesystem, whoever
+// wrote it (seconds, after a big build), so small restores, the common
+// case, sync only what they wrote unless the system holds little unwritten
+// data (FS.SyncAllIsCheap); beyond this many files one syncfs is cheaper.
 const syncEachLimit = 512
 
 // syncingWriters bounds the files written at once when each is synced: a
@@ -277,11 +279,12 @@ func (x *Applier) writers() int {
 // Apply carries out the plan: removals, directories, contents in parallel,
 // directory modes. Everything it changed is durable before it returns (and
 // so before the journal is removed): each file synced before its rename and
-// each changed directory once after, or, for large and resumed restores,
-// all at once with syncfs. A path it may not change (permission denied)
+// each changed directory once after, or, for large and resumed restores and
+// whenever syncfs is cheap, all at once with syncfs (an interrupted restore
+// keeps its journal, and resuming it rewrites whatever the cut left short). A path it may not change (permission denied)
 // becomes a conflict and the rest goes on; any other error stops it.
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
-	x.syncEach = len(p.writes) <= syncEachLimit && !x.Resuming || !osfs.HasFilesystemSync()
+	x.syncEach = len(p.writes) <= syncEachLimit && !x.Resuming && !x.FS.SyncAllIsCheap() || !osfs.HasFilesystemSync()
 	x.dirs, x.made = map[string]bool{}, map[string]bool{}
 	x.clashConflicts(p)
 	for _, o := range p.removes {

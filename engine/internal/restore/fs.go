@@ -44,6 +44,11 @@ type FS interface {
 	// durable; it fails with osfs.ErrNoFilesystemSync where the platform
 	// cannot (see osfs.HasFilesystemSync).
 	SyncAll() error
+	// SyncAllIsCheap reports whether SyncAll would now flush little besides
+	// what a restore is about to write (the system holds at most
+	// cheapSyncAllDirty bytes written and not yet on disk): a small restore
+	// then ends with one SyncAll instead of a sync per file and directory.
+	SyncAllIsCheap() bool
 	// Lstat describes name without following a final symlink; it changes nothing.
 	Lstat(name string) (fs.FileInfo, error)
 }
@@ -164,6 +169,18 @@ func (r rootFS) SyncDir(name string) error {
 // SyncAll flushes the whole file system holding the root (one call instead
 // of an fsync per restored file, for large restores).
 func (r rootFS) SyncAll() error { return osfs.SyncFilesystem(r.dir) }
+
+// cheapSyncAllDirty is the most data written and not yet on disk, anyone's,
+// with which a syncfs still costs a small restore less than its per-file
+// syncs: those cost it a journal commit per batch of files in flight (about
+// 10 ms for 120 files here), while 8 MiB take a few milliseconds to write
+// out on a solid-state disk.
+const cheapSyncAllDirty = 8 << 20
+
+func (r rootFS) SyncAllIsCheap() bool {
+	n, ok := osfs.DirtyBytes()
+	return ok && n <= cheapSyncAllDirty && osfs.HasFilesystemSync()
+}
 
 // rootFile is a TempFile of rootFS; Sync is fdatasync (the mode and size
 // are metadata the rename's directory sync does not need).

@@ -145,6 +145,16 @@ func (m rootsFS) SyncDir(name string) error {
 // SyncAll syncs the file system of every root.
 func (m rootsFS) SyncAll() error { return m.each(FS.SyncAll) }
 
+// SyncAllIsCheap holds when it holds for every root.
+func (m rootsFS) SyncAllIsCheap() bool {
+	for _, r := range m {
+		if !r.FS.SyncAllIsCheap() {
+			return false
+		}
+	}
+	return true
+}
+
 func (m rootsFS) each(op func(FS) error) error {
 	var errs []error
 	for _, r := range m {
