@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sync/errgroup"
@@ -229,7 +230,7 @@ func restoreFloor(rewrite, remove []string, syncfs bool) (time.Duration, error) 
 	}
 	if syncfs {
 		for dir := range dirs { // any of them: they share one file system
-			if err := syncFilesystem(dir); err != nil {
+			if err := osfs.SyncFilesystem(dir); err != nil {
 				return 0, err
 			}
 			break
@@ -272,14 +273,4 @@ func syncDir(dir string) error {
 	}
 	defer f.Close()
 	return f.Sync()
-}
-
-// syncFilesystem flushes the whole file system holding dir (syncfs(2)).
-func syncFilesystem(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -213,4 +215,29 @@ func (c *faultCase) head() ID {
 		c.f.t.Fatal(err)
 	}
 	return log.Head
+}
+
+// A restore whose closing syncfs fails (the file system could not write
+// everything out) has made every change and none durable: it stays
+// pending, with an error that says so, and settling it completes it.
+// Where there is no syncfs the restore syncs each file and never asks.
+func TestRestoreWhoseSyncfsFailsStaysPending(t *testing.T) {
+	t.Parallel()
+	c := newFaultCase(t)
+	plan := newFaultPlan(-1, syscall.EIO, func(_ int, op faultfs.Op) bool { return op.Kind == faultfs.OpSyncFS })
+	plan.syncAllCheap = true
+	c.f.open(plan.options(c.f.store))
+	res, err := restoreBounded(t, c.f.e, "@1")
+	if !osfs.HasFilesystemSync() {
+		if err != nil || plan.Hit() != "" || len(res.Conflicts) != 0 {
+			t.Fatalf("no syncfs here, yet err %v, fault %q, conflicts %v", err, plan.Hit(), res.Conflicts)
+		}
+		assertSameTree(t, c.trees[c.one], c.f.read())
+		return
+	}
+	if plan.Hit() == "" {
+		t.Fatalf("the restore asked for no syncfs (err %v)", err)
+	}
+	c.checkInterrupted("failed syncfs", err, syscall.EIO)
+	c.checkStore("failed syncfs")
 }
