@@ -178,8 +178,9 @@ const restoreFloorWriters = 32
 // restore writes a file), each of remove
 // is unlinked, then every directory touched is synced once; files in
 // parallel. With syncfs, as a restore does while the system holds little
-// unwritten data, no file or directory is synced alone: one syncfs(2) of
-// the file system follows the renames and removals. The contents are
+// unwritten data, no file or directory is synced alone: the temporary
+// files are written, one syncfs(2) makes them durable, the renames follow,
+// and a second syncfs makes them and the removals durable. The contents are
 // read, and the files to remove created and synced, before the clock
 // starts. It leaves rewrite as it found them and remove gone, and returns
 // the time.
@@ -211,15 +212,19 @@ func restoreFloor(rewrite, remove []string, syncfs bool) (time.Duration, error) 
 		}
 	}
 	start := time.Now()
+	tmps := make([]string, len(rewrite))
 	var g errgroup.Group
 	g.SetLimit(restoreFloorWriters)
 	for i, name := range rewrite {
 		g.Go(func() error {
-			tmp := filepath.Join(filepath.Dir(name), ".restore-floor-"+filepath.Base(name))
-			if err := writeFile(tmp, contents[i], modes[i], !syncfs); err != nil {
+			tmps[i] = filepath.Join(filepath.Dir(name), ".restore-floor-"+filepath.Base(name))
+			if err := writeFile(tmps[i], contents[i], modes[i], !syncfs); err != nil {
 				return err
 			}
-			return os.Rename(tmp, name)
+			if syncfs {
+				return nil // renamed once durable
+			}
+			return os.Rename(tmps[i], name)
 		})
 	}
 	for _, name := range remove {
@@ -229,11 +234,18 @@ func restoreFloor(rewrite, remove []string, syncfs bool) (time.Duration, error) 
 		return 0, err
 	}
 	if syncfs {
-		for dir := range dirs { // any of them: they share one file system
-			if err := osfs.SyncFilesystem(dir); err != nil {
-				return 0, err
-			}
-			break
+		root := filepath.Dir(slices.Concat(rewrite, remove)[0]) // any: they share one file system
+		if err := osfs.SyncFilesystem(root); err != nil {
+			return 0, err
+		}
+		for i, name := range rewrite {
+			g.Go(func() error { return os.Rename(tmps[i], name) })
+		}
+		if err := g.Wait(); err != nil {
+			return 0, err
+		}
+		if err := osfs.SyncFilesystem(root); err != nil {
+			return 0, err
 		}
 		return time.Since(start), nil
 	}

@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"testing"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/internal/storefs"
 )
 
@@ -18,8 +21,9 @@ import (
 // faultfs.Nth picks. Lstat, which changes nothing, is never counted.
 type faultPlan struct {
 	*faultfs.Nth
-	// syncAllCheap is what the restore seam answers SyncAllIsCheap: the
-	// machine's own answer would make the tests' path depend on its load.
+	// syncAllCheap is whether the restore seam answers that a SyncAll is
+	// cheap where it is sound (FS.SyncAllState): the machine's own answer
+	// would make the tests' path depend on its load.
 	syncAllCheap bool
 }
 
@@ -97,7 +101,10 @@ func (f *faultyFS) SyncDir(name string) error {
 func (f *faultyFS) SyncAll() error {
 	return f.do(faultfs.OpSyncFS, ".", f.inner.SyncAll)
 }
-func (f *faultyFS) SyncAllIsCheap() bool                   { return f.syncAllCheap }
+func (f *faultyFS) SyncAllState() (sound, cheap bool) {
+	sound, _ = f.inner.SyncAllState()
+	return sound, sound && f.syncAllCheap
+}
 func (f *faultyFS) Lstat(name string) (fs.FileInfo, error) { return f.inner.Lstat(name) }
 
 func (f *faultyFS) do(kind faultfs.OpKind, name string, fn func() error) error {
@@ -132,4 +139,19 @@ func (f *faultyFile) Sync() error {
 		return err
 	}
 	return f.TempFile.Sync()
+}
+
+// syncfsSound reports whether a restore into dir may end with a syncfs
+// (osfs.FilesystemSync.Sound): not on every platform or file system.
+func syncfsSound(t *testing.T, dir string) bool {
+	t.Helper()
+	s, err := osfs.OpenFilesystemSync(dir)
+	if errors.Is(err, osfs.ErrNoFilesystemSync) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return s.Sound()
 }

@@ -2,6 +2,7 @@ package osfs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 )
 
@@ -22,7 +23,55 @@ func SyncDir(dir string) error { return syncDir(dir) }
 
 // SyncFilesystem flushes every dirty file of the filesystem holding dir.
 // Linux: syncfs(2); elsewhere ErrNoFilesystemSync.
-func SyncFilesystem(dir string) error { return syncFilesystem(dir) }
+func SyncFilesystem(dir string) error {
+	s, err := OpenFilesystemSync(dir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Sync()
+}
+
+// FilesystemSync flushes the file system holding a directory (Linux:
+// syncfs(2)) through a descriptor opened before the writes it is to make
+// durable: Linux reports to a syncfs only the write-back errors raised
+// since its descriptor was opened, so one opened afterwards could report
+// success for a write that was lost.
+type FilesystemSync struct {
+	f   *os.File
+	dir string
+}
+
+// OpenFilesystemSync opens dir for Sync; where the platform cannot flush a
+// whole file system it fails with ErrNoFilesystemSync.
+func OpenFilesystemSync(dir string) (*FilesystemSync, error) {
+	if !hasFilesystemSync {
+		return nil, ErrNoFilesystemSync
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &FilesystemSync{f, dir}, nil
+}
+
+// Sync flushes every dirty file of the file system and reports any
+// write-back error since OpenFilesystemSync.
+func (s *FilesystemSync) Sync() error {
+	if err := syncFilesystem(s.f); err != nil {
+		return fmt.Errorf("syncfs %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Sound reports whether Sync makes every file of this file system as
+// durable as its own fsync would: true on ext4, XFS, Btrfs, F2FS, tmpfs and
+// overlayfs; false elsewhere (a FUSE file system, for one, is asked to sync nothing by
+// a syncfs), where a caller syncs each file instead.
+func (s *FilesystemSync) Sound() bool { return soundFilesystemSync(s.f) }
+
+// Close releases the descriptor.
+func (s *FilesystemSync) Close() error { return s.f.Close() }
 
 // DirtyBytes is how many bytes of file data the whole system holds
 // written but not yet on disk (dirty or under writeback): a bound on what

@@ -1,7 +1,6 @@
 package osfs
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -18,16 +17,27 @@ func dataSync(f *os.File) error {
 	}
 }
 
-func syncFilesystem(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
+func syncFilesystem(f *os.File) error {
+	for {
+		err := unix.Syncfs(int(f.Fd()))
+		if err != unix.EINTR {
+			return err
+		}
 	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
+}
+
+// soundSyncfs are the file systems whose syncfs writes out every file's
+// data and metadata (overlayfs: its upper file system's).
+var soundSyncfs = map[int64]bool{unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true,
+	unix.BTRFS_SUPER_MAGIC: true, unix.F2FS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true,
+	unix.OVERLAYFS_SUPER_MAGIC: true}
+
+func soundFilesystemSync(f *os.File) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+		return false
 	}
-	return nil
+	return soundSyncfs[int64(st.Type)] // Type is narrower on some architectures
 }
 
 const hasFilesystemSync = true

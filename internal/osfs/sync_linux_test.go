@@ -19,3 +19,26 @@ func TestDirtyBytesReadsThisSystemsFigure(t *testing.T) {
 		t.Fatal("DirtyBytes cannot read /proc/meminfo")
 	}
 }
+
+// A syncfs flushes a file system that keeps its files (here the test's
+// temporary directory, on this machine's disk or a tmpfs), and is not
+// counted on where the file system's own sync does nothing (procfs here,
+// a FUSE mount elsewhere).
+func TestFilesystemSyncIsSoundWhereSyncfsWritesEverything(t *testing.T) {
+	s, err := OpenFilesystemSync(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Sync(); err != nil || !s.Sound() {
+		t.Fatalf("temporary directory: Sync %v, Sound %v", err, s.Sound())
+	}
+	proc, err := OpenFilesystemSync("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc.Close()
+	if proc.Sound() {
+		t.Fatal("procfs's syncfs counted as sound")
+	}
+}

@@ -6,7 +6,9 @@ import "os"
 
 func dataSync(f *os.File) error { return f.Sync() }
 
-func syncFilesystem(string) error { return ErrNoFilesystemSync }
+func syncFilesystem(*os.File) error { return ErrNoFilesystemSync }
+
+func soundFilesystemSync(*os.File) bool { return false }
 
 func dirtyBytes() (int64, bool) { return 0, false }
 

@@ -38,7 +38,9 @@ func syncDir(dir string) error {
 	return nil
 }
 
-func syncFilesystem(string) error { return ErrNoFilesystemSync }
+func syncFilesystem(*os.File) error { return ErrNoFilesystemSync }
+
+func soundFilesystemSync(*os.File) bool { return false }
 
 func dirtyBytes() (int64, bool) { return 0, false }
 

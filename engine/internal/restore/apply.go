@@ -70,15 +70,25 @@ type Applier struct {
 	NameProblem func(name string) string
 	Result      Result
 	// syncEach makes every written file durable (fdatasync) before its
-	// rename and every touched directory after the renames; large restores,
-	// resumed ones, and any restore while SyncAll is cheap instead end with
-	// one syncfs.
+	// rename and every touched directory after the renames; where SyncAll
+	// is sound, large restores, resumed ones, and any restore while it is
+	// cheap instead stage
+	// every file under its temporary name, make them all durable with one
+	// syncfs, rename them into place and end with a second syncfs.
 	syncEach bool
 
-	mu      sync.Mutex      // guards Result, blocked, dirs and made
+	mu      sync.Mutex      // guards Result, blocked, dirs, made and staged
 	blocked []string        // paths (and their subtrees) left alone because of a conflict
 	dirs    map[string]bool // directories whose entries this restore changed
 	made    map[string]bool // directories this restore created
+	staged  []staged        // files and links written, not yet renamed into place (!syncEach)
+}
+
+// staged is a file or symlink written under its temporary name, waiting
+// for the syncfs that makes it durable before its rename onto o.path.
+type staged struct {
+	o   op
+	tmp string
 }
 
 // conflictReasons explain each kind of conflict, for the user.
@@ -259,7 +269,7 @@ func (x *Applier) Preview(p *Plan) {
 // one. syncfs flushes every dirty page of the whole filesystem, whoever
 // wrote it (seconds, after a big build), so small restores, the common
 // case, sync only what they wrote unless the system holds little unwritten
-// data (FS.SyncAllIsCheap); beyond this many files one syncfs is cheaper.
+// data (FS.SyncAllState); beyond this many files one syncfs is cheaper.
 const syncEachLimit = 512
 
 // syncingWriters bounds the files written at once when each is synced: a
@@ -278,14 +288,19 @@ func (x *Applier) writers() int {
 
 // Apply carries out the plan: removals, directories, contents in parallel,
 // directory modes. Everything it changed is durable before it returns (and
-// so before the journal is removed): each file synced before its rename and
-// each changed directory once after, or, for large and resumed restores and
-// whenever syncfs is cheap, all at once with syncfs (an interrupted restore
-// keeps its journal, and resuming it rewrites whatever the cut left short). A path it may not change (permission denied)
-// becomes a conflict and the rest goes on; any other error stops it.
+// so before the journal is removed), and no path is ever renamed onto
+// before its new content is durable, so a power cut leaves each path with
+// its old content or its new one (and temporary files, which resuming the
+// restore removes): each file is synced before its rename and each changed
+// directory once after, or, where syncfs is sound, for large and resumed
+// restores and whenever syncfs is cheap, every file is written under its temporary name, one
+// syncfs makes them durable, the renames follow and a second syncfs ends
+// the restore. A path it may not change (permission denied) becomes a
+// conflict and the rest goes on; any other error stops it.
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
-	x.syncEach = len(p.writes) <= syncEachLimit && !x.Resuming && !x.FS.SyncAllIsCheap() || !osfs.HasFilesystemSync()
-	x.dirs, x.made = map[string]bool{}, map[string]bool{}
+	sound, cheap := x.FS.SyncAllState()
+	x.syncEach = !sound || len(p.writes) <= syncEachLimit && !x.Resuming && !cheap
+	x.dirs, x.made, x.staged = map[string]bool{}, map[string]bool{}, nil
 	x.clashConflicts(p)
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
@@ -305,10 +320,15 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		}
 		g.Go(func() error { return x.write(o) })
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	err := g.Wait()
+	if err == nil {
+		err = ctx.Err()
 	}
-	if err := ctx.Err(); err != nil {
+	if err == nil {
+		err = x.placeStaged()
+	}
+	if err != nil {
+		x.dropStaged()
 		return err
 	}
 	for _, o := range p.dirModes {
@@ -326,8 +346,8 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 }
 
 // sync makes the restore's directory changes durable: each changed
-// directory once, all of them in flight together (as the files were), or
-// the whole file system for large and resumed restores.
+// directory once, all of them in flight together (as the files were), or,
+// without syncEach, the whole file system (the syncfs after the renames).
 func (x *Applier) sync() error {
 	if !x.syncEach {
 		if err := x.FS.SyncAll(); err != nil {
@@ -428,36 +448,90 @@ func (x *Applier) write(o op) error {
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err
 	}
+	if o.kind == opChmod {
+		if err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); err != nil {
+			return x.fault("restore", o.path, err)
+		}
+		x.record(&x.Result.Written, o.path)
+		return nil
+	}
+	var tmp string
 	var err error
-	switch o.kind {
-	case opChmod:
-		err = x.FS.Chmod(o.path, fileMode(o.ent.Mode))
-	case opLink:
-		err = x.link(o)
-	default:
-		err = x.writeFile(o)
+	if o.kind == opLink {
+		tmp, err = x.link(o)
+	} else {
+		tmp, err = x.writeFile(o)
 	}
 	if err != nil {
+		return x.fault("restore", o.path, err)
+	}
+	if !x.syncEach {
+		x.mu.Lock()
+		x.staged = append(x.staged, staged{o, tmp})
+		x.mu.Unlock()
+		return nil
+	}
+	return x.place(o, tmp)
+}
+
+// place renames o's temporary file tmp onto its path and records it as
+// written; a failed rename removes tmp.
+func (x *Applier) place(o op, tmp string) error {
+	if err := x.rename(tmp, o.path); err != nil {
+		_ = x.FS.Remove(tmp)
+		if o.kind == opLink && errors.Is(err, os.ErrNotExist) {
+			// The link "made" is not there: Wine's CreateSymbolicLinkW
+			// reports success and creates nothing.
+			err = &SymlinkUnsupportedError{Err: err}
+		}
 		return x.fault("restore", o.path, err)
 	}
 	x.record(&x.Result.Written, o.path)
 	return nil
 }
 
+// placeStaged makes the staged files durable with one syncfs, then
+// renames them into place, in parallel.
+func (x *Applier) placeStaged() error {
+	if len(x.staged) == 0 {
+		return nil
+	}
+	if err := x.FS.SyncAll(); err != nil {
+		return fmt.Errorf("sync workspace: %w", err)
+	}
+	var g errgroup.Group
+	g.SetLimit(x.writers())
+	for _, s := range x.staged {
+		g.Go(func() error { return x.place(s.o, s.tmp) })
+	}
+	x.staged = nil
+	return g.Wait()
+}
+
+// dropStaged removes the temporary files of a restore that stops before
+// renaming them into place (what a resumed restore would remove anyway).
+func (x *Applier) dropStaged() {
+	for _, s := range x.staged {
+		_ = x.FS.Remove(s.tmp)
+	}
+	x.staged = nil
+}
+
 // copyBufs pools the buffers used to stream blobs into files.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
-// writeFile writes a file's content and mode to a temporary sibling and
-// renames it into place, so a reader never sees a half-written file.
-func (x *Applier) writeFile(o op) (err error) {
+// writeFile writes a file's content and mode to a temporary sibling,
+// synced when syncEach, and returns its name: renamed into place (place),
+// a reader never sees a half-written file.
+func (x *Applier) writeFile(o op) (tmp string, err error) {
 	rc, _, err := x.Blobs.Open(o.ent.ID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer rc.Close()
 	f, err := x.FS.CreateTemp(o.path)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer func() {
 		if err != nil {
@@ -477,34 +551,25 @@ func (x *Applier) writeFile(o op) (err error) {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	return x.rename(f.Name(), o.path)
+	return f.Name(), nil
 }
 
-// link creates a symlink under a temporary name and renames it into place.
-func (x *Applier) link(o op) error {
+// link creates a symlink under a temporary name and returns that name.
+func (x *Applier) link(o op) (string, error) {
 	target, err := x.Blobs.Get(o.ent.ID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	tmp := tempName(o.path)
 	if err := x.FS.Symlink(string(target), tmp); err != nil {
 		if osfs.IsSymlinkUnsupported(err) {
-			return &SymlinkUnsupportedError{Err: err}
+			return "", &SymlinkUnsupportedError{Err: err}
 		}
-		return err
+		return "", err
 	}
-	if err := x.rename(tmp, o.path); err != nil {
-		_ = x.FS.Remove(tmp)
-		if errors.Is(err, os.ErrNotExist) {
-			// The link "made" is not there: Wine's CreateSymbolicLinkW
-			// reports success and creates nothing.
-			return &SymlinkUnsupportedError{Err: err}
-		}
-		return err
-	}
-	return nil
+	return tmp, nil
 }
 
 func (x *Applier) sortResult() {

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -41,14 +42,16 @@ type FS interface {
 	// removals) durable.
 	SyncDir(name string) error
 	// SyncAll makes everything written to the file system holding the root
-	// durable; it fails with osfs.ErrNoFilesystemSync where the platform
-	// cannot (see osfs.HasFilesystemSync).
+	// since the seam was opened durable; it fails with
+	// osfs.ErrNoFilesystemSync where the platform cannot.
 	SyncAll() error
-	// SyncAllIsCheap reports whether SyncAll would now flush little besides
-	// what a restore is about to write (the system holds at most
-	// cheapSyncAllDirty bytes written and not yet on disk): a small restore
-	// then ends with one SyncAll instead of a sync per file and directory.
-	SyncAllIsCheap() bool
+	// SyncAllState reports whether SyncAll makes every file as durable as
+	// its own sync would (sound: see osfs.FilesystemSync.Sound), and
+	// whether it would now flush little besides what a restore is about to
+	// write (cheap: the system holds at most cheapSyncAllDirty bytes written
+	// and not yet on disk). A restore syncs each file where SyncAll is not
+	// sound, and a small one where it is not cheap.
+	SyncAllState() (sound, cheap bool)
 	// Lstat describes name without following a final symlink; it changes nothing.
 	Lstat(name string) (fs.FileInfo, error)
 }
@@ -90,6 +93,7 @@ type rootFS struct {
 	root *os.Root
 	dirs *dirRoots
 	dir  string
+	sync *osfs.FilesystemSync // nil where the platform has no syncfs
 }
 
 // OpenRoot opens dir as a FS; wrap, when set (a test's fault
@@ -100,12 +104,23 @@ func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := rootFS{root, newDirRoots(root), dir}
+	sync, err := osfs.OpenFilesystemSync(dir)
+	if err != nil && !errors.Is(err, osfs.ErrNoFilesystemSync) {
+		root.Close()
+		return nil, nil, err
+	}
+	r := rootFS{root, newDirRoots(root), dir, sync}
 	var fsys FS = r
 	if wrap != nil {
 		fsys = wrap(fsys)
 	}
-	return fsys, func() error { r.dirs.close(); return root.Close() }, nil
+	return fsys, func() error {
+		r.dirs.close()
+		if sync != nil {
+			sync.Close()
+		}
+		return root.Close()
+	}, nil
 }
 
 func (r rootFS) CreateTemp(rel string) (TempFile, error) {
@@ -167,9 +182,13 @@ func (r rootFS) SyncDir(name string) error {
 }
 
 // SyncAll flushes the whole file system holding the root (one call instead
-// of an fsync per restored file, for large restores and whenever
-// SyncAllIsCheap).
-func (r rootFS) SyncAll() error { return osfs.SyncFilesystem(r.dir) }
+// of an fsync per restored file, for large restores and whenever cheap).
+func (r rootFS) SyncAll() error {
+	if r.sync == nil {
+		return osfs.ErrNoFilesystemSync
+	}
+	return r.sync.Sync()
+}
 
 // cheapSyncAllDirty is the most data written and not yet on disk, anyone's
 // and on any disk, with which a syncfs still costs a small restore less
@@ -179,9 +198,12 @@ func (r rootFS) SyncAll() error { return osfs.SyncFilesystem(r.dir) }
 // at 500 MB/s.
 const cheapSyncAllDirty = 4 << 20
 
-func (r rootFS) SyncAllIsCheap() bool {
+func (r rootFS) SyncAllState() (sound, cheap bool) {
+	if r.sync == nil || !r.sync.Sound() {
+		return false, false
+	}
 	n, ok := osfs.DirtyBytes()
-	return ok && n <= cheapSyncAllDirty && osfs.HasFilesystemSync()
+	return true, ok && n <= cheapSyncAllDirty
 }
 
 // rootFile is a TempFile of rootFS; Sync is fdatasync (the mode and size

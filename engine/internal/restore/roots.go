@@ -145,14 +145,14 @@ func (m rootsFS) SyncDir(name string) error {
 // SyncAll syncs the file system of every root.
 func (m rootsFS) SyncAll() error { return m.each(FS.SyncAll) }
 
-// SyncAllIsCheap holds when it holds for every root.
-func (m rootsFS) SyncAllIsCheap() bool {
+// SyncAllState is sound, and cheap, when it is for every root.
+func (m rootsFS) SyncAllState() (sound, cheap bool) {
+	sound, cheap = true, true
 	for _, r := range m {
-		if !r.FS.SyncAllIsCheap() {
-			return false
-		}
+		s, c := r.FS.SyncAllState()
+		sound, cheap = sound && s, cheap && c
 	}
-	return true
+	return sound, cheap
 }
 
 func (m rootsFS) each(op func(FS) error) error {
