@@ -55,6 +55,17 @@ func OpenFilesystemSync(dir string) (*FilesystemSync, error) {
 	return &FilesystemSync{f, dir}, nil
 }
 
+// FilesystemSyncOf is OpenFilesystemSync of the directory the caller
+// opened as f (at path dir), which the FilesystemSync then owns; where the
+// platform cannot flush a whole file system it fails with
+// ErrNoFilesystemSync and leaves f to the caller.
+func FilesystemSyncOf(f *os.File, dir string) (*FilesystemSync, error) {
+	if !hasFilesystemSync {
+		return nil, ErrNoFilesystemSync
+	}
+	return &FilesystemSync{f, dir}, nil
+}
+
 // Sync flushes every dirty file of the file system and reports any
 // write-back error since OpenFilesystemSync.
 func (s *FilesystemSync) Sync() error {
@@ -64,11 +75,15 @@ func (s *FilesystemSync) Sync() error {
 	return nil
 }
 
-// Sound reports whether Sync makes every file of this file system as
-// durable as its own fsync would: true on ext4, XFS, Btrfs, F2FS, tmpfs and
-// overlayfs; false elsewhere (a FUSE file system, for one, is asked to sync nothing by
-// a syncfs), where a caller syncs each file instead.
-func (s *FilesystemSync) Sound() bool { return soundFilesystemSync(s.f) }
+// Sound reports whether Sync makes every file below the directory as
+// durable as the file's own fsync would, and reports every write-back
+// error as that fsync would: the file system is ext4, XFS, Btrfs, F2FS or
+// tmpfs (a FUSE file system, for one, is asked to sync nothing by a
+// syncfs), no other file system is mounted below the directory (a syncfs
+// reaches one file system), and the kernel is Linux 5.8 or later (before
+// it, syncfs reported no write-back error). Where it is false a caller
+// syncs each file instead.
+func (s *FilesystemSync) Sound() bool { return soundFilesystemSync(s.f, s.dir) }
 
 // Close releases the descriptor.
 func (s *FilesystemSync) Close() error { return s.f.Close() }

@@ -2,8 +2,10 @@ package osfs
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,17 +29,50 @@ func syncFilesystem(f *os.File) error {
 }
 
 // soundSyncfs are the file systems whose syncfs writes out every file's
-// data and metadata (overlayfs: its upper file system's).
+// data and metadata.
 var soundSyncfs = map[int64]bool{unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true,
-	unix.BTRFS_SUPER_MAGIC: true, unix.F2FS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true,
-	unix.OVERLAYFS_SUPER_MAGIC: true}
+	unix.BTRFS_SUPER_MAGIC: true, unix.F2FS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true}
 
-func soundFilesystemSync(f *os.File) bool {
+// syncfsReportsErrors: from Linux 5.8 a syncfs reports the write-back
+// errors raised since its descriptor was opened; before, none.
+var syncfsReportsErrors = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	return unix.Uname(&u) == nil && kernelAtLeast(unix.ByteSliceToString(u.Release[:]), 5, 8)
+})
+
+func soundFilesystemSync(f *os.File, dir string) bool {
 	var st unix.Statfs_t
-	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+	if !syncfsReportsErrors() || unix.Fstatfs(int(f.Fd()), &st) != nil ||
+		!soundSyncfs[int64(uint32(st.Type))] { // Type's width and sign vary by architecture
 		return false
 	}
-	return soundSyncfs[int64(st.Type)] // Type is narrower on some architectures
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	return err == nil && !mountedBelow(real, string(mounts))
+}
+
+// kernelAtLeast reports whether a kernel release ("6.1.0-18-amd64")
+// is major.minor or later.
+func kernelAtLeast(release string, major, minor int) bool {
+	parts := strings.SplitN(release, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	digits := func(s string) int {
+		n := 0
+		for _, r := range s {
+			if r < '0' || r > '9' {
+				break
+			}
+			n = n*10 + int(r-'0')
+		}
+		return n
+	}
+	ma, mi := digits(parts[0]), digits(parts[1])
+	return ma > major || ma == major && mi >= minor
 }
 
 const hasFilesystemSync = true

@@ -8,7 +8,7 @@ func dataSync(f *os.File) error { return f.Sync() }
 
 func syncFilesystem(*os.File) error { return ErrNoFilesystemSync }
 
-func soundFilesystemSync(*os.File) bool { return false }
+func soundFilesystemSync(*os.File, string) bool { return false }
 
 func dirtyBytes() (int64, bool) { return 0, false }
 

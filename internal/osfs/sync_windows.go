@@ -40,7 +40,7 @@ func syncDir(dir string) error {
 
 func syncFilesystem(*os.File) error { return ErrNoFilesystemSync }
 
-func soundFilesystemSync(*os.File) bool { return false }
+func soundFilesystemSync(*os.File, string) bool { return false }
 
 func dirtyBytes() (int64, bool) { return 0, false }
 

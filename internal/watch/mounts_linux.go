@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
-	"strconv"
 	"strings"
 
+	"github.com/ckpt/ckpt/internal/osfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -116,7 +116,7 @@ func (m *mountTable) read() (map[string]string, error) {
 		if len(f) < 5 {
 			continue
 		}
-		p := unescapeMountPath(string(f[4]))
+		p := osfs.UnescapeMountPath(string(f[4]))
 		if concerns(m.root, p) {
 			mounts[string(f[0])] = p
 		}
@@ -128,26 +128,6 @@ func (m *mountTable) read() (map[string]string, error) {
 // root, one of its ancestors, or below it.
 func concerns(root, p string) bool {
 	return p == root || strings.HasPrefix(root, strings.TrimSuffix(p, "/")+"/") || strings.HasPrefix(p, root+"/")
-}
-
-// unescapeMountPath undoes the octal escapes (\040 for a space, \011,
-// \012, \134) of a mountinfo path.
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 func (m *mountTable) close() {

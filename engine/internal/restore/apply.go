@@ -325,7 +325,7 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		err = ctx.Err()
 	}
 	if err == nil {
-		err = x.placeStaged()
+		err = x.placeStaged(ctx)
 	}
 	if err != nil {
 		x.dropStaged()
@@ -491,21 +491,32 @@ func (x *Applier) place(o op, tmp string) error {
 }
 
 // placeStaged makes the staged files durable with one syncfs, then
-// renames them into place, in parallel.
-func (x *Applier) placeStaged() error {
+// renames them into place, in parallel. An error that stops the restore,
+// or a cancellation, ends the renames: the files not yet renamed are
+// removed.
+func (x *Applier) placeStaged(ctx context.Context) error {
 	if len(x.staged) == 0 {
 		return nil
 	}
 	if err := x.FS.SyncAll(); err != nil {
 		return fmt.Errorf("sync workspace: %w", err)
 	}
-	var g errgroup.Group
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(x.writers())
 	for _, s := range x.staged {
-		g.Go(func() error { return x.place(s.o, s.tmp) })
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				_ = x.FS.Remove(s.tmp)
+				return nil
+			}
+			return x.place(s.o, s.tmp)
+		})
 	}
 	x.staged = nil
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // dropStaged removes the temporary files of a restore that stops before

@@ -1,7 +1,6 @@
 package restore
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -104,8 +103,8 @@ func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sync, err := osfs.OpenFilesystemSync(dir)
-	if err != nil && !errors.Is(err, osfs.ErrNoFilesystemSync) {
+	sync, err := openSync(root, dir)
+	if err != nil {
 		root.Close()
 		return nil, nil, err
 	}
@@ -179,6 +178,23 @@ func (r rootFS) Lstat(name string) (fi fs.FileInfo, err error) {
 
 func (r rootFS) SyncDir(name string) error {
 	return osfs.SyncDir(filepath.Join(r.dir, filepath.FromSlash(name)))
+}
+
+// openSync opens the root's file system for SyncAll, through the root
+// itself, before the restore writes; nil where the platform has no syncfs.
+func openSync(root *os.Root, dir string) (*osfs.FilesystemSync, error) {
+	if !osfs.HasFilesystemSync() {
+		return nil, nil
+	}
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	sync, err := osfs.FilesystemSyncOf(f, dir)
+	if err != nil {
+		f.Close()
+	}
+	return sync, err
 }
 
 // SyncAll flushes the whole file system holding the root (one call instead
