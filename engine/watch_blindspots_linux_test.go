@@ -70,7 +70,9 @@ type blind struct {
 	links   []string // outside links to workspace files, made before the last save
 	fresh   []string // outside links made since the last save (see saved)
 	mounts  []string // mount points inside the workspace, newest last
-	mount   bool     // mounting is allowed
+	// mountedLast is where the last mount or unmount was, for the report.
+	mountedLast string
+	mount       bool // mounting is allowed
 	// remounted: this round changed the mount table already.
 	remounted bool
 	counts    map[string]int
@@ -104,7 +106,11 @@ func (b *blind) op() {
 		err = b.unmountOne()
 	}
 	b.counts[kind]++
-	b.ops = append(b.ops, fmt.Sprintf("blind %s: %v", kind, err))
+	where := ""
+	if kind == "mount" || kind == "unmount" {
+		where = " at " + strings.TrimPrefix(b.mountedLast, b.ws)
+	}
+	b.ops = append(b.ops, fmt.Sprintf("blind %s%s: %v", kind, where, err))
 }
 
 // regular picks a regular file of the workspace, "" when there is none.
@@ -182,6 +188,7 @@ func (b *blind) mmapWrite() error {
 // mountOne mounts, on a directory of the workspace, a tmpfs or a bind of
 // a directory outside it, each holding a file.
 func (b *blind) mountOne() error {
+	b.mountedLast = ""
 	// One mount at a time on a directory of the workspace's own file
 	// system: stacked and nested mounts make the cold walk's stat cache
 	// unreliable too (another tmpfs can repeat an inode number and stamp).
@@ -213,6 +220,7 @@ func (b *blind) mountOne() error {
 		}
 	}
 	b.mounts = append(b.mounts, at)
+	b.mountedLast = at
 	return os.WriteFile(filepath.Join(at, fmt.Sprint("mounted", b.n)), b.bytes(7), 0o644)
 }
 
@@ -233,6 +241,7 @@ func (b *blind) unmountOne() error {
 	}
 	at := b.mounts[len(b.mounts)-1]
 	b.mounts = b.mounts[:len(b.mounts)-1]
+	b.mountedLast = at
 	return unix.Unmount(at, unix.MNT_DETACH)
 }
 
@@ -469,5 +478,38 @@ func TestWatchedSaveSeesWriteThroughOutsideHardLink(t *testing.T) {
 	want, _ := saveRoot(t, openAt(t, ws, Options{}))
 	if got != want {
 		t.Fatalf("watched save %s, cold save %s: the write through the other link was missed", got, want)
+	}
+}
+
+// An ignore-rule file saved while it had a second link outside the
+// workspace, then rewritten through that link, changes what the watched
+// Engine captures below its directory, as it does for a cold one: a
+// directory the old rules excluded is saved, though no event reached the
+// workspace's watches and nothing below changed.
+func TestWatchedSaveSeesARuleFileRewrittenThroughOutsideHardLink(t *testing.T) {
+	t.Parallel()
+	ws, outside := t.TempDir(), t.TempDir()
+	for rel, content := range map[string]string{"d/.gitignore": "b\n", "d/x/b/f": "excluded, then not", "d/x/g": "g"} {
+		p := filepath.Join(ws, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(ws, "d", ".gitignore"), filepath.Join(outside, "rules")); err != nil {
+		t.Fatal(err)
+	}
+	e := openAt(t, ws, Options{Watch: true, Profile: "none", hooks: testHooks{reverifyInterval: time.Hour}})
+	before, _ := saveRoot(t, e)
+	saveRoot(t, e) // nothing pending: the next save prunes what the watcher vouches for
+	if err := os.WriteFile(filepath.Join(outside, "rules"), []byte("other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := saveRoot(t, e)
+	want, _ := saveRoot(t, openAt(t, ws, Options{Profile: "none"}))
+	if got != want || got == before {
+		t.Fatalf("watched save %s (before the rewrite %s), cold save %s: the rules rewritten through the other link were missed", got, before, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/osfs"
+	"github.com/ckpt/ckpt/internal/watch"
 	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
@@ -51,9 +52,10 @@ type Snapshot struct {
 	plan    *plan // what the Tracker let this scan trust; nil without one
 	partial atomic.Bool
 	// linked records, for each directory this scan listed, whether it
-	// holds a file with more than one hard link (see Tracker); nil
-	// without a Tracker. vanished lists the directories it found gone.
-	linked   map[string]bool
+	// holds a file (or a rule file) with more than one hard link (see
+	// Tracker); nil without a Tracker. vanished lists the directories it
+	// found gone.
+	linked   map[string]links
 	vanished []string
 }
 
@@ -160,7 +162,7 @@ func (st *Store) walk(ctx context.Context, put *objects.Batch, base objects.ID, 
 	if st.Tracker != nil {
 		s.plan = st.Tracker.begin()
 		s.snap.plan = s.plan
-		s.snap.linked = map[string]bool{}
+		s.snap.linked = map[string]links{}
 		opts.Prune = s.prune
 		s.records = map[string]record{}
 		opts.Replay = s.replay
@@ -383,18 +385,27 @@ func (s *scanner) recordedSub(dir string) (objects.ID, bool) {
 }
 
 // noteLinks records whether directory d holds a file with another hard
-// link, whose content can change with no event in d. A replayed directory
-// keeps the links it had (it had none: one with links is listed), unless
-// an entry looked up again shows one.
+// link, whose content can change with no event in d, and whether that
+// file is an ignore-rule file, whose change can change what the whole
+// subtree captures. A replayed directory keeps the links it had (it had
+// none: one with links is listed), unless an entry looked up again shows
+// one.
 func (s *scanner) noteLinks(d *walker.Dir) {
 	if s.snap.linked == nil {
 		return
 	}
-	linked := false
+	linked := noLinks
 	for i := range d.Entries {
-		linked = linked || (d.Entries[i].Kind == walker.KindFile && d.Entries[i].Nlink > 1)
+		e := &d.Entries[i]
+		switch {
+		case e.Kind != walker.KindFile || e.Nlink <= 1:
+		case slices.Contains(watch.DefaultRuleNames, e.Name):
+			linked = ruleLinks
+		default:
+			linked = max(linked, fileLinks)
+		}
 	}
-	if d.Replayed && !linked {
+	if d.Replayed && linked == noLinks {
 		return
 	}
 	s.mu.Lock()

@@ -39,7 +39,7 @@ type Tracker struct {
 	// entries (watch.Changes.Entries), their names, likewise; a path also
 	// in dirty is re-read whole.
 	entries map[string]map[string]uint64
-	linked  map[string]bool // directories holding a file with several hard links
+	linked  map[string]links // directories holding a file with several hard links
 	// skipped is what the last scan to commit its stat cache reported
 	// skipped (Snapshot.Skipped): a later scan reports it again where it
 	// does not list (see unlisted).
@@ -55,7 +55,7 @@ type Tracker struct {
 // directory on its path, makes the next scan walk everything.
 func NewTracker(w *watch.Watcher, workspace string, ruleFiles []string) *Tracker {
 	return &Tracker{w: w, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{},
-		entries: map[string]map[string]uint64{}, linked: map[string]bool{}}
+		entries: map[string]map[string]uint64{}, linked: map[string]links{}}
 }
 
 // plan is what one scan may trust: every directory it may prune lies
@@ -101,11 +101,24 @@ func (t *Tracker) planLocked() *plan {
 		p.rescan[d] = true
 		p.heat(d)
 	}
-	for d := range t.linked {
+	for d, l := range t.linked {
+		if l == ruleLinks {
+			p.rescan[d] = true
+		}
 		p.heat(d)
 	}
 	return p
 }
+
+// links says what another hard link to a directory's files can change
+// with no event in the directory.
+type links uint8
+
+const (
+	noLinks   links = iota
+	fileLinks       // a file's content: the directory is listed at every scan
+	ruleLinks       // an ignore-rule file's: its subtree is walked at every scan
+)
 
 // absorbLocked starts a generation holding the watcher's changes since
 // the previous call.
@@ -267,9 +280,9 @@ func (t *Tracker) Settle(snap *Snapshot) {
 			delete(t.entries, d)
 		}
 	}
-	for d, linked := range snap.linked {
-		if linked {
-			t.linked[d] = true
+	for d, l := range snap.linked {
+		if l != noLinks {
+			t.linked[d] = l
 		} else {
 			delete(t.linked, d)
 		}
