@@ -16,6 +16,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/blindspot"
 	"github.com/ckpt/ckpt/internal/testbound"
+	"github.com/ckpt/ckpt/internal/watch"
 )
 
 // The blind spots of inotify the engine covers on Linux (files with
@@ -76,6 +77,7 @@ type blind struct {
 	// remounted: this round changed the mount table already.
 	remounted bool
 	counts    map[string]int
+	seed      uint64 // the churn's, for the report
 }
 
 // op applies one blind-spot operation, logged in c.ops.
@@ -326,7 +328,7 @@ func blindDifferential(t *testing.T, mount bool, unavailable string) {
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{Profile: "none"})
 	b := &blind{churn: &churn{rng: rand.New(rand.NewPCG(seed, 11)), ws: ws, away: away}, outside: outside,
-		mount: mount, counts: map[string]int{}}
+		mount: mount, counts: map[string]int{}, seed: seed}
 	defer unmountBelow(t, ws, away, outside)
 	var history []string // the operations of every round so far
 	compare := func(round int) {
@@ -402,10 +404,29 @@ func (b *blind) unseenChange(t *testing.T, e *Engine, round int) int {
 	for _, p := range res.Missed {
 		found = found || p == rel
 	}
-	if !found {
-		t.Fatalf("round %d: re-verification missed %s: %+v", round, rel, res)
+	// Below an ignore-rule file with another hard link every save walks
+	// (the file can change with no event), so the change need not be
+	// missed there; the next save, compared after this, captures it.
+	if !found && !ruleLinkedAbove(b.ws, dir) {
+		t.Fatalf("round %d (seed %d): re-verification missed %s: %+v", round, b.seed, rel, res)
 	}
 	return len(res.Missed)
+}
+
+// ruleLinkedAbove reports whether dir, or a directory above it up to ws,
+// holds an ignore-rule file with more than one hard link.
+func ruleLinkedAbove(ws, dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		for _, name := range watch.DefaultRuleNames {
+			var st unix.Stat_t
+			if unix.Lstat(filepath.Join(d, name), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+				return true
+			}
+		}
+		if d == ws || len(d) <= len(ws) {
+			return false
+		}
+	}
 }
 
 // The watched Engine re-verifies on its own: a change no event reports is
