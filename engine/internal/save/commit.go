@@ -3,6 +3,11 @@ package save
 import (
 	"context"
 	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/index"
@@ -60,23 +65,24 @@ func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoi
 // flush, a save that found nothing changed) the batch names no checkpoint:
 // it is committed without waiting for the disk (index.Batch.CommitUnsynced),
 // since losing it costs only the reading again, and the next synced
-// commit makes it durable first.
+// commit makes it durable first. The trees and stat-cache records go into
+// the batch, on every core, while the packs sync: nothing in a batch is
+// visible before its commit, which waits for both.
 func (st *Store) writeIndex(blobs *objects.Batch, p *Pending, last func(b *index.Batch) error) error {
+	b := st.DB.NewBatch()
+	defer b.Close()
+	var puts errgroup.Group
+	puts.Go(func() error { return putRecords(b, p) })
 	placements, err := blobs.Sync()
+	if perr := puts.Wait(); err == nil && perr != nil {
+		return perr
+	}
 	if err != nil {
 		return fmt.Errorf("write packs: %w", err)
 	}
-	b := st.DB.NewBatch()
-	defer b.Close()
 	for _, p := range placements {
 		b.PutLocator(p.ID, p.Loc)
 	}
-	for id, t := range p.Trees {
-		if _, err := b.PutTreeAgainst(t, p.Bases[id]); err != nil {
-			return err
-		}
-	}
-	putStatCache(b, p)
 	commit := b.CommitUnsynced
 	if last != nil {
 		if err := last(b); err != nil {
@@ -89,6 +95,31 @@ func (st *Store) writeIndex(blobs *objects.Batch, p *Pending, last func(b *index
 	}
 	return nil
 }
+
+// putRecords adds p's trees and stat-cache changes to b, spread over the
+// machine's cores: a tree put looks its id (and its base, for a delta) up
+// in the index, and an edit deep in a tree changes every directory above
+// it, some hundreds of trees.
+func putRecords(b *index.Batch, p *Pending) error {
+	ids := slices.Collect(maps.Keys(p.Trees))
+	workers := min(runtime.GOMAXPROCS(0), len(ids)/minTreesPerWorker+1)
+	var g errgroup.Group
+	for w := range workers {
+		g.Go(func() error {
+			for i := w; i < len(ids); i += workers {
+				if _, err := b.PutTreeAgainst(p.Trees[ids[i]], p.Bases[ids[i]]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	putStatCache(b, p)
+	return g.Wait()
+}
+
+// minTreesPerWorker is the fewest trees worth another goroutine.
+const minTreesPerWorker = 64
 
 // putStatCache adds p's stat-cache changes to b: the records of the
 // directories scanned, and the removal of those of directories gone.
