@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -104,34 +102,6 @@ func TestErrorsNameTheWholePath(t *testing.T) {
 	var le *os.LinkError
 	if !errors.As(err, &le) || le.Old != "a/b/gone" || le.New != "a/b/there" {
 		t.Fatalf("Rename of a missing file = %v; want a link error naming both paths", err)
-	}
-}
-
-// A deep directory is opened through its ancestors, each once, however
-// many of its files are written and whichever ancestors the bound closed
-// meanwhile; a missing ancestor is named from the workspace's root.
-func TestDeepDirectoriesOpenThroughTheirAncestors(t *testing.T) {
-	dir, fsys := openTestRoot(t)
-	mkdirs(t, fsys, "a", "a/b", "a/b/c", "a/b/d")
-	d := fsys.dirs
-	writeTemp(t, fsys, "a/b/c/x", "x")
-	for _, want := range []string{"a", "a/b", "a/b/c"} {
-		if d.open[want] == nil {
-			t.Fatalf("after a write in a/b/c, %s is not open: %v", want, slices.Sorted(maps.Keys(d.open)))
-		}
-	}
-	d.maxOpen = 1
-	writeTemp(t, fsys, "a/b/c/y", "y") // a, a/b closed as idle beyond the bound
-	writeTemp(t, fsys, "a/b/d/z", "z") // reopened on the way
-	for name, want := range map[string]string{"a/b/c/x": "x", "a/b/c/y": "y", "a/b/d/z": "z"} {
-		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))); err != nil || string(b) != want {
-			t.Fatalf("%s = %q, %v; want %q", name, b, err, want)
-		}
-	}
-	_, err := fsys.Lstat("a/gone/c/x")
-	var pe *fs.PathError
-	if !errors.As(err, &pe) || pe.Path != "a/gone" || !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("Lstat below a missing directory = %v; want a not-exist error naming a/gone", err)
 	}
 }
 
