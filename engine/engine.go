@@ -44,6 +44,13 @@ type Engine struct {
 	reverify *reverifier
 	// refresh refreshes the stat cache after a restore; nil without a watcher.
 	refresh *refresher
+	// presave stores what the watcher heard written ahead of the save that
+	// captures it; nil without a watcher. presaved counts the bytes it
+	// read and hashed since the last save, and lastTask is the task that
+	// save (or restore) was of; both guarded by writeMu.
+	presave  *refresher
+	presaved uint64
+	lastTask string
 	// background lets the work reverify and refresh do under writeMu give
 	// way to a write.
 	background yielder
@@ -294,6 +301,7 @@ func (e *Engine) Close() error {
 	e.stopAutoPush()
 	e.reverify.close()
 	e.refresh.close()
+	e.presave.close()
 	errs = append(errs, e.closeRemotes())
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())

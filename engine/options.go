@@ -82,9 +82,13 @@ type Options struct {
 	// process that saves repeatedly. It never changes what a save captures:
 	// whenever the watcher cannot vouch for a directory (queue overflow, a
 	// watch the kernel refused, an ignore-rule change, a clock jump) that
-	// subtree or the whole workspace is walked as without it. Ignored on a
-	// ReadOnly Engine; on platforms without a scalable watcher every save
-	// walks.
+	// subtree or the whole workspace is walked as without it. Once the
+	// files the watcher heard written have been quiet for some 55 ms, the
+	// Engine presaves them (the blobs, trees and stat-cache records a save
+	// would store, without a checkpoint), giving way to any write that
+	// arrives: the save that follows only records the checkpoint. Ignored
+	// on a ReadOnly Engine; on platforms without a scalable watcher every
+	// save walks.
 	Watch bool
 	// Roots, when set, makes the workspace multi-root: Open's workspace
 	// argument must then be empty, and one store and one checkpoint cover
@@ -160,6 +164,11 @@ type testHooks struct {
 	// refreshed is told whether each refresh committed its records.
 	beforeRefresh func(ctx context.Context)
 	refreshed     func(committed bool)
+	// beforePresave and presaved are the same for the presaver
+	// (presave.go); presaved gets the bytes each presave read and hashed
+	// and the error of its work, if any.
+	beforePresave func(ctx context.Context)
+	presaved      func(hashed uint64, err error)
 	// prefetched is told of each stored version the watcher's head start
 	// read ahead of a save (save.Prefetcher): the file's path, the
 	// version's id, and whether the delta record of the file's content

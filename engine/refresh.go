@@ -16,11 +16,13 @@ import (
 // the records when the workspace still holds the task's head
 // (save.Store.Refresh). It runs on its own goroutine, under the write
 // lock, and gives way to any write that arrives: that write then reads
-// what it needs itself, as it did before.
+// what it needs itself, as it did before. The presaver (presave.go) is
+// another refresher, whose work differs.
 type refresher struct {
-	kick chan struct{}
-	stop context.CancelFunc
-	done chan struct{}
+	kick  chan struct{}
+	stop  context.CancelFunc
+	done  chan struct{}
+	delay time.Duration // from the latest schedule to the work
 
 	mu struct {
 		sync.Mutex
@@ -30,10 +32,14 @@ type refresher struct {
 }
 
 // startRefresh starts the refresher of a watched Engine; Close stops it.
-func (e *Engine) startRefresh() {
+func (e *Engine) startRefresh() { e.refresh = startRefresher(save.RefreshDelay, e.refreshNow) }
+
+// startRefresher starts the goroutine that calls now once delay has passed
+// since the latest schedule, until now reports it did its work (false: a
+// later schedule came meanwhile); close stops it.
+func startRefresher(delay time.Duration, now func(context.Context) bool) *refresher {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &refresher{kick: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
-	e.refresh = r
+	r := &refresher{kick: make(chan struct{}, 1), stop: cancel, done: make(chan struct{}), delay: delay}
 	go func() {
 		defer close(r.done)
 		for {
@@ -46,20 +52,22 @@ func (e *Engine) startRefresh() {
 				if !r.awaitDue(ctx) {
 					return
 				}
-				done = e.refreshNow(ctx)
+				done = now(ctx)
 			}
 		}
 	}()
+	return r
 }
 
-// schedule asks for a refresh of task's files once the restore that just
-// wrote them is save.RefreshDelay behind; a later call moves it later.
+// schedule asks for the work on task's files once delay has passed (for
+// the refresh, once the restore that just wrote them is save.RefreshDelay
+// behind); a later call moves it later.
 func (r *refresher) schedule(task string) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
-	r.mu.task, r.mu.due = task, time.Now().Add(save.RefreshDelay)
+	r.mu.task, r.mu.due = task, time.Now().Add(r.delay)
 	r.mu.Unlock()
 	select {
 	case r.kick <- struct{}{}:

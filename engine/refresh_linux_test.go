@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,22 +158,8 @@ func TestRefreshLeavesAChangedWorkspaceToTheSave(t *testing.T) {
 // vouched for its files), and nothing is reported as an error.
 func TestRefreshGivesWayToAWrite(t *testing.T) {
 	var w *refreshWorld
-	saved := make(chan *SaveResult, 1)
 	opts := Options{}
-	opts.hooks.beforeRefresh = func(ctx context.Context) {
-		go func() {
-			res, err := w.e.Save(context.Background(), SaveOptions{})
-			if err != nil {
-				t.Error(err)
-			}
-			saved <- res
-		}()
-		select { // the save asks for the lock: the refresh is told to give way
-		case <-ctx.Done():
-		case <-time.After(testbound.Hang):
-			t.Errorf("the refresh was not told to give way %v after a save began", testbound.Hang)
-		}
-	}
+	saved := saveOnGivingWay(t, &w, "refresh", &opts.hooks.beforeRefresh)
 	w = newRefreshWorld(t, opts)
 	firstRoot := w.editAndRestore()
 	if w.awaitRefresh() {
@@ -185,4 +172,30 @@ func TestRefreshGivesWayToAWrite(t *testing.T) {
 	if root, _ := w.save(); root != firstRoot {
 		t.Fatalf("root after the restore %s, want %s", root.Short(), firstRoot.Short())
 	}
+}
+
+// saveOnGivingWay sets hook, run before a background work (named work) of
+// *w's watched Engine, to start a save the first time and wait until the
+// work is told to give way to it; the save's result arrives on the
+// returned channel.
+func saveOnGivingWay(t *testing.T, w **refreshWorld, work string, hook *func(context.Context)) <-chan *SaveResult {
+	saved := make(chan *SaveResult, 1)
+	var once sync.Once
+	*hook = func(ctx context.Context) {
+		once.Do(func() {
+			go func() {
+				res, err := (*w).e.Save(context.Background(), SaveOptions{})
+				if err != nil {
+					t.Error(err)
+				}
+				saved <- res
+			}()
+			select { // the save asks for the lock: the work is told to give way
+			case <-ctx.Done():
+			case <-time.After(testbound.Hang):
+				t.Errorf("the %s was not told to give way %v after a save began", work, testbound.Hang)
+			}
+		})
+	}
+	return saved
 }

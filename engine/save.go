@@ -99,6 +99,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if err != nil {
 		return nil, nil, err
 	}
+	e.lastTask = task
 	if err := e.places.checkRootFilter(opts.Roots); err != nil {
 		return nil, nil, err
 	}
@@ -140,14 +141,18 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if unchanged && !opts.AllowEmpty {
 		// Nothing to record but refreshed stat-cache entries.
 		res.id, res.seq, res.parent = head.Head, parent.Seq, parent.Parent
-		res.stats = index.Stats{Files: filesIn(snap, parent, index.Stats{}), BytesHashed: snap.Hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
-		return res, snap, e.save.Commit(blobs, snap, nil, task, head)
+		res.stats = index.Stats{Files: filesIn(snap, parent, index.Stats{}), BytesHashed: e.presaved + snap.Hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
+		if err := e.save.Commit(blobs, snap, nil, task, head); err != nil {
+			return nil, nil, err
+		}
+		e.presaved = 0
+		return res, snap, nil
 	}
 	stats, err := e.save.ChangeStats(ctx, snap, parent.Root)
 	if err != nil {
 		return nil, nil, err
 	}
-	stats.Files, stats.BytesHashed = filesIn(snap, parent, stats), snap.Hashed.Load()
+	stats.Files, stats.BytesHashed = filesIn(snap, parent, stats), e.presaved+snap.Hashed.Load()
 	stats.DurationMs = uint64(time.Since(start).Milliseconds())
 	cp := &index.Checkpoint{
 		Parent: head.Head, Task: task, Seq: head.LastSeq + 1, Root: snap.Root,
@@ -157,6 +162,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if err := e.save.Commit(blobs, snap, cp, task, head); err != nil {
 		return nil, nil, err
 	}
+	e.presaved = 0
 	res.id, res.seq, res.created, res.empty, res.stats = index.CheckpointID(*cp), cp.Seq, true, empty, stats
 	return res, snap, nil
 }

@@ -25,7 +25,7 @@ type Stats struct {
 	Added       uint64
 	Modified    uint64
 	Deleted     uint64
-	BytesHashed uint64 // bytes read and hashed by this save
+	BytesHashed uint64 // bytes read and hashed for this save: by it and, watched, by the presaves since the previous one (see Options.Watch)
 	Duration    time.Duration
 }
 

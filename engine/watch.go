@@ -19,8 +19,9 @@ const defaultWatchMaxPending = 1 << 16
 
 // startWatch starts the change watcher of Options.Watch, the reading
 // ahead of the versions the next save stores the written files' content
-// as deltas against (save.Prefetcher), the periodic re-verification and
-// the refresher of the stat cache after restores. All outlive Open's
+// as deltas against (save.Prefetcher), the presaver of what was written
+// (presave.go), the periodic re-verification and the refresher of the
+// stat cache after restores. All outlive Open's
 // context: they run until Close.
 func (e *Engine) startWatch() error {
 	rules := []string{filepath.Join(e.workspace, ".git", "info", "exclude")}
@@ -29,11 +30,19 @@ func (e *Engine) startWatch() error {
 		pending = e.opts.hooks.watchMaxPending
 	}
 	ahead := save.NewPrefetcher(e.db, e.blobs, e.workspace, e.opts.hooks.prefetched)
+	presave := startRefresher(presaveDelay, e.presaveNow)
 	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending,
-		MaxWatches: e.opts.hooks.watchMaxWatches, Written: ahead.Heard})
+		MaxWatches: e.opts.hooks.watchMaxWatches, Written: func(rel string) {
+			ahead.Heard(rel)
+			if !ahead.Muted() { // a restore's own writes are no edits
+				presave.schedule("")
+			}
+		}})
 	if err != nil {
+		presave.close()
 		return fmt.Errorf("watch workspace: %w", err)
 	}
+	e.presave = presave
 	e.save.Tracker = save.NewTracker(w, e.workspace, rules)
 	ahead.Start()
 	e.prefetch = ahead

@@ -445,7 +445,16 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 		return res, true
 	}
 	start := time.Now()
+	presaves := 0
 	for round := range rounds + 2 { // the last two are calm
+		// A round in four races a presave (as the presaver runs once the
+		// writes it heard are quiet); in another its save follows one.
+		racing := c.rng.IntN(4)
+		var presaving chan error
+		if racing == 0 {
+			presaving = make(chan error, 1)
+			go func() { presaving <- presaveNowForTest(watched) }()
+		}
 		switch {
 		case round >= rounds:
 			c.calm(round == rounds)
@@ -455,6 +464,17 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 			c.round()
 		}
 		history = append(history, fmt.Sprintf("round %d:\n%s", round, strings.Join(c.ops, "\n")))
+		if racing == 1 {
+			presaving = make(chan error, 1)
+			presaving <- presaveNowForTest(watched)
+		}
+		if presaving != nil {
+			if err := <-presaving; err != nil {
+				t.Fatalf("round %d (seed %d): presave: %v", round, seed, err)
+			}
+			presaves++
+			history = append(history, "presave")
+		}
 		cancelled, packs := interruptRecompression(t, watched, c.rng)
 		if cancelled {
 			sliceCancels++
@@ -489,9 +509,17 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 	}
 	mustVerify(t, watched)
 	st, _ := watched.WatchStats()
-	t.Logf("seed %d: %d rounds and 2 calm ones in %v, %d mismatches; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d, and replayed %d directories from the stat cache; %d recompression slices cancelled, %d packs recompressed; %d restores, after which %d saves walked nothing, %d refreshes of the stat cache, %d committed; watcher %+v",
-		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, partial, listedSum, coldSum, replayed.Load(), sliceCancels, recompressed, restores, walkedNothing, refreshes.Load(), refreshed.Load(), st)
+	t.Logf("seed %d: %d rounds and 2 calm ones in %v, %d mismatches, %d presaves; %d watched saves pruned unchanged subtrees, listing %d files where the cold saves listed %d, and replayed %d directories from the stat cache; %d recompression slices cancelled, %d packs recompressed; %d restores, after which %d saves walked nothing, %d refreshes of the stat cache, %d committed; watcher %+v",
+		seed, rounds, time.Since(start).Round(time.Millisecond), mismatches, presaves, partial, listedSum, coldSum, replayed.Load(), sliceCancels, recompressed, restores, walkedNothing, refreshes.Load(), refreshed.Load(), st)
 	return partial, replayed.Load(), st
+}
+
+// presaveNowForTest does the presaver's work on e at once.
+func presaveNowForTest(e *Engine) error {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	_, err := e.presaveLocked(context.Background())
+	return err
 }
 
 // interruptRecompression runs a recompression slice on e and, two times

@@ -81,6 +81,9 @@ func (p *Prefetcher) Mute() (unmute func()) {
 	return func() { p.muted.Add(-1) }
 }
 
+// Muted reports whether a Mute is in effect.
+func (p *Prefetcher) Muted() bool { return p.muted.Load() > 0 }
+
 // Hold stops the encoding ahead until the returned function is called: a
 // save running meanwhile encodes what it stores itself, and the two would
 // share the cores to do the same work.
