@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -106,6 +107,9 @@ func (f *faultyFS) SyncAllState() (sound, cheap bool) {
 	return sound, sound && f.syncAllCheap
 }
 func (f *faultyFS) Lstat(name string) (fs.FileInfo, error) { return f.inner.Lstat(name) }
+
+// Hold is not a change: a restore that cannot hold a file replaces it all the same.
+func (f *faultyFS) Hold(name string) io.Closer { return f.inner.Hold(name) }
 
 func (f *faultyFS) do(kind faultfs.OpKind, name string, fn func() error) error {
 	if err := f.inj.MaybeError(faultfs.Op{Kind: kind, Path: name}); err != nil {

@@ -77,12 +77,17 @@ type Applier struct {
 	// syncfs, rename them into place and end with a second syncfs.
 	syncEach bool
 
-	mu      sync.Mutex      // guards Result, blocked, dirs, made and staged
+	mu      sync.Mutex      // guards Result, blocked, dirs, made, staged and held
 	blocked []string        // paths (and their subtrees) left alone because of a conflict
 	dirs    map[string]bool // directories whose entries this restore changed
 	made    map[string]bool // directories this restore created
 	staged  []staged        // files and links written, not yet renamed into place (!syncEach)
+	held    []io.Closer     // files replaced or removed, let go once Apply ends (see FS.Hold)
 }
+
+// maxHeld bounds the files a restore holds: far below the open files a
+// process may have, and more than an agent's step changes.
+const maxHeld = 1024
 
 // staged is a file or symlink written under its temporary name, waiting
 // for the syncfs that makes it durable before its rename onto o.path.
@@ -298,6 +303,7 @@ func (x *Applier) writers() int {
 // the restore. A path it may not change (permission denied) becomes a
 // conflict and the rest goes on; any other error stops it.
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
+	defer x.letGo()
 	sound, cheap := x.FS.SyncAllState()
 	x.syncEach = !sound || len(p.writes) <= syncEachLimit && !x.Resuming && !cheap
 	x.dirs, x.made, x.staged = map[string]bool{}, map[string]bool{}, nil
@@ -382,6 +388,9 @@ func (x *Applier) remove(o op) error {
 	if x.guarded(o) {
 		x.conflict(o.path, ConflictUnsaved)
 		return nil
+	}
+	if o.kind == opRemove {
+		x.hold(o.path)
 	}
 	err := x.FS.Remove(o.path)
 	switch {
@@ -477,6 +486,7 @@ func (x *Applier) write(o op) error {
 // place renames o's temporary file tmp onto its path and records it as
 // written; a failed rename removes tmp.
 func (x *Applier) place(o op, tmp string) error {
+	x.hold(o.path)
 	if err := x.rename(tmp, o.path); err != nil {
 		_ = x.FS.Remove(tmp)
 		if o.kind == opLink && errors.Is(err, os.ErrNotExist) {
@@ -517,6 +527,39 @@ func (x *Applier) placeStaged(ctx context.Context) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// hold keeps the file at name, about to be replaced or removed, open
+// until Apply ends (FS.Hold): its release then costs the restore nothing.
+func (x *Applier) hold(name string) {
+	x.mu.Lock()
+	full := len(x.held) >= maxHeld
+	x.mu.Unlock()
+	if full {
+		return
+	}
+	if c := x.FS.Hold(name); c != nil {
+		x.mu.Lock()
+		x.held = append(x.held, c)
+		x.mu.Unlock()
+	}
+}
+
+// letGo closes the files the restore held, on a goroutine of its own: the
+// kernel frees each as its descriptor closes, after Apply has returned.
+func (x *Applier) letGo() {
+	x.mu.Lock()
+	held := x.held
+	x.held = nil
+	x.mu.Unlock()
+	if len(held) == 0 {
+		return
+	}
+	go func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
 }
 
 // dropStaged removes the temporary files of a restore that stops before

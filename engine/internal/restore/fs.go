@@ -2,6 +2,7 @@ package restore
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -53,6 +54,12 @@ type FS interface {
 	SyncAllState() (sound, cheap bool)
 	// Lstat describes name without following a final symlink; it changes nothing.
 	Lstat(name string) (fs.FileInfo, error)
+	// Hold keeps name (a file or symlink about to be replaced or removed)
+	// open until the returned Closer is closed, so that the kernel frees
+	// it then instead of in the rename or removal (osfs.HoldFlags). It
+	// returns nil where there is no such name or the platform cannot hold
+	// one; it changes nothing.
+	Hold(name string) io.Closer
 }
 
 // TempFile is a file opened by CreateTemp. Sync makes its data durable;
@@ -133,6 +140,21 @@ func (r rootFS) CreateTemp(rel string) (TempFile, error) {
 		return nil, err
 	}
 	return rootFile{f, name}, nil
+}
+
+func (r rootFS) Hold(name string) io.Closer {
+	flags, ok := osfs.HoldFlags()
+	if !ok {
+		return nil
+	}
+	var f *os.File
+	if err := r.dirs.in(name, func(d *os.Root, base string) (err error) {
+		f, err = d.OpenFile(base, flags, 0)
+		return err
+	}); err != nil {
+		return nil
+	}
+	return f
 }
 
 // Rename renames within one directory through its open root; across

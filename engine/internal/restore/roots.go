@@ -3,6 +3,7 @@ package restore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 )
@@ -140,6 +141,16 @@ func (m rootsFS) SyncDir(name string) error {
 		return m.each(func(f FS) error { return f.SyncDir(".") })
 	}
 	return m.do(name, func(f FS, rel string) error { return f.SyncDir(rel) })
+}
+
+// Hold holds name in its root.
+func (m rootsFS) Hold(name string) io.Closer {
+	var c io.Closer
+	_ = m.do(name, func(f FS, rel string) error {
+		c = f.Hold(rel)
+		return nil
+	})
+	return c
 }
 
 // SyncAll syncs the file system of every root.

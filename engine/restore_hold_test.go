@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/internal/testbound"
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+// holdLog is a restore.FS that logs, in order, the holds, renames and
+// removals of a restore, and the closing of each file held.
+type holdLog struct {
+	restore.FS
+	mu     sync.Mutex
+	events []string
+	held   map[string]os.FileInfo // the file each hold kept, by path
+	closed sync.WaitGroup
+}
+
+func (h *holdLog) log(event string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, event)
+}
+
+func (h *holdLog) Hold(name string) io.Closer {
+	c := h.FS.Hold(name)
+	h.log("hold " + name)
+	if c == nil {
+		return nil
+	}
+	if f, ok := c.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil {
+			h.mu.Lock()
+			h.held[name] = fi
+			h.mu.Unlock()
+		}
+	}
+	h.closed.Add(1)
+	return closerFunc(func() error {
+		defer h.closed.Done()
+		h.log("let go " + name)
+		return c.Close()
+	})
+}
+
+func (h *holdLog) Rename(oldname, newname string) error {
+	h.log("rename " + newname)
+	return h.FS.Rename(oldname, newname)
+}
+
+func (h *holdLog) Remove(name string) error {
+	h.log("remove " + name)
+	return h.FS.Remove(name)
+}
+
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
+// A restore holds each file it replaces or removes, from before the
+// rename or removal until after its last one (on Linux; elsewhere there is
+// nothing to hold), so that freeing them costs the restore nothing: what
+// is held is the file that was replaced, and every one is let go.
+func TestRestoreHoldsWhatItReplacesUntilItEnds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"d": testtree.Dir{"x": testtree.File{Content: "1"}, "y": testtree.File{Content: "1"}}, "top": testtree.File{Content: "1"}})
+	f.save("one")
+	f.write("d/x", "2")
+	f.write("d/y", "2")
+	f.write("d/e/z", "2")
+	f.write("top", "2")
+	f.save("two")
+	before := map[string]os.FileInfo{}
+	for _, p := range []string{"d/x", "d/y", "top", "d/e/z"} {
+		fi, err := os.Lstat(filepath.Join(f.ws, filepath.FromSlash(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[p] = fi
+	}
+	h := &holdLog{held: map[string]os.FileInfo{}}
+	opts := Options{}
+	opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS { h.FS = fsys; return h }
+	f.open(opts)
+	f.restore("@1", RestoreOptions{})
+	done := make(chan struct{})
+	go func() { h.closed.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(testbound.Hang):
+		t.Fatalf("files held by the restore were not let go %v after it: %q", testbound.Hang, h.events)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	last := 0 // the last rename or removal of a file
+	for p := range before {
+		i := max(slices.Index(h.events, "rename "+p), slices.Index(h.events, "remove "+p))
+		if held := slices.Index(h.events, "hold "+p); i < 0 || held < 0 || held > i {
+			t.Fatalf("%s not held before it was replaced or removed: %q", p, h.events)
+		}
+		last = max(last, i)
+	}
+	for p, fi := range before {
+		if runtime.GOOS != "linux" {
+			break
+		}
+		got, ok := h.held[p]
+		if !ok || !os.SameFile(got, fi) {
+			t.Fatalf("the restore held %v for %s, want the file it replaced", got, p)
+		}
+		if i := slices.Index(h.events, "let go "+p); i < last {
+			t.Fatalf("%s let go before the restore's last change: %q", p, h.events)
+		}
+	}
+}
