@@ -154,13 +154,7 @@ func TestRestoreIntoUnwritableDirectory(t *testing.T) {
 // synced ("store" for the journal's), and its syncfs calls and renames in
 // the order it made them ("syncfs", "rename PATH").
 func restoreSyncs(t *testing.T, syncAllCheap bool) (fsyncs int, dirs, order []string) {
-	f := newFixture(t, testtree.Dir{"d": testtree.Dir{"x": testtree.File{Content: "1"}, "y": testtree.File{Content: "1"}}, "top": testtree.File{Content: "1"}})
-	f.save("one")
-	f.write("d/x", "2")
-	f.write("d/y", "2")
-	f.write("d/e/z", "2")
-	f.write("top", "2")
-	f.save("two")
+	f := threeFilesChanged(t)
 	var ops []faultfs.Op
 	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
 		ops = append(ops, op)
@@ -186,6 +180,19 @@ func restoreSyncs(t *testing.T, syncAllCheap bool) (fsyncs int, dirs, order []st
 	}
 	slices.Sort(dirs)
 	return fsyncs, dirs, order
+}
+
+// threeFilesChanged saves d/x, d/y and top as @1, then d/e/z added and the
+// three changed as @2: a restore of @1 replaces three files and removes one.
+func threeFilesChanged(t *testing.T) *fixture {
+	f := newFixture(t, testtree.Dir{"d": testtree.Dir{"x": testtree.File{Content: "1"}, "y": testtree.File{Content: "1"}}, "top": testtree.File{Content: "1"}})
+	f.save("one")
+	f.write("d/x", "2")
+	f.write("d/y", "2")
+	f.write("d/e/z", "2")
+	f.write("top", "2")
+	f.save("two")
+	return f
 }
 
 // threeRenames are the renames of the restore's three files into place.

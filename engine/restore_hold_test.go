@@ -12,7 +12,6 @@ import (
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/testbound"
-	"github.com/ckpt/ckpt/internal/testtree"
 )
 
 // holdLog is a restore.FS that logs, in order, the holds, renames and
@@ -72,13 +71,7 @@ func (c closerFunc) Close() error { return c() }
 // is held is the file that was replaced, and every one is let go.
 func TestRestoreHoldsWhatItReplacesUntilItEnds(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, testtree.Dir{"d": testtree.Dir{"x": testtree.File{Content: "1"}, "y": testtree.File{Content: "1"}}, "top": testtree.File{Content: "1"}})
-	f.save("one")
-	f.write("d/x", "2")
-	f.write("d/y", "2")
-	f.write("d/e/z", "2")
-	f.write("top", "2")
-	f.save("two")
+	f := threeFilesChanged(t)
 	before := map[string]os.FileInfo{}
 	for _, p := range []string{"d/x", "d/y", "top", "d/e/z"} {
 		fi, err := os.Lstat(filepath.Join(f.ws, filepath.FromSlash(p)))
