@@ -125,6 +125,16 @@ var faultOps = []faultOp{
 		_, err := e.Save(ctx, SaveOptions{Message: "under faults"})
 		return err
 	}, func(record) bool { return true }},
+	{"presave", func(ctx context.Context, e *Engine, ws string) error {
+		if err := os.WriteFile(filepath.Join(ws, "new"), []byte("new file"), 0o644); err != nil {
+			return err
+		}
+		if err := presaveNowForTest(e); err != nil {
+			return err
+		}
+		_, err := e.Save(ctx, SaveOptions{Message: "after a presave"})
+		return err
+	}, func(record) bool { return true }},
 	{"restore", func(ctx context.Context, e *Engine, _ string) error {
 		_, err := e.Restore(ctx, "@1", RestoreOptions{})
 		return err
