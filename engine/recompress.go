@@ -25,10 +25,16 @@ type RecompressResult struct {
 // committed slice stays done. GC does the same work for every
 // deferred pack whenever it runs.
 func (e *Engine) Recompress(ctx context.Context) (*RecompressResult, error) {
+	return e.recompress(ctx, false)
+}
+
+// recompress is Recompress, compressing at a save's level instead of the
+// recompression's when saveLevel is set (see maint.Store.SaveLevel).
+func (e *Engine) recompress(ctx context.Context, saveLevel bool) (*RecompressResult, error) {
 	start := time.Now()
 	total := &RecompressResult{}
 	for {
-		res, err := e.RecompressNext(ctx)
+		res, err := e.recompressNext(ctx, saveLevel)
 		if res != nil {
 			total.Packs += res.Packs
 			total.Blobs += res.Blobs
@@ -57,13 +63,18 @@ func (e *Engine) Recompress(ctx context.Context) (*RecompressResult, error) {
 // pack as that slice found it and returns ctx's error. With no deferred
 // pack it returns a zero result at once.
 func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) {
+	return e.recompressNext(ctx, false)
+}
+
+// recompressNext is RecompressNext, at a save's level when saveLevel is set.
+func (e *Engine) recompressNext(ctx context.Context, saveLevel bool) (*RecompressResult, error) {
 	start := time.Now()
 	unlock, err := e.lockForWrite()
 	if err != nil {
 		return nil, e.report(err, start)
 	}
 	defer unlock()
-	res, err := e.recompressSlice(ctx, start)
+	res, err := e.recompressSlice(ctx, start, saveLevel)
 	if err != nil || res.Remaining == 0 {
 		// The encoders of the recompression level (tens of MiB of tables)
 		// are kept while a run goes on, from one slice to the next, and
@@ -75,8 +86,8 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 	return res, err
 }
 
-// recompressSlice is RecompressNext under the write lock.
-func (e *Engine) recompressSlice(ctx context.Context, start time.Time) (*RecompressResult, error) {
+// recompressSlice is recompressNext under the write lock.
+func (e *Engine) recompressSlice(ctx context.Context, start time.Time, saveLevel bool) (*RecompressResult, error) {
 	deferred, err := e.blobs.DeferredPacks()
 	if err != nil {
 		return nil, e.report(err, start)
@@ -88,7 +99,9 @@ func (e *Engine) recompressSlice(ctx context.Context, start time.Time) (*Recompr
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	done, err := e.maintStore().RecompressPack(ctx, deferred[0])
+	m := e.maintStore()
+	m.SaveLevel = saveLevel
+	done, err := m.RecompressPack(ctx, deferred[0])
 	if err != nil && ctx.Err() != nil {
 		return res, ctx.Err() // cancelled, not failed: no error event
 	}

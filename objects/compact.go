@@ -37,6 +37,8 @@ type rewriter struct {
 	// members one after another, and the packs it reads are never written
 	// while it runs, so each group is read and decoded once.
 	reads *ReadSession
+	// codec compresses what Regroup and Recompress write.
+	codec *codec
 }
 
 // groupKey names a group record by where it lives.
@@ -46,7 +48,9 @@ type groupKey struct {
 }
 
 // newRewriter starts a rewriting session. Close it when done.
-func (s *Store) newRewriter() *rewriter { return &rewriter{s: s, reads: s.SweepSession()} }
+func (s *Store) newRewriter(c *codec) *rewriter {
+	return &rewriter{s: s, reads: s.SweepSession(), codec: c}
+}
 
 // Copy verifies the record of blob id at loc (content hashed against id,
 // chunk lists checked) and appends it unchanged to the rewriter's current

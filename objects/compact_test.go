@@ -24,7 +24,7 @@ func TestRewriterMovesLiveRecords(t *testing.T) {
 	}
 	ids, ps := save(t, s, idx, blobs...)
 	old := ps[0].Loc.Pack
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	var moved []Placement
 	for i := 0; i < len(ids); i += 2 {
@@ -81,7 +81,7 @@ func TestRewriterRefusesDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	_, err = rw.Copy(ids[0], loc)
 	mustCorrupt(t, err)
@@ -104,7 +104,7 @@ func TestRewriterRefusesAGroupDamagedElsewhere(t *testing.T) {
 	}
 	flip(t, s.PackPath(last.Pack), last.Offset+int64(last.Length)-1)
 	mustGet(t, s, ids[0], blobs[0]) // the member copied still reads back
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	_, err := rw.Copy(ids[0], first)
 	mustCorrupt(t, err)
@@ -122,7 +122,7 @@ func TestRewriterRollsOverAtPackSize(t *testing.T) {
 	}
 	ids, _ := save(t, s, idx, blobs...)
 	before, _ := s.Packs()
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	for _, id := range ids {
 		loc, _, _ := idx.Locator(id)

@@ -107,7 +107,7 @@ func (r *rewriter) Recompress(id ID, loc Locator) (Locator, error) {
 	}
 	scratch := getScratch(&r.s.packBufs)
 	defer r.s.packBufs.Put(scratch)
-	payload, flags, err := r.s.recodec.compress(*scratch, content, true)
+	payload, flags, err := r.codec.compress(*scratch, content, true)
 	if err != nil {
 		r.err = err
 		return Locator{}, err

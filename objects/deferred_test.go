@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -57,7 +58,7 @@ func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
 		mustGet(t, s, Sum(data), data)
 	}
 
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	var moved []Placement
 	for _, data := range blobs {
@@ -101,6 +102,67 @@ func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
 	if after*2 > rawBytes {
 		t.Fatalf("recompressed store holds %d bytes, the raw records %d", after, rawBytes)
 	}
+	for _, data := range blobs {
+		mustGet(t, s, Sum(data), data)
+	}
+}
+
+// RewriteAtSaveLevel moves a deferred pack's blobs as Rewrite does (the
+// small ones regrouped, the large one recompressed, every one readable at
+// its new place), compressed at the save's level: larger than Rewrite's
+// records at the recompression's level, smaller than the raw ones.
+func TestRewriteAtSaveLevelCompressesAsASaveWould(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true, Level: 1, RecompressLevel: 4})
+	var blobs [][]byte
+	for i := range 40 {
+		blobs = append(blobs, textBytes(uint64(i), 3000+i*17))
+	}
+	blobs = append(blobs, textBytes(77, 1<<20))
+	b := s.NewBatch()
+	b.DeferCompression()
+	for _, data := range blobs {
+		if _, err := b.PutBytes(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	placed, err := b.Sync()
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.commit(placed)
+	var moves []Move
+	var raw int64
+	for _, p := range placed {
+		how := MoveRecompress
+		if p.Loc.Flags&pack.FlagGroup != 0 {
+			how = MoveRegroup
+		}
+		moves = append(moves, Move{ID: p.ID, Loc: p.Loc, How: how})
+		raw += int64(p.Loc.Length)
+	}
+	size := func(placed []Placement) (n int64) {
+		seen := map[[2]int64]bool{}
+		for _, p := range placed {
+			if k := [2]int64{int64(p.Loc.Pack), p.Loc.Offset}; !seen[k] {
+				seen[k] = true
+				n += int64(p.Loc.Length)
+			}
+		}
+		return n
+	}
+	best, err := s.Rewrite(context.Background(), moves, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := s.RewriteAtSaveLevel(context.Background(), moves, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, q := size(best), size(quick); !(b < q && q < raw) {
+		t.Fatalf("records of %d raw bytes rewritten into %d at the recompression's level and %d at the save's; want best < save < raw", raw, b, q)
+	}
+	idx.commit(quick)
 	for _, data := range blobs {
 		mustGet(t, s, Sum(data), data)
 	}

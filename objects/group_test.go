@@ -194,7 +194,7 @@ func TestRewriterCopiesAGroupOnce(t *testing.T) {
 	blobs := groupBlobs()[:40]
 	ids, _ := save(t, s, idx, blobs...)
 	before, _ := s.Packs()
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	var first Locator
 	for i, id := range ids {

@@ -40,7 +40,7 @@ func (r *rewriter) writeGroup() error {
 		return nil
 	}
 	r.open = nil
-	h, payload, done, err := r.s.sealGroup(g, r.s.recodec)
+	h, payload, done, err := r.s.sealGroup(g, r.codec)
 	defer done()
 	if err != nil {
 		r.err = err

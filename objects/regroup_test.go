@@ -28,7 +28,7 @@ func TestRegroupKeepsOnlyLiveMembers(t *testing.T) {
 			t.Fatalf("GroupSize of member %d: %d, %v", p.Loc.Member, size, err)
 		}
 	}
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	live := map[ID][]byte{}
 	for i, id := range ids {
@@ -105,7 +105,7 @@ func TestRegroupRefusesWhatCannotJoinAGroup(t *testing.T) {
 	small := textBytes(1, 4000)
 	big := textBytes(2, 3<<20) // chunked
 	ids, _ := save(t, s, idx, small, big)
-	rw := s.newRewriter()
+	rw := s.newRewriter(s.recodec)
 	defer rw.Close()
 	list, _, _ := idx.Locator(ids[1])
 	if err := rw.Regroup(ids[1], list); err == nil {

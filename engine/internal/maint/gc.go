@@ -205,7 +205,11 @@ func (s *Store) rewritePacks(ctx context.Context, g *Graph, packs []*packUse,
 // of each record written once.
 func (s *Store) rewrite(ctx context.Context, moves []objects.Move, progress func(Progress),
 	res *Swept) (map[objects.ID]objects.Locator, error) {
-	placed, err := s.Blobs.Rewrite(ctx, moves, func(op string, done int) {
+	rewrite := s.Blobs.Rewrite
+	if s.SaveLevel {
+		rewrite = s.Blobs.RewriteAtSaveLevel
+	}
+	placed, err := rewrite(ctx, moves, func(op string, done int) {
 		if progress != nil && op != "sync" && done%256 == 0 {
 			progress(Progress{Phase: "rewrite", Done: int64(done), Total: int64(len(moves))})
 		}

@@ -26,6 +26,9 @@ type Store struct {
 	Step func(op string)
 	// SliceBytes bounds one RecompressPack call (DefaultSliceBytes when 0).
 	SliceBytes int64
+	// SaveLevel makes rewrites compress at a save's level, not the
+	// recompression's (objects.Store.RewriteAtSaveLevel).
+	SaveLevel bool
 }
 
 // Progress reports how far a store-wide operation got in its current
