@@ -21,19 +21,7 @@ func TestDeferredBatchStoresRawAndMarksItsPacks(t *testing.T) {
 		blobs = append(blobs, textBytes(uint64(i), 2000+i*13))
 	}
 	blobs = append(blobs, textBytes(999, 2<<20)) // plain, above the group limit
-	b := s.NewBatch()
-	b.DeferCompression()
-	for _, data := range blobs {
-		if _, err := b.PutBytes(data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	placed, err := b.Sync()
-	b.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx.commit(placed)
+	placed := saveDeferred(t, s, idx, blobs)
 	written := map[uint32]bool{}
 	var rawBytes int64
 	for _, p := range placed {
@@ -118,19 +106,7 @@ func TestRewriteAtSaveLevelCompressesAsASaveWould(t *testing.T) {
 		blobs = append(blobs, textBytes(uint64(i), 3000+i*17))
 	}
 	blobs = append(blobs, textBytes(77, 1<<20))
-	b := s.NewBatch()
-	b.DeferCompression()
-	for _, data := range blobs {
-		if _, err := b.PutBytes(data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	placed, err := b.Sync()
-	b.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx.commit(placed)
+	placed := saveDeferred(t, s, idx, blobs)
 	var moves []Move
 	var raw int64
 	for _, p := range placed {
@@ -166,4 +142,24 @@ func TestRewriteAtSaveLevelCompressesAsASaveWould(t *testing.T) {
 	for _, data := range blobs {
 		mustGet(t, s, Sum(data), data)
 	}
+}
+
+// saveDeferred stores blobs in one batch with DeferCompression, syncs and
+// commits it, and returns the placements.
+func saveDeferred(t *testing.T, s *Store, idx *mapIndex, blobs [][]byte) []Placement {
+	t.Helper()
+	b := s.NewBatch()
+	b.DeferCompression()
+	for _, data := range blobs {
+		if _, err := b.PutBytes(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	placed, err := b.Sync()
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.commit(placed)
+	return placed
 }
