@@ -135,13 +135,14 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		}
 	}
 	res := &saved{task: task, kind: kind, skipped: snap.Skipped, parent: head.Head}
+	hashed := e.presaved + snap.Hashed.Load() // the presaves' reading was this save's
 	empty := hasHead && snap.Root == parent.Root
 	// Without a state blob only the files decide whether anything changed.
 	unchanged := empty && (opts.State == nil || state == parent.State)
 	if unchanged && !opts.AllowEmpty {
 		// Nothing to record but refreshed stat-cache entries.
 		res.id, res.seq, res.parent = head.Head, parent.Seq, parent.Parent
-		res.stats = index.Stats{Files: filesIn(snap, parent, index.Stats{}), BytesHashed: e.presaved + snap.Hashed.Load(), DurationMs: uint64(time.Since(start).Milliseconds())}
+		res.stats = index.Stats{Files: filesIn(snap, parent, index.Stats{}), BytesHashed: hashed, DurationMs: uint64(time.Since(start).Milliseconds())}
 		if err := e.save.Commit(blobs, snap, nil, task, head); err != nil {
 			return nil, nil, err
 		}
@@ -152,7 +153,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if err != nil {
 		return nil, nil, err
 	}
-	stats.Files, stats.BytesHashed = filesIn(snap, parent, stats), e.presaved+snap.Hashed.Load()
+	stats.Files, stats.BytesHashed = filesIn(snap, parent, stats), hashed
 	stats.DurationMs = uint64(time.Since(start).Milliseconds())
 	cp := &index.Checkpoint{
 		Parent: head.Head, Task: task, Seq: head.LastSeq + 1, Root: snap.Root,

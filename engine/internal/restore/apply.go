@@ -486,7 +486,9 @@ func (x *Applier) write(o op) error {
 // place renames o's temporary file tmp onto its path and records it as
 // written; a failed rename removes tmp.
 func (x *Applier) place(o op, tmp string) error {
-	x.hold(o.path)
+	if !o.fresh { // a fresh path holds nothing captured to replace
+		x.hold(o.path)
+	}
 	if err := x.rename(tmp, o.path); err != nil {
 		_ = x.FS.Remove(tmp)
 		if o.kind == opLink && errors.Is(err, os.ErrNotExist) {
