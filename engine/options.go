@@ -169,6 +169,9 @@ type testHooks struct {
 	// and the error of its work, if any.
 	beforePresave func(ctx context.Context)
 	presaved      func(hashed uint64, err error)
+	// presaveDelay replaces presaveDelay: a test whose assertions are
+	// about what one save's scan did sets it beyond the test's length.
+	presaveDelay time.Duration
 	// prefetched is told of each stored version the watcher's head start
 	// read ahead of a save (save.Prefetcher): the file's path, the
 	// version's id, and whether the delta record of the file's content

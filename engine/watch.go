@@ -30,7 +30,11 @@ func (e *Engine) startWatch() error {
 		pending = e.opts.hooks.watchMaxPending
 	}
 	ahead := save.NewPrefetcher(e.db, e.blobs, e.workspace, e.opts.hooks.prefetched)
-	presave := startRefresher(presaveDelay, e.presaveNow)
+	delay := presaveDelay
+	if e.opts.hooks.presaveDelay > 0 {
+		delay = e.opts.hooks.presaveDelay
+	}
+	presave := startRefresher(delay, e.presaveNow)
 	w, err := watch.Start(context.Background(), e.workspace, watch.Options{RuleFiles: rules, MaxPending: pending,
 		MaxWatches: e.opts.hooks.watchMaxWatches, Written: func(rel string) {
 			ahead.Heard(rel)

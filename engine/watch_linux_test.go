@@ -20,6 +20,10 @@ import (
 	"github.com/ckpt/ckpt/objects"
 )
 
+// saveScansOnly is the presave delay of the tests whose assertions are
+// about what each save's scan did: no presave runs before their end.
+const saveScansOnly = time.Hour
+
 // writeWide writes wideTree(n, 10) under ws/top.
 func writeWide(t *testing.T, ws string, n int) {
 	t.Helper()
@@ -37,6 +41,7 @@ func TestWatchedSaveReadsOnlyChangedDirs(t *testing.T) {
 	var listed uint64 // files the watched engine's last scan listed
 	opts := Options{Watch: true}
 	opts.hooks.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	opts.hooks.presaveDelay = saveScansOnly
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{})
 	saveRoot(t, watched) // walks everything, watching each directory before listing it
@@ -76,6 +81,7 @@ func TestWatchedSaveReplaysTheWayToAChange(t *testing.T) {
 	var replayed, listed uint64
 	opts := Options{Watch: true}
 	opts.hooks.afterScan = func(s *save.Snapshot) { replayed, listed = s.Replayed.Load(), s.Files.Load() }
+	opts.hooks.presaveDelay = saveScansOnly
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{})
 	saveRoot(t, watched)
@@ -141,6 +147,7 @@ func TestWatchedSaveReportsTheSkippedPathsAColdSaveDoes(t *testing.T) {
 	var partial bool
 	opts := Options{Watch: true, MaxFileSize: 1024}
 	opts.hooks.afterScan = func(s *save.Snapshot) { replayed, partial = s.Replayed.Load(), s.Partial() }
+	opts.hooks.presaveDelay = saveScansOnly
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{MaxFileSize: 1024})
 	steps := []struct {
@@ -214,6 +221,7 @@ func TestWatchLimitBelowDirectoryCount(t *testing.T) {
 	var listed uint64
 	opts := Options{Watch: true, hooks: testHooks{watchMaxWatches: 20}}
 	opts.hooks.afterScan = func(s *save.Snapshot) { listed = s.Files.Load() }
+	opts.hooks.presaveDelay = saveScansOnly
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{})
 	saveRoot(t, watched)
