@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -54,7 +55,7 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 		scratch := getScratch(&b.s.packBufs)
 		defer b.s.packBufs.Put(scratch)
 		var pays bool
-		if payload, pays, err = b.s.encodeDelta((*scratch)[:0], content, prev, loc); err != nil {
+		if payload, pays, err = b.s.encodeDelta((*scratch)[:0], id, content, prev, loc); err != nil {
 			return false, err
 		}
 		*scratch = payload[:0]
@@ -71,11 +72,16 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 
 // encodeDelta appends to dst the payload of a delta record of content
 // against blob prev, stored at loc, and reports whether that record pays
-// (deltaPays). It does not when prev's chain leaves no room for one more,
+// (deltaPays); it keeps both versions among the store's recent contents
+// (recent.go). It does not pay when prev's chain leaves no room for one more,
 // or when prev does not verify (the content is then stored whole and
 // verify reports the base).
-func (s *Store) encodeDelta(dst, content []byte, prev ID, loc Locator) ([]byte, bool, error) {
+func (s *Store) encodeDelta(dst []byte, id ID, content []byte, prev ID, loc Locator) ([]byte, bool, error) {
 	bh, base, err := s.readRecord(loc, prev)
+	if err == nil {
+		s.recent.put(prev, bytes.Clone(base))
+		s.recent.put(id, bytes.Clone(content))
+	}
 	switch {
 	case errors.Is(err, ErrCorrupt):
 		return dst, false, nil

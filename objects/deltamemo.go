@@ -3,8 +3,6 @@ package objects
 import (
 	"errors"
 	"io"
-	"slices"
-	"sync"
 )
 
 // Prepared delta records: a resident host hears that a file was written
@@ -30,63 +28,6 @@ const (
 type deltaKey struct {
 	id, prev ID
 	base     Locator
-}
-
-// deltaMemo holds prepared records, oldest dropped first. Safe for
-// concurrent use.
-type deltaMemo struct {
-	mu    sync.Mutex
-	byKey map[deltaKey][]byte
-	order []deltaKey // insertion order; keys taken since stay until dropped
-	bytes int
-}
-
-// put keeps the record prepared for key: its payload, nil when the delta
-// does not pay (the content is then stored whole, as the Batch would
-// decide).
-func (m *deltaMemo) put(key deltaKey, payload []byte) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.byKey == nil {
-		m.byKey = map[deltaKey][]byte{}
-	}
-	if _, ok := m.byKey[key]; ok {
-		return
-	}
-	for len(m.order) > 0 && (len(m.byKey) >= deltaMemoEntries || m.bytes+len(payload) > deltaMemoBytes) {
-		old := m.order[0]
-		m.order = m.order[1:]
-		if dropped, ok := m.byKey[old]; ok {
-			m.bytes -= len(dropped)
-			delete(m.byKey, old)
-		}
-	}
-	if len(m.order) >= 2*deltaMemoEntries { // mostly keys taken since: keep those still held
-		m.order = slices.DeleteFunc(m.order, func(k deltaKey) bool { _, held := m.byKey[k]; return !held })
-	}
-	m.byKey[key] = payload
-	m.order = append(m.order, key)
-	m.bytes += len(payload)
-}
-
-// take removes and returns the record prepared for key; ok is false when
-// there is none.
-func (m *deltaMemo) take(key deltaKey) (payload []byte, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	payload, ok = m.byKey[key]
-	if ok {
-		delete(m.byKey, key)
-		m.bytes -= len(payload)
-	}
-	return payload, ok
-}
-
-func (m *deltaMemo) has(key deltaKey) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.byKey[key]
-	return ok
 }
 
 // PrepareVersion encodes ahead the delta record that a Batch storing the
@@ -130,7 +71,7 @@ func (s *Store) PrepareVersion(r io.Reader, prev ID) (bool, error) {
 	if s.deltas.has(key) {
 		return true, nil
 	}
-	payload, pays, err := s.encodeDelta(nil, content, prev, loc)
+	payload, pays, err := s.encodeDelta(nil, id, content, prev, loc)
 	if err != nil {
 		return false, err
 	}

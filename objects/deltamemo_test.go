@@ -84,7 +84,7 @@ func TestPrepareVersionDeclines(t *testing.T) {
 // them, dropping the oldest first, and its bookkeeping stays bounded
 // however many records are taken.
 func TestDeltaMemoBounded(t *testing.T) {
-	var m deltaMemo
+	m := newMemo[deltaKey](deltaMemoEntries, deltaMemoBytes)
 	key := func(i int) deltaKey {
 		return deltaKey{id: Sum([]byte{byte(i), byte(i >> 8)}), base: Locator{Offset: int64(i)}}
 	}

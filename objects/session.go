@@ -26,7 +26,9 @@ const sessionGroups = 16
 // but each of its frames is checked against the disk before the session
 // first uses it. Every content it returns is verified against its id as
 // the Store's are; what it does not promise is to see damage done to a
-// group record on disk after it read that record. A ReadSession is safe
+// group record on disk after it read that record, nor damage to a record
+// whose content the Store keeps in memory (recent.go: both versions of the
+// files last stored as deltas, hashed again on each use). A ReadSession is safe
 // for concurrent use; drop it when the operation that needed it ends.
 type ReadSession struct {
 	s      *Store
@@ -70,10 +72,14 @@ func (r *ReadSession) Open(id ID) (io.ReadCloser, int64, error) { return r.s.ope
 // Get is Store.Get through the session.
 func (r *ReadSession) Get(id ID) ([]byte, error) { return r.s.get(id, r.content) }
 
-// content reads blob id, not chunked, at loc: a group member, and the
-// base of a delta that is one, through the session's groups, anything else
-// as the store does.
+// content reads blob id, not chunked, at loc: from the Store's recent
+// contents when it keeps id's, else a group member, and the base of a
+// delta that is one, through the session's groups, anything else as the
+// store does.
 func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
+	if data, ok := r.s.recentContent(id); ok {
+		return data, nil
+	}
 	_, data, err := r.s.readVersion(loc, id, pack.MaxDeltaDepth, r)
 	if loc.Flags&pack.FlagGroup != 0 {
 		// A member is the session's own bytes: the caller owns what it gets.

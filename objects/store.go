@@ -111,7 +111,8 @@ type Store struct {
 	// for the next large file rather than left to the collector.
 	chunkBufs chan *[]byte
 	groups    groupCache
-	deltas    deltaMemo // records prepared ahead of the Batch that writes them
+	deltas    *memo[deltaKey] // records prepared ahead of the Batch that writes them
+	recent    *memo[ID]       // both versions of the files last stored as deltas (recent.go)
 
 	mu struct {
 		sync.Mutex
@@ -147,6 +148,7 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: filepath.Join(dir, packsDir), idx: idx, opts: opts, codec: c, recodec: rc,
+		deltas: newMemo[deltaKey](deltaMemoEntries, deltaMemoBytes), recent: newMemo[ID](recentEntries, recentBytes),
 		chunkBufs: make(chan *[]byte, max(1, runtime.GOMAXPROCS(0)/4))}
 	for range cap(s.chunkBufs) {
 		s.chunkBufs <- nil

@@ -1,0 +1,28 @@
+package objects
+
+import "bytes"
+
+// Recent contents: when a file's new version is stored as a delta (or
+// prepared as one, PrepareVersion), the store holds both of its versions
+// in memory, the base it decoded and the content it encoded. What a
+// resident host asks for next reads exactly these: the diff of the step
+// that changed the file, the restore that undoes the step, the redo. A
+// ReadSession takes a content kept here instead of reading and checking
+// its group's frames on disk, and hashes it again against its id on every
+// use, so what it returns is verified as a read from disk is.
+
+// recentEntries and recentBytes bound the contents kept.
+const (
+	recentEntries = 2048
+	recentBytes   = 16 << 20
+)
+
+// recentContent returns a copy of blob id's content when the store keeps
+// it in memory and it still hashes to id.
+func (s *Store) recentContent(id ID) ([]byte, bool) {
+	kept, ok := s.recent.get(id)
+	if !ok || Sum(kept) != id {
+		return nil, false
+	}
+	return bytes.Clone(kept), true
+}
