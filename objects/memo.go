@@ -74,10 +74,3 @@ func (m *memo[K]) has(key K) bool {
 	_, ok := m.get(key)
 	return ok
 }
-
-// len is the number of values kept.
-func (m *memo[K]) len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.byKey)
-}
