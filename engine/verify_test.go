@@ -242,3 +242,38 @@ func TestVerifyFindsDamageToADeadMemberOfAGroup(t *testing.T) {
 		t.Fatalf("problem %+v, want a locator problem naming no file", p)
 	}
 }
+
+// Verify reads every record from disk: damage to a version the engine
+// still keeps in memory, having just stored it as a delta (which the
+// reads of a restore or a diff would take from there), is found.
+func TestVerifyFindsDamageToAVersionKeptInMemory(t *testing.T) {
+	t.Parallel()
+	f, _, _ := corruptFixture(t)
+	var table strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&table, "var v%d = %#x\n", i, uint64(i+1)*0x9e3779b97f4a7c15)
+	}
+	f.write("src/lib/table.go", table.String())
+	f.save("two")
+	f.write("src/lib/table.go", table.String()+"// edited\n")
+	three := f.save("three")
+	ents, err := f.e.Ls(context.Background(), "", "HEAD", "src/lib/table.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ents[0].ID
+	loc, _, err := f.e.db.Locator(objects.ID(id))
+	if err != nil || !loc.Delta() {
+		t.Fatalf("the edit's locator %+v, %v: want a delta record", loc, err)
+	}
+	pack := f.e.blobs.PackPath(loc.Pack)
+	b, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[loc.Offset+int64(loc.Length)-3] ^= 0x40
+	if err := os.WriteFile(pack, b, 0o600); err != nil { // in place: the engine stays open
+		t.Fatal(err)
+	}
+	wantProblem(t, f, false, three.ID, "src/lib/table.go", "blob "+id.Short())
+}

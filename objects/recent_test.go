@@ -10,7 +10,8 @@ import (
 
 // Both versions of a file stored as a delta are kept in memory: a session
 // reads them from there, verified, even once their records on disk are
-// damaged, while the Store's own reads still report the damage.
+// damaged, while the Store's own reads and a SweepSession's (verify's)
+// still report the damage.
 func TestSessionReadsTheVersionsADeltaKept(t *testing.T) {
 	s, _, base, delta, v1 := deltaPair(t)
 	v0, err := s.Get(base)
@@ -30,6 +31,9 @@ func TestSessionReadsTheVersionsADeltaKept(t *testing.T) {
 		got[0] ^= 1 // the caller's own copy
 		if _, err := s.Get(id); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("store read of the damaged %s: %v, want ErrCorrupt", id.Short(), err)
+		}
+		if _, err := s.SweepSession().Get(id); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("sweep (verify's) read of the damaged %s: %v, want ErrCorrupt", id.Short(), err)
 		}
 	}
 	if got, err := session.Get(delta); err != nil || !bytes.Equal(got, v1) {

@@ -32,7 +32,7 @@ const sessionGroups = 16
 // for concurrent use; drop it when the operation that needed it ends.
 type ReadSession struct {
 	s      *Store
-	shared bool // takes and gives the Store's group readers (not a SweepSession)
+	shared bool // takes and gives the Store's group readers, takes its recent contents (not a SweepSession)
 	mu     sync.Mutex
 	// groups holds the readers of the group records read, oldest first
 	// in order.
@@ -50,7 +50,7 @@ func (s *Store) ReadSession() *ReadSession { return s.newSession(true) }
 // the store once (verify, a rewrite of packs): it neither takes the group
 // readers the Store keeps nor gives it its own, which would only push out
 // the groups that everyday reads share, and it reads every record it uses
-// from disk.
+// from disk, never taking a content the Store keeps in memory (recent.go).
 func (s *Store) SweepSession() *ReadSession { return s.newSession(false) }
 
 func (s *Store) newSession(shared bool) *ReadSession {
@@ -73,12 +73,14 @@ func (r *ReadSession) Open(id ID) (io.ReadCloser, int64, error) { return r.s.ope
 func (r *ReadSession) Get(id ID) ([]byte, error) { return r.s.get(id, r.content) }
 
 // content reads blob id, not chunked, at loc: from the Store's recent
-// contents when it keeps id's, else a group member, and the base of a
+// contents when it keeps id's (not for a SweepSession), else a group member, and the base of a
 // delta that is one, through the session's groups, anything else as the
 // store does.
 func (r *ReadSession) content(loc Locator, id ID) ([]byte, error) {
-	if data, ok := r.s.recentContent(id); ok {
-		return data, nil
+	if r.shared { // a SweepSession reads every record from disk
+		if data, ok := r.s.recentContent(id); ok {
+			return data, nil
+		}
 	}
 	_, data, err := r.s.readVersion(loc, id, pack.MaxDeltaDepth, r)
 	if loc.Flags&pack.FlagGroup != 0 {
