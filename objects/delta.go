@@ -1,7 +1,6 @@
 package objects
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -79,8 +78,8 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 func (s *Store) encodeDelta(dst []byte, id ID, content []byte, prev ID, loc Locator) ([]byte, bool, error) {
 	bh, base, err := s.readRecord(loc, prev)
 	if err == nil {
-		s.recent.put(prev, bytes.Clone(base))
-		s.recent.put(id, bytes.Clone(content))
+		s.keepRecent(prev, base)
+		s.keepRecent(id, content)
 	}
 	switch {
 	case errors.Is(err, ErrCorrupt):

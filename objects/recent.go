@@ -17,6 +17,13 @@ const (
 	recentBytes   = 16 << 20
 )
 
+// keepRecent keeps a copy of content, blob id's, unless one is kept.
+func (s *Store) keepRecent(id ID, content []byte) {
+	if !s.recent.has(id) {
+		s.recent.put(id, bytes.Clone(content))
+	}
+}
+
 // recentContent returns a copy of blob id's content when the store keeps
 // it in memory and it still hashes to id.
 func (s *Store) recentContent(id ID) ([]byte, bool) {
