@@ -53,6 +53,14 @@ func wantProblem(t *testing.T, f *fixture, quick bool, cp ID, path, text string)
 // cached pack handle hides the change.
 func editPack(t *testing.T, f *fixture, id ID, edit func(b []byte, loc objects.Locator)) {
 	t.Helper()
+	editPackInPlace(t, f, id, edit)
+	f.open(Options{})
+}
+
+// editPackInPlace is editPack with the engine left open: the pack file is
+// rewritten in place, so its open handles read the change.
+func editPackInPlace(t *testing.T, f *fixture, id ID, edit func(b []byte, loc objects.Locator)) {
+	t.Helper()
 	loc, _, err := f.e.db.Locator(objects.ID(id))
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +74,6 @@ func editPack(t *testing.T, f *fixture, id ID, edit func(b []byte, loc objects.L
 	if err := os.WriteFile(pack, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.open(Options{})
 }
 
 func TestVerifyCleanStore(t *testing.T) {
@@ -262,18 +269,9 @@ func TestVerifyFindsDamageToAVersionKeptInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := ents[0].ID
-	loc, _, err := f.e.db.Locator(objects.ID(id))
-	if err != nil || !loc.Delta() {
+	if loc, _, err := f.e.db.Locator(objects.ID(id)); err != nil || !loc.Delta() {
 		t.Fatalf("the edit's locator %+v, %v: want a delta record", loc, err)
 	}
-	pack := f.e.blobs.PackPath(loc.Pack)
-	b, err := os.ReadFile(pack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[loc.Offset+int64(loc.Length)-3] ^= 0x40
-	if err := os.WriteFile(pack, b, 0o600); err != nil { // in place: the engine stays open
-		t.Fatal(err)
-	}
+	editPackInPlace(t, f, id, func(b []byte, loc objects.Locator) { b[loc.Offset+int64(loc.Length)-3] ^= 0x40 })
 	wantProblem(t, f, false, three.ID, "src/lib/table.go", "blob "+id.Short())
 }

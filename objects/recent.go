@@ -25,10 +25,15 @@ func (s *Store) keepRecent(id ID, content []byte) {
 }
 
 // recentContent returns a copy of blob id's content when the store keeps
-// it in memory and it still hashes to id.
+// it in memory and it still hashes to id; a kept copy that does not is
+// dropped.
 func (s *Store) recentContent(id ID) ([]byte, bool) {
 	kept, ok := s.recent.get(id)
-	if !ok || Sum(kept) != id {
+	if !ok {
+		return nil, false
+	}
+	if Sum(kept) != id {
+		s.recent.take(id)
 		return nil, false
 	}
 	return bytes.Clone(kept), true

@@ -19,7 +19,10 @@ func TestSessionReadsTheVersionsADeltaKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []ID{base, delta} {
-		loc, _ := s.Stat(id)
+		loc, err := s.Stat(id)
+		if err != nil {
+			t.Fatal(err)
+		}
 		flip(t, s.PackPath(loc.Pack), loc.Offset+pack.RecordHeaderLen+loc.PayloadLen()/2)
 	}
 	session := s.ReadSession()
@@ -41,8 +44,8 @@ func TestSessionReadsTheVersionsADeltaKept(t *testing.T) {
 	}
 }
 
-// A kept content that no longer hashes to its id is not used: the session
-// reads the record from disk. A blob the index no longer holds is not
+// A kept content that no longer hashes to its id is not used, and no
+// longer kept: the session reads the record from disk. A blob the index no longer holds is not
 // read from memory either.
 func TestSessionChecksAKeptVersion(t *testing.T) {
 	s, idx, _, delta, v1 := deltaPair(t)
@@ -54,6 +57,9 @@ func TestSessionChecksAKeptVersion(t *testing.T) {
 	got, err := s.ReadSession().Get(delta)
 	if err != nil || !bytes.Equal(got, v1) {
 		t.Fatalf("session read past a damaged kept copy: %d bytes, %v", len(got), err)
+	}
+	if s.recent.has(delta) {
+		t.Fatal("the damaged kept copy is still kept")
 	}
 	idx.mu.Lock()
 	delete(idx.locs, delta)
