@@ -130,14 +130,16 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 		// reading its output: a write to a closed pipe fails instead of
 		// ending the server.
 		signal.Ignore(syscall.SIGPIPE)
-		e, conn, err := a.openResident(cmd)
-		if err != nil {
+		e, err := a.openOrAttach(cmd, func(conn net.Conn) error {
+			defer conn.Close()
+			_, err := a.attach(conn, protocol.AttachParams{})
 			return err
-		}
-		if conn != nil {
-			conn.Close()
-			a.sayListening("", true)
-			return nil
+		})
+		if e == nil {
+			if err == nil {
+				a.sayListening("", true)
+			}
+			return err
 		}
 		var remote engine.Backend
 		err = a.withOpened(e, func(e *engine.Engine) error {
@@ -252,6 +254,27 @@ func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, net.Conn, error)
 			return e, nil, err
 		}
 	}
+}
+
+// openOrAttach opens the store for a command that serves it, as
+// openResident does, and returns its engine; or, when a server already
+// listens for it, runs client on a connection to that server and returns
+// a nil engine and client's error. A server that stops as client reaches
+// it (client fails with protocol.ErrNotAttached, before client used it)
+// is passed over for the next server, or for opening the store.
+func (a *app) openOrAttach(cmd *cobra.Command, client func(net.Conn) error) (*engine.Engine, error) {
+	var err error
+	for range maxTurnedAway {
+		var e *engine.Engine
+		var conn net.Conn
+		if e, conn, err = a.openResident(cmd); err != nil || e != nil {
+			return e, err
+		}
+		if err = client(conn); !errors.Is(err, protocol.ErrNotAttached) || cmd.Context().Err() != nil {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 // checkAttach refuses a JSON-RPC client that means another workspace or

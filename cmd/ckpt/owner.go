@@ -32,12 +32,9 @@ func (a *app) serveHost(cmd *cobra.Command, session func(conn net.Conn) error) e
 		return err
 	}
 	a.scans = &protocol.ScanHub{}
-	e, conn, err := a.openResident(cmd)
-	if err != nil {
+	e, err := a.openOrAttach(cmd, session)
+	if e == nil {
 		return err
-	}
-	if conn != nil {
-		return session(conn)
 	}
 	return a.withOpened(e, func(e *engine.Engine) error {
 		defer a.startIdle(cmd.Context(), e)()

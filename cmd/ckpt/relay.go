@@ -37,17 +37,12 @@ func (a *app) attachParams(cmd *cobra.Command) (protocol.AttachParams, error) {
 // attachID is the id of the attach request relay sends before the host's.
 const attachID = "ckpt-relay-attach"
 
-// relay serves stdio serve's JSON-RPC through the store's server on conn
-// (see serveHost): it attaches with the command's
-// workspace, --task and --profile (when given), then copies the host's
-// messages to the server and the server's to the host until either side
-// ends. A refused attach fails with the server's error and exit code.
-func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
-	defer conn.Close()
-	params, err := a.attachParams(cmd)
-	if err != nil {
-		return err
-	}
+// attach attaches to the store's server on conn with params and returns
+// the reader of the server's side that follows its answer. A refused
+// attach fails with the server's error and exit code (remoteExit), one the
+// server never answered (it stopped as this client reached it) with
+// protocol.ErrNotAttached.
+func (a *app) attach(conn net.Conn, params protocol.AttachParams) (*bufio.Reader, error) {
 	req, err := json.Marshal(struct {
 		JSONRPC string                `json:"jsonrpc"`
 		ID      string                `json:"id"`
@@ -55,15 +50,15 @@ func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
 		Params  protocol.AttachParams `json:"params"`
 	}{"2.0", attachID, "attach", params})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := conn.Write(append(req, '\n')); err != nil {
-		return fmt.Errorf("the server of the store: %w", err)
+		return nil, fmt.Errorf("%w (%v)", protocol.ErrNotAttached, err)
 	}
 	r := bufio.NewReader(conn)
 	line, err := r.ReadBytes('\n')
 	if err != nil {
-		return fmt.Errorf("the server of the store: %w", err)
+		return nil, fmt.Errorf("%w (%v)", protocol.ErrNotAttached, err)
 	}
 	var reply struct {
 		Error *struct {
@@ -72,10 +67,28 @@ func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(line, &reply); err != nil {
-		return fmt.Errorf("the server of the store answered attach with %q: %w", line, err)
+		return nil, fmt.Errorf("the server of the store answered attach with %q: %w", line, err)
 	}
 	if e := reply.Error; e != nil {
-		return remoteExit{a.report(max(e.Data.ExitCode, protocol.ExitError), errors.New(e.Message))}
+		return nil, remoteExit{a.report(max(e.Data.ExitCode, protocol.ExitError), errors.New(e.Message))}
+	}
+	return r, nil
+}
+
+// relay serves stdio serve's JSON-RPC through the store's server on conn
+// (see serveHost): it attaches with the command's workspace, --task and
+// --profile (when given), then copies the host's messages to the server
+// and the server's to the host until either side ends. A failed attach is
+// attach's error; the host's input is not read before it succeeded.
+func (a *app) relay(cmd *cobra.Command, conn net.Conn) error {
+	defer conn.Close()
+	params, err := a.attachParams(cmd)
+	if err != nil {
+		return err
+	}
+	r, err := a.attach(conn, params)
+	if err != nil {
+		return err
 	}
 	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
 	defer stop()

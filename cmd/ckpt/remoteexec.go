@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
 
@@ -18,7 +21,10 @@ import (
 // forward runs cmd through the live server of its store, if there is one,
 // and returns remoteExit with the server's exit code; nil means no server
 // listens and the command opens the store itself. An endpoint nobody
-// listens on is stale and removed (see package localsock).
+// listens on is stale and removed (see package localsock). A server that
+// stops as the command reaches it turns it away without running it
+// (cmdwire.ErrNotRun): the command looks again, and finds the next
+// server or none.
 func (a *app) forward(cmd *cobra.Command) error {
 	if name := cmd.Name(); name == "serve" || name == "mcp" {
 		return nil
@@ -30,26 +36,48 @@ func (a *app) forward(cmd *cobra.Command) error {
 			return nil // the open reports it
 		}
 	}
-	conn, err := localsock.Dial(store)
-	if err != nil {
-		return nil // no server (or none that answers): the command opens the store itself
+	var req *cmdwire.Request
+	var err error
+	for range maxTurnedAway {
+		conn, derr := localsock.Dial(store)
+		if derr != nil {
+			return nil // no server (or none that answers): the command opens the store itself
+		}
+		if req == nil {
+			r, rerr := a.forwardRequest(cmd, store)
+			if rerr != nil {
+				conn.Close()
+				return rerr
+			}
+			req = &r
+		}
+		var code int
+		code, err = a.exchange(cmd, conn, *req)
+		if cerr := cmd.Context().Err(); cerr != nil {
+			return cerr // interrupted: run reports the signal
+		}
+		if err == nil {
+			return remoteExit{code}
+		}
+		if !errors.Is(err, cmdwire.ErrNotRun) {
+			break
+		}
 	}
+	return serverGone{store, err}
+}
+
+// maxTurnedAway bounds how many servers in a row a client lets turn it
+// away before it gives up: each stopped as the client reached it.
+const maxTurnedAway = 8
+
+// exchange runs req on the server at the other end of conn, which it
+// closes; an interrupted client leaves, and the server then cancels the
+// command.
+func (a *app) exchange(cmd *cobra.Command, conn net.Conn, req cmdwire.Request) (int, error) {
 	defer conn.Close()
-	req, err := a.forwardRequest(cmd, store)
-	if err != nil {
-		return err
-	}
-	// An interrupted client leaves; the server then cancels the command.
 	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
 	defer stop()
-	code, err := cmdwire.Exchange(conn, req, a.stdout, a.stderr)
-	if cerr := cmd.Context().Err(); cerr != nil {
-		return cerr // interrupted: run reports the signal
-	}
-	if err != nil {
-		return serverGone{store, err}
-	}
-	return remoteExit{code}
+	return cmdwire.Exchange(conn, req, a.stdout, a.stderr)
 }
 
 // forwardRequest is the request for cmd: the command line with the
@@ -64,7 +92,8 @@ func (a *app) forwardRequest(cmd *cobra.Command, store string) (cmdwire.Request,
 	req := cmdwire.Request{Cwd: cwd, Terminal: a.indentJSON, Colour: a.colour}
 	if f := cmd.Flags().Lookup("state"); f != nil && f.Changed {
 		var in io.Reader = a.stdin
-		if name := f.Value.String(); name != "-" {
+		name := f.Value.String()
+		if name != "-" {
 			file, err := os.Open(name)
 			if err != nil {
 				return req, protocol.UsageError(fmt.Sprintf("state file: %v", err))
@@ -74,6 +103,9 @@ func (a *app) forwardRequest(cmd *cobra.Command, store string) (cmdwire.Request,
 		}
 		if req.Stdin, err = io.ReadAll(in); err != nil {
 			return req, fmt.Errorf("read state: %w", err)
+		}
+		if name == "-" { // read again by the command itself if no server runs it
+			a.stdin = bytes.NewReader(req.Stdin)
 		}
 		at := len(args)
 		if i := slices.Index(args, "--"); i >= 0 {

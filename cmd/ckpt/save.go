@@ -30,15 +30,15 @@ func (a *app) saveCommand() *cobra.Command {
 				return err
 			}
 			opts := engine.SaveOptions{Task: a.task, Message: message, AllowEmpty: allowEmpty, Meta: metaMap, Roots: roots}
-			if stateFile != "" {
-				r, closeFn, err := a.openInput(stateFile)
-				if err != nil {
-					return err
-				}
-				defer closeFn()
-				opts.State = r
-			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				if stateFile != "" { // once the store is open: stdin may have been read for a server that then stopped
+					r, closeFn, err := a.openInput(stateFile)
+					if err != nil {
+						return err
+					}
+					defer closeFn()
+					opts.State = r
+				}
 				res, err := e.Save(cmd.Context(), opts)
 				if err != nil {
 					return err

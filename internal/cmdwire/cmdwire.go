@@ -4,8 +4,13 @@
 //
 //	client → server   the Request, as one JSON line
 //	server → client   frames, each [1] kind [4] length (big-endian) [length] payload:
+//	                  'a' the server runs the command (empty), always first,
 //	                  'o' a piece of standard output, 'e' of standard error,
 //	                  'x' the exit code (4 bytes, big-endian, signed), always last
+//
+// A server that is stopping closes a connection without the 'a' frame:
+// the command did not run, and the client may run it elsewhere (see
+// ErrNotRun).
 //
 // Output is framed as raw bytes, so the server streams whatever the command
 // writes (binary `cat` output included) without re-encoding it. The client
@@ -44,9 +49,10 @@ type Request struct {
 
 // Frame kinds.
 const (
-	kindStdout = 'o'
-	kindStderr = 'e'
-	kindExit   = 'x'
+	kindAccepted = 'a'
+	kindStdout   = 'o'
+	kindStderr   = 'e'
+	kindExit     = 'x'
 )
 
 // maxFrame bounds a frame's payload: writers split larger writes, readers
@@ -130,6 +136,10 @@ func NewFrames(w io.Writer) *Frames { return &Frames{w: w} }
 func (f *Frames) Stdout() io.Writer { return stream{f, kindStdout} }
 func (f *Frames) Stderr() io.Writer { return stream{f, kindStderr} }
 
+// Accept tells the client that the server runs its command: the first
+// frame, sent before the command starts.
+func (f *Frames) Accept() error { return f.frame(kindAccepted, nil) }
+
 // Exit sends the exit code, the last frame.
 func (f *Frames) Exit(code int) error {
 	var b [4]byte
@@ -165,23 +175,34 @@ func (s stream) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// ErrNotRun is the error of an Exchange whose server ended the
+// connection before it accepted the command (a server that stops as the
+// client reaches it): the command did not run.
+var ErrNotRun = errors.New("the server ended the connection without running the command")
+
 // Exchange sends req on conn and copies the server's output frames to
 // stdout and stderr until the exit frame, whose code it returns. A
-// connection that ends first, or a malformed frame, is an error.
+// connection that ends first, or a malformed frame, is an error; one that
+// ends before the server accepted the command wraps ErrNotRun.
 func Exchange(conn io.ReadWriter, req Request, stdout, stderr io.Writer) (int, error) {
 	if err := WriteRequest(conn, req); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w (%v)", ErrNotRun, err)
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
 	var h [5]byte
 	var buf []byte
+	accepted := false
 	for {
 		if _, err := io.ReadFull(r, h[:]); err != nil {
+			if !accepted {
+				return 0, fmt.Errorf("%w (%v)", ErrNotRun, err)
+			}
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
 			return 0, fmt.Errorf("connection ended before the command did: %w", err)
 		}
+		accepted = true
 		n := binary.BigEndian.Uint32(h[1:])
 		if n > maxFrame {
 			return 0, fmt.Errorf("malformed frame: %d bytes", n)
@@ -195,6 +216,7 @@ func Exchange(conn io.ReadWriter, req Request, stdout, stderr io.Writer) (int, e
 		}
 		var err error
 		switch h[0] {
+		case kindAccepted:
 		case kindStdout:
 			_, err = stdout.Write(p)
 		case kindStderr:

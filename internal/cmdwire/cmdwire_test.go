@@ -34,6 +34,7 @@ func TestExchangeCarriesRequestOutputAndExitCode(t *testing.T) {
 		if strings.Join(req.Args, " ") != "cat HEAD f" || req.Cwd != "/w" || string(req.Stdin) != "s" || !req.Terminal || req.Colour {
 			t.Errorf("server got %+v", req)
 		}
+		f.Accept()
 		var wg sync.WaitGroup
 		wg.Go(func() { f.Stdout().Write(big) })
 		wg.Go(func() { f.Stderr().Write([]byte("warning\n")) })
@@ -70,6 +71,36 @@ func TestExchangeOfAConnectionThatEndsEarlyIsAnError(t *testing.T) {
 				t.Fatalf("Exchange = %v; want io.ErrUnexpectedEOF", err)
 			}
 		})
+	}
+}
+
+// A connection that ends before the server accepted the command is
+// ErrNotRun (the client may run it elsewhere); once the server accepted
+// it, an ended connection is never ErrNotRun.
+func TestExchangeTellsACommandNotRunFromOneCut(t *testing.T) {
+	for name, c := range map[string]struct {
+		answer func(*Frames)
+		notRun bool
+	}{
+		"closed at once":         {func(*Frames) {}, true},
+		"accepted, then closed":  {func(f *Frames) { f.Accept() }, false},
+		"output without accept":  {func(f *Frames) { f.Stderr().Write([]byte("x")) }, false},
+		"accepted, output, gone": {func(f *Frames) { f.Accept(); f.Stdout().Write([]byte("x")) }, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client, server := net.Pipe()
+			defer client.Close()
+			serve(t, server, func(_ Request, f *Frames) { c.answer(f) })
+			_, err := Exchange(client, Request{Args: []string{"save"}}, io.Discard, io.Discard)
+			if err == nil || errors.Is(err, ErrNotRun) != c.notRun {
+				t.Fatalf("Exchange = %v; want an error that is ErrNotRun: %v", err, c.notRun)
+			}
+		})
+	}
+	client, server := net.Pipe()
+	server.Close()
+	if _, err := Exchange(client, Request{Args: []string{"save"}}, io.Discard, io.Discard); !errors.Is(err, ErrNotRun) {
+		t.Fatalf("Exchange with a peer that took nothing = %v; want ErrNotRun", err)
 	}
 }
 

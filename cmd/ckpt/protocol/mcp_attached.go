@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +16,12 @@ import (
 // away.
 var ErrServerGone = errors.New("the store's server went away")
 
+// ErrNotAttached is the error of a client whose server ended the
+// connection before it answered attach (it stopped as the client reached
+// it): nothing of the client's ran there, and the client may look for the
+// store's next server or serve the store itself.
+var ErrNotAttached = errors.New("the store's server ended the connection before it attached the client")
+
 // ServeMCPAttached answers MCP requests read from r on w (the stdio
 // transport; version is ckpt's release, told to the client) with the tools
 // of NewMCPServer, but through the store's resident server on conn (see
@@ -23,13 +30,17 @@ var ErrServerGone = errors.New("the store's server went away")
 // and cancellation included, and sends the events of its tasks as log
 // messages. It returns when r ends or ctx is cancelled, and ErrServerGone
 // when the server goes away first. A refused attach is returned as a
-// *RemoteError.
+// *RemoteError, one the server never answered as ErrNotAttached (before
+// anything of r was read).
 func ServeMCPAttached(ctx context.Context, conn io.ReadWriteCloser, attach AttachParams, version string, r io.Reader, w io.Writer) error {
 	srv := newMCPServer(version)
 	notify := mcpNotifier(srv)
 	c := jsonrpc.NewClient(conn, func(method string, params json.RawMessage) { notify(method, params) })
 	defer c.Close()
 	if err := c.Call(ctx, "attach", attach, nil, nil); err != nil {
+		if rerr := (*jsonrpc.Error)(nil); !errors.As(err, &rerr) && ctx.Err() == nil {
+			return fmt.Errorf("%w (%v)", ErrNotAttached, err)
+		}
 		return remoteError(err)
 	}
 	for _, m := range newHost(nil, Session{}, nil).table() { // the table's shapes; its engine is the server's

@@ -172,12 +172,17 @@ func (p *endpoint) close() {
 
 // serveConn serves one client: JSON-RPC when its first line is not a
 // command request (see cmdwire.IsRequest), else the one command it sends,
-// whose output it streams back (see package cmdwire). The command's
-// context ends when the client goes away.
+// which it accepts and whose output it streams back (see package cmdwire).
+// The command's context ends when the client goes away. A server that
+// stops (ctx ended) answers nothing, and a client that reached it as it
+// stopped knows that its command or attach did not run: a client counts
+// as busy (Listen's handle) before it is read, so the idle expiry comes
+// either before that client, and ctx has ended here, or not until it
+// leaves.
 func serveConn(ctx context.Context, c Config, conn io.ReadWriter) {
 	r := bufio.NewReader(conn)
 	line, err := r.ReadBytes('\n')
-	if err != nil {
+	if err != nil || ctx.Err() != nil {
 		return
 	}
 	if !cmdwire.IsRequest(line) {
@@ -197,5 +202,8 @@ func serveConn(ctx context.Context, c Config, conn io.ReadWriter) {
 		cancel()
 	}()
 	frames := cmdwire.NewFrames(conn)
+	if frames.Accept() != nil {
+		return
+	}
 	frames.Exit(c.Run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
 }

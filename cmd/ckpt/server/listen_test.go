@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -125,5 +126,70 @@ func TestListenRecreatesItsEndpoint(t *testing.T) {
 	}
 	if _, err := os.Lstat(localsock.Endpoint(store)); !os.IsNotExist(err) {
 		t.Fatalf("the endpoint outlived the server: %v", err)
+	}
+}
+
+// A client that reaches a server as its idle period expires gets its
+// command run, or learns that it was not (cmdwire.ErrNotRun, or no
+// endpoint to dial): never a command cut short by the server's stop. The
+// idle periods are short enough for the expiry to race each client.
+func TestClientsRacingTheIdleExpiryAreRunOrTurnedAway(t *testing.T) {
+	store := t.TempDir()
+	run := func(ctx context.Context, _ cmdwire.Request, _ io.Reader, stdout, stderr io.Writer) int {
+		if ctx.Err() != nil {
+			fmt.Fprint(stderr, "stopped")
+			return 1
+		}
+		fmt.Fprint(stdout, "ran")
+		return 0
+	}
+	var ran, turned int
+	for i := range 300 {
+		listening := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- Listen(context.Background(), Config{StoreDir: store, Idle: time.Duration(1+i%7) * 50 * time.Microsecond,
+				Run: run, Listening: func(string) { close(listening) }})
+		}()
+		<-listening
+		if conn, err := localsock.Dial(store); err == nil {
+			var out, errOut bytes.Buffer
+			code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"save"}}, &out, &errOut)
+			conn.Close()
+			switch {
+			case errors.Is(err, cmdwire.ErrNotRun):
+				turned++
+			case err == nil && code == 0 && out.String() == "ran":
+				ran++
+			default:
+				t.Fatalf("client %d: exit %d, %v, stdout %q, stderr %q; want its command run or turned away", i, code, err, out.String(), errOut.String())
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d commands ran, %d turned away", ran, turned)
+}
+
+// A server that is stopping runs nothing a client sends it, a command or
+// a JSON-RPC connection, and says nothing back.
+func TestAStoppingServerRunsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	called := 0
+	c := Config{
+		Run: func(context.Context, cmdwire.Request, io.Reader, io.Writer, io.Writer) int { called++; return 0 },
+		RPC: func(context.Context, io.Reader, io.Writer) error { called++; return nil },
+	}
+	for _, line := range []string{`{"args":["save"]}`, `{"jsonrpc":"2.0","id":1,"method":"attach"}`} {
+		var out bytes.Buffer
+		serveConn(ctx, c, struct {
+			io.Reader
+			io.Writer
+		}{strings.NewReader(line + "\n"), &out})
+		if called != 0 || out.Len() != 0 {
+			t.Fatalf("a stopping server given %s ran %d handlers and answered %q", line, called, out.String())
+		}
 	}
 }
