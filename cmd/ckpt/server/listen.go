@@ -75,7 +75,12 @@ func Listen(parent context.Context, c Config) error {
 			defer act.end()
 			defer busy()()
 			defer conn.Close()
-			serveConn(ctx, c, conn)
+			if !serveConn(ctx, c, conn) {
+				// Turned away: the endpoint goes before the connection
+				// does, so that the client's next dial finds no server
+				// here.
+				ep.close()
+			}
 		})
 	}
 	go ep.accept(ln, handle)
@@ -178,22 +183,25 @@ func (p *endpoint) close() {
 // stopped knows that its command or attach did not run: a client counts
 // as busy (Listen's handle) before it is read, so the idle expiry comes
 // either before that client, and ctx has ended here, or not until it
-// leaves.
-func serveConn(ctx context.Context, c Config, conn io.ReadWriter) {
+// leaves. It returns false when it turned the client away.
+func serveConn(ctx context.Context, c Config, conn io.ReadWriter) bool {
 	r := bufio.NewReader(conn)
 	line, err := r.ReadBytes('\n')
-	if err != nil || ctx.Err() != nil {
-		return
+	if err != nil {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
 	}
 	if !cmdwire.IsRequest(line) {
 		if c.RPC != nil {
 			_ = c.RPC(ctx, io.MultiReader(bytes.NewReader(line), r), conn)
 		}
-		return
+		return true
 	}
 	req, err := cmdwire.DecodeRequest(line)
 	if err != nil {
-		return
+		return true
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -202,8 +210,8 @@ func serveConn(ctx context.Context, c Config, conn io.ReadWriter) {
 		cancel()
 	}()
 	frames := cmdwire.NewFrames(conn)
-	if frames.Accept() != nil {
-		return
+	if frames.Accept() == nil {
+		frames.Exit(c.Run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
 	}
-	frames.Exit(c.Run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
+	return true
 }

@@ -131,7 +131,8 @@ func TestListenRecreatesItsEndpoint(t *testing.T) {
 
 // A client that reaches a server as its idle period expires gets its
 // command run, or learns that it was not (cmdwire.ErrNotRun, or no
-// endpoint to dial): never a command cut short by the server's stop. The
+// endpoint to dial): never a command cut short by the server's stop. A
+// client turned away finds the endpoint gone when it dials again. The
 // idle periods are short enough for the expiry to race each client.
 func TestClientsRacingTheIdleExpiryAreRunOrTurnedAway(t *testing.T) {
 	store := t.TempDir()
@@ -159,6 +160,10 @@ func TestClientsRacingTheIdleExpiryAreRunOrTurnedAway(t *testing.T) {
 			switch {
 			case errors.Is(err, cmdwire.ErrNotRun):
 				turned++
+				if again, err := localsock.Dial(store); err == nil {
+					again.Close()
+					t.Fatalf("client %d: the server that turned it away still answers on its endpoint", i)
+				}
 			case err == nil && code == 0 && out.String() == "ran":
 				ran++
 			default:
@@ -184,12 +189,12 @@ func TestAStoppingServerRunsNothing(t *testing.T) {
 	}
 	for _, line := range []string{`{"args":["save"]}`, `{"jsonrpc":"2.0","id":1,"method":"attach"}`} {
 		var out bytes.Buffer
-		serveConn(ctx, c, struct {
+		served := serveConn(ctx, c, struct {
 			io.Reader
 			io.Writer
 		}{strings.NewReader(line + "\n"), &out})
-		if called != 0 || out.Len() != 0 {
-			t.Fatalf("a stopping server given %s ran %d handlers and answered %q", line, called, out.String())
+		if served || called != 0 || out.Len() != 0 {
+			t.Fatalf("a stopping server given %s ran %d handlers, answered %q and says it served the client: %v", line, called, out.String(), served)
 		}
 	}
 }
