@@ -177,7 +177,17 @@ func TestPullLeavesBlobsOnTheRemoteUntilACatNeedsThem(t *testing.T) {
 	g.open(Options{OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
 		return remote.Open(ctx, r.URL, remote.Config{})
 	}})
-	rc, _, err := g.e.Cat(ctx, "", "HEAD", "src/a.go")
+	checkCatOfA(t, g.e)
+	if _, found, _ := g.e.db.Locator(blobID(t, g.e, "src/a.go")); !found {
+		t.Fatal("the fetched blob was not stored locally")
+	}
+}
+
+// checkCatOfA checks that e's cat of src/a.go at HEAD gives syncTree's
+// content.
+func checkCatOfA(t *testing.T, e *Engine) {
+	t.Helper()
+	rc, _, err := e.Cat(context.Background(), "", "HEAD", "src/a.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,9 +195,6 @@ func TestPullLeavesBlobsOnTheRemoteUntilACatNeedsThem(t *testing.T) {
 	rc.Close()
 	if string(got) != "package a\n" {
 		t.Fatalf("cat = %q", got)
-	}
-	if _, found, _ := g.e.db.Locator(blobID(t, g.e, "src/a.go")); !found {
-		t.Fatal("the fetched blob was not stored locally")
 	}
 }
 
@@ -541,4 +548,53 @@ func TestPushCompressesDeferredPacksFirst(t *testing.T) {
 		}
 		assertSameTree(t, f.read(), g.read())
 	})
+}
+
+// rangeCounter counts the ranged reads of a Backend.
+type rangeCounter struct {
+	Backend
+	reads *atomic.Int64
+}
+
+func (c rangeCounter) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	c.reads.Add(1)
+	return c.Backend.GetRange(ctx, key, off, n)
+}
+
+// A blob that two remotes hold is read from the first of them only, even
+// by a read-only engine, which keeps nothing of what it fetches (it used
+// to read it from every remote that held it).
+func TestABlobTwoRemotesHoldIsFetchedFromOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, urlA := remoteCases()[0].open(t)
+	f := pushedFixture(t, a, urlA, "one")
+	b, urlB := remoteCases()[0].open(t)
+	if err := f.e.AddRemote(ctx, "second", urlB); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Push(ctx, b, PushOptions{Remote: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	g := newFixture(t, testtree.Dir{})
+	for _, r := range []struct {
+		name, url string
+		b         Backend
+	}{{"origin", urlA, a}, {"second", urlB, b}} {
+		if err := g.e.AddRemote(ctx, r.name, r.url); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.e.Pull(ctx, r.b, PullOptions{Remote: r.name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := map[string]*atomic.Int64{"origin": {}, "second": {}}
+	g.open(Options{ReadOnly: true, OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
+		b, err := remote.Open(ctx, r.URL, remote.Config{})
+		return rangeCounter{b, reads[r.Name]}, err
+	}})
+	checkCatOfA(t, g.e)
+	if o, s := reads["origin"].Load(), reads["second"].Load(); o != 1 || s != 0 {
+		t.Fatalf("ranged reads: %d from origin, %d from second; want 1 and 0", o, s)
+	}
 }

@@ -98,22 +98,16 @@ func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(obj
 		return got, err
 	}
 	for _, name := range names {
-		s := e.syncer(name, nil, nil)
-		var mine []objects.ID
-		for _, id := range ids {
-			if _, found, err := e.db.Locator(id); err != nil || found {
-				if err != nil {
-					return got, err
-				}
-				continue
-			}
-			if has, err := s.Has(id); err != nil {
-				return got, err
-			} else if has {
-				mine = append(mine, id)
-			}
+		if len(ids) == 0 {
+			break
 		}
-		if len(mine) == 0 {
+		s := e.syncer(name, nil, nil)
+		mine, rest, err := s.Wanted(ids)
+		if err != nil {
+			return got, err
+		}
+		ids = rest // for the next remote
+		if mine.Len() == 0 {
 			continue
 		}
 		if s.Backend, err = e.backend(ctx, name); err != nil {

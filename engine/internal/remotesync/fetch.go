@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,18 +34,23 @@ type FetchResult struct {
 	Requests int   // ranged reads made
 }
 
-// Fetch copies blobs ids from the remote into the store: each record read
-// by coalesced ranged reads, verified against its id and stored as it is
-// (no recompression), a chunked file's chunks with it, and their locators
-// committed at once. A blob the store has already is skipped; one the
-// record does not place on the remote is an error wrapping
-// objects.ErrNotFound; one that does not verify is a *CorruptError and
-// nothing of the fetch is committed.
-func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, error) {
+// Wants are the blobs one fetch brings from the remote (Syncer.Wanted).
+type Wants struct{ list []want }
+
+// Len is how many blobs w holds.
+func (w Wants) Len() int { return len(w.list) }
+
+// Fetch copies the blobs w from the remote into the store: each record
+// read by coalesced ranged reads, verified against its id and stored as
+// it is (no recompression), a chunked file's chunks with it, and their
+// locators committed at once. A chunk the record does not place on the
+// remote is an error wrapping objects.ErrNotFound; a blob that does not
+// verify is a *CorruptError and nothing of the fetch is committed.
+func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
 	var res FetchResult
-	wants, err := s.wanted(ids)
-	if err != nil || len(wants) == 0 {
-		return res, err
+	wants := w.list
+	if len(wants) == 0 {
+		return res, nil
 	}
 	put := s.Blobs.NewBatch()
 	defer put.Close()
@@ -53,7 +59,7 @@ func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, erro
 	}
 	var mu sync.Mutex
 	var chunks []objects.ID
-	err = s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
+	err := s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
 		if ws[0].loc.objectsLocator().Chunked() {
 			ids, err := s.chunkIDs(ws[0], rec)
 			if err != nil {
@@ -69,7 +75,7 @@ func (s *Syncer) Fetch(ctx context.Context, ids []objects.ID) (FetchResult, erro
 		return res, err
 	}
 	if len(chunks) > 0 {
-		more, err := s.wanted(chunks)
+		more, err := s.wantedAll(chunks)
 		if err != nil {
 			return res, err
 		}
@@ -128,15 +134,15 @@ func (s *Syncer) chunkIDs(w want, rec []byte) ([]objects.ID, error) {
 // FetchInto is Fetch handing each blob's verified content to keep (called
 // from several goroutines) instead of storing it: a chunked file's chunks
 // are fetched and joined, and the whole checked against its id.
-func (s *Syncer) FetchInto(ctx context.Context, ids []objects.ID, keep func(id objects.ID, content []byte) error) (FetchResult, error) {
+func (s *Syncer) FetchInto(ctx context.Context, w Wants, keep func(id objects.ID, content []byte) error) (FetchResult, error) {
 	var res FetchResult
-	wants, err := s.wanted(ids)
-	if err != nil || len(wants) == 0 {
-		return res, err
+	wants := w.list
+	if len(wants) == 0 {
+		return res, nil
 	}
 	var mu sync.Mutex
 	lists := map[want][]objects.ID{} // chunked blobs and their chunks
-	err = s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
+	err := s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
 		data, err := s.decode(rec, ws)
 		if err != nil {
 			return err
@@ -177,38 +183,80 @@ type want struct {
 	loc Loc
 }
 
-// wanted returns the blobs of ids the store lacks, with their remote
-// locators.
-func (s *Syncer) wanted(ids []objects.ID) ([]want, error) {
-	var wants []want
-	seen := map[objects.ID]bool{}
+// Wanted splits ids into the blobs the store lacks that the remote holds
+// (by this store's record of the remote), returned as Wants, and those the
+// store lacks that the remote does not hold; a blob the store holds, and
+// an id given again, is in neither. The lookups run on every core: a
+// clone asks about every blob of a workspace.
+func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
+	seen := make(map[objects.ID]bool, len(ids))
+	unique := make([]objects.ID, 0, len(ids))
 	for _, id := range ids {
-		if seen[id] {
-			continue
+		if !seen[id] {
+			seen[id] = true
+			unique = append(unique, id)
 		}
-		seen[id] = true
-		if _, found, err := s.DB.Locator(id); err != nil || found {
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		l, ok, err := s.recordedLoc(id)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("blob %s is neither in the store nor on remote %q: %w", id.Short(), s.Name, objects.ErrNotFound)
-		}
-		wants = append(wants, want{id, l})
 	}
-	return wants, nil
+	type split struct {
+		wants   []want
+		missing []objects.ID
+	}
+	parts := make([]split, runtime.GOMAXPROCS(0))
+	per := (len(unique) + len(parts) - 1) / len(parts)
+	var g errgroup.Group
+	for i := range parts {
+		part := unique[min(i*per, len(unique)):min((i+1)*per, len(unique))]
+		g.Go(func() error {
+			for _, id := range part {
+				if _, found, err := s.DB.Locator(id); err != nil || found {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				l, ok, err := s.recordedLoc(id)
+				switch {
+				case err != nil:
+					return err
+				case ok:
+					parts[i].wants = append(parts[i].wants, want{id, l})
+				default:
+					parts[i].missing = append(parts[i].missing, id)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Wants{}, nil, err
+	}
+	var w Wants
+	var missing []objects.ID
+	for _, p := range parts {
+		w.list = append(w.list, p.wants...)
+		missing = append(missing, p.missing...)
+	}
+	return w, missing, nil
+}
+
+// wantedAll is Wanted for blobs the remote must hold: the chunks of a
+// chunked file it holds. One it does not is an error wrapping
+// objects.ErrNotFound.
+func (s *Syncer) wantedAll(ids []objects.ID) ([]want, error) {
+	w, missing, err := s.Wanted(ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("blob %s is neither in the store nor on remote %q: %w", missing[0].Short(), s.Name, objects.ErrNotFound)
+	}
+	return w.list, nil
 }
 
 // joinChunks fetches the chunks of w the store lacks, joins them with
 // those it has and returns the whole content, checked against w's id.
 func (s *Syncer) joinChunks(ctx context.Context, w want, chunks []objects.ID, res *FetchResult) ([]byte, error) {
-	wants, err := s.wanted(chunks)
+	wants, err := s.wantedAll(chunks)
 	if err != nil {
 		return nil, err
 	}
