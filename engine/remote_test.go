@@ -273,7 +273,10 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 	tree := syncTree()
 	// 5.6 MiB of incompressible files in group records of about 1 MiB, each
 	// a data object of its own (syncObjectSize): with syncTree's chunked
-	// file and small ones, at least ten puts.
+	// file, the small files, the segment and the head, at least nine puts
+	// (9 to 11: which files share a record depends on the order the save's
+	// workers finish them; every push below starts from a copy of this one
+	// store, so it makes the probe's puts).
 	for i := range 56 {
 		b := make([]byte, 100<<10)
 		mrand.NewChaCha8([32]byte{byte(i)}).Read(b)
@@ -290,7 +293,7 @@ func testPushCutShort(t *testing.T, open func(*testing.T) (Backend, string)) {
 	cb := &countingBackend{Backend: b}
 	pushAll(t, probe, cb, url)
 	total, totalBytes := cb.puts.Load(), cb.bytes.Load()
-	if total < 10 {
+	if total < 9 {
 		t.Fatalf("only %d puts", total)
 	}
 	saved := template.read() // what every clone must reproduce
