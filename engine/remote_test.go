@@ -214,12 +214,18 @@ func blobID(t *testing.T, e *Engine, p string) [32]byte {
 }
 
 // countingBackend counts Puts, and the bytes of those that succeed, and
-// can fail the failAt-th one (1-based).
+// can fail the failAt-th one (1-based); it counts ranged reads too.
 type countingBackend struct {
 	Backend
 	puts   atomic.Int64
 	bytes  atomic.Int64
 	failAt int64
+	ranges atomic.Int64
+}
+
+func (c *countingBackend) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	c.ranges.Add(1)
+	return c.Backend.GetRange(ctx, key, off, n)
 }
 
 var errInjected = errors.New("injected put failure")
@@ -553,17 +559,6 @@ func TestPushCompressesDeferredPacksFirst(t *testing.T) {
 	})
 }
 
-// rangeCounter counts the ranged reads of a Backend.
-type rangeCounter struct {
-	Backend
-	reads *atomic.Int64
-}
-
-func (c rangeCounter) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
-	c.reads.Add(1)
-	return c.Backend.GetRange(ctx, key, off, n)
-}
-
 // A blob that two remotes hold is read from the first of them only, even
 // by a read-only engine, which keeps nothing of what it fetches (it used
 // to read it from every remote that held it).
@@ -591,13 +586,20 @@ func TestABlobTwoRemotesHoldIsFetchedFromOne(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reads := map[string]*atomic.Int64{"origin": {}, "second": {}}
+	counted := map[string]*countingBackend{}
 	g.open(Options{ReadOnly: true, OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
 		b, err := remote.Open(ctx, r.URL, remote.Config{})
-		return rangeCounter{b, reads[r.Name]}, err
+		counted[r.Name] = &countingBackend{Backend: b}
+		return counted[r.Name], err
 	}})
 	checkCatOfA(t, g.e)
-	if o, s := reads["origin"].Load(), reads["second"].Load(); o != 1 || s != 0 {
+	reads := func(name string) int64 {
+		if c := counted[name]; c != nil {
+			return c.ranges.Load()
+		}
+		return 0 // never opened
+	}
+	if o, s := reads("origin"), reads("second"); o != 1 || s != 0 {
 		t.Fatalf("ranged reads: %d from origin, %d from second; want 1 and 0", o, s)
 	}
 }

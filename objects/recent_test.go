@@ -45,8 +45,8 @@ func TestSessionReadsTheVersionsADeltaKept(t *testing.T) {
 }
 
 // A kept content that no longer hashes to its id is not used, and no
-// longer kept: the session reads the record from disk. A blob the index no longer holds is not
-// read from memory either.
+// longer kept: the session reads the record from disk. A blob the index
+// no longer holds is not read from memory either.
 func TestSessionChecksAKeptVersion(t *testing.T) {
 	s, idx, _, delta, v1 := deltaPair(t)
 	kept, ok := s.recent.get(delta)
