@@ -30,7 +30,13 @@ func (a *app) serveCommand() *cobra.Command {
 			"and of the tasks it saves or restores, whichever client caused them.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serveHost(cmd, func(conn net.Conn) error { return a.relay(cmd, conn) })
+			// A serve that is the store's server answers its host on
+			// stdio itself, as a client of its own server whose
+			// default task is --task (a.session): a relay to itself would
+			// copy and scan every line again (a diff's reply carries both
+			// sides of every file).
+			return a.serveHost(cmd, func(conn net.Conn) error { return a.relay(cmd, conn) },
+				func(srv server.Config) error { return srv.RPC(cmd.Context(), a.stdin, a.stdout) })
 		},
 	})
 }
@@ -51,14 +57,15 @@ func (a *app) mcpCommand() *cobra.Command {
 			"and its events are those of its --task and of the tasks it saves or restores.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serveHost(cmd, func(conn net.Conn) error {
+			session := func(conn net.Conn) error {
 				defer conn.Close()
 				params, err := a.attachParams(cmd)
 				if err != nil {
 					return err
 				}
 				return protocol.ServeMCPAttached(cmd.Context(), conn, params, version, a.stdin, a.stdout)
-			})
+			}
+			return a.serveHost(cmd, session, func(srv server.Config) error { return overPipe(cmd.Context(), srv, session) })
 		},
 	})
 }
