@@ -20,6 +20,7 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/cmd/ckpt/server"
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
 // version is ckpt's release, reported by --version and to MCP clients.
@@ -373,7 +374,7 @@ func (a *app) report(code int, err error) int {
 // notices added as leading fields when v is an object. A document that
 // cannot be encoded or written makes the command exit non-zero.
 func (a *app) printJSON(v any) {
-	doc, err := protocol.EncodeJSON(v)
+	doc, err := jsonrpc.Marshal(v)
 	if err == nil {
 		err = a.writeJSONDoc(doc)
 	}
@@ -417,7 +418,7 @@ func (a *app) withNotices(doc []byte) ([]byte, error) {
 	if a.notices == (protocol.NoticesJSON{}) || len(doc) < 2 || doc[0] != '{' {
 		return doc, nil
 	}
-	fields, err := protocol.EncodeJSON(a.notices)
+	fields, err := jsonrpc.Marshal(a.notices)
 	if err != nil {
 		return nil, err
 	}

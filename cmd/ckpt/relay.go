@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
 // attachParams is what a command attaching to the store's server says:
@@ -146,7 +148,7 @@ type idOf struct {
 // answers it with a null id.
 func requestIDs(line []byte) []string {
 	var msgs []idOf
-	if s := (jsonScan{b: line}); s.next('[') {
+	if bytes.HasPrefix(bytes.TrimLeft(line, " \t\r\n"), []byte("[")) {
 		if json.Unmarshal(line, &msgs) != nil {
 			return nil
 		}
@@ -171,7 +173,7 @@ func requestIDs(line []byte) []string {
 func (u *unanswered) count(line []byte, delta int) {
 	var ids []string
 	if delta < 0 {
-		ids = replyIDs(line)
+		ids = jsonrpc.ReplyIDs(line)
 	} else {
 		ids = requestIDs(line)
 	}

@@ -74,7 +74,9 @@ func (c *Client) Close() error {
 // when set, asks for progress ("_meta.progressToken" in params, which must
 // then encode as a JSON object) and gets each "$/progress" value sent
 // before the reply. When ctx ends first, "$/cancelRequest" is sent and
-// Call returns ctx's error without waiting for the reply.
+// Call returns ctx's error without waiting for the reply. A
+// *json.RawMessage result gets the result's bytes as the peer sent them,
+// one JSON value in shape but not checked: decoding them checks them.
 func (c *Client) Call(ctx context.Context, method string, params any, progress func(json.RawMessage), result any) error {
 	c.mu.Lock()
 	c.next++
@@ -108,7 +110,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, progress f
 			return nil
 		}
 		if raw, ok := result.(*json.RawMessage); ok && len(r.Result) > 0 {
-			*raw = r.Result // checked to be one JSON value, and never reused
+			*raw = r.Result // one JSON value in shape, checked by its decoding; never reused
 			return nil
 		}
 		return json.Unmarshal(r.Result, result)
@@ -166,7 +168,7 @@ type clientMessage struct {
 
 // read dispatches the peer's messages until the connection ends.
 func (c *Client) read() {
-	r := bufio.NewReader(c.rw)
+	r := bufio.NewReaderSize(c.rw, 64<<10) // a pipe's capacity: a reply of megabytes in a few reads
 	var err error
 	for {
 		var line []byte
@@ -227,11 +229,12 @@ func (c *Client) answer(id string, r clientReply) {
 
 // plainReply reads a line in the exact shape a Conn writes a result in
 // (response.resultLine), {"jsonrpc":"2.0","id":N,"result":R} with N
-// decimal digits, checking in one pass that R is one JSON value; ok is
-// false for any other line, which dispatch decodes in full. Decoding the
-// envelope, and then the result out of it, would scan a result of
-// megabytes (a diff carrying both sides of every file) three more times.
-// The result returned is a part of line.
+// decimal digits, finding where R ends without decoding or checking it
+// (jsonScan); ok is false for any other line, which dispatch decodes in
+// full. Decoding the envelope, and then the result out of it, would scan
+// a result of megabytes (a diff carrying both sides of every file) three
+// more times; checking it here would scan it once more than the caller's
+// decoding, which checks it. The result returned is a part of line.
 func plainReply(line []byte) (id string, result json.RawMessage, ok bool) {
 	rest, found := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
 	if !found {
@@ -245,10 +248,10 @@ func plainReply(line []byte) (id string, result json.RawMessage, ok bool) {
 	if rest, found = bytes.CutPrefix(rest[n:], []byte(`,"result":`)); n == 0 || !found {
 		return "", nil, false
 	}
-	// A value followed by more members ("result":1,"error":…) is no one
-	// JSON value: such a line is left to the full decoding.
-	result, found = bytes.CutSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("}"))
-	if !found || !json.Valid(result) {
+	// A value followed by more members ("result":1,"error":…) is not this
+	// shape: such a line is left to the full decoding.
+	s := jsonScan{b: rest}
+	if result, found = s.value(); !found || !s.next('}') || len(bytes.TrimRight(rest[s.i+1:], " \t\r\n")) > 0 {
 		return "", nil, false
 	}
 	return id, result, true

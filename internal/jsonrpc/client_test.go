@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 )
 
 // clientOf connects a Client to a server answering routes over an
@@ -114,6 +115,9 @@ func TestClientReadsRepliesOfEveryShape(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":%s,"result":"d}"}  `, `"d}"`},
 		{`{"jsonrpc": "2.0", "id": %s, "result": [1, {"e": "}"}]}`, `[1, {"e": "}"}]`},
 		{`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"f"}}`, ""},
+		// The exact shape, with a result that is not JSON: the call
+		// gets it as sent, and decoding it fails the call.
+		{`{"jsonrpc":"2.0","id":%s,"result":{"text":nope}}`, `{"text":nope}`},
 	}
 	// A Conn's own reply is read without decoding its envelope.
 	line, err := response{ID: json.RawMessage("12"), Result: json.RawMessage(`{"a":"}"}`)}.resultLine()
@@ -154,5 +158,21 @@ func TestClientReadsRepliesOfEveryShape(t *testing.T) {
 		case err != nil || string(raw) != reply.result:
 			t.Fatalf("reply %d: %s, %v; want %s", i, raw, err, reply.result)
 		}
+	}
+	// A call that decodes a result that is not JSON fails, instead of
+	// waiting for a reply that will not come.
+	go func() {
+		if line, err := bufio.NewReader(b).ReadBytes('\n'); err == nil {
+			var req struct{ ID json.RawMessage }
+			json.Unmarshal(line, &req)
+			fmt.Fprintf(b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"text\":nope}}\n", req.ID)
+		}
+	}()
+	var text struct{ Text string }
+	var syntax *json.SyntaxError
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, should the reply be dropped
+	defer cancel()
+	if err := c.Call(ctx, "m", nil, nil, &text); !errors.As(err, &syntax) {
+		t.Fatalf("a result that is not JSON: %v, want its syntax error", err)
 	}
 }

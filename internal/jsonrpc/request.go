@@ -29,7 +29,7 @@ func (c *Conn) run(ctx context.Context, route Route, req request) *response {
 	if err != nil {
 		return &response{ID: req.id, Error: c.errorOf(ctx, err)}
 	}
-	raw, merr := json.Marshal(result)
+	raw, merr := Marshal(result)
 	if merr != nil {
 		return &response{ID: req.id, Error: &Error{Code: CodeInternalError, Message: "cannot encode the result: " + merr.Error()}}
 	}

@@ -2,7 +2,9 @@ package jsonrpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +36,25 @@ func TestResultLineIsTheResponseEncoded(t *testing.T) {
 				t.Errorf("id %s, result %s:\n got %s\nwant %s", id, raw, got, want.Bytes())
 			}
 		}
+	}
+}
+
+// A result is sent as encoding/json encodes it without HTML escapes: a
+// diff's sides are source text, full of <, > and &, which would each take
+// six bytes to send.
+func TestResultIsSentWithoutHTMLEscapes(t *testing.T) {
+	text := "if a < b && c > d {\n\treturn \"<&>\" // \u2028\n}"
+	p := startPeer(t, Options{}, Method("text", func(context.Context, echoParams) (echoParams, error) {
+		return echoParams{Text: text}, nil
+	}))
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"text","params":{}}`)
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(echoParams{Text: text}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.line(), `{"jsonrpc":"2.0","id":1,"result":`+strings.TrimSuffix(want.String(), "\n")+`}`; got != want {
+		t.Fatalf("reply\n got %s\nwant %s", got, want)
 	}
 }

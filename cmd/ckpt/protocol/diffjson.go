@@ -2,10 +2,10 @@ package protocol
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
 // EncodeDiff returns DiffView(res, format) encoded as JSON on one line,
@@ -18,7 +18,7 @@ func EncodeDiff(res *engine.DiffResult, format engine.DiffFormat) ([]byte, error
 	files := make([][]byte, len(res.Changes))
 	err := res.EachFile(format, func(i int, f engine.FileDiff) error {
 		var err error
-		files[i], err = EncodeJSON(fileView(f))
+		files[i], err = jsonrpc.Marshal(fileView(f))
 		return err
 	})
 	if err != nil {
@@ -26,7 +26,7 @@ func EncodeDiff(res *engine.DiffResult, format engine.DiffFormat) ([]byte, error
 	}
 	head := diffHead(res)
 	head.Files = []FileJSON{}
-	doc, err := EncodeJSON(head)
+	doc, err := jsonrpc.Marshal(head)
 	if err != nil {
 		return nil, err
 	}
@@ -48,16 +48,4 @@ func EncodeDiff(res *engine.DiffResult, format engine.DiffFormat) ([]byte, error
 		out = append(out, f...)
 	}
 	return append(out, "]}"...), nil
-}
-
-// EncodeJSON encodes v as every JSON output of ckpt is: on one line,
-// without HTML escapes and without the final newline.
-func EncodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
 // EncodeDiff gives the bytes that encoding DiffView's value gives, for a
@@ -72,7 +73,7 @@ func TestEncodeDiffIsTheViewEncoded(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := EncodeJSON(view)
+				want, err := jsonrpc.Marshal(view)
 				if err != nil {
 					t.Fatal(err)
 				}

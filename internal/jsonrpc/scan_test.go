@@ -1,4 +1,4 @@
-package main
+package jsonrpc
 
 import (
 	"encoding/json"
@@ -7,7 +7,13 @@ import (
 	"testing"
 )
 
-// decodedReplyIDs is replyIDs by decoding the line: the oracle.
+// idOf is the part of a message that tells a reply from a request.
+type idOf struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+}
+
+// decodedReplyIDs is ReplyIDs by decoding the line: the oracle.
 func decodedReplyIDs(t *testing.T, line string) []string {
 	t.Helper()
 	var msgs []idOf
@@ -31,7 +37,7 @@ func decodedReplyIDs(t *testing.T, line string) []string {
 	return out
 }
 
-// replyIDs finds what decoding the line finds, on replies, errors,
+// ReplyIDs finds what decoding the line finds, on replies, errors,
 // notifications and batches whose results hold strings with quotes,
 // backslashes, brackets and escapes, and on a reply of megabytes.
 func TestReplyIDsMatchDecoding(t *testing.T) {
@@ -52,8 +58,8 @@ func TestReplyIDsMatchDecoding(t *testing.T) {
 	}
 	for _, line := range lines {
 		want := decodedReplyIDs(t, line)
-		if got := replyIDs([]byte(line)); !slices.Equal(got, want) {
-			t.Errorf("%.80s: replyIDs = %q, decoding finds %q", line, got, want)
+		if got := ReplyIDs([]byte(line)); !slices.Equal(got, want) {
+			t.Errorf("%.80s: ReplyIDs = %q, decoding finds %q", line, got, want)
 		}
 	}
 }
