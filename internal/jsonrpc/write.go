@@ -75,7 +75,7 @@ func Marshal(v any) ([]byte, error) {
 
 // resultLine is the line encodeLine gives for m, a response carrying a
 // result, built without scanning the result again: a result is compact
-// JSON already (json.Marshal's, or null), and encoding it as the
+// JSON already (Marshal's, or null), and encoding it as the
 // json.RawMessage it is would check and copy it byte by byte, most of the
 // time of a result of megabytes (a diff with both sides of every file).
 func (m response) resultLine() ([]byte, error) {
