@@ -57,7 +57,7 @@ func (a *app) attach(conn net.Conn, params protocol.AttachParams) (*bufio.Reader
 	if _, err := conn.Write(append(req, '\n')); err != nil {
 		return nil, fmt.Errorf("%w (%v)", protocol.ErrNotAttached, err)
 	}
-	r := bufio.NewReader(conn)
+	r := bufio.NewReaderSize(conn, 64<<10) // the server's replies may be megabytes a line
 	line, err := r.ReadBytes('\n')
 	if err != nil {
 		return nil, fmt.Errorf("%w (%v)", protocol.ErrNotAttached, err)
