@@ -382,7 +382,7 @@ func (a *app) printJSON(v any) {
 }
 
 // printJSONDoc is printJSON for a value already encoded on one line (as
-// protocol.EncodeJSON does).
+// jsonrpc.Marshal does).
 func (a *app) printJSONDoc(doc []byte) { a.noteJSONError(a.writeJSONDoc(doc)) }
 
 // noteJSONError keeps the first JSON document that could not be encoded or

@@ -168,7 +168,7 @@ type clientMessage struct {
 
 // read dispatches the peer's messages until the connection ends.
 func (c *Client) read() {
-	r := bufio.NewReaderSize(c.rw, 64<<10) // a pipe's capacity: a reply of megabytes in a few reads
+	r := bufio.NewReaderSize(c.rw, readChunk)
 	var err error
 	for {
 		var line []byte
@@ -251,7 +251,11 @@ func plainReply(line []byte) (id string, result json.RawMessage, ok bool) {
 	// A value followed by more members ("result":1,"error":…) is not this
 	// shape: such a line is left to the full decoding.
 	s := jsonScan{b: rest}
-	if result, found = s.value(); !found || !s.next('}') || len(bytes.TrimRight(rest[s.i+1:], " \t\r\n")) > 0 {
+	if result, found = s.value(); !found || !s.next('}') {
+		return "", nil, false
+	}
+	s.i++
+	if s.next(0); s.i < len(rest) { // more than white space after the envelope
 		return "", nil, false
 	}
 	return id, result, true

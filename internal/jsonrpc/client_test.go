@@ -103,21 +103,25 @@ func TestClientCancelsAndSeesThePeerGo(t *testing.T) {
 // A reply is read the same whether it has the exact shape a Conn writes
 // (read without decoding the envelope) or any other a peer may send: its
 // members in another order, another member after the result, spaces,
-// a result ending in a closing brace inside a string, an error.
+// a result ending in a closing brace inside a string, an error. A reply
+// in the exact shape whose result is not JSON reaches its call, which
+// fails when it decodes it instead of waiting for a reply that will not
+// come.
 func TestClientReadsRepliesOfEveryShape(t *testing.T) {
+	const notJSON = `{"jsonrpc":"2.0","id":%s,"result":{"text":nope}}`
 	replies := []struct {
-		line   string // %s is the request's id
-		result string // the result as the call gets it raw; "" for an error
+		line    string // %s is the request's id
+		result  string // the result as the call gets it raw; "" for an error
+		decoded bool   // the call decodes the result instead: want its syntax error
 	}{
-		{`{"jsonrpc":"2.0","id":%s,"result":{"text":"a","n":1}}`, `{"text":"a","n":1}`},
-		{`{"id":%s,"jsonrpc":"2.0","result":{"text":"b"}}`, `{"text":"b"}`},
-		{`{"jsonrpc":"2.0","id":%s,"result":{"text":"c"},"extra":[1,2]}`, `{"text":"c"}`},
-		{`{"jsonrpc":"2.0","id":%s,"result":"d}"}  `, `"d}"`},
-		{`{"jsonrpc": "2.0", "id": %s, "result": [1, {"e": "}"}]}`, `[1, {"e": "}"}]`},
-		{`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"f"}}`, ""},
-		// The exact shape, with a result that is not JSON: the call
-		// gets it as sent, and decoding it fails the call.
-		{`{"jsonrpc":"2.0","id":%s,"result":{"text":nope}}`, `{"text":nope}`},
+		{`{"jsonrpc":"2.0","id":%s,"result":{"text":"a","n":1}}`, `{"text":"a","n":1}`, false},
+		{`{"id":%s,"jsonrpc":"2.0","result":{"text":"b"}}`, `{"text":"b"}`, false},
+		{`{"jsonrpc":"2.0","id":%s,"result":{"text":"c"},"extra":[1,2]}`, `{"text":"c"}`, false},
+		{`{"jsonrpc":"2.0","id":%s,"result":"d}"}  `, `"d}"`, false},
+		{`{"jsonrpc": "2.0", "id": %s, "result": [1, {"e": "}"}]}`, `[1, {"e": "}"}]`, false},
+		{`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"f"}}`, "", false},
+		{notJSON, `{"text":nope}`, false},
+		{notJSON, "", true},
 	}
 	// A Conn's own reply is read without decoding its envelope.
 	line, err := response{ID: json.RawMessage("12"), Result: json.RawMessage(`{"a":"}"}`)}.resultLine()
@@ -146,9 +150,21 @@ func TestClientReadsRepliesOfEveryShape(t *testing.T) {
 	}()
 	c := NewClient(a, nil)
 	defer c.Close()
+	// A bound, should a reply be dropped: the call then fails instead of
+	// waiting for ever.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	for i, reply := range replies {
+		if reply.decoded {
+			var text struct{ Text string }
+			var syntax *json.SyntaxError
+			if err := c.Call(ctx, "m", nil, nil, &text); !errors.As(err, &syntax) {
+				t.Fatalf("reply %d: %v, want the syntax error of its result", i, err)
+			}
+			continue
+		}
 		var raw json.RawMessage
-		err := c.Call(context.Background(), "m", nil, nil, &raw)
+		err := c.Call(ctx, "m", nil, nil, &raw)
 		switch {
 		case reply.result == "":
 			var rerr *Error
@@ -158,21 +174,5 @@ func TestClientReadsRepliesOfEveryShape(t *testing.T) {
 		case err != nil || string(raw) != reply.result:
 			t.Fatalf("reply %d: %s, %v; want %s", i, raw, err, reply.result)
 		}
-	}
-	// A call that decodes a result that is not JSON fails, instead of
-	// waiting for a reply that will not come.
-	go func() {
-		if line, err := bufio.NewReader(b).ReadBytes('\n'); err == nil {
-			var req struct{ ID json.RawMessage }
-			json.Unmarshal(line, &req)
-			fmt.Fprintf(b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"text\":nope}}\n", req.ID)
-		}
-	}()
-	var text struct{ Text string }
-	var syntax *json.SyntaxError
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, should the reply be dropped
-	defer cancel()
-	if err := c.Call(ctx, "m", nil, nil, &text); !errors.As(err, &syntax) {
-		t.Fatalf("a result that is not JSON: %v, want its syntax error", err)
 	}
 }

@@ -22,8 +22,14 @@ type lineReader struct {
 	buf   []byte
 }
 
+// readChunk is how much a connection's reader asks for at a time: a
+// pipe's capacity, so that a message of megabytes (a diff's reply) takes
+// a few reads instead of hundreds (a 2.9 MB line through a pipe: 7.7 ms
+// with 4 KiB reads, 3.1 ms with 64 KiB).
+const readChunk = 64 << 10
+
 func newLineReader(r io.Reader, limit int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
+	return &lineReader{r: bufio.NewReaderSize(r, readChunk), limit: limit}
 }
 
 // next returns the next non-blank line without its terminator (valid until
