@@ -1,6 +1,8 @@
 package index
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -181,5 +183,56 @@ func TestPutTreeAgainstStoresADeletedTreeAgain(t *testing.T) {
 	}
 	if len(got.Entries) != 2 || got.Entries[1].Name != "b" {
 		t.Fatalf("tree read back = %+v", got)
+	}
+}
+
+// LocatorsOf answers as Locator does for every id: sorted or not, found or
+// not, from tables, the memtable or memory; a damaged value is an error
+// naming its key.
+func TestLocatorsOfAnswersAsLocator(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	var ids []objects.ID
+	for i := range 300 {
+		id := objects.Sum(fmt.Appendf(nil, "blob %d", i))
+		ids = append(ids, id)
+		if i%3 == 0 {
+			continue // absent
+		}
+		commit(t, db, func(b *Batch) {
+			b.PutLocator(id, objects.Locator{Pack: uint32(i), Offset: int64(i) << 10, Length: 100, Size: int64(i)})
+		})
+		if i == 150 {
+			if err := db.pdb.Flush(); err != nil { // the first half in a table, the rest in the memtable
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, _, err := db.Locator(ids[7]); err != nil { // one answered from memory
+		t.Fatal(err)
+	}
+	sorted := slices.Clone(ids)
+	slices.SortFunc(sorted, func(a, b objects.ID) int { return bytes.Compare(a[:], b[:]) })
+	for name, order := range map[string][]objects.ID{"sorted": sorted, "as made": ids} {
+		var got []objects.ID
+		err := db.LocatorsOf(order, func(id objects.ID, loc objects.Locator, found bool) error {
+			got = append(got, id)
+			want, wantFound, err := db.Locator(id)
+			if err != nil || found != wantFound || loc != want {
+				t.Fatalf("%s: %s = %+v, %v; Locator says %+v, %v, %v", name, id.Short(), loc, found, want, wantFound, err)
+			}
+			return nil
+		})
+		if err != nil || !slices.Equal(got, order) {
+			t.Fatalf("%s: LocatorsOf called back %d of %d ids in order %v, err %v", name, len(got), len(order), slices.Equal(got, order), err)
+		}
+	}
+	if err := db.pdb.Set(idKey(prefixLocator, ids[1]), []byte("garbage"), nil); err != nil {
+		t.Fatal(err)
+	}
+	db.locators.clear()
+	err := db.LocatorsOf(ids[:3], func(objects.ID, objects.Locator, bool) error { return nil })
+	if !errors.Is(err, objects.ErrCorrupt) || !strings.Contains(err.Error(), ids[1].Short()) {
+		t.Fatalf("LocatorsOf over a damaged value = %v; want a corruption error naming its key", err)
 	}
 }

@@ -1,8 +1,11 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/ckpt/ckpt/objects"
 )
@@ -64,3 +67,52 @@ func (db *DB) HasLocators() (bool, error) {
 
 // errStopScan ends a scan early without an error.
 var errStopScan = errors.New("stop scan")
+
+// LocatorsOf calls fn for each of ids, in their order, with where it is
+// stored (found false when the index holds no locator for it), stopping
+// at fn's first error. It reads them with one iterator, seeking forward
+// from id to id, which costs a fraction of what a Locator call costs each
+// when the ids are many (a clone's restore looked up each of 90,000
+// blobs, every lookup probing each of a dozen tables); locators this DB
+// read recently are answered from memory, as Locator answers them. The
+// caller sorts ids (bytewise); in another order each costs a seek from
+// where the last one left the iterator.
+func (db *DB) LocatorsOf(ids []objects.ID, fn func(id objects.ID, loc objects.Locator, found bool) error) (err error) {
+	prefix := []byte{prefixLocator}
+	defer db.health.recovered("locators", &err)
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("locators: %w", db.health.classify(err))
+	}
+	defer func() {
+		if cerr := it.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("locators: %w", db.health.classify(cerr))
+		}
+	}()
+	for _, id := range ids {
+		if loc, ok := db.locators.get(id); ok {
+			if err := fn(id, loc, true); err != nil {
+				return err
+			}
+			continue
+		}
+		key := idKey(prefixLocator, id)
+		var loc objects.Locator
+		found := it.SeekGE(key) && bytes.Equal(it.Key(), key)
+		if found {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return fmt.Errorf("read %s: %w", describeKey(key), db.health.classify(err))
+			}
+			if loc, err = decodeLocator(v); err != nil {
+				return fmt.Errorf("key %s: %w", describeKey(key), err)
+			}
+		} else if err := it.Error(); err != nil {
+			return fmt.Errorf("locators: %w", db.health.classify(err))
+		}
+		if err := fn(id, loc, found); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -186,8 +186,9 @@ type want struct {
 // Wanted splits ids into the blobs the store lacks that the remote holds
 // (by this store's record of the remote), returned as Wants, and those the
 // store lacks that the remote does not hold; a blob the store holds, and
-// an id given again, is in neither. The lookups run on every core: a
-// clone asks about every blob of a workspace.
+// an id given again, is in neither, and each list is in id order. The
+// lookups run on every core, each core's share of the ids in order with
+// one pass of the index: a clone asks about every blob of a workspace.
 func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 	seen := make(map[objects.ID]bool, len(ids))
 	unique := make([]objects.ID, 0, len(ids))
@@ -201,18 +202,16 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 		wants   []want
 		missing []objects.ID
 	}
+	slices.SortFunc(unique, func(a, b objects.ID) int { return bytes.Compare(a[:], b[:]) })
 	parts := make([]split, runtime.GOMAXPROCS(0))
 	per := (len(unique) + len(parts) - 1) / len(parts)
 	var g errgroup.Group
 	for i := range parts {
 		part := unique[min(i*per, len(unique)):min((i+1)*per, len(unique))]
 		g.Go(func() error {
-			for _, id := range part {
-				if _, found, err := s.DB.Locator(id); err != nil || found {
-					if err != nil {
-						return err
-					}
-					continue
+			return s.DB.LocatorsOf(part, func(id objects.ID, _ objects.Locator, found bool) error {
+				if found {
+					return nil
 				}
 				l, ok, err := s.recordedLoc(id)
 				switch {
@@ -223,8 +222,8 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 				default:
 					parts[i].missing = append(parts[i].missing, id)
 				}
-			}
-			return nil
+				return nil
+			})
 		})
 	}
 	if err := g.Wait(); err != nil {

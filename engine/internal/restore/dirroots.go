@@ -24,6 +24,7 @@ import (
 // closed only once its last user releases it.
 type dirRoots struct {
 	root *os.Root
+	top  *dirRoot // the workspace's directory itself: never dropped, closed by close
 
 	mu   sync.Mutex
 	open map[string]*dirRoot
@@ -38,6 +39,7 @@ type dirRoots struct {
 type dirRoot struct {
 	dir       string
 	root      *os.Root
+	handle    dirHandle // what the platform writes through besides root (dirhandle_*.go)
 	users     int
 	forgotten bool // no longer in open: closed when users reaches 0
 }
@@ -49,24 +51,28 @@ type dirRoot struct {
 // reopened most of them for the renames, 12% of its time).
 const maxOpenDirs = 256
 
-func newDirRoots(root *os.Root) *dirRoots {
-	return &dirRoots{root: root, open: map[string]*dirRoot{}, under: map[string]int{}, maxOpen: maxOpenDirs}
+func newDirRoots(root *os.Root) (*dirRoots, error) {
+	h, err := openDirHandle(root)
+	if err != nil {
+		return nil, err
+	}
+	return &dirRoots{root: root, top: &dirRoot{root: root, handle: h}, open: map[string]*dirRoot{}, under: map[string]int{}, maxOpen: maxOpenDirs}, nil
 }
 
-// in runs fn with the root that holds name and name's last element: the
-// workspace's own root for a top-level name, else its open directory. An
+// in runs fn with the directory that holds name and name's last element:
+// the workspace's own for a top-level name, else its open directory. An
 // error names the whole path, as the workspace's root would have.
-func (d *dirRoots) in(name string, fn func(r *os.Root, base string) error) error {
+func (d *dirRoots) in(name string, fn func(dr *dirRoot, base string) error) error {
 	dir, base := path.Split(name)
 	if dir == "" {
-		return fn(d.root, base)
+		return fn(d.top, base)
 	}
 	dr, err := d.acquire(strings.TrimSuffix(dir, "/"))
 	if err != nil {
 		return err
 	}
 	defer d.release(dr)
-	err = fn(dr.root, base)
+	err = fn(dr, base)
 	var pe *fs.PathError
 	var le *os.LinkError
 	switch {
@@ -78,6 +84,10 @@ func (d *dirRoots) in(name string, fn func(r *os.Root, base string) error) error
 	return err
 }
 
+// acquire returns dir open, opening it through its parent (acquired the
+// same way) when it is not: one openat from an open parent, where a walk
+// from the workspace root takes one per component (a clone of 12,000
+// directories reopened most of them for its renames).
 func (d *dirRoots) acquire(dir string) (*dirRoot, error) {
 	d.mu.Lock()
 	if dr := d.open[dir]; dr != nil {
@@ -89,23 +99,54 @@ func (d *dirRoots) acquire(dir string) (*dirRoot, error) {
 		return dr, nil
 	}
 	d.mu.Unlock()
-	r, err := d.root.OpenRoot(dir)
+	dr, err := d.openIn(dir)
 	if err != nil {
 		return nil, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if dr := d.open[dir]; dr != nil { // opened meanwhile by another caller
-		r.Close()
-		if dr.users == 0 {
-			d.unidle(dr)
+	if had := d.open[dir]; had != nil { // opened meanwhile by another caller
+		dr.close()
+		if had.users == 0 {
+			d.unidle(had)
 		}
-		dr.users++
-		return dr, nil
+		had.users++
+		return had, nil
 	}
-	dr := &dirRoot{dir: dir, root: r, users: 1}
 	d.add(dr)
 	return dr, nil
+}
+
+// openIn opens dir through its parent, for one user. An error names dir
+// whole.
+func (d *dirRoots) openIn(dir string) (*dirRoot, error) {
+	parent, base := d.top, dir
+	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+		p, err := d.acquire(dir[:i])
+		if err != nil {
+			return nil, err
+		}
+		defer d.release(p)
+		parent, base = p, dir[i+1:]
+	}
+	r, err := parent.root.OpenRoot(base)
+	if err == nil {
+		var h dirHandle
+		if h, err = openDirHandle(r); err == nil {
+			return &dirRoot{dir: dir, root: r, handle: h, users: 1}, nil
+		}
+		r.Close()
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		pe.Path = dir
+	}
+	return nil, err
+}
+
+// close closes dr's root and handle.
+func (dr *dirRoot) close() {
+	dr.handle.close()
+	dr.root.Close()
 }
 
 // add puts dr in open; d.mu is held.
@@ -141,14 +182,14 @@ func (d *dirRoots) release(dr *dirRoot) {
 	switch {
 	case dr.users > 0:
 	case dr.forgotten:
-		dr.root.Close()
+		dr.close()
 	default:
 		d.idle = append(d.idle, dr)
 		for len(d.idle) > d.maxOpen {
 			old := d.idle[0]
 			d.idle = d.idle[1:]
 			d.drop(old)
-			old.root.Close()
+			old.close()
 		}
 	}
 }
@@ -181,16 +222,18 @@ func (d *dirRoots) forget(name string) {
 			continue
 		}
 		d.unidle(dr)
-		dr.root.Close()
+		dr.close()
 	}
 }
 
-// close closes every open directory; no operation may be running.
+// close closes every open directory and the workspace's handle (not its
+// root, which the seam closes); no operation may be running.
 func (d *dirRoots) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, dr := range d.open {
-		dr.root.Close()
+		dr.close()
 	}
+	d.top.handle.close()
 	d.open, d.under, d.idle = map[string]*dirRoot{}, map[string]int{}, nil
 }

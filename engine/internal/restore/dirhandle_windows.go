@@ -1,0 +1,23 @@
+package restore
+
+import (
+	"io/fs"
+	"os"
+)
+
+// dirHandle holds nothing on Windows: a restore creates and renames its
+// files through the directory's os.Root.
+type dirHandle struct{}
+
+func openDirHandle(*os.Root) (dirHandle, error) { return dirHandle{}, nil }
+
+func (dirHandle) close() {}
+
+// createExcl creates base in dr for writing with permissions perm, never
+// following or replacing an existing entry.
+func (dr *dirRoot) createExcl(base string, perm fs.FileMode) (*os.File, error) {
+	return dr.root.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}
+
+// rename renames oldname onto newname in dr.
+func (dr *dirRoot) rename(oldname, newname string) error { return dr.root.Rename(oldname, newname) }
