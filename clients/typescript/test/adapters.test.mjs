@@ -2,7 +2,7 @@
 // ten edits with checkpoints, each step's diff checked byte for byte, a
 // rewind, a redo, a nested repository, a binary file, an ignored build
 // directory and a file that is not UTF-8.
-import { test, before } from "node:test";
+import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,9 +45,22 @@ function edit(ws, i) {
   }
 }
 
+/** made holds the directories the tests make; they go once every test and its dispose has ended. */
+const made = [];
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** tempDir makes a directory that goes when the file's tests end. */
+function tempDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 /** workspace makes the starting tree: a nested repository and an ignored build directory. */
 function workspace() {
-  const ws = mkdtempSync(join(tmpdir(), "ckpt-ws-"));
+  const ws = tempDir("ckpt-ws-");
   mkdirSync(join(ws, "nested/.git"), { recursive: true });
   mkdirSync(join(ws, "build"));
   writeFileSync(join(ws, ".gitignore"), "build/\n");
@@ -55,7 +68,7 @@ function workspace() {
   writeFileSync(join(ws, "nested/src.txt"), "nested\n");
   writeFileSync(join(ws, "old.txt"), "to be deleted\n");
   writeFileSync(join(ws, "build/out.o"), "stale");
-  return { ws, store: mkdtempSync(join(tmpdir(), "ckpt-store-")) };
+  return { ws, store: tempDir("ckpt-store-") };
 }
 
 /** expectedDiff is the byte-exact change set between two trees. */
