@@ -188,7 +188,8 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &restore.Applier{FS: fsys, Blobs: e.blobs.ReadSession(), Force: opts.Force, Resuming: cur.resuming,
+	session := e.blobs.ReadSession()
+	x := &restore.Applier{FS: fsys, Blobs: session, Force: opts.Force, Resuming: cur.resuming,
 		NameProblem: osfs.NameProblem}
 	if e.opts.hooks.nameProblem != nil {
 		x.NameProblem = e.opts.hooks.nameProblem
@@ -203,7 +204,11 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		x.Preview(plan)
 		return res, nil
 	}
-	if res.Fetched, err = e.fetchBlobs(ctx, plan.Blobs(), nil); err != nil {
+	blobs := plan.Blobs()
+	if res.Fetched, err = e.fetchBlobs(ctx, blobs, nil); err != nil {
+		return nil, err
+	}
+	if err := e.locate(session, blobs); err != nil {
 		return nil, err
 	}
 	j := e.pending
@@ -412,4 +417,25 @@ func (e *Engine) moveHead(task string, target objects.ID) error {
 	defer b.Close()
 	b.SetTaskHead(task, index.TaskHead{Head: target, LastSeq: head.LastSeq})
 	return b.Commit()
+}
+
+// locate looks up where the blobs a restore writes are stored, in id
+// order with one pass of the index, for the session that reads them: a
+// lookup per file probed every table of the index (a clone's restore of
+// 90,000 files spent a tenth of its CPU there).
+func (e *Engine) locate(session *objects.ReadSession, ids []objects.ID) error {
+	sorted := slices.Clone(ids)
+	slices.SortFunc(sorted, objects.CompareIDs)
+	locs := make(map[objects.ID]objects.Locator, len(sorted))
+	err := e.db.LocatorsOf(sorted, func(id objects.ID, loc objects.Locator, found bool) error {
+		if found {
+			locs[id] = loc
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("look up the restore's blobs: %w", err)
+	}
+	session.Locate(locs)
+	return nil
 }

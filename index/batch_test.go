@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -212,7 +211,7 @@ func TestLocatorsOfAnswersAsLocator(t *testing.T) {
 		t.Fatal(err)
 	}
 	sorted := slices.Clone(ids)
-	slices.SortFunc(sorted, func(a, b objects.ID) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(sorted, objects.CompareIDs)
 	for name, order := range map[string][]objects.ID{"sorted": sorted, "as made": ids} {
 		var got []objects.ID
 		err := db.LocatorsOf(order, func(id objects.ID, loc objects.Locator, found bool) error {

@@ -334,7 +334,7 @@ func compactAll(f *faultStore, s *Store) error {
 	keep := map[ID][]byte{}
 	i := 0
 	// In id order, so that every run makes the same calls.
-	for _, id := range slices.SortedFunc(maps.Keys(f.blobs), func(a, b ID) int { return bytes.Compare(a[:], b[:]) }) {
+	for _, id := range slices.SortedFunc(maps.Keys(f.blobs), CompareIDs) {
 		data := f.blobs[id]
 		i++
 		if i%2 == 0 {

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 
@@ -48,6 +49,10 @@ func (id ID) Short() string {
 func (id ID) IsZero() bool {
 	return id == ID{}
 }
+
+// CompareIDs orders ids bytewise, the order of their keys in the index
+// (for slices.SortFunc).
+func CompareIDs(a, b ID) int { return bytes.Compare(a[:], b[:]) }
 
 // MarshalText implements encoding.TextMarshaler (hex form; the zero ID encodes as "").
 func (id ID) MarshalText() ([]byte, error) {

@@ -25,7 +25,7 @@ func (s *Store) Stat(id ID) (Locator, error) {
 // joined). It fails with an error wrapping ErrNotFound when id is not
 // committed, and with a *CorruptError when the data does not verify; it
 // never returns wrong bytes.
-func (s *Store) Get(id ID) ([]byte, error) { return s.get(id, s.content) }
+func (s *Store) Get(id ID) ([]byte, error) { return s.get(id, s.Stat, s.content) }
 
 // content reads the verified content of blob id, not chunked, at loc.
 func (s *Store) content(loc Locator, id ID) ([]byte, error) {
@@ -33,9 +33,10 @@ func (s *Store) content(loc Locator, id ID) ([]byte, error) {
 	return data, err
 }
 
-// get is Get with read reading blobs that are not chunked.
-func (s *Store) get(id ID, read func(Locator, ID) ([]byte, error)) ([]byte, error) {
-	loc, err := s.Stat(id)
+// get is Get with stat locating id and read reading blobs that are not
+// chunked.
+func (s *Store) get(id ID, stat func(ID) (Locator, error), read func(Locator, ID) ([]byte, error)) ([]byte, error) {
+	loc, err := stat(id)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +64,12 @@ func (s *Store) get(id ID, read func(Locator, ID) ([]byte, error)) ([]byte, erro
 // is read chunk by chunk, each chunk verified as it is loaded; at the end
 // the whole content's hash is checked and Read returns a *CorruptError
 // instead of io.EOF on mismatch. Errors are as for Get.
-func (s *Store) Open(id ID) (io.ReadCloser, int64, error) { return s.open(id, s.content) }
+func (s *Store) Open(id ID) (io.ReadCloser, int64, error) { return s.open(id, s.Stat, s.content) }
 
-// open is Open with read reading blobs that are not chunked.
-func (s *Store) open(id ID, read func(Locator, ID) ([]byte, error)) (io.ReadCloser, int64, error) {
-	loc, err := s.Stat(id)
+// open is Open with stat locating id and read reading blobs that are not
+// chunked.
+func (s *Store) open(id ID, stat func(ID) (Locator, error), read func(Locator, ID) ([]byte, error)) (io.ReadCloser, int64, error) {
+	loc, err := stat(id)
 	if err != nil {
 		return nil, 0, err
 	}

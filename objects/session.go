@@ -41,6 +41,8 @@ type ReadSession struct {
 	// loading holds, for each record being loaded, a channel closed when
 	// its load ends.
 	loading map[groupKey]chan struct{}
+	// located holds the locators given by Locate; read only after it.
+	located map[ID]Locator
 }
 
 // ReadSession starts a read session on the store.
@@ -67,10 +69,30 @@ type sessionGroup struct {
 }
 
 // Open is Store.Open through the session.
-func (r *ReadSession) Open(id ID) (io.ReadCloser, int64, error) { return r.s.open(id, r.content) }
+func (r *ReadSession) Open(id ID) (io.ReadCloser, int64, error) {
+	return r.s.open(id, r.stat, r.content)
+}
 
 // Get is Store.Get through the session.
-func (r *ReadSession) Get(id ID) ([]byte, error) { return r.s.get(id, r.content) }
+func (r *ReadSession) Get(id ID) ([]byte, error) { return r.s.get(id, r.stat, r.content) }
+
+// Locate gives the session where blobs are stored, looked up together
+// before its reads (a restore of many files makes one pass of the index
+// in id order rather than a lookup per file); Open and Get locate the
+// other blobs as the Store does. Call it before the session's first read.
+// A locator given here is trusted as the session trusts the group records
+// it read: a blob moved meanwhile (a rewrite of its pack) fails its read,
+// never returns other content, since every content is checked against
+// its id.
+func (r *ReadSession) Locate(locs map[ID]Locator) { r.located = locs }
+
+// stat is Store.Stat, answered from Locate's locators when given.
+func (r *ReadSession) stat(id ID) (Locator, error) {
+	if loc, ok := r.located[id]; ok {
+		return loc, nil
+	}
+	return r.s.Stat(id)
+}
 
 // content reads blob id, not chunked, at loc: from the Store's recent
 // contents when it keeps id's (not for a SweepSession), else a group member, and the base of a

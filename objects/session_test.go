@@ -168,3 +168,35 @@ func TestReadSessionKeepsAReplacedReaderItsFullTurn(t *testing.T) {
 		t.Fatalf("the replacing reader was evicted after %d later groups, within the session's %d", sessionGroups-1, sessionGroups)
 	}
 }
+
+// A session reads a blob where Locate says it is, and finds the others as
+// the Store does; a locator that names another blob's place yields an
+// error, never that blob's bytes.
+func TestReadSessionReadsWhereLocateSays(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true})
+	blobs := groupBlobs()[:20]
+	ids, _ := save(t, s, idx, blobs...)
+	locs := map[ID]Locator{}
+	for _, id := range ids[:10] {
+		loc, err := s.Stat(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locs[id] = loc
+	}
+	r := s.ReadSession()
+	r.Locate(locs)
+	for i, id := range ids {
+		if got, err := r.Get(id); err != nil || string(got) != string(blobs[i]) {
+			t.Fatalf("blob %d: %v", i, err)
+		}
+	}
+	wrong := s.ReadSession()
+	wrong.Locate(map[ID]Locator{ids[0]: locs[ids[1]]})
+	if got, err := wrong.Get(ids[0]); err == nil {
+		t.Fatalf("a blob read at another's locator returned %q", got)
+	}
+	if _, _, err := wrong.Open(ids[0]); err == nil {
+		t.Fatal("a blob opened at another's locator opened")
+	}
+}

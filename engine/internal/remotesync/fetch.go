@@ -202,7 +202,7 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 		wants   []want
 		missing []objects.ID
 	}
-	slices.SortFunc(unique, func(a, b objects.ID) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(unique, objects.CompareIDs)
 	parts := make([]split, runtime.GOMAXPROCS(0))
 	per := (len(unique) + len(parts) - 1) / len(parts)
 	var g errgroup.Group
