@@ -338,7 +338,7 @@ func blindDifferential(t *testing.T, mount bool, unavailable string) {
 		if got != want {
 			t.Fatalf("round %d (seed %d): watched save's root %s, the cold one's %s; watched only: %q, cold only: %q; ops of the last rounds:\n%s",
 				round, seed, got, want, onlyIn(t, watched, got, cold, want), onlyIn(t, cold, want, watched, got),
-				strings.Join(append(history[max(len(history)-4, 0):], strings.Join(b.ops, "\n")), "\n"))
+				strings.Join(append(history[max(len(history)-12, 0):], fmt.Sprintf("round %d (this one):", round), strings.Join(b.ops, "\n")), "\n"))
 		}
 	}
 	unseen, reconciled := 0, 0
@@ -506,31 +506,37 @@ func TestWatchedSaveSeesWriteThroughOutsideHardLink(t *testing.T) {
 // workspace, then rewritten through that link, changes what the watched
 // Engine captures below its directory, as it does for a cold one: a
 // directory the old rules excluded is saved, though no event reached the
-// workspace's watches and nothing below changed.
+// workspace's watches and nothing below changed. So it does when the old
+// rules excluded the rule file itself.
 func TestWatchedSaveSeesARuleFileRewrittenThroughOutsideHardLink(t *testing.T) {
 	t.Parallel()
-	ws, outside := t.TempDir(), t.TempDir()
-	for rel, content := range map[string]string{"d/.gitignore": "b\n", "d/x/b/f": "excluded, then not", "d/x/g": "g"} {
-		p := filepath.Join(ws, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Link(filepath.Join(ws, "d", ".gitignore"), filepath.Join(outside, "rules")); err != nil {
-		t.Fatal(err)
-	}
-	e := openAt(t, ws, Options{Watch: true, Profile: "none", hooks: testHooks{reverifyInterval: time.Hour}})
-	before, _ := saveRoot(t, e)
-	saveRoot(t, e) // nothing pending: the next save prunes what the watcher vouches for
-	if err := os.WriteFile(filepath.Join(outside, "rules"), []byte("other\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := saveRoot(t, e)
-	want, _ := saveRoot(t, openAt(t, ws, Options{Profile: "none"}))
-	if got != want || got == before {
-		t.Fatalf("watched save %s (before the rewrite %s), cold save %s: the rules rewritten through the other link were missed", got, before, want)
+	for name, rules := range map[string]string{"captured": "b\n", "excluding itself": ".gitignore\nb\n"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ws, outside := t.TempDir(), t.TempDir()
+			for rel, content := range map[string]string{"d/.gitignore": rules, "d/x/b/f": "excluded, then not", "d/x/g": "g"} {
+				p := filepath.Join(ws, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Link(filepath.Join(ws, "d", ".gitignore"), filepath.Join(outside, "rules")); err != nil {
+				t.Fatal(err)
+			}
+			e := openAt(t, ws, Options{Watch: true, Profile: "none", hooks: testHooks{reverifyInterval: time.Hour}})
+			before, _ := saveRoot(t, e)
+			saveRoot(t, e) // nothing pending: the next save prunes what the watcher vouches for
+			if err := os.WriteFile(filepath.Join(outside, "rules"), []byte("other\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := saveRoot(t, e)
+			want, _ := saveRoot(t, openAt(t, ws, Options{Profile: "none"}))
+			if got != want || got == before {
+				t.Fatalf("watched save %s (before the rewrite %s), cold save %s: the rules rewritten through the other link were missed", got, before, want)
+			}
+		})
 	}
 }

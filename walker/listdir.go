@@ -143,6 +143,9 @@ func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool)
 		}
 	}
 	if n.rules.Ignored(rel, st.typ == typeDir) {
+		if st.typ == typeFile && st.nlink > 1 && ignore.IsPatternFile(name) {
+			n.dir.ExcludedRuleLinked = true
+		}
 		return Entry{}, false
 	}
 	e := Entry{

@@ -61,6 +61,13 @@ type Dir struct {
 	// Replayed is set when Entries came from Options.Replay instead of a
 	// listing (see there for which of them the walker read again).
 	Replayed bool
+	// ExcludedRuleLinked is set when a pattern file of the directory that
+	// its rules exclude (a .gitignore may exclude itself), and so is not in
+	// Entries, has another hard link, as far as the walker looked it up: a
+	// write through that link changes what the directory captures with no
+	// change to the directory. (An included one is in Entries, with its
+	// Nlink.)
+	ExcludedRuleLinked bool
 }
 
 // Skip reasons reported in Skipped.Reason.

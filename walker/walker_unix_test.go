@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,5 +115,32 @@ func TestEmptyDirectoriesAndModes(t *testing.T) {
 	}
 	if m := res.entries["empty"].Mode; m != 0o700 {
 		t.Errorf("empty mode %o", m)
+	}
+}
+
+// A directory reports a pattern file its own rules exclude that has
+// another hard link; one with a single link, or an included one (in
+// Entries with its Nlink), it does not.
+func TestDirReportsAnExcludedRuleFileWithAnotherLink(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	tree{"self/.gitignore": ".gitignore\n", "self/f": "f", "kept/.gitignore": "x\n", "alone/.gitignore": ".gitignore\n"}.write(t, root)
+	for _, d := range []string{"self", "kept"} {
+		if err := os.Link(filepath.Join(root, d, ".gitignore"), filepath.Join(outside, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	got := map[string]bool{}
+	_, _, err := Walk(context.Background(), root, Options{Profile: "none"}, func(_ context.Context, d *Dir, _ map[string]int) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[d.Path] = d.ExcludedRuleLinked
+		return 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]bool{"": false, "self": true, "kept": false, "alone": false}; !maps.Equal(got, want) {
+		t.Fatalf("ExcludedRuleLinked by directory = %v, want %v", got, want)
 	}
 }

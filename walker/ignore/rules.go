@@ -37,6 +37,11 @@ const (
 	AttributesFile = ".gitattributes"
 )
 
+// IsPatternFile reports whether name is one of the files LoadDir reads.
+func IsPatternFile(name string) bool {
+	return name == GitignoreFile || name == CkptignoreFile || name == AttributesFile
+}
+
 // Set holds the patterns of each layer read in one directory.
 type Set [NumLayers][]Pattern
 

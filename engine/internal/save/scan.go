@@ -386,8 +386,9 @@ func (s *scanner) recordedSub(dir string) (objects.ID, bool) {
 
 // noteLinks records whether directory d holds a file with another hard
 // link, whose content can change with no event in d, and whether that
-// file is an ignore-rule file, whose change can change what the whole
-// subtree captures. A replayed directory keeps the links it had (it had
+// file is an ignore-rule file (captured, or excluded by the rules, its
+// own among them), whose change can change what the whole subtree
+// captures. A replayed directory keeps the links it had (it had
 // none: one with links is listed), unless an entry looked up again shows
 // one.
 func (s *scanner) noteLinks(d *walker.Dir) {
@@ -395,6 +396,9 @@ func (s *scanner) noteLinks(d *walker.Dir) {
 		return
 	}
 	linked := noLinks
+	if d.ExcludedRuleLinked {
+		linked = ruleLinks
+	}
 	for i := range d.Entries {
 		e := &d.Entries[i]
 		switch {
