@@ -6,12 +6,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func dataSync(f *os.File) error {
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_FULLFSYNC, 0); err == nil {
+func dataSync(f *os.File) error { return dataSyncFd(int(f.Fd())) }
+
+func dataSyncFd(fd int) error {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_FULLFSYNC, 0); err == nil {
 		return nil
 	}
 	// Some filesystems (network mounts, FAT) refuse F_FULLFSYNC.
-	return f.Sync()
+	return fsyncFd(fd)
 }
 
 func syncFilesystem(*os.File) error { return ErrNoFilesystemSync }

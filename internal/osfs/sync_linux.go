@@ -10,9 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func dataSync(f *os.File) error {
+func dataSync(f *os.File) error { return dataSyncFd(int(f.Fd())) }
+
+func dataSyncFd(fd int) error {
 	for {
-		err := unix.Fdatasync(int(f.Fd()))
+		err := unix.Fdatasync(fd)
 		if err != unix.EINTR {
 			return err
 		}

@@ -132,7 +132,7 @@ func (d *dirRoots) openIn(dir string) (*dirRoot, error) {
 	r, err := parent.root.OpenRoot(base)
 	if err == nil {
 		var h dirHandle
-		if h, err = openDirHandle(r); err == nil {
+		if h, err = openSubHandle(parent, base); err == nil {
 			return &dirRoot{dir: dir, root: r, handle: h, users: 1}, nil
 		}
 		r.Close()

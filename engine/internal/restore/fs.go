@@ -139,7 +139,7 @@ func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 
 func (r rootFS) CreateTemp(rel string) (TempFile, error) {
 	name := tempName(rel)
-	var f *os.File
+	var f newFile
 	err := r.dirs.in(name, func(d *dirRoot, base string) (err error) {
 		f, err = d.createExcl(base, 0o600)
 		return err
@@ -262,12 +262,20 @@ func (r rootFS) SyncAllState() (sound, cheap bool) {
 	return true, ok && n <= cheapSyncAllDirty
 }
 
-// rootFile is a TempFile of rootFS; Sync is fdatasync (the mode and size
-// are metadata the rename's directory sync does not need).
+// rootFile is a TempFile of rootFS: what createExcl opened, named by its
+// path relative to the seam's root.
 type rootFile struct {
-	*os.File
+	newFile
 	rel string
 }
 
-func (f rootFile) Sync() error  { return osfs.DataSync(f.File) }
 func (f rootFile) Name() string { return f.rel }
+
+// newFile is a file createExcl created: Sync is DataSync (the mode and
+// size are metadata the rename's directory sync does not need).
+type newFile interface {
+	Write(p []byte) (int, error)
+	Chmod(mode fs.FileMode) error
+	Sync() error
+	Close() error
+}
