@@ -70,13 +70,14 @@ var errStopScan = errors.New("stop scan")
 
 // LocatorsOf calls fn for each of ids, in their order, with where it is
 // stored (found false when the index holds no locator for it), stopping
-// at fn's first error. It reads them with one iterator, seeking forward
-// from id to id, which costs a fraction of what a Locator call costs each
-// when the ids are many (a clone's restore looked up each of 90,000
-// blobs, every lookup probing each of a dozen tables); locators this DB
-// read recently are answered from memory, as Locator answers them. The
-// caller sorts ids (bytewise); in another order each costs a seek from
-// where the last one left the iterator.
+// at fn's first error. It reads them with one iterator, each seek
+// answered by the tables' bloom filters as a Locator call is and going
+// forward from where the last one left the iterator: a quarter to a fifth
+// of what a Locator call costs each, for 100 ids or 90,000 (a clone's
+// restore looked up each of 90,000 blobs, every lookup probing each of a
+// dozen tables); locators this DB read recently are answered from memory,
+// as Locator answers them. The caller sorts ids (bytewise); in another
+// order a seek may start from the tables' beginning.
 func (db *DB) LocatorsOf(ids []objects.ID, fn func(id objects.ID, loc objects.Locator, found bool) error) (err error) {
 	prefix := []byte{prefixLocator}
 	defer db.health.recovered("locators", &err)
@@ -98,7 +99,7 @@ func (db *DB) LocatorsOf(ids []objects.ID, fn func(id objects.ID, loc objects.Lo
 		}
 		key := idKey(prefixLocator, id)
 		var loc objects.Locator
-		found := it.SeekGE(key) && bytes.Equal(it.Key(), key)
+		found := it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key)
 		if found {
 			v, err := it.ValueAndErr()
 			if err != nil {
