@@ -55,6 +55,18 @@ func openSubHandle(parent *dirRoot, base string) (dirHandle, error) {
 
 func (h dirHandle) close() { unix.Close(h.fd) }
 
+// openDirsBound is how many directories a restore keeps open while
+// unused: each holds two descriptors (its os.Root and its handle), so an
+// eighth of the files the process may open (Go raises the soft limit to
+// the hard one at start), between minOpenDirs and maxOpenDirs.
+func openDirsBound() int {
+	var l unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &l) != nil {
+		return minOpenDirs
+	}
+	return int(min(max(l.Cur/8, minOpenDirs), maxOpenDirs))
+}
+
 // createExcl creates base in dr for writing with permissions perm, never
 // following or replacing an existing entry.
 func (dr *dirRoot) createExcl(base string, perm fs.FileMode) (newFile, error) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // A file created through a directory's descriptor takes every mode bit a
@@ -49,5 +51,18 @@ func TestCreatedFileTakesEveryModeBit(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(dir, "a", "x")); string(b) != "content" {
 			t.Errorf("content %q", b)
 		}
+	}
+}
+
+// The directories a restore keeps open hold at most an eighth of the
+// descriptors the process may open, unless that is below minOpenDirs.
+func TestOpenDirectoriesLeaveMostDescriptors(t *testing.T) {
+	var l unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err != nil {
+		t.Fatal(err)
+	}
+	n := openDirsBound()
+	if n < minOpenDirs || n > maxOpenDirs || uint64(2*n) > max(l.Cur/4, 2*minOpenDirs) {
+		t.Fatalf("%d directories kept open with a limit of %d files", n, l.Cur)
 	}
 }

@@ -17,6 +17,10 @@ func openSubHandle(*dirRoot, string) (dirHandle, error) { return dirHandle{}, ni
 
 func (dirHandle) close() {}
 
+// openDirsBound is maxOpenDirs: a Windows process may hold far more
+// handles than a restore keeps open.
+func openDirsBound() int { return maxOpenDirs }
+
 // createExcl creates base in dr for writing with permissions perm, never
 // following or replacing an existing entry.
 func (dr *dirRoot) createExcl(base string, perm fs.FileMode) (newFile, error) {

@@ -44,19 +44,24 @@ type dirRoot struct {
 	forgotten bool // no longer in open: closed when users reaches 0
 }
 
-// maxOpenDirs bounds the directories kept open while unused: a quarter of
-// the usual 1,024 open files, and enough for the directories a restore of
-// a few hundred files writes into, each of which it uses again when it
-// renames their files into place (with 64, a restore of the bench's edit
-// reopened most of them for the renames, 12% of its time).
-const maxOpenDirs = 256
+// maxOpenDirs bounds the directories kept open while unused, where the
+// process may open enough files (openDirsBound): enough for the
+// directories a restore of a few hundred files writes into and their
+// ancestors, through which they are opened (the bench's edit, 120 files,
+// reaches some 500 on the 100k corpus; with 256 the restore reopened most
+// of them, 8 ms of 35), each of which it may use again when it renames
+// their files into place.
+const maxOpenDirs = 1024
+
+// minOpenDirs is the bound where the process may open few files.
+const minOpenDirs = 64
 
 func newDirRoots(root *os.Root) (*dirRoots, error) {
 	h, err := openDirHandle(root)
 	if err != nil {
 		return nil, err
 	}
-	return &dirRoots{root: root, top: &dirRoot{root: root, handle: h}, open: map[string]*dirRoot{}, under: map[string]int{}, maxOpen: maxOpenDirs}, nil
+	return &dirRoots{root: root, top: &dirRoot{root: root, handle: h}, open: map[string]*dirRoot{}, under: map[string]int{}, maxOpen: openDirsBound()}, nil
 }
 
 // in runs fn with the directory that holds name and name's last element:
@@ -86,7 +91,7 @@ func (d *dirRoots) in(name string, fn func(dr *dirRoot, base string) error) erro
 
 // acquire returns dir open, opening it through its parent (acquired the
 // same way) when it is not: one openat from an open parent, where a walk
-// from the workspace root takes one per component (a clone of 12,000
+// from the workspace root takes one per component (a clone of 7,000
 // directories reopened most of them for its renames).
 func (d *dirRoots) acquire(dir string) (*dirRoot, error) {
 	d.mu.Lock()

@@ -198,7 +198,7 @@ func (r rootFS) Symlink(target, name string) error {
 // changes name through its open directory, which follows a final symlink
 // only inside that directory (and costs two calls, where a walk from the
 // workspace root costs two per path component: the modes of a clone's
-// 12,000 directories took most of the calls after its files); where that
+// 7,000 directories took most of the calls after its files); where that
 // fails, it resolves name again from the workspace root, whose answer it
 // returns.
 func (r rootFS) Chmod(name string, mode fs.FileMode) error {
