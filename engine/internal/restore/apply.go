@@ -127,19 +127,33 @@ func pathFault(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.As(err, &sv) || errors.As(err, &su)
 }
 
+// specialModes pairs the stored mode bits beyond the permissions (the
+// POSIX values) with os.FileMode's.
+var specialModes = [...]struct {
+	bit  uint32
+	mode os.FileMode
+}{{0o4000, os.ModeSetuid}, {0o2000, os.ModeSetgid}, {0o1000, os.ModeSticky}}
+
 // fileMode converts stored permission bits to an os.FileMode.
 func fileMode(perm uint32) os.FileMode {
 	m := os.FileMode(perm & 0o777)
-	if perm&0o4000 != 0 {
-		m |= os.ModeSetuid
-	}
-	if perm&0o2000 != 0 {
-		m |= os.ModeSetgid
-	}
-	if perm&0o1000 != 0 {
-		m |= os.ModeSticky
+	for _, s := range specialModes {
+		if perm&s.bit != 0 {
+			m |= s.mode
+		}
 	}
 	return m
+}
+
+// permBits is fileMode's inverse: the stored (and POSIX) bits of m.
+func permBits(m os.FileMode) uint32 {
+	perm := uint32(m.Perm())
+	for _, s := range specialModes {
+		if m&s.mode != 0 {
+			perm |= s.bit
+		}
+	}
+	return perm
 }
 
 func (x *Applier) isBlocked(rel string) bool {

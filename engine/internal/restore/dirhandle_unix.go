@@ -117,21 +117,8 @@ func (f fdFile) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// specialBits are the mode bits beyond the permissions, in fs's terms and
-// in the system's.
-var specialBits = [...]struct {
-	mode fs.FileMode
-	bit  uint32
-}{{fs.ModeSetuid, unix.S_ISUID}, {fs.ModeSetgid, unix.S_ISGID}, {fs.ModeSticky, unix.S_ISVTX}}
-
 func (f fdFile) Chmod(mode fs.FileMode) error {
-	perm := uint32(mode.Perm())
-	for _, s := range specialBits {
-		if mode&s.mode != 0 {
-			perm |= s.bit
-		}
-	}
-	if err := unix.Fchmod(f.fd, perm); err != nil {
+	if err := unix.Fchmod(f.fd, permBits(mode)); err != nil {
 		return &fs.PathError{Op: "chmod", Path: f.name, Err: err}
 	}
 	return nil
