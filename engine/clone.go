@@ -32,9 +32,12 @@ type CloneOptions struct {
 
 // CloneResult says what Clone did.
 type CloneResult struct {
+	// Resumed is the restore an earlier run of this clone left
+	// unfinished, settled before the pull (nil when there was none).
+	Resumed *SettledRestore
 	Pull    *PullResult
 	Restore *RestoreResult
-	// Traffic covers the pull and the blobs the restore fetched.
+	// Traffic covers the pull and the blobs the restores fetched.
 	Traffic  SyncTraffic
 	Duration time.Duration
 }
@@ -75,26 +78,58 @@ func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*Clon
 	return res, nil
 }
 
-// pullAndRestore pulls the task of c and restores its head.
+// pullAndRestore pulls the task of c and restores its head, fetching
+// the blobs from the remote while it writes the files. A restore an
+// earlier run of the clone left unfinished is settled first, fetching in
+// the same way.
 func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, progress func(SyncProgress)) (*CloneResult, error) {
-	pr, err := e.Pull(ctx, b, PullOptions{Remote: c.Remote, Task: c.Task, Progress: progress})
-	if err != nil {
-		return nil, err
-	}
+	e.useBackend(c.Remote, b)
 	e.remoteMu.Lock()
 	e.remoteMu.progress = progress
 	e.remoteMu.Unlock()
-	rr, err := e.Restore(ctx, pr.Head.String(), RestoreOptions{Task: pr.Task, NoBackup: true})
-	e.remoteMu.Lock()
-	e.remoteMu.progress = nil
-	e.remoteMu.Unlock()
+	defer func() {
+		e.remoteMu.Lock()
+		e.remoteMu.progress = nil
+		e.remoteMu.Unlock()
+	}()
+	res := &CloneResult{}
+	var err error
+	if res.Resumed, err = e.settleClone(ctx, c); err != nil {
+		return nil, err
+	}
+	if res.Pull, err = e.Pull(ctx, b, PullOptions{Remote: c.Remote, Task: c.Task, Progress: progress}); err != nil {
+		return nil, err
+	}
+	res.Traffic = res.Pull.Traffic
+	if res.Restore, err = e.Restore(ctx, res.Pull.Head.String(), RestoreOptions{Task: res.Pull.Task, NoBackup: true, streamFrom: c.Remote}); err != nil {
+		return nil, err
+	}
+	for _, r := range []*RestoreResult{res.Restore, res.resumed()} {
+		if r != nil {
+			res.Traffic.Gets += r.Fetched.Requests
+			res.Traffic.BytesDown += r.Fetched.Bytes
+		}
+	}
+	return res, nil
+}
+
+// settleClone settles a restore left interrupted (an earlier run of clone
+// c stopped while it wrote), fetching from c's remote while it writes.
+func (e *Engine) settleClone(ctx context.Context, c pendingClone) (*SettledRestore, error) {
+	unlock, err := e.lockForWrite()
 	if err != nil {
 		return nil, err
 	}
-	res := &CloneResult{Pull: pr, Restore: rr, Traffic: pr.Traffic}
-	res.Traffic.Gets += rr.Fetched.Requests
-	res.Traffic.BytesDown += rr.Fetched.Bytes
-	return res, nil
+	defer unlock()
+	return e.settleStreaming(ctx, c.Remote)
+}
+
+// resumed is the restore that settling an earlier run's completed, or nil.
+func (r *CloneResult) resumed() *RestoreResult {
+	if r.Resumed == nil {
+		return nil
+	}
+	return r.Resumed.Completed
 }
 
 // cloneKey is the store setting that marks a clone under way: its

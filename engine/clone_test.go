@@ -3,23 +3,30 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
-// failingReads fails every ranged read while failing is set: a network
-// that goes away once a pull has its metadata.
+// failingReads fails every ranged read while failing is set, but those
+// of object spare when set: a network that goes away once a pull has its
+// metadata (or once a clone has its first data object).
 type failingReads struct {
 	Backend
 	failing atomic.Bool
+	spare   string
 }
 
 func (f *failingReads) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
-	if f.failing.Load() {
+	if f.failing.Load() && key != f.spare {
 		return nil, errInjected
 	}
 	return f.Backend.GetRange(ctx, key, off, n)
@@ -59,11 +66,150 @@ func TestACloneThatFailedFetchingBlobsFinishesWhenRunAgain(t *testing.T) {
 			t.Fatalf("the same clone run again: %v", err)
 		}
 		assertSameTree(t, f.read(), g.read())
-		if res.Restore.Fetched.Blobs == 0 || res.Pull.Head != f.save("again").ID {
-			t.Fatalf("the finished clone: %+v", res)
+		// The first run failed while its restore wrote: the second settles
+		// that restore, fetching the blobs, before it pulls.
+		resumed := res.resumed()
+		if resumed == nil || resumed.Fetched.Blobs == 0 || res.Traffic.BytesDown < resumed.Fetched.Bytes || res.Pull.Head != f.save("again").ID {
+			t.Fatalf("the finished clone: %+v, resumed %+v", res, res.Resumed)
 		}
 		if _, err := g.e.Clone(ctx, b, opts); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "new store") {
 			t.Fatalf("a clone into a finished clone: %v, want ErrBadRequest", err)
+		}
+	})
+}
+
+// streamTree is a workspace whose blobs a push spreads over several data
+// objects (4 MiB of incompressible files in group records of about 1 MiB,
+// each a data object of its own with syncObjectSize 256 KiB), with one
+// content in four files and a symlink.
+func streamTree() testtree.Dir {
+	d := testtree.Dir{"link": testtree.Symlink{Target: "d0/f00.bin"}}
+	same := make([]byte, 3<<10)
+	mrand.NewChaCha8([32]byte{9}).Read(same)
+	for i := range 40 {
+		b := make([]byte, 100<<10)
+		mrand.NewChaCha8([32]byte{byte(i)}).Read(b)
+		dir := fmt.Sprintf("d%d", i%4)
+		if d[dir] == nil {
+			d[dir] = testtree.Dir{"same.bin": testtree.File{Content: string(same)}}
+		}
+		d[dir].(testtree.Dir)[fmt.Sprintf("f%02d.bin", i)] = testtree.File{Content: string(b)}
+	}
+	return d
+}
+
+// streamOptions make a push write data objects of 256 KiB, and a clone's
+// fetch hold at most held bytes for the writes that have not read them.
+func streamOptions(held int64) Options {
+	return Options{hooks: testHooks{syncObjectSize: 256 << 10, arrivalsHeld: held}}
+}
+
+// firstDataKey is the data object a fetch of every blob of b reads first:
+// the fetch reads them in the order of their names.
+func firstDataKey(t *testing.T, b Backend) string {
+	t.Helper()
+	page, err := b.List(context.Background(), "data/", "", 0)
+	if err != nil || len(page.Objects) < 4 {
+		t.Fatalf("list data objects: %v, %d objects; want several", err, len(page.Objects))
+	}
+	first := page.Objects[0].Key
+	for _, o := range page.Objects {
+		first = min(first, o.Key)
+	}
+	return first
+}
+
+// gatedReads holds each ranged read of a data object other than first
+// until opened is closed.
+type gatedReads struct {
+	Backend
+	first  string
+	opened chan struct{}
+}
+
+func (g *gatedReads) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	if strings.HasPrefix(key, "data/") && key != g.first {
+		select {
+		case <-g.opened:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Minute): // a deadlock: fail rather than hang
+			return nil, errors.New("no file was written while the fetch waited for it to be")
+		}
+	}
+	return g.Backend.GetRange(ctx, key, off, n)
+}
+
+// firstWrite closes opened at the restore's first file creation.
+type firstWrite struct {
+	restore.FS
+	once   *sync.Once
+	opened chan struct{}
+}
+
+func (f firstWrite) CreateTemp(rel string) (restore.TempFile, error) {
+	f.once.Do(func() { close(f.opened) })
+	return f.FS.CreateTemp(rel)
+}
+
+func TestACloneWritesFilesWhileItFetches(t *testing.T) {
+	t.Parallel()
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		b, url := open(t)
+		f := newFixtureOpts(t, streamTree(), streamOptions(0))
+		f.save("one")
+		pushAll(t, f, b, url)
+		opened := make(chan struct{})
+		gated := &gatedReads{Backend: b, first: firstDataKey(t, b), opened: opened}
+		opts := streamOptions(1) // the fetch waits for the writes whenever it holds anything
+		opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS {
+			return firstWrite{FS: fsys, once: &sync.Once{}, opened: opened}
+		}
+		g := newFixtureOpts(t, testtree.Dir{}, opts)
+		res, err := g.e.Clone(context.Background(), gated, CloneOptions{URL: url})
+		if err != nil {
+			t.Fatalf("a clone whose later data objects come only once a file is written: %v", err)
+		}
+		assertSameTree(t, f.read(), g.read())
+		if res.Restore.Fetched.Blobs == 0 || res.Traffic.BytesDown < res.Restore.Fetched.Bytes {
+			t.Fatalf("the clone's fetch: %+v, traffic %+v", res.Restore.Fetched, res.Traffic)
+		}
+		// Every blob is in the new store: nothing is left to fetch.
+		if n, err := g.e.remoteOnly(context.Background(), "origin"); err != nil || n != 0 {
+			t.Fatalf("the clone's store lacks %d blobs (%v)", n, err)
+		}
+	})
+}
+
+func TestACloneCutOffWhileItWritesFinishesWhenRunAgain(t *testing.T) {
+	t.Parallel()
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		ctx := context.Background()
+		b, url := open(t)
+		f := newFixtureOpts(t, streamTree(), streamOptions(0))
+		f.save("one")
+		pushAll(t, f, b, url)
+		g := newFixtureOpts(t, testtree.Dir{}, streamOptions(1))
+		opts := CloneOptions{URL: url}
+		fb := &failingReads{Backend: b, spare: firstDataKey(t, b)}
+		fb.failing.Store(true)
+		_, err := g.e.Clone(ctx, fb, opts)
+		if !errors.Is(err, errInjected) || !errors.Is(err, ErrUnfinishedClone) {
+			t.Fatalf("a clone whose fetch fails after its first data object: %v, want the failure and ErrUnfinishedClone", err)
+		}
+		if g.e.pending == nil {
+			t.Fatal("the cut-off clone left no pending restore")
+		}
+		res, err := g.e.Clone(ctx, b, opts)
+		if err != nil {
+			t.Fatalf("the same clone run again: %v", err)
+		}
+		assertSameTree(t, f.read(), g.read())
+		if r := res.resumed(); r == nil || r.Fetched.Blobs == 0 {
+			t.Fatalf("the rerun settled %+v; want the cut-off restore completed, fetching", res.Resumed)
+		}
+		if n, err := g.e.remoteOnly(ctx, "origin"); err != nil || n != 0 {
+			t.Fatalf("the clone's store lacks %d blobs (%v)", n, err)
 		}
 	})
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/engine/internal/restore"
@@ -136,7 +138,7 @@ func (x *exporter) to(ctx context.Context, root objects.ID) (restore.Result, err
 	if err != nil {
 		return restore.Result{}, err
 	}
-	if _, err := x.e.fetchBlobs(ctx, plan.Blobs(), nil); err != nil {
+	if _, err := x.e.fetchBlobs(ctx, slices.Collect(maps.Keys(plan.Blobs())), nil); err != nil {
 		return restore.Result{}, err
 	}
 	fsys, closeFS, err := restore.OpenRoot(x.dir, nil)

@@ -124,6 +124,8 @@ const DefaultMaxFileSize = 100 << 20
 // injection, crash points, smaller limits); no caller outside the package
 // can set them, and their zero value is what every Engine runs with.
 type testHooks struct {
+	// arrivalsHeld replaces arrivalsHeld.
+	arrivalsHeld int64
 	// wrapRestoreFS wraps the file-system seam that restore writes the
 	// workspace through (to inject faults).
 	wrapRestoreFS func(restore.FS) restore.FS

@@ -110,28 +110,50 @@ func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(obj
 		if mine.Len() == 0 {
 			continue
 		}
-		if s.Backend, err = e.backend(ctx, name); err != nil {
+		if err := e.connectFetch(ctx, s); err != nil {
 			return got, err
 		}
-		e.remoteMu.Lock()
-		if p := e.remoteMu.progress; p != nil {
-			s.Progress = func(sp remotesync.Progress) { p(SyncProgress(sp)) }
-		}
-		e.remoteMu.Unlock()
 		var r remotesync.FetchResult
 		if into != nil {
 			r, err = s.FetchInto(ctx, mine, into)
 		} else {
 			r, err = s.Fetch(ctx, mine)
 		}
-		got.Blobs += r.Blobs
-		got.Bytes += r.Bytes
-		got.Requests += int64(r.Requests)
+		got.add(r)
 		if err != nil {
-			return got, remoteError(fmt.Errorf("fetch from %s: %w", name, err), name)
+			return got, fetchError(err, name)
 		}
 	}
 	return got, nil
+}
+
+// connectFetch gives s, a syncer of one of the store's remotes, its
+// backend and the progress report of the operation under way, for a
+// fetch.
+func (e *Engine) connectFetch(ctx context.Context, s *remotesync.Syncer) error {
+	b, err := e.backend(ctx, s.Name)
+	if err != nil {
+		return err
+	}
+	s.Backend = b
+	e.remoteMu.Lock()
+	if p := e.remoteMu.progress; p != nil {
+		s.Progress = func(sp remotesync.Progress) { p(SyncProgress(sp)) }
+	}
+	e.remoteMu.Unlock()
+	return nil
+}
+
+// add counts r in f.
+func (f *FetchedBlobs) add(r remotesync.FetchResult) {
+	f.Blobs += r.Blobs
+	f.Bytes += r.Bytes
+	f.Requests += int64(r.Requests)
+}
+
+// fetchError is the error of a fetch from remote name.
+func fetchError(err error, name string) error {
+	return remoteError(fmt.Errorf("fetch from %s: %w", name, err), name)
 }
 
 // openBlob opens blob id, fetching it first from a remote that holds it

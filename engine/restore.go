@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
 	"github.com/ckpt/ckpt/index"
@@ -34,6 +36,11 @@ type RestoreOptions struct {
 	DryRun   bool // report the plan, change nothing
 	NoBackup bool // skip the backup checkpoint of the current state
 	Force    bool // overwrite uncaptured files that stand in the way instead of reporting conflicts
+
+	// streamFrom, when set, names the remote from which the blobs the
+	// restore lacks are fetched while it writes (a clone), each file
+	// written as its blob arrives, rather than all of them before.
+	streamFrom string
 }
 
 // Conflict is a path a restore left alone because an uncaptured file
@@ -204,11 +211,24 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		x.Preview(plan)
 		return res, nil
 	}
-	blobs := plan.Blobs()
-	if res.Fetched, err = e.fetchBlobs(ctx, blobs, nil); err != nil {
-		return nil, err
+	uses := plan.Blobs()
+	blobs := slices.Collect(maps.Keys(uses))
+	var stream *streamedFetch
+	if opts.streamFrom != "" {
+		stream, res.Fetched, err = e.streamBlobs(ctx, opts.streamFrom, plan, uses, session)
+		if stream != nil {
+			x.Blobs = stream.arrivals
+		}
+	} else {
+		res.Fetched, err = e.fetchBlobs(ctx, blobs, nil)
 	}
-	if err := e.locate(session, blobs); err != nil {
+	if err == nil {
+		err = e.locate(session, blobs)
+	}
+	if err != nil {
+		if stream != nil {
+			_, _ = stream.finish(err)
+		}
 		return nil, err
 	}
 	j := e.pending
@@ -225,7 +245,13 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if !cur.guard && !cur.resuming && len(j.Paths) == 0 {
 		vouch = cp.Root
 	}
-	return res, e.applyJournaled(ctx, x, plan, j, cur.snap.Root, vouch)
+	err = e.applyJournaled(ctx, x, plan, j, cur.snap.Root, vouch)
+	if stream != nil {
+		var fetched remotesync.FetchResult
+		fetched, err = stream.finish(err)
+		res.Fetched.add(fetched)
+	}
+	return res, err
 }
 
 // resumes reports whether a Restore of ref in task would resume the

@@ -76,6 +76,12 @@ func (e *Engine) beginWrite(ctx context.Context) (unlock func(), settled *Settle
 
 // settleLocked is SettleRestore under the write lock.
 func (e *Engine) settleLocked(ctx context.Context) (*SettledRestore, error) {
+	return e.settleStreaming(ctx, "")
+}
+
+// settleStreaming is settleLocked fetching the blobs the completion lacks
+// from remote streamFrom, when set, while it writes (RestoreOptions).
+func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*SettledRestore, error) {
 	j := e.pending
 	if j == nil {
 		return nil, nil
@@ -94,7 +100,7 @@ func (e *Engine) settleLocked(ctx context.Context) (*SettledRestore, error) {
 		e.emit(Event{Type: EventWarning, Task: j.Task, Commit: j.Target, Message: msg})
 		return &SettledRestore{Journal: j, Discarded: why}, nil
 	}
-	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths})
+	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, streamFrom: streamFrom})
 	if err != nil {
 		return nil, &PendingRestoreError{Journal: j, Err: err}
 	}

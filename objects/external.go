@@ -120,6 +120,30 @@ func (b *Batch) PutRecord(rec []byte, blobs []Placement) error {
 	if err := b.s.verifyExternal(rec, blobs, func(int, []byte) {}); err != nil {
 		return err
 	}
+	return b.putVerified(rec, blobs)
+}
+
+// PutDecodedRecord is PutRecord returning, as DecodeRecord does, the
+// content of each of blobs: the record is verified and decoded once for
+// both. The contents never share rec's memory, but the members of a
+// compressed group share its decoded payload (which lives as long as any
+// of them), where DecodeRecord copies each.
+func (b *Batch) PutDecodedRecord(rec []byte, blobs []Placement) ([][]byte, error) {
+	out := make([][]byte, len(blobs))
+	err := b.s.verifyExternal(rec, blobs, func(i int, data []byte) {
+		if blobs[i].Loc.Flags&pack.FlagCompressed == 0 {
+			data = bytes.Clone(data) // rec's own bytes
+		}
+		out[i] = data
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, b.putVerified(rec, blobs)
+}
+
+// putVerified is PutRecord after rec has been verified for blobs.
+func (b *Batch) putVerified(rec []byte, blobs []Placement) error {
 	var fresh []Placement
 	for _, p := range blobs {
 		found, err := b.committed(p.ID)

@@ -17,8 +17,9 @@ func recordBytes(t *testing.T, s *Store, loc Locator) []byte {
 }
 
 // Putting every member of a group record copied from another store, some
-// members per call, writes that record once, and every member reads back
-// from the one copy.
+// members per call (PutRecord for some, PutDecodedRecord, which returns
+// their contents, for the others), writes that record once, and every
+// member reads back from the one copy; a damaged record is put by neither.
 func TestPutRecordCopiesAGroupOnceForAllItsMembers(t *testing.T) {
 	src, _ := testStore(t, Options{Groups: true})
 	blobs := groupBlobs()
@@ -35,16 +36,33 @@ func TestPutRecordCopiesAGroupOnceForAllItsMembers(t *testing.T) {
 		records[k] = append(records[k], p)
 	}
 
+	content := map[ID][]byte{}
+	for i, id := range ids {
+		content[id] = blobs[i]
+	}
+
 	dst, idx := testStore(t, Options{Groups: true})
 	b := dst.NewBatch()
 	defer b.Close()
 	for _, k := range order {
 		members := records[k]
 		rec := recordBytes(t, src, members[0].Loc)
+		damaged := append([]byte(nil), rec...)
+		damaged[len(damaged)-1] ^= 1
+		mustCorrupt(t, b.PutRecord(damaged, members))
+		_, err := b.PutDecodedRecord(damaged, members)
+		mustCorrupt(t, err)
 		half := (len(members) + 1) / 2
-		for _, part := range [][]Placement{members[:half], members[half:]} {
-			if err := b.PutRecord(rec, part); err != nil {
-				t.Fatalf("PutRecord of %d members of the record at %d: %v", len(part), k.offset, err)
+		if err := b.PutRecord(rec, members[:half]); err != nil {
+			t.Fatalf("PutRecord of %d members of the record at %d: %v", half, k.offset, err)
+		}
+		got, err := b.PutDecodedRecord(rec, members[half:])
+		if err != nil {
+			t.Fatalf("PutDecodedRecord of %d members of the record at %d: %v", len(members)-half, k.offset, err)
+		}
+		for i, p := range members[half:] {
+			if string(got[i]) != string(content[p.ID]) {
+				t.Fatalf("PutDecodedRecord returned the wrong content for member %d", p.Loc.Member)
 			}
 		}
 	}

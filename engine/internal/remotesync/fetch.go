@@ -21,9 +21,12 @@ import (
 
 // Ranged reads: records of one data object closer than fetchGap are read
 // by one request, up to fetchSpan bytes; fetches run fetchers at a time.
+// A span is small enough that the first of a streamed fetch's records
+// arrive early (Stream), and large enough that a request's latency is
+// spread over many records.
 const (
 	fetchGap  = 256 << 10
-	fetchSpan = 16 << 20
+	fetchSpan = 4 << 20
 	fetchers  = 8
 )
 
@@ -40,6 +43,23 @@ type Wants struct{ list []want }
 // Len is how many blobs w holds.
 func (w Wants) Len() int { return len(w.list) }
 
+// Order returns the ids of w in the order Stream hands their contents
+// over: in the order their records are read, the blobs of chunked files
+// (stored, never handed over) last.
+func (w Wants) Order() []objects.ID {
+	sortForFetch(w.list)
+	ids := make([]objects.ID, 0, len(w.list))
+	var chunked []objects.ID
+	for _, x := range w.list {
+		if x.loc.objectsLocator().Chunked() {
+			chunked = append(chunked, x.id)
+		} else {
+			ids = append(ids, x.id)
+		}
+	}
+	return append(ids, chunked...)
+}
+
 // Fetch copies the blobs w from the remote into the store: each record
 // read by coalesced ranged reads, verified against its id and stored as
 // it is (no recompression), a chunked file's chunks with it, and their
@@ -47,6 +67,19 @@ func (w Wants) Len() int { return len(w.list) }
 // remote is an error wrapping objects.ErrNotFound; a blob that does not
 // verify is a *CorruptError and nothing of the fetch is committed.
 func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
+	return s.Stream(ctx, w, nil, nil)
+}
+
+// Stream is Fetch handing each blob's verified content to arrive (called
+// from several goroutines, never twice for one blob) as soon as its
+// record is in, before the fetch ends and commits: the ranged reads start
+// in the order of the records on the remote, which w.Order follows, at
+// most fetchers at a time, each after room returns (room blocks while
+// the caller holds too much of what arrived; its error ends the fetch).
+// The blob of a chunked file is stored with its chunks and not handed
+// over: it can be read from the store once Stream has returned. Nil room
+// and arrive make Stream a Fetch.
+func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context) error, arrive func(objects.ID, []byte)) (FetchResult, error) {
 	var res FetchResult
 	wants := w.list
 	if len(wants) == 0 {
@@ -59,7 +92,7 @@ func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
 	}
 	var mu sync.Mutex
 	var chunks []objects.ID
-	err := s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
+	err := s.fetchRecords(ctx, wants, &res, room, func(rec []byte, ws []want) error {
 		if ws[0].loc.objectsLocator().Chunked() {
 			ids, err := s.chunkIDs(ws[0], rec)
 			if err != nil {
@@ -68,8 +101,19 @@ func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
 			mu.Lock()
 			chunks = append(chunks, ids...)
 			mu.Unlock()
+			return store(rec, ws)
 		}
-		return store(rec, ws)
+		if arrive == nil {
+			return store(rec, ws)
+		}
+		data, err := put.PutDecodedRecord(rec, placements(ws))
+		if err != nil {
+			return recordErr(ws[0], err)
+		}
+		for i, w := range ws {
+			arrive(w.id, data[i])
+		}
+		return nil
 	})
 	if err != nil {
 		return res, err
@@ -79,7 +123,7 @@ func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := s.fetchRecords(ctx, more, &res, store); err != nil {
+		if err := s.fetchRecords(ctx, more, &res, nil, store); err != nil {
 			return res, err
 		}
 	}
@@ -142,7 +186,7 @@ func (s *Syncer) FetchInto(ctx context.Context, w Wants, keep func(id objects.ID
 	}
 	var mu sync.Mutex
 	lists := map[want][]objects.ID{} // chunked blobs and their chunks
-	err := s.fetchRecords(ctx, wants, &res, func(rec []byte, ws []want) error {
+	err := s.fetchRecords(ctx, wants, &res, nil, func(rec []byte, ws []want) error {
 		data, err := s.decode(rec, ws)
 		if err != nil {
 			return err
@@ -261,7 +305,7 @@ func (s *Syncer) joinChunks(ctx context.Context, w want, chunks []objects.ID, re
 	}
 	var mu sync.Mutex
 	got := map[objects.ID][]byte{}
-	err = s.fetchRecords(ctx, wants, res, func(rec []byte, cs []want) error {
+	err = s.fetchRecords(ctx, wants, res, nil, func(rec []byte, cs []want) error {
 		data, err := s.decode(rec, cs)
 		if err != nil {
 			return err
@@ -301,9 +345,7 @@ type span struct {
 
 // spans groups wants into coalesced ranged reads.
 func spans(wants []want) []span {
-	slices.SortFunc(wants, func(a, b want) int {
-		return cmp.Or(bytes.Compare(a.loc.Object[:], b.loc.Object[:]), cmp.Compare(a.loc.Offset, b.loc.Offset))
-	})
+	sortForFetch(wants)
 	var out []span
 	for _, w := range wants {
 		end := w.loc.Offset + int64(w.loc.Length)
@@ -318,6 +360,14 @@ func spans(wants []want) []span {
 		out = append(out, span{object: w.loc.Object, start: w.loc.Offset, end: end, wants: []want{w}})
 	}
 	return out
+}
+
+// sortForFetch sorts wants in the order of their records on the remote:
+// by data object, then offset.
+func sortForFetch(wants []want) {
+	slices.SortFunc(wants, func(a, b want) int {
+		return cmp.Or(bytes.Compare(a.loc.Object[:], b.loc.Object[:]), cmp.Compare(a.loc.Offset, b.loc.Offset))
+	})
 }
 
 // sameRecord yields runs of wants (sorted by object and offset, as spans
@@ -340,8 +390,10 @@ func sameRecord(wants []want) iter.Seq[[]want] {
 // fetchRecords reads the records of wants by coalesced ranged reads and
 // calls fn (from several goroutines) once per record, with its bytes, not
 // yet verified, and the wants it holds (several members of a group record
-// come together, so that it is verified once).
-func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResult, fn func([]byte, []want) error) error {
+// come together, so that it is verified once). The reads start in the
+// order of the records on the remote, each after room returns, when
+// room is set.
+func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResult, room func(context.Context) error, fn func([]byte, []want) error) error {
 	all := spans(wants)
 	var total, done int64
 	for _, sp := range all {
@@ -349,7 +401,15 @@ func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResul
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fetchers)
+	var roomErr error
+	started := 0
 	for _, sp := range all {
+		if room != nil {
+			if roomErr = room(gctx); roomErr != nil {
+				break
+			}
+		}
+		started++
 		g.Go(func() error {
 			buf, err := s.readRange(gctx, sp)
 			if err != nil {
@@ -366,8 +426,11 @@ func (s *Syncer) fetchRecords(ctx context.Context, wants []want, res *FetchResul
 		})
 	}
 	err := g.Wait()
-	res.Requests += len(all)
+	res.Requests += started
 	res.Bytes += atomic.LoadInt64(&done)
+	if err == nil {
+		err = roomErr
+	}
 	return err
 }
 
