@@ -147,9 +147,9 @@ type firstWrite struct {
 	opened chan struct{}
 }
 
-func (f firstWrite) CreateTemp(rel string) (restore.TempFile, error) {
+func (f firstWrite) Create(rel string) (restore.TempFile, error) {
 	f.once.Do(func() { close(f.opened) })
-	return f.FS.CreateTemp(rel)
+	return f.FS.Create(rel)
 }
 
 func TestACloneWritesFilesWhileItFetches(t *testing.T) {

@@ -67,11 +67,11 @@ type faultyFS struct {
 	syncAllCheap bool
 }
 
-func (f *faultyFS) CreateTemp(rel string) (restore.TempFile, error) {
+func (f *faultyFS) Create(rel string) (restore.TempFile, error) {
 	if err := f.inj.MaybeError(faultfs.Op{Kind: faultfs.OpCreate, Path: rel}); err != nil {
 		return nil, err
 	}
-	t, err := f.inner.CreateTemp(rel)
+	t, err := f.inner.Create(rel)
 	if err != nil {
 		return nil, err
 	}

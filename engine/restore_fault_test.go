@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,4 +265,80 @@ func TestRestoreWhoseSyncfsFailsStaysPending(t *testing.T) {
 	}
 	c.checkInterrupted("failed syncfs", err, syscall.EIO)
 	c.checkStore("failed syncfs")
+}
+
+// A restore a crash cut off leaves the fresh subtrees it was filling under
+// their temporary names (a failure removes them; a crash cannot): its
+// completion removes them, whatever they hold, as it removes the
+// temporary files left.
+func TestCompletingARestoreRemovesTheSubtreesACrashLeft(t *testing.T) {
+	t.Parallel()
+	c := newFaultCase(t)
+	inWorkspace := func(_ int, op faultfs.Op) bool { return op.Kind == faultfs.OpCreate && !filepath.IsAbs(op.Path) }
+	plan := newFaultPlan(-1, syscall.EIO, inWorkspace)
+	c.f.open(plan.options(c.f.store))
+	if _, err := restoreBounded(t, c.f.e, "@1"); !errors.Is(err, syscall.EIO) || c.f.e.PendingRestore() == nil {
+		t.Fatalf("restore with its first file's creation failing: %v, pending %v", err, c.f.e.PendingRestore())
+	}
+	// What a crashed process (pid 1) left: a subtree at the top, one inside
+	// a directory the checkpoint holds, a temporary file.
+	for rel, content := range map[string]string{
+		restore.TempPrefix + "1-7/deep/x.txt":    "half",
+		restore.TempPrefix + "1-7/y":             "",
+		"src/" + restore.TempPrefix + "1-8/z.go": "package z",
+		restore.TempPrefix + "1-9":               "half a file",
+	} {
+		name := filepath.Join(c.f.ws, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.f.open(Options{})
+	done, err := c.f.e.SettleRestore(context.Background())
+	if err != nil || done == nil || done.Completed == nil || len(done.Completed.Conflicts) != 0 {
+		t.Fatalf("settling the restore: %+v, %v; want it completed without conflicts", done, err)
+	}
+	assertSameTree(t, c.trees[c.one], c.f.read())
+}
+
+// A restore that stages its files (one syncfs for all) makes each fresh
+// directory under a temporary name and renames it into place; a directory
+// that stands there uncaptured (ignored now) is merged into instead, as a
+// restore that syncs each file merges into it.
+func TestAStagedRestoreMergesIntoAnUncapturedDirectory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{
+		".gitignore": testtree.File{Content: "*.o\n"},
+		"gen":        testtree.Dir{"a.txt": testtree.File{Content: "a\n"}, "sub": testtree.Dir{"b.txt": testtree.File{Content: "b\n"}}},
+		"new":        testtree.Dir{"fresh.txt": testtree.File{Content: "fresh\n"}},
+	})
+	want := f.read()
+	two := f.save("two").ID
+	for _, name := range []string{"gen/a.txt", "gen/sub", "new"} {
+		if err := os.RemoveAll(filepath.Join(f.ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, ".gitignore"), []byte("*.o\ngen/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, "gen", "build.o"), []byte("ignored"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.save("gen ignored")
+	want["gen/build.o"] = testtree.Entry{Kind: "file", Content: "ignored", Mode: 0o644}
+	plan := newFaultPlan(-1, 0, nil)
+	plan.syncAllCheap = true
+	f.open(plan.options(f.store))
+	res, err := restoreBounded(t, f.e, two.String())
+	if err != nil {
+		t.Fatalf("restore of gen/ where it stands ignored: %v", err)
+	}
+	if len(res.Conflicts) != 0 {
+		t.Fatalf("restore of gen/ where it stands ignored: conflicts %v", res.Conflicts)
+	}
+	assertSameTree(t, want, f.read())
 }

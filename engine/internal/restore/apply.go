@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -83,6 +85,13 @@ type Applier struct {
 	made    map[string]bool // directories this restore created
 	staged  []staged        // files and links written, not yet renamed into place (!syncEach)
 	held    []io.Closer     // files replaced or removed, let go once Apply ends (see FS.Hold)
+	// subtrees maps the root of each fresh subtree (a directory the
+	// restore creates in one it did not) to the temporary name it is
+	// made under, without syncEach: what the restore puts below it is
+	// made at its own name there, and the subtree's one rename places it
+	// all, after the syncfs. Written by the directories' step only.
+	subtrees map[string]string
+	inside   []string // the files and links written inside subtrees (guarded by mu)
 }
 
 // maxHeld bounds the files a restore holds: far below the open files a
@@ -215,7 +224,35 @@ func (x *Applier) guarded(o op) bool {
 	if x.Force || x.Unsaved == nil || o.fresh || o.kind == opRemoveDir || o.kind == opMkdir || !x.Unsaved[o.path] {
 		return false
 	}
-	return !(x.Resuming && strings.HasPrefix(path.Base(o.path), TempPrefix))
+	return !(x.Resuming && inTemp(o.path))
+}
+
+// inTemp reports whether rel is a temporary file or symlink of a restore,
+// or lies in a temporary directory of one (a fresh subtree).
+func inTemp(rel string) bool {
+	return strings.HasPrefix(rel, TempPrefix) || strings.Contains(rel, "/"+TempPrefix)
+}
+
+// stands reports whether something stands at rel: after clear, a
+// directory the restore merges into rather than makes.
+func (x *Applier) stands(rel string) bool {
+	_, err := x.FS.Lstat(rel)
+	return err == nil
+}
+
+// inSubtree returns where rel is made while its fresh subtree waits for
+// its rename: under the subtree's temporary name; ok is false for a path
+// in no subtree.
+func (x *Applier) inSubtree(rel string) (at string, ok bool) {
+	if len(x.subtrees) == 0 {
+		return "", false
+	}
+	for d := rel; d != "."; d = path.Dir(d) {
+		if tmp, ok := x.subtrees[d]; ok {
+			return tmp + rel[len(d):], true
+		}
+	}
+	return "", false
 }
 
 // obstructed reports whether an uncaptured item stands where a fresh
@@ -314,13 +351,17 @@ func (x *Applier) writers() int {
 // directory once after, or, where syncfs is sound, for large and resumed
 // restores and whenever syncfs is cheap, every file is written under its temporary name, one
 // syncfs makes them durable, the renames follow and a second syncfs ends
-// the restore. A path it may not change (permission denied) becomes a
+// the restore; there, a fresh subtree (a directory the restore creates
+// in one it did not) is made under a temporary name with everything
+// below it at its own name, and renamed into place with the files: a
+// clone of 90,000 files renames a few directories, not every file. A path it may not change (permission denied) becomes a
 // conflict and the rest goes on; any other error stops it.
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	defer x.letGo()
 	sound, cheap := x.FS.SyncAllState()
 	x.syncEach = !sound || len(p.writes) <= syncEachLimit && !x.Resuming && !cheap
 	x.dirs, x.made, x.staged = map[string]bool{}, map[string]bool{}, nil
+	x.subtrees, x.inside = map[string]string{}, nil
 	x.clashConflicts(p)
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
@@ -446,15 +487,24 @@ func (x *Applier) mkdir(o op) error {
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err
 	}
-	err := x.FS.Mkdir(o.path, 0o700)
+	name, root := o.path, false
+	if at, ok := x.inSubtree(o.path); ok {
+		name = at
+	} else if !x.syncEach && o.fresh && !x.stands(o.path) {
+		name, root = tempName(o.path), true
+	}
+	err := x.FS.Mkdir(name, 0o700)
 	switch {
 	case err == nil:
 		x.mu.Lock()
 		x.dirs[path.Dir(o.path)] = true
 		x.made[o.path] = true
 		x.mu.Unlock()
+		if root {
+			x.subtrees[o.path] = name
+		}
 		return nil
-	case errors.Is(err, os.ErrExist):
+	case errors.Is(err, os.ErrExist) && name == o.path:
 		return nil
 	}
 	return x.fault("mkdir", o.path, err)
@@ -478,16 +528,26 @@ func (x *Applier) write(o op) error {
 		x.record(&x.Result.Written, o.path)
 		return nil
 	}
-	var tmp string
+	at, inside := x.inSubtree(o.path)
+	if !inside {
+		at = tempName(o.path)
+	}
 	var err error
 	if o.kind == opLink {
-		tmp, err = x.link(o)
+		err = x.link(o, at)
 	} else {
-		tmp, err = x.writeFile(o)
+		err = x.writeFile(o, at)
 	}
 	if err != nil {
 		return x.fault("restore", o.path, err)
 	}
+	if inside { // in place once its subtree is
+		x.mu.Lock()
+		x.inside = append(x.inside, o.path)
+		x.mu.Unlock()
+		return nil
+	}
+	tmp := at
 	if !x.syncEach {
 		x.mu.Lock()
 		x.staged = append(x.staged, staged{o, tmp})
@@ -521,11 +581,14 @@ func (x *Applier) place(o op, tmp string) error {
 // or a cancellation, ends the renames: the files not yet renamed are
 // removed.
 func (x *Applier) placeStaged(ctx context.Context) error {
-	if len(x.staged) == 0 {
+	if len(x.staged) == 0 && len(x.subtrees) == 0 {
 		return nil
 	}
 	if err := x.FS.SyncAll(); err != nil {
 		return fmt.Errorf("sync workspace: %w", err)
+	}
+	if err := x.placeSubtrees(); err != nil {
+		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(x.writers())
@@ -578,30 +641,63 @@ func (x *Applier) letGo() {
 	}()
 }
 
-// dropStaged removes the temporary files of a restore that stops before
-// renaming them into place (what a resumed restore would remove anyway).
+// placeSubtrees renames each fresh subtree into place, and records the
+// files written inside those placed. A subtree it may not place
+// (permission denied) is a conflict, removed with all it holds.
+func (x *Applier) placeSubtrees() error {
+	roots := slices.Sorted(maps.Keys(x.subtrees))
+	for _, root := range roots {
+		tmp := x.subtrees[root]
+		if err := x.rename(tmp, root); err != nil {
+			if err := x.fault("restore", root, err); err != nil {
+				return err
+			}
+			_ = x.FS.RemoveAll(tmp)
+		}
+		delete(x.subtrees, root)
+	}
+	x.mu.Lock()
+	inside := x.inside
+	x.inside = nil
+	x.mu.Unlock()
+	for _, rel := range inside {
+		if !x.isBlocked(rel) {
+			x.record(&x.Result.Written, rel)
+		}
+	}
+	return nil
+}
+
+// dropStaged removes the temporary files and subtrees of a restore that
+// stops before renaming them into place (what a resumed restore would
+// remove anyway).
 func (x *Applier) dropStaged() {
 	for _, s := range x.staged {
 		_ = x.FS.Remove(s.tmp)
 	}
 	x.staged = nil
+	for root, tmp := range x.subtrees {
+		_ = x.FS.RemoveAll(tmp)
+		delete(x.subtrees, root)
+	}
 }
 
 // copyBufs pools the buffers used to stream blobs into files.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
-// writeFile writes a file's content and mode to a temporary sibling,
-// synced when syncEach, and returns its name: renamed into place (place),
-// a reader never sees a half-written file.
-func (x *Applier) writeFile(o op) (tmp string, err error) {
+// writeFile writes a file's content and mode at at, synced when
+// syncEach: a temporary sibling, renamed into place (place), or, inside
+// a fresh subtree, its own name under the subtree's temporary one, so
+// that a reader never sees a half-written file.
+func (x *Applier) writeFile(o op, at string) (err error) {
 	rc, _, err := x.Blobs.Open(o.ent.ID)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer rc.Close()
-	f, err := x.FS.CreateTemp(o.path)
+	f, err := x.FS.Create(at)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -620,26 +716,22 @@ func (x *Applier) writeFile(o op) (tmp string, err error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return "", err
-	}
-	return f.Name(), nil
+	return err
 }
 
-// link creates a symlink under a temporary name and returns that name.
-func (x *Applier) link(o op) (string, error) {
+// link creates a symlink at at (as writeFile places a file).
+func (x *Applier) link(o op, at string) error {
 	target, err := x.Blobs.Get(o.ent.ID)
 	if err != nil {
-		return "", err
+		return err
 	}
-	tmp := tempName(o.path)
-	if err := x.FS.Symlink(string(target), tmp); err != nil {
+	if err := x.FS.Symlink(string(target), at); err != nil {
 		if osfs.IsSymlinkUnsupported(err) {
-			return "", &SymlinkUnsupportedError{Err: err}
+			return &SymlinkUnsupportedError{Err: err}
 		}
-		return "", err
+		return err
 	}
-	return tmp, nil
+	return nil
 }
 
 func (x *Applier) sortResult() {

@@ -22,10 +22,12 @@ import (
 // directory can be reached, even through a symlink. Implementations are safe
 // for concurrent use.
 type FS interface {
-	// CreateTemp creates a new file named like a hidden sibling of rel
-	// (".ckpt-tmp-*"), open for writing with mode 0600. It never replaces
-	// an existing file.
-	CreateTemp(rel string) (TempFile, error)
+	// Create creates a new file, open for writing with mode 0600; it never
+	// replaces an existing file. A restore creates each file under a
+	// temporary name (".ckpt-tmp-*", tempName) and renames it into place,
+	// or at its own name in a directory it made under a temporary name,
+	// where nothing sees it before that directory's rename.
+	Create(name string) (TempFile, error)
 	// Rename atomically replaces newname with oldname.
 	Rename(oldname, newname string) error
 	// Remove removes a file, a symlink or an empty directory.
@@ -62,7 +64,7 @@ type FS interface {
 	Hold(name string) io.Closer
 }
 
-// TempFile is a file opened by CreateTemp. Sync makes its data durable;
+// TempFile is a file opened by Create. Sync makes its data durable;
 // Name is its path relative to the seam's root.
 type TempFile interface {
 	Write(p []byte) (int, error)
@@ -137,8 +139,7 @@ func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 	}, nil
 }
 
-func (r rootFS) CreateTemp(rel string) (TempFile, error) {
-	name := tempName(rel)
+func (r rootFS) Create(name string) (TempFile, error) {
 	var f newFile
 	err := r.dirs.in(name, func(d *dirRoot, base string) (err error) {
 		f, err = d.createExcl(base, 0o600)

@@ -70,12 +70,12 @@ func (m rootsFS) do(name string, op func(fsys FS, rel string) error) error {
 	return op(fsys, rel)
 }
 
-func (m rootsFS) CreateTemp(rel string) (TempFile, error) {
+func (m rootsFS) Create(rel string) (TempFile, error) {
 	fsys, in, err := m.in(rel)
 	if err != nil {
 		return nil, err
 	}
-	f, err := fsys.CreateTemp(in)
+	f, err := fsys.Create(in)
 	if err != nil {
 		return nil, err
 	}
