@@ -349,13 +349,14 @@ func (x *Applier) writers() int {
 // its old content or its new one (and temporary files, which resuming the
 // restore removes): each file is synced before its rename and each changed
 // directory once after, or, where syncfs is sound, for large and resumed
-// restores and whenever syncfs is cheap, every file is written under its temporary name, one
-// syncfs makes them durable, the renames follow and a second syncfs ends
-// the restore; there, a fresh subtree (a directory the restore creates
-// in one it did not) is made under a temporary name with everything
-// below it at its own name, and renamed into place with the files: a
-// clone of 90,000 files renames a few directories, not every file. A path it may not change (permission denied) becomes a
-// conflict and the rest goes on; any other error stops it.
+// restores and whenever syncfs is cheap, every file is written under its
+// temporary name, one syncfs makes them durable, the renames follow and a
+// second syncfs ends the restore; there, a fresh subtree (a directory the
+// restore creates in one it did not) is made under a temporary name with
+// everything below it at its own name, and renamed into place with the
+// files: a clone of 90,000 files renames a few directories, not every
+// file. A path it may not change (permission denied) becomes a conflict
+// and the rest goes on; any other error stops it.
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	defer x.letGo()
 	sound, cheap := x.FS.SyncAllState()
