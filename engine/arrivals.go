@@ -120,7 +120,12 @@ func (a *arrivals) arrive(id objects.ID, content []byte) {
 }
 
 // room waits while the contents held exceed the bound, no write waits
-// for a blob and the writes go on; it fails when ctx ends.
+// for a blob and the writes go on; it fails when ctx ends. It never
+// waits for ever: the fetch starts its reads in the order the writes
+// take the blobs, so while it waits every blob held or in flight comes
+// before the next read's, and the writes, which start in that order too,
+// either take them (freeing room), or wait for a blob to come (then room
+// returns), or end (close: room returns).
 func (a *arrivals) room(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		a.mu.Lock()
