@@ -235,3 +235,46 @@ func TestLocatorsOfAnswersAsLocator(t *testing.T) {
 		t.Fatalf("LocatorsOf over a damaged value = %v; want a corruption error naming its key", err)
 	}
 }
+
+func TestConfigsOfAnswersAsConfig(t *testing.T) {
+	db := openTest(t, t.TempDir())
+	defer db.Close()
+	var keys []string
+	for i := range 300 {
+		key := fmt.Sprintf("sync/origin/b/%s", objects.Sum(fmt.Appendf(nil, "blob %d", i)))
+		keys = append(keys, key)
+		if i%3 == 0 {
+			continue // absent
+		}
+		commit(t, db, func(b *Batch) { b.SetConfig(key, fmt.Sprintf("value %d", i)) })
+		if i == 150 {
+			if err := db.pdb.Flush(); err != nil { // the first half in a table, the rest in the memtable
+				t.Fatal(err)
+			}
+		}
+	}
+	sorted := slices.Clone(keys)
+	slices.Sort(sorted)
+	for name, order := range map[string][]string{"sorted": sorted, "as made": keys} {
+		calls := 0
+		err := db.ConfigsOf(order, func(i int, v string, found bool) error {
+			if i != calls {
+				t.Fatalf("%s: call %d for key %d", name, calls, i)
+			}
+			calls++
+			want, wantFound, err := db.Config(order[i])
+			if err != nil || found != wantFound || v != want {
+				t.Fatalf("%s: %s = %q, %v; Config says %q, %v, %v", name, order[i], v, found, want, wantFound, err)
+			}
+			return nil
+		})
+		if err != nil || calls != len(order) {
+			t.Fatalf("%s: ConfigsOf called back %d of %d keys, err %v", name, calls, len(order), err)
+		}
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if err := db.ConfigsOf(sorted, func(int, string, bool) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("ConfigsOf whose callback fails: %v after %d calls; want that error after one", err, calls)
+	}
+}

@@ -78,42 +78,65 @@ var errStopScan = errors.New("stop scan")
 // dozen tables); locators this DB read recently are answered from memory,
 // as Locator answers them. The caller sorts ids (bytewise); in another
 // order a seek may start from the tables' beginning.
-func (db *DB) LocatorsOf(ids []objects.ID, fn func(id objects.ID, loc objects.Locator, found bool) error) (err error) {
-	prefix := []byte{prefixLocator}
-	defer db.health.recovered("locators", &err)
+func (db *DB) LocatorsOf(ids []objects.ID, fn func(id objects.ID, loc objects.Locator, found bool) error) error {
+	return db.seekEach("locators", []byte{prefixLocator}, func(seek seeker) error {
+		for _, id := range ids {
+			if loc, ok := db.locators.get(id); ok {
+				if err := fn(id, loc, true); err != nil {
+					return err
+				}
+				continue
+			}
+			key := idKey(prefixLocator, id)
+			var loc objects.Locator
+			v, found, err := seek(key)
+			if err != nil {
+				return err
+			}
+			if found {
+				if loc, err = decodeLocator(v); err != nil {
+					return fmt.Errorf("key %s: %w", describeKey(key), err)
+				}
+			}
+			if err := fn(id, loc, found); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// seeker reads one key of a seekEach: its value (valid until the next
+// seek), or found false.
+type seeker func(key []byte) (v []byte, found bool, err error)
+
+// seekEach calls read with a seeker over the keys under prefix: one
+// iterator, each seek by the key's own prefix, so that the tables' bloom
+// filters answer it as they answer a point lookup, going forward from
+// where the last seek left it when the keys come in order. what names
+// the reads in errors.
+func (db *DB) seekEach(what string, prefix []byte, read func(seeker) error) (err error) {
+	defer db.health.recovered(what, &err)
 	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return fmt.Errorf("locators: %w", db.health.classify(err))
+		return fmt.Errorf("%s: %w", what, db.health.classify(err))
 	}
 	defer func() {
 		if cerr := it.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("locators: %w", db.health.classify(cerr))
+			err = fmt.Errorf("%s: %w", what, db.health.classify(cerr))
 		}
 	}()
-	for _, id := range ids {
-		if loc, ok := db.locators.get(id); ok {
-			if err := fn(id, loc, true); err != nil {
-				return err
-			}
-			continue
-		}
-		key := idKey(prefixLocator, id)
-		var loc objects.Locator
-		found := it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key)
-		if found {
+	return read(func(key []byte) ([]byte, bool, error) {
+		if it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key) {
 			v, err := it.ValueAndErr()
 			if err != nil {
-				return fmt.Errorf("read %s: %w", describeKey(key), db.health.classify(err))
+				return nil, false, fmt.Errorf("read %s: %w", describeKey(key), db.health.classify(err))
 			}
-			if loc, err = decodeLocator(v); err != nil {
-				return fmt.Errorf("key %s: %w", describeKey(key), err)
-			}
-		} else if err := it.Error(); err != nil {
-			return fmt.Errorf("locators: %w", db.health.classify(err))
+			return v, true, nil
 		}
-		if err := fn(id, loc, found); err != nil {
-			return err
+		if err := it.Error(); err != nil {
+			return nil, false, fmt.Errorf("%s: %w", what, db.health.classify(err))
 		}
-	}
-	return nil
+		return nil, false, nil
+	})
 }

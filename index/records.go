@@ -166,3 +166,23 @@ func (db *DB) CheckpointsBefore(task string, before uint64, limit int) (out []Se
 func (db *DB) Config(key string) (string, bool, error) {
 	return get(db, stringKey(prefixConfig, key), func(b []byte) (string, error) { return string(b), nil })
 }
+
+// ConfigsOf calls fn for each of keys, in their order, with its setting
+// (found false when there is none), stopping at fn's first error: one
+// pass of the index, as LocatorsOf reads locators, for keys the caller
+// sorts (bytewise; in another order a seek may start from the tables'
+// beginning).
+func (db *DB) ConfigsOf(keys []string, fn func(i int, value string, found bool) error) error {
+	return db.seekEach("settings", []byte{prefixConfig}, func(seek seeker) error {
+		for i, key := range keys {
+			v, found, err := seek(stringKey(prefixConfig, key))
+			if err != nil {
+				return err
+			}
+			if err := fn(i, string(v), found); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -232,7 +232,8 @@ type want struct {
 // store lacks that the remote does not hold; a blob the store holds, and
 // an id given again, is in neither, and each list is in id order. The
 // lookups run on every core, each core's share of the ids in order with
-// one pass of the index: a clone asks about every blob of a workspace.
+// two passes of the index, its locators then the record's entries: a
+// clone asks about every blob of a workspace.
 func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 	seen := make(map[objects.ID]bool, len(ids))
 	unique := make([]objects.ID, 0, len(ids))
@@ -253,18 +254,23 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 	for i := range parts {
 		part := unique[min(i*per, len(unique)):min((i+1)*per, len(unique))]
 		g.Go(func() error {
-			return s.DB.LocatorsOf(part, func(id objects.ID, _ objects.Locator, found bool) error {
-				if found {
-					return nil
+			var keys []string // of the record's entries of the blobs the store lacks
+			var lacking []objects.ID
+			err := s.DB.LocatorsOf(part, func(id objects.ID, _ objects.Locator, found bool) error {
+				if !found {
+					lacking = append(lacking, id)
+					keys = append(keys, s.blobKey(id))
 				}
-				l, ok, err := s.recordedLoc(id)
-				switch {
-				case err != nil:
-					return err
-				case ok:
-					parts[i].wants = append(parts[i].wants, want{id, l})
-				default:
-					parts[i].missing = append(parts[i].missing, id)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			return s.DB.ConfigsOf(keys, func(j int, v string, found bool) error {
+				if l, ok := recorded(v, found); ok {
+					parts[i].wants = append(parts[i].wants, want{lacking[j], l})
+				} else {
+					parts[i].missing = append(parts[i].missing, lacking[j])
 				}
 				return nil
 			})

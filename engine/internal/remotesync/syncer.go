@@ -75,16 +75,21 @@ func RecordPrefix(name string) string { return "sync/" + name + "/" }
 // recordedLoc returns where the record says the remote keeps blob id.
 func (s *Syncer) recordedLoc(id objects.ID) (Loc, bool, error) {
 	v, ok, err := s.DB.Config(s.blobKey(id))
-	if err != nil || !ok {
+	if err != nil {
 		return Loc{}, false, err
 	}
-	l, err := decodeLoc([]byte(v))
-	if err != nil {
-		// A damaged record entry is forgotten, not trusted: the remote is
-		// asked again.
-		return Loc{}, false, nil
+	l, ok := recorded(v, ok)
+	return l, ok, nil
+}
+
+// recorded decodes v, the record's entry of a blob (found false: none).
+// A damaged entry is forgotten, not trusted: the remote is asked again.
+func recorded(v string, found bool) (Loc, bool) {
+	if !found {
+		return Loc{}, false
 	}
-	return l, true, nil
+	l, err := decodeLoc([]byte(v))
+	return l, err == nil
 }
 
 // recordedSegment returns the segment the record says holds checkpoint id.
