@@ -55,6 +55,9 @@ type planner struct {
 	filter diffview.PathFilter
 	names  osfs.NameRules
 	plan   Plan
+	// writesOnly plans no removal (UnsavedPaths reads the writes only):
+	// the subtrees only the current tree holds are not walked.
+	writesOnly bool
 }
 
 // NewPlan computes the steps that turn tree cur into tree tgt in a
@@ -165,6 +168,9 @@ func (p *planner) entry(dir string, c, t *objects.Entry) error {
 // remove plans the removal of a captured entry; a directory's contents go
 // first and the directory itself only when the filter covers it.
 func (p *planner) remove(rel string, c objects.Entry, replaced bool) error {
+	if p.writesOnly {
+		return nil
+	}
 	if c.Kind != objects.KindDir {
 		if p.filter.Covers(rel) || replaced {
 			p.plan.removes = append(p.plan.removes, op{kind: opRemove, path: rel, ent: c, replaced: replaced})
@@ -208,12 +214,12 @@ func UnsavedPaths(ctx context.Context, src diffview.TreeSource, baselines []obje
 	}
 	var unsaved map[string]bool
 	for i, base := range baselines {
-		p, err := NewPlan(ctx, src, base, cur, nil, osfs.NameRules{})
-		if err != nil {
+		p := &planner{ctx: ctx, src: src, writesOnly: true}
+		if err := p.dir("", base, cur); err != nil {
 			return nil, err
 		}
-		now := make(map[string]bool, len(p.writes))
-		for _, o := range p.writes {
+		now := make(map[string]bool, len(p.plan.writes))
+		for _, o := range p.plan.writes {
 			if i == 0 || unsaved[o.path] {
 				now[o.path] = true
 			}
