@@ -5,8 +5,6 @@ import (
 	"cmp"
 	"context"
 	"io"
-	"maps"
-	"slices"
 	"sync"
 
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
@@ -135,11 +133,14 @@ func (a *arrivals) room(ctx context.Context) error {
 	defer stop()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for a.held > a.bound && a.waiting == 0 && !a.closed && ctx.Err() == nil {
+	for a.full() && ctx.Err() == nil {
 		a.changed.Wait()
 	}
 	return ctx.Err()
 }
+
+// full reports whether the fetch is to wait (see room); a.mu is held.
+func (a *arrivals) full() bool { return a.held > a.bound && a.waiting == 0 && !a.closed }
 
 // end records that the fetch ended, with err when it failed.
 func (a *arrivals) end(err error) {
@@ -163,22 +164,23 @@ func (a *arrivals) close() {
 // that reads its blobs through arrivals.
 type streamedFetch struct {
 	arrivals *arrivals
+	coming   map[objects.ID]int // the blobs it brings, and their places in its order
 	cancel   context.CancelFunc
 	done     chan struct{}
 	result   remotesync.FetchResult
 	err      error
 }
 
-// streamBlobs starts fetching from remote name those of the blobs uses
-// names that the store lacks and the remote holds, and orders plan's
+// streamBlobs starts fetching from remote name those of blobs (each read
+// by uses[id] writes) that the store lacks and the remote holds, and orders plan's
 // writes as they will come; the writes read them through the returned
 // fetch's arrivals (local for the rest). It returns nil when there is
 // nothing to fetch from name; the blobs no remote holds are left for the
 // reads to report, other remotes are fetched from first, as fetchBlobs
 // does.
-func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Plan, uses map[objects.ID]int, local restore.Blobs) (*streamedFetch, FetchedBlobs, error) {
+func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Plan, blobs []objects.ID, uses map[objects.ID]int, local restore.Blobs) (*streamedFetch, FetchedBlobs, error) {
 	s := e.syncer(name, nil, nil)
-	wants, rest, err := s.Wanted(slices.Collect(maps.Keys(uses)))
+	wants, rest, err := s.Wanted(blobs)
 	if err != nil {
 		return nil, FetchedBlobs{}, err
 	}
@@ -202,7 +204,7 @@ func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Pla
 	})
 	a := newArrivals(local, cmp.Or(e.opts.hooks.arrivalsHeld, arrivalsHeld), order, uses)
 	fctx, cancel := context.WithCancel(ctx)
-	f := &streamedFetch{arrivals: a, cancel: cancel, done: make(chan struct{})}
+	f := &streamedFetch{arrivals: a, coming: places, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		f.result, f.err = s.Stream(fctx, wants, a.room, a.arrive)

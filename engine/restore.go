@@ -215,9 +215,11 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	blobs := slices.Collect(maps.Keys(uses))
 	var stream *streamedFetch
 	if opts.streamFrom != "" {
-		stream, res.Fetched, err = e.streamBlobs(ctx, opts.streamFrom, plan, uses, session)
+		stream, res.Fetched, err = e.streamBlobs(ctx, opts.streamFrom, plan, blobs, uses, session)
 		if stream != nil {
 			x.Blobs = stream.arrivals
+			// What comes is not in the store yet: nothing to look up.
+			blobs = slices.DeleteFunc(blobs, func(id objects.ID) bool { _, ok := stream.coming[id]; return ok })
 		}
 	} else {
 		res.Fetched, err = e.fetchBlobs(ctx, blobs, nil)
