@@ -14,22 +14,59 @@ import (
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // failingReads fails every ranged read while failing is set, but those
 // of object spare when set: a network that goes away once a pull has its
-// metadata (or once a clone has its first data object).
+// metadata (or once a clone has its first data object: then the other
+// reads fail only after a read of spare has been read to its end).
 type failingReads struct {
 	Backend
 	failing atomic.Bool
 	spare   string
+	spared  chan struct{} // closed once a read of spare is closed
+	once    sync.Once
+}
+
+// failingAfter is a failingReads, failing, that lets the reads of spare
+// through and fails the others once one of them has been read.
+func failingAfter(b Backend, spare string) *failingReads {
+	f := &failingReads{Backend: b, spare: spare, spared: make(chan struct{})}
+	f.failing.Store(true)
+	return f
 }
 
 func (f *failingReads) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
-	if f.failing.Load() && key != f.spare {
+	if !f.failing.Load() {
+		return f.Backend.GetRange(ctx, key, off, n)
+	}
+	if key != f.spare {
+		if f.spared != nil {
+			select {
+			case <-f.spared:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		return nil, errInjected
 	}
-	return f.Backend.GetRange(ctx, key, off, n)
+	rc, err := f.Backend.GetRange(ctx, key, off, n)
+	if err != nil {
+		return nil, err
+	}
+	return onClose{rc, func() { f.once.Do(func() { close(f.spared) }) }}, nil
+}
+
+// onClose is a ReadCloser that calls closed once it is closed.
+type onClose struct {
+	io.ReadCloser
+	closed func()
+}
+
+func (o onClose) Close() error {
+	defer o.closed()
+	return o.ReadCloser.Close()
 }
 
 func TestACloneThatFailedFetchingBlobsFinishesWhenRunAgain(t *testing.T) {
@@ -98,6 +135,76 @@ func streamTree() testtree.Dir {
 	return d
 }
 
+func TestAFetchKeepsWhatItStoredBeforeItEnds(t *testing.T) {
+	t.Parallel()
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		b, url := open(t)
+		f := pushedStreamTree(t, b, url)
+		// Every data object but the first waits until the test has looked.
+		looked := make(chan struct{})
+		gated := &gatedReads{Backend: b, first: firstDataKey(t, b), opened: looked}
+		opts := streamOptions(0)
+		opts.hooks.fetchKeepEvery = 1
+		g := newFixtureOpts(t, testtree.Dir{}, opts)
+		var once sync.Once
+		fetched := make(chan struct{}) // the first data object's records are stored
+		progress := func(p SyncProgress) {
+			if p.Phase == "fetch" && p.Done > 0 {
+				once.Do(func() { close(fetched) })
+			}
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := g.e.Clone(context.Background(), gated, CloneOptions{URL: url, Progress: progress})
+			done <- err
+		}()
+		select {
+		case <-fetched:
+		case err := <-done:
+			t.Fatalf("the clone ended before the test looked: %v", err)
+		}
+		// The fetch is still under way, and what it stored is committed: a
+		// process killed now would keep it.
+		recorded := recordedBlobs(t, g.e, "origin")
+		lacking, err := g.e.remoteOnly(context.Background(), "origin")
+		close(looked)
+		if err != nil || lacking == 0 || lacking >= recorded {
+			t.Fatalf("while the fetch runs, the store lacks %d of the remote's %d blobs (%v); want the first data object's committed", lacking, recorded, err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("the clone: %v", err)
+		}
+		assertSameTree(t, f.read(), g.read())
+	})
+}
+
+// recordedBlobs counts the blobs e's record of remote name places there.
+func recordedBlobs(t *testing.T, e *Engine, name string) int {
+	t.Helper()
+	n := 0
+	prefix := "sync/" + name + "/b/"
+	err := e.db.EachConfig(prefix, func(key, _ string) error {
+		if len(key) == len(prefix)+objects.IDSize {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// pushedStreamTree saves streamTree and pushes it to b in data objects
+// of 256 KiB.
+func pushedStreamTree(t *testing.T, b Backend, url string) *fixture {
+	t.Helper()
+	f := newFixtureOpts(t, streamTree(), streamOptions(0))
+	f.save("one")
+	pushAll(t, f, b, url)
+	return f
+}
+
 // streamOptions make a push write data objects of 256 KiB, and a clone's
 // fetch hold at most held bytes for the writes that have not read them.
 func streamOptions(held int64) Options {
@@ -156,9 +263,7 @@ func TestACloneWritesFilesWhileItFetches(t *testing.T) {
 	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		b, url := open(t)
-		f := newFixtureOpts(t, streamTree(), streamOptions(0))
-		f.save("one")
-		pushAll(t, f, b, url)
+		f := pushedStreamTree(t, b, url)
 		opened := make(chan struct{})
 		gated := &gatedReads{Backend: b, first: firstDataKey(t, b), opened: opened}
 		opts := streamOptions(1) // the fetch waits for the writes whenever it holds anything
@@ -186,38 +291,33 @@ func TestACloneCutOffWhileItWritesFinishesWhenRunAgain(t *testing.T) {
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		ctx := context.Background()
 		b, url := open(t)
-		f := newFixtureOpts(t, streamTree(), streamOptions(0))
-		f.save("one")
-		pushAll(t, f, b, url)
+		f := pushedStreamTree(t, b, url)
 		g := newFixtureOpts(t, testtree.Dir{}, streamOptions(1))
 		opts := CloneOptions{URL: url}
-		fb := &failingReads{Backend: b, spare: firstDataKey(t, b)}
-		fb.failing.Store(true)
-		_, err := g.e.Clone(ctx, fb, opts)
+		_, err := g.e.Clone(ctx, failingAfter(b, firstDataKey(t, b)), opts)
 		if !errors.Is(err, errInjected) || !errors.Is(err, ErrUnfinishedClone) {
 			t.Fatalf("a clone whose fetch fails after its first data object: %v, want the failure and ErrUnfinishedClone", err)
 		}
 		if g.e.pending == nil {
 			t.Fatal("the cut-off clone left no pending restore")
 		}
-		// Files the cut-off run put in place are not written again, so their
-		// blobs may stay on the remote, fetched when something reads them.
-		placed, want := 0, f.read()
-		for rel, e := range g.read() {
-			if e.Kind == "file" && want[rel] == e {
-				placed++
-			}
+		// The blobs of the data object read before the failure are kept,
+		// those of the files the cut-off run put in place among them (the
+		// rerun does not write those again).
+		lacking, err := g.e.remoteOnly(ctx, "origin")
+		if err != nil || lacking == 0 || lacking >= recordedBlobs(t, g.e, "origin") {
+			t.Fatalf("the cut-off clone's store lacks %d blobs (%v); want some of the remote's %d kept", lacking, err, recordedBlobs(t, g.e, "origin"))
 		}
 		res, err := g.e.Clone(ctx, b, opts)
 		if err != nil {
 			t.Fatalf("the same clone run again: %v", err)
 		}
 		assertSameTree(t, f.read(), g.read())
-		if r := res.resumed(); r == nil || r.Fetched.Blobs == 0 {
-			t.Fatalf("the rerun settled %+v; want the cut-off restore completed, fetching", res.Resumed)
+		if r := res.resumed(); r == nil || r.Fetched.Blobs == 0 || r.Fetched.Blobs > lacking {
+			t.Fatalf("the rerun settled %+v; want the cut-off restore completed, fetching at most the %d blobs the store lacked", res.Resumed, lacking)
 		}
-		if n, err := g.e.remoteOnly(ctx, "origin"); err != nil || n > placed {
-			t.Fatalf("the clone's store lacks %d blobs (%v); the cut-off run had placed %d files", n, err, placed)
+		if n, err := g.e.remoteOnly(ctx, "origin"); err != nil || n != 0 {
+			t.Fatalf("the finished clone's store lacks %d blobs (%v)", n, err)
 		}
 		if rep, err := g.e.Verify(ctx, VerifyOptions{}); err != nil || !rep.OK() {
 			t.Fatalf("verify the finished clone's store: %v %+v", err, rep)

@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/ckpt/ckpt/engine/remote"
 	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testbound"
@@ -80,6 +83,9 @@ func (h *injector) TearsWrites() bool { return false }
 type faultScenario struct {
 	ws, wsTemplate, store string
 	records               []record
+	// remote is a file:// remote's directory holding task "far", none of
+	// whose blobs the store holds.
+	remote string
 }
 
 func newFaultScenario(t *testing.T) *faultScenario {
@@ -106,27 +112,57 @@ func newFaultScenario(t *testing.T) *faultScenario {
 	f.e = nil
 	wsTemplate := t.TempDir()
 	copyDir(t, f.ws, wsTemplate)
-	return &faultScenario{ws: f.ws, wsTemplate: wsTemplate, store: f.store, records: recs}
+	return &faultScenario{ws: f.ws, wsTemplate: wsTemplate, store: f.store, records: recs, remote: farRemote(t)}
+}
+
+// farRemote pushes task "far" of a store of its own, four files of
+// 100 KiB (a record each), to a new file:// remote, and returns its
+// directory.
+func farRemote(t *testing.T) string {
+	t.Helper()
+	tree := testtree.Dir{}
+	for i := range 4 {
+		b := make([]byte, 100<<10)
+		mrand.NewChaCha8([32]byte{byte(i), 'f'}).Read(b)
+		tree[fmt.Sprintf("far%d.bin", i)] = testtree.File{Content: string(b)}
+	}
+	g := newFixture(t, tree)
+	if _, err := g.e.Save(context.Background(), SaveOptions{Task: "far"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	b, err := remote.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := g.e.AddRemote(context.Background(), "far", remote.FileURL(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.e.Push(context.Background(), b, PushOptions{Remote: "far", Task: "far"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // faultOp is one engine operation driven under injection; mustKeep
 // reports the checkpoints it may not remove.
 type faultOp struct {
 	name     string
-	run      func(ctx context.Context, e *Engine, ws string) error
+	run      func(ctx context.Context, e *Engine, s *faultScenario) error
 	mustKeep func(r record) bool
 }
 
 var faultOps = []faultOp{
-	{"save", func(ctx context.Context, e *Engine, ws string) error {
-		if err := os.WriteFile(filepath.Join(ws, "new"), []byte("new file"), 0o644); err != nil {
+	{"save", func(ctx context.Context, e *Engine, s *faultScenario) error {
+		if err := os.WriteFile(filepath.Join(s.ws, "new"), []byte("new file"), 0o644); err != nil {
 			return err
 		}
 		_, err := e.Save(ctx, SaveOptions{Message: "under faults"})
 		return err
 	}, func(record) bool { return true }},
-	{"presave", func(ctx context.Context, e *Engine, ws string) error {
-		if err := os.WriteFile(filepath.Join(ws, "new"), []byte("new file"), 0o644); err != nil {
+	{"presave", func(ctx context.Context, e *Engine, s *faultScenario) error {
+		if err := os.WriteFile(filepath.Join(s.ws, "new"), []byte("new file"), 0o644); err != nil {
 			return err
 		}
 		if err := presaveNowForTest(e); err != nil {
@@ -135,18 +171,39 @@ var faultOps = []faultOp{
 		_, err := e.Save(ctx, SaveOptions{Message: "after a presave"})
 		return err
 	}, func(record) bool { return true }},
-	{"restore", func(ctx context.Context, e *Engine, _ string) error {
+	{"restore", func(ctx context.Context, e *Engine, _ *faultScenario) error {
 		_, err := e.Restore(ctx, "@1", RestoreOptions{})
 		return err
 	}, func(record) bool { return true }},
-	{"gc", func(ctx context.Context, e *Engine, _ string) error {
+	{"gc", func(ctx context.Context, e *Engine, _ *faultScenario) error {
 		_, err := e.GC(ctx, GCOptions{Policy: &RetentionPolicy{KeepLast: 2}, RewriteBelow: 1})
 		return err
 	}, func(r record) bool { return r.task != DefaultTask || r.seq > 1 }},
-	{"drop", func(ctx context.Context, e *Engine, _ string) error {
+	{"drop", func(ctx context.Context, e *Engine, _ *faultScenario) error {
 		_, err := e.Drop(ctx, "other")
 		return err
 	}, func(r record) bool { return r.task != "other" }},
+	// A pull, then a restore of what it pulled: the fetch commits what
+	// it stored after every record (fetchKeepEvery), and when it fails.
+	{"pull and fetch", func(ctx context.Context, e *Engine, s *faultScenario) error {
+		b, err := remote.OpenDir(s.remote)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		if err := e.AddRemote(ctx, "far", remote.FileURL(s.remote)); err != nil {
+			return err
+		}
+		pr, err := e.Pull(ctx, b, PullOptions{Remote: "far", Task: "far"})
+		if err != nil {
+			return err
+		}
+		r, err := e.Restore(ctx, pr.Head.String(), RestoreOptions{Task: "far"})
+		if err == nil && r.Fetched.Blobs != 4 {
+			err = fmt.Errorf("the restore fetched %+v, want the 4 files' blobs", r.Fetched)
+		}
+		return err
+	}, func(record) bool { return true }},
 }
 
 // runFaulted resets the workspace, copies the store, runs op with h
@@ -162,11 +219,11 @@ func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store
 	copyDir(t, s.store, store)
 	testbound.Within(t, testbound.Hang, func() {
 		var e *Engine
-		e, err = Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{storeFS: h.fs()}})
+		e, err = Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{storeFS: h.fs(), fetchKeepEvery: 1}})
 		if err != nil {
 			return
 		}
-		err = op.run(context.Background(), e, ws)
+		err = op.run(context.Background(), e, s)
 		err = errors.Join(err, e.Close())
 	})
 	return store, err
@@ -200,8 +257,8 @@ func (s *faultScenario) checkStore(t *testing.T, op faultOp, store string) {
 const indexFaultSample = 6
 
 // TestIndexWriteFaultsFailCleanly fails, in turn, the creates, writes,
-// syncs, renames and links the index makes during save, restore, gc and
-// drop (Open and Close included): with the long tests every one of them
+// syncs, renames and links the index makes during save, restore, gc,
+// drop, and a pull with the fetch of a restore (Open and Close included): with the long tests every one of them
 // with each of ENOSPC, EIO and EACCES, otherwise an even sample of them
 // (testbound.Spread) with the errnos in rotation. Each run must return
 // the injected error (or succeed, when pebble could do without the

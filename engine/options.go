@@ -195,6 +195,9 @@ type testHooks struct {
 	// syncObjectSize bounds the data objects a push
 	// uploads (remotesync.Syncer.ObjectSize), so that small trees make many.
 	syncObjectSize int64
+	// fetchKeepEvery is how many bytes of records a fetch stores between
+	// two commits (remotesync.Syncer.KeepEvery): one commits each record.
+	fetchKeepEvery int64
 	// chunkThreshold replaces the blob store's chunk threshold
 	// (objects.Options.ChunkThreshold), so that a file of a few MiB is
 	// stored as several chunks.

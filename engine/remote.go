@@ -190,7 +190,7 @@ func (e *Engine) remoteURL(name string) (string, error) {
 
 // syncer returns the mechanics of remote name over backend b.
 func (e *Engine) syncer(name string, b Backend, progress func(SyncProgress)) *remotesync.Syncer {
-	s := &remotesync.Syncer{DB: e.db, Blobs: e.blobs, Backend: b, Name: name, ObjectSize: e.opts.hooks.syncObjectSize, Names: namer(b)}
+	s := &remotesync.Syncer{DB: e.db, Blobs: e.blobs, Backend: b, Name: name, ObjectSize: e.opts.hooks.syncObjectSize, KeepEvery: e.opts.hooks.fetchKeepEvery, Names: namer(b)}
 	if progress != nil {
 		s.Progress = func(p remotesync.Progress) { progress(SyncProgress(p)) }
 	}

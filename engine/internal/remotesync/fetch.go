@@ -32,7 +32,7 @@ const (
 
 // FetchResult says what a fetch brought in.
 type FetchResult struct {
-	Blobs    int   // blobs stored locally
+	Blobs    int   // blobs stored locally (by a fetch that failed: kept)
 	Bytes    int64 // bytes read from the remote
 	Requests int   // ranged reads made
 }
@@ -62,10 +62,13 @@ func (w Wants) Order() []objects.ID {
 
 // Fetch copies the blobs w from the remote into the store: each record
 // read by coalesced ranged reads, verified against its id and stored as
-// it is (no recompression), a chunked file's chunks with it, and their
-// locators committed at once. A chunk the record does not place on the
-// remote is an error wrapping objects.ErrNotFound; a blob that does not
-// verify is a *CorruptError and nothing of the fetch is committed.
+// it is (no recompression), a chunked file's chunks with it. A chunk the
+// record does not place on the remote is an error wrapping
+// objects.ErrNotFound; a blob that does not verify is a *CorruptError.
+// The locators are committed as the fetch goes, at its end and when it
+// fails: a fetch cut off keeps the blobs it stored and verified (a chunked
+// file's only with all its chunks; keeper), and the next fetch reads only
+// the rest.
 func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
 	return s.Stream(ctx, w, nil, nil)
 }
@@ -85,10 +88,13 @@ func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context)
 	if len(wants) == 0 {
 		return res, nil
 	}
-	put := s.Blobs.NewBatch()
-	defer put.Close()
+	k := s.newKeeper()
+	defer k.close()
 	store := func(rec []byte, ws []want) error {
-		return recordErr(ws[0], put.PutRecord(rec, placements(ws)))
+		if err := k.put.PutRecord(rec, placements(ws)); err != nil {
+			return recordErr(ws[0], err)
+		}
+		return k.stored(len(rec))
 	}
 	var mu sync.Mutex
 	var chunks []objects.ID
@@ -106,38 +112,31 @@ func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context)
 		if arrive == nil {
 			return store(rec, ws)
 		}
-		data, err := put.PutDecodedRecord(rec, placements(ws))
+		data, err := k.put.PutDecodedRecord(rec, placements(ws))
 		if err != nil {
 			return recordErr(ws[0], err)
 		}
 		for i, w := range ws {
 			arrive(w.id, data[i])
 		}
-		return nil
+		return k.stored(len(rec))
 	})
-	if err != nil {
-		return res, err
-	}
-	if len(chunks) > 0 {
-		more, err := s.wantedAll(chunks)
-		if err != nil {
-			return res, err
-		}
-		if err := s.fetchRecords(ctx, more, &res, nil, store); err != nil {
-			return res, err
+	if err == nil && len(chunks) > 0 {
+		var more []want
+		if more, err = s.wantedAll(chunks); err == nil {
+			err = s.fetchRecords(ctx, more, &res, nil, store)
 		}
 	}
-	placed, err := put.Sync()
 	if err != nil {
+		err = k.keep(err)
+		res.Blobs = k.blobs
 		return res, err
 	}
-	b := s.DB.NewBatch()
-	defer b.Close()
-	for _, p := range placed {
-		b.PutLocator(p.ID, p.Loc)
+	if err := k.commit(true); err != nil {
+		return res, err
 	}
 	res.Blobs = len(wants)
-	return res, b.Commit()
+	return res, nil
 }
 
 // recordErr names the remote object of a record that failed to verify.

@@ -28,6 +28,9 @@ type Syncer struct {
 	// ObjectSize is the size a data object grows to before the next one
 	// starts; 0 means 16 MiB. Tests make it small to get many objects.
 	ObjectSize int64
+	// KeepEvery is how many bytes of records a fetch stores between two
+	// commits of them (keeper); 0 means 64 MiB. Tests make it small.
+	KeepEvery int64
 	// Names, when set, names data objects, segments and heads by keyed
 	// hashes instead of plain BLAKE3 (doc.go), for an encrypted remote.
 	Names Namer
