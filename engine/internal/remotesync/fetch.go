@@ -45,7 +45,8 @@ func (w Wants) Len() int { return len(w.list) }
 
 // Order returns the ids of w in the order Stream hands their contents
 // over: in the order their records are read, the blobs of chunked files
-// (stored, never handed over) last.
+// (stored, never handed over, read from the store once Stream has
+// returned) last.
 func (w Wants) Order() []objects.ID {
 	sortForFetch(w.list)
 	ids := make([]objects.ID, 0, len(w.list))
@@ -79,9 +80,11 @@ func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
 // in the order of the records on the remote, which w.Order follows, at
 // most fetchers at a time, each after room returns (room blocks while
 // the caller holds too much of what arrived; its error ends the fetch).
-// The blob of a chunked file is stored with its chunks and not handed
-// over: it can be read from the store once Stream has returned. Nil room
-// and arrive make Stream a Fetch.
+// The records of chunked files, their chunk lists, are read first, and
+// their chunks in the ordered pass with the other blobs; neither a
+// chunked file's blob nor its chunks are handed over: it can be read from
+// the store once Stream has returned. Nil room and arrive make Stream a
+// Fetch.
 func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context) error, arrive func(objects.ID, []byte)) (FetchResult, error) {
 	var res FetchResult
 	wants := w.list
@@ -96,36 +99,25 @@ func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context)
 		}
 		return k.stored(len(rec))
 	}
-	var mu sync.Mutex
-	var chunks []objects.ID
-	err := s.fetchRecords(ctx, wants, &res, room, func(rec []byte, ws []want) error {
-		if ws[0].loc.objectsLocator().Chunked() {
-			ids, err := s.chunkIDs(ws[0], rec)
-			if err != nil {
-				return err
+	// The chunk lists of chunked files first, so that their chunks come
+	// in the one ordered pass with the other blobs.
+	plain, err := s.withChunks(ctx, wants, &res, store)
+	if err == nil {
+		err = s.fetchRecords(ctx, plain, &res, room, func(rec []byte, ws []want) error {
+			if arrive == nil || !slices.ContainsFunc(ws, func(w want) bool { return !w.chunk }) {
+				return store(rec, ws)
 			}
-			mu.Lock()
-			chunks = append(chunks, ids...)
-			mu.Unlock()
-			return store(rec, ws)
-		}
-		if arrive == nil {
-			return store(rec, ws)
-		}
-		data, err := k.put.PutDecodedRecord(rec, placements(ws))
-		if err != nil {
-			return recordErr(ws[0], err)
-		}
-		for i, w := range ws {
-			arrive(w.id, data[i])
-		}
-		return k.stored(len(rec))
-	})
-	if err == nil && len(chunks) > 0 {
-		var more []want
-		if more, err = s.wantedAll(chunks); err == nil {
-			err = s.fetchRecords(ctx, more, &res, nil, store)
-		}
+			data, err := k.put.PutDecodedRecord(rec, placements(ws))
+			if err != nil {
+				return recordErr(ws[0], err)
+			}
+			for i, w := range ws {
+				if !w.chunk {
+					arrive(w.id, data[i])
+				}
+			}
+			return k.stored(len(rec))
+		})
 	}
 	if err != nil {
 		err = k.keep(err)
@@ -137,6 +129,53 @@ func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context)
 	}
 	res.Blobs = len(wants)
 	return res, nil
+}
+
+// withChunks fetches and stores the records of the chunked files among
+// wants (their chunk lists), and returns the other wants with the chunks
+// the store lacks: each blob once.
+func (s *Syncer) withChunks(ctx context.Context, wants []want, res *FetchResult, store func([]byte, []want) error) ([]want, error) {
+	var plain, chunked []want
+	for _, w := range wants {
+		if w.loc.objectsLocator().Chunked() {
+			chunked = append(chunked, w)
+		} else {
+			plain = append(plain, w)
+		}
+	}
+	if len(chunked) == 0 {
+		return plain, nil
+	}
+	var mu sync.Mutex
+	var chunks []objects.ID
+	err := s.fetchRecords(ctx, chunked, res, nil, func(rec []byte, ws []want) error {
+		ids, err := s.chunkIDs(ws[0], rec)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		chunks = append(chunks, ids...)
+		mu.Unlock()
+		return store(rec, ws)
+	})
+	if err != nil {
+		return nil, err
+	}
+	more, err := s.wantedAll(chunks)
+	if err != nil {
+		return nil, err
+	}
+	coming := make(map[objects.ID]bool, len(plain))
+	for _, w := range plain {
+		coming[w.id] = true
+	}
+	for _, c := range more {
+		if !coming[c.id] {
+			c.chunk = true
+			plain = append(plain, c)
+		}
+	}
+	return plain, nil
 }
 
 // recordErr names the remote object of a record that failed to verify.
@@ -222,8 +261,9 @@ func (s *Syncer) FetchInto(ctx context.Context, w Wants, keep func(id objects.ID
 
 // want is one blob to fetch and where the remote keeps it.
 type want struct {
-	id  objects.ID
-	loc Loc
+	id    objects.ID
+	loc   Loc
+	chunk bool // a chunk of a chunked file the fetch brings: stored, not handed over
 }
 
 // Wanted splits ids into the blobs the store lacks that the remote holds
@@ -267,7 +307,7 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 			}
 			return s.DB.ConfigsOf(keys, func(j int, v string, found bool) error {
 				if l, ok := recorded(v, found); ok {
-					parts[i].wants = append(parts[i].wants, want{lacking[j], l})
+					parts[i].wants = append(parts[i].wants, want{id: lacking[j], loc: l})
 				} else {
 					parts[i].missing = append(parts[i].missing, lacking[j])
 				}
