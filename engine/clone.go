@@ -36,6 +36,9 @@ type CloneResult struct {
 	// unfinished, settled before the pull (nil when there was none).
 	Resumed *SettledRestore
 	Pull    *PullResult
+	// Restore is the restore of the head the pull found: this run's, or
+	// Resumed.Completed when that restored the same head (the remote's
+	// head had not moved since the earlier run).
 	Restore *RestoreResult
 	// Traffic covers the pull and the blobs the restores fetched.
 	Traffic  SyncTraffic
@@ -101,15 +104,21 @@ func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, 
 		return nil, err
 	}
 	res.Traffic = res.Pull.Traffic
+	if r := res.resumed(); r != nil {
+		res.Traffic.Gets += r.Fetched.Requests
+		res.Traffic.BytesDown += r.Fetched.Bytes
+		if r.Restored == res.Pull.Head {
+			// The earlier run's restore was of the head the pull found:
+			// restoring it again would only read back every file.
+			res.Restore = r
+			return res, nil
+		}
+	}
 	if res.Restore, err = e.Restore(ctx, res.Pull.Head.String(), RestoreOptions{Task: res.Pull.Task, NoBackup: true, streamFrom: c.Remote}); err != nil {
 		return nil, err
 	}
-	for _, r := range []*RestoreResult{res.Restore, res.resumed()} {
-		if r != nil {
-			res.Traffic.Gets += r.Fetched.Requests
-			res.Traffic.BytesDown += r.Fetched.Bytes
-		}
-	}
+	res.Traffic.Gets += res.Restore.Fetched.Requests
+	res.Traffic.BytesDown += res.Restore.Fetched.Bytes
 	return res, nil
 }
 

@@ -316,6 +316,9 @@ func TestACloneCutOffWhileItWritesFinishesWhenRunAgain(t *testing.T) {
 		if r := res.resumed(); r == nil || r.Fetched.Blobs == 0 || r.Fetched.Blobs > lacking {
 			t.Fatalf("the rerun settled %+v; want the cut-off restore completed, fetching at most the %d blobs the store lacked", res.Resumed, lacking)
 		}
+		if res.Restore != res.resumed() {
+			t.Fatalf("the rerun restored the head again (%+v) after completing the cut-off restore of it", res.Restore)
+		}
 		if n, err := g.e.remoteOnly(ctx, "origin"); err != nil || n != 0 {
 			t.Fatalf("the finished clone's store lacks %d blobs (%v)", n, err)
 		}

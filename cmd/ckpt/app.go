@@ -189,6 +189,11 @@ func envOr(key, def string) string {
 // restore is settled by their first writing request, not when they start.
 var residentCommands = map[string]bool{"serve": true, "mcp": true}
 
+// selfSettlingCommands settle an interrupted restore themselves: clone
+// completes the one an earlier run of it left, fetching from its remote
+// while it writes (engine.CloneResult.Resumed).
+var selfSettlingCommands = map[string]bool{"clone": true}
+
 // readOnlyCommands open the store read-only: they never write, and so never
 // wait for the index compactions a save left due.
 var readOnlyCommands = map[string]bool{
@@ -297,8 +302,12 @@ var testOptions func(*engine.Options)
 // write (the engine would settle it at its first write anyway; doing it
 // here reports it), or reports one a command that only reads finds
 // pending. Text goes to stderr (unless -q); under --json every document
-// carries it. serve and mcp leave it to their first writing request.
+// carries it. serve and mcp leave it to their first writing request, and
+// clone to its own settling (engine.CloneResult.Resumed).
 func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command string) error {
+	if selfSettlingCommands[command] {
+		return nil
+	}
 	if readOnlyCommands[command] || residentCommands[command] {
 		if j := e.PendingRestore(); j != nil {
 			a.notices.PendingRestore = protocol.JournalView(j)

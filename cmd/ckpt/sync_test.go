@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -240,7 +241,15 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(saved)); err != nil {
 		t.Fatal(err)
 	}
-	dst.ok("clone", remote.FileURL(dir))
+	// The rerun completes the first run's restore, fetching as it writes,
+	// and reports it as the clone's: it does not restore the head again.
+	var res protocol.CloneJSON
+	if err := json.Unmarshal([]byte(dst.ok("--json", "clone", remote.FileURL(dir))), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Written != 1 || res.Fetched != 1 {
+		t.Fatalf("the finished clone reports %+v; want the file written and its blob fetched", res)
+	}
 	if got, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(got) != "alpha\n" {
 		t.Fatalf("the finished clone: %q, %v", got, err)
 	}
