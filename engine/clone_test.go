@@ -178,6 +178,50 @@ func TestAFetchKeepsWhatItStoredBeforeItEnds(t *testing.T) {
 	})
 }
 
+// readsThenFails lets the first left ranged reads of data objects through
+// and fails every later one.
+type readsThenFails struct {
+	Backend
+	left atomic.Int64
+}
+
+func (r *readsThenFails) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	if strings.HasPrefix(key, "data/") && r.left.Add(-1) < 0 {
+		return nil, errInjected
+	}
+	return r.Backend.GetRange(ctx, key, off, n)
+}
+
+func TestAFetchCutOffKeepsNoChunkedFileWithoutItsChunks(t *testing.T) {
+	t.Parallel()
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		ctx := context.Background()
+		b, url := open(t)
+		f := pushedFixture(t, b, url, "one") // data/big.dat is chunked
+		g := newFixtureOpts(t, testtree.Dir{}, Options{hooks: testHooks{fetchKeepEvery: 1}})
+		// The first read brings the chunk list, the rest fail: the fetch
+		// commits after each record it stores, and when it fails.
+		cut := &readsThenFails{Backend: b}
+		cut.left.Store(1)
+		if _, err := g.e.Clone(ctx, cut, CloneOptions{URL: url}); !errors.Is(err, errInjected) {
+			t.Fatalf("a clone whose reads fail after the first: %v, want the failure", err)
+		}
+		err := g.e.db.EachLocator(func(id objects.ID, loc objects.Locator) error {
+			if loc.Chunked() {
+				return fmt.Errorf("the cut-off fetch committed chunked blob %s without its chunks", id.Short())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.e.Clone(ctx, b, CloneOptions{URL: url}); err != nil {
+			t.Fatalf("the same clone run again: %v", err)
+		}
+		assertSameTree(t, f.read(), g.read())
+	})
+}
+
 // recordedBlobs counts the blobs e's record of remote name places there.
 func recordedBlobs(t *testing.T, e *Engine, name string) int {
 	t.Helper()

@@ -14,12 +14,12 @@ import (
 const keepEvery = 64 << 20
 
 // keeper stores the records a fetch brings and commits their locators as
-// it goes (every keepEvery bytes, or Syncer.KeepEvery), at its end, and when it fails: a fetch
-// cut off (a dropped connection, a cancelled context, a record that does
-// not verify, a killed process) keeps the blobs it stored and verified,
-// and fetching again reads only the rest. A chunked file's blob is
-// committed only at the end, with its chunks: a blob the index holds is
-// always readable.
+// it goes (every keepEvery bytes, or Syncer.KeepEvery), at its end, and
+// when it fails: a fetch cut off (a dropped connection, a cancelled
+// context, a record that does not verify, a killed process) keeps the
+// blobs it stored and verified, and fetching again reads only the rest. A
+// chunked file's blob is committed only at the end, with its chunks: a
+// blob the index holds is always readable.
 type keeper struct {
 	s     *Syncer
 	put   *objects.Batch
