@@ -234,8 +234,12 @@ func (a *app) cloneCommand() *cobra.Command {
 					a.printJSON(view)
 					return nil
 				}
-				a.say("cloned task %s into %s: %d checkpoints, %d files, %s fetched", view.Task, view.Workspace,
-					view.Checkpoints, view.Written, humanBytes(res.Traffic.BytesDown))
+				finishing := ""
+				if res.Resumed != nil {
+					finishing = " (finishing an earlier run)"
+				}
+				a.say("cloned task %s into %s: %d checkpoints, %d files, %s fetched%s", view.Task, view.Workspace,
+					view.Checkpoints, view.Written, humanBytes(res.Traffic.BytesDown), finishing)
 				return nil
 			})
 		},
