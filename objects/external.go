@@ -23,7 +23,7 @@ import (
 // holds a delta's content whole (Store.WholeRecord).
 func (s *Store) DecodeRecord(rec []byte, blobs []Placement) ([][]byte, error) {
 	out := make([][]byte, len(blobs))
-	err := s.verifyExternal(rec, blobs, func(i int, data []byte) {
+	_, err := s.verifyExternal(rec, blobs, func(i int, data []byte) {
 		if f := blobs[i].Loc.Flags; f&pack.FlagGroup != 0 || f&pack.FlagCompressed == 0 {
 			data = bytes.Clone(data) // rec's own bytes, or its decoded group's
 		}
@@ -36,10 +36,12 @@ func (s *Store) DecodeRecord(rec []byte, blobs []Placement) ([][]byte, error) {
 }
 
 // verifyExternal verifies rec for each of blobs, as DecodeRecord describes,
-// and calls fn with each one's content in turn.
-func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, data []byte)) error {
+// and calls fn with each one's content in turn. For a group record it
+// returns the length of the payload the contents are slices of (rec's own
+// bytes when the group is stored uncompressed).
+func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, data []byte)) (int, error) {
 	if len(blobs) == 0 {
-		return nil
+		return 0, nil
 	}
 	loc := blobs[0].Loc
 	corrupt := func(b Placement) func(string) error {
@@ -50,17 +52,17 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 	for i, b := range blobs {
 		switch {
 		case b.Loc.Length < pack.RecordHeaderLen || int64(len(rec)) != int64(b.Loc.Length):
-			return corrupt(b)("record length does not match its locator")
+			return 0, corrupt(b)("record length does not match its locator")
 		case b.Loc.Pack != loc.Pack || b.Loc.Offset != loc.Offset || b.Loc.Flags != loc.Flags:
-			return corrupt(b)("locators of one record disagree")
+			return 0, corrupt(b)("locators of one record disagree")
 		case i > 0 && loc.Flags&pack.FlagGroup == 0:
-			return corrupt(b)("a plain record holds one blob")
+			return 0, corrupt(b)("a plain record holds one blob")
 		}
 	}
 	if loc.Flags&pack.FlagDelta != 0 {
 		// Its base is not part of it: a copy kept outside the store holds
 		// the delta's content whole (Store.WholeRecord).
-		return corrupt(blobs[0])("a delta record does not stand alone")
+		return 0, corrupt(blobs[0])("a delta record does not stand alone")
 	}
 	if loc.Flags&pack.FlagGroup == 0 {
 		b := blobs[0]
@@ -68,27 +70,27 @@ func (s *Store) verifyExternal(rec []byte, blobs []Placement, fn func(i int, dat
 			return checkFraming(rec, b.Loc, pack.Version, corrupt(b))
 		})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		fn(0, data)
-		return nil
+		return 0, nil
 	}
 	h, stored, err := checkFraming(rec, loc, pack.Version, corrupt(blobs[0]))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	p, err := s.decodeGroup(h, stored, corrupt(blobs[0]))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i, b := range blobs {
 		_, content, err := memberOf(p, h.size, b.Loc, b.ID, corrupt(b))
 		if err != nil {
-			return err
+			return 0, err
 		}
 		fn(i, content)
 	}
-	return nil
+	return len(p), nil
 }
 
 // ChunkIDs decodes the chunk list of a chunk-list record whose content is
@@ -117,7 +119,7 @@ func ChunkIDs(list []byte, size int64) ([]ID, error) {
 // many calls name its members: the others are placed in that one copy. A
 // blob already committed is not written again.
 func (b *Batch) PutRecord(rec []byte, blobs []Placement) error {
-	if err := b.s.verifyExternal(rec, blobs, func(int, []byte) {}); err != nil {
+	if _, err := b.s.verifyExternal(rec, blobs, func(int, []byte) {}); err != nil {
 		return err
 	}
 	return b.putVerified(rec, blobs)
@@ -125,19 +127,28 @@ func (b *Batch) PutRecord(rec []byte, blobs []Placement) error {
 
 // PutDecodedRecord is PutRecord returning, as DecodeRecord does, the
 // content of each of blobs: the record is verified and decoded once for
-// both. The contents never share rec's memory, but the members of a
+// both. The contents never share rec's memory. The members of a
 // compressed group share its decoded payload (which lives as long as any
-// of them), where DecodeRecord copies each.
+// of them) when they hold at least half of it, where DecodeRecord copies
+// each; otherwise they are copied out of it: what the contents keep alive
+// is at most twice their own length.
 func (b *Batch) PutDecodedRecord(rec []byte, blobs []Placement) ([][]byte, error) {
 	out := make([][]byte, len(blobs))
-	err := b.s.verifyExternal(rec, blobs, func(i int, data []byte) {
+	held := 0
+	shared, err := b.s.verifyExternal(rec, blobs, func(i int, data []byte) {
 		if blobs[i].Loc.Flags&pack.FlagCompressed == 0 {
 			data = bytes.Clone(data) // rec's own bytes
 		}
 		out[i] = data
+		held += len(data)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(blobs) > 0 && blobs[0].Loc.Flags&pack.FlagCompressed != 0 && shared > 2*held {
+		for i := range out {
+			out[i] = bytes.Clone(out[i])
+		}
 	}
 	return out, b.putVerified(rec, blobs)
 }

@@ -3,6 +3,8 @@ package objects
 import (
 	"os"
 	"testing"
+
+	"github.com/ckpt/ckpt/objects/internal/pack"
 )
 
 // recordBytes is the stored record at loc, as a copy of a pack range kept
@@ -137,5 +139,62 @@ func TestDecodeRecordOfAGroupVerifiesEveryMember(t *testing.T) {
 		damaged[len(damaged)-1] ^= 1
 		_, err = src.DecodeRecord(damaged, ms)
 		mustCorrupt(t, err)
+	}
+}
+
+// PutDecodedRecord returns a compressed group's members as slices of its
+// decoded payload when they hold most of it (no copy), and copies a few
+// small members out of it, so that they do not keep the whole payload
+// alive.
+func TestPutDecodedRecordKeepsAGroupAliveOnlyForMostOfIt(t *testing.T) {
+	src, _ := testStore(t, Options{Groups: true})
+	_, placed := save(t, src, newMapIndex(), groupBlobs()...)
+	records := map[groupKey][]Placement{}
+	var largest groupKey
+	for _, p := range placed {
+		if p.Loc.Flags&pack.FlagGroup == 0 || p.Loc.Flags&pack.FlagCompressed == 0 {
+			continue
+		}
+		k := groupKey{p.Loc.Pack, p.Loc.Offset}
+		records[k] = append(records[k], p)
+		if len(records[k]) > len(records[largest]) {
+			largest = k
+		}
+	}
+	members := records[largest]
+	if len(members) < 8 {
+		t.Fatalf("the largest compressed group holds %d members; want several", len(members))
+	}
+	rec := recordBytes(t, src, members[0].Loc)
+	var total int64
+	smallest := members[0]
+	for _, p := range members {
+		total += p.Loc.Size
+		if p.Loc.Size < smallest.Loc.Size {
+			smallest = p
+		}
+	}
+	dst, _ := testStore(t, Options{Groups: true})
+	b := dst.NewBatch()
+	defer b.Close()
+	few, err := b.PutDecodedRecord(rec, []Placement{smallest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(cap(few[0])) > total/2 {
+		t.Fatalf("a member of %d bytes keeps %d bytes alive, of a group of %d", smallest.Loc.Size, cap(few[0]), total)
+	}
+	all, err := b.PutDecodedRecord(rec, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for i := range all {
+		if int64(cap(all[i])) > total/2 {
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Fatalf("every member of the group was copied out of its payload")
 	}
 }
