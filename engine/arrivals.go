@@ -182,10 +182,11 @@ type streamedFetch struct {
 // fetch's arrivals (local for the rest). It returns nil when there is
 // nothing to fetch from name; the blobs no remote holds are left for the
 // reads to report, other remotes are fetched from first, as fetchBlobs
-// does.
-func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Plan, blobs []objects.ID, uses map[objects.ID]int, local restore.Blobs) (*streamedFetch, FetchedBlobs, error) {
+// does. held is told where the store holds the blobs it holds
+// (fetchLocating).
+func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Plan, blobs []objects.ID, uses map[objects.ID]int, local restore.Blobs, held func(objects.ID, objects.Locator)) (*streamedFetch, FetchedBlobs, error) {
 	s := e.syncer(name, nil, nil)
-	wants, rest, err := s.Wanted(blobs)
+	wants, rest, err := s.Wanted(blobs, held)
 	if err != nil {
 		return nil, FetchedBlobs{}, err
 	}
@@ -219,6 +220,15 @@ func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Pla
 		a.end(f.err)
 	}()
 	return f, others, nil
+}
+
+// brings reports whether f, unless nil, brings blob id.
+func (f *streamedFetch) brings(id objects.ID) bool {
+	if f == nil {
+		return false
+	}
+	_, ok := f.coming[id]
+	return ok
 }
 
 // finish ends the fetch once the restore's writes have ended (with

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -602,4 +603,38 @@ func TestABlobTwoRemotesHoldIsFetchedFromOne(t *testing.T) {
 	if o, s := reads("origin"), reads("second"); o != 1 || s != 0 {
 		t.Fatalf("ranged reads: %d from origin, %d from second; want 1 and 0", o, s)
 	}
+}
+
+// Wanted tells where the store holds the blobs it holds, from the one
+// pass that finds what it lacks: a restore looks up no blob twice.
+func TestWantedLocatesTheBlobsTheStoreHolds(t *testing.T) {
+	t.Parallel()
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		b, url := open(t)
+		f := pushedFixture(t, b, url, "one")
+		want := map[objects.ID]objects.Locator{}
+		var ids []objects.ID
+		err := f.e.db.EachLocator(func(id objects.ID, loc objects.Locator) error {
+			want[id] = loc
+			ids = append(ids, id)
+			return nil
+		})
+		if err != nil || len(ids) == 0 {
+			t.Fatalf("the store's locators: %d, %v", len(ids), err)
+		}
+		foreign := objects.Sum([]byte("on no remote"))
+		got := map[objects.ID]objects.Locator{}
+		wants, missing, err := f.e.syncer("origin", nil, nil).Wanted(append(ids, foreign, ids[0]), func(id objects.ID, loc objects.Locator) {
+			if _, twice := got[id]; twice {
+				t.Errorf("blob %s located twice", id.Short())
+			}
+			got[id] = loc
+		})
+		if err != nil || wants.Len() != 0 || len(missing) != 1 || missing[0] != foreign {
+			t.Fatalf("Wanted: %d wanted, missing %v, %v; want only the foreign id missing", wants.Len(), missing, err)
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("Wanted located %d blobs; the store holds %d, or at other places", len(got), len(want))
+		}
+	})
 }

@@ -92,6 +92,13 @@ func (e *Engine) remoteNames() ([]string, error) {
 // holds; with into set, it hands their contents to into instead (a
 // read-only Engine). Ids no remote holds are left for the reader to report.
 func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(objects.ID, []byte) error) (FetchedBlobs, error) {
+	return e.fetchLocating(ctx, ids, into, nil)
+}
+
+// fetchLocating is fetchBlobs telling held, when set, where the store
+// holds those of ids it held already, as the lookup that finds what it
+// lacks reads them (none when the store has no remote).
+func (e *Engine) fetchLocating(ctx context.Context, ids []objects.ID, into func(objects.ID, []byte) error, held func(objects.ID, objects.Locator)) (FetchedBlobs, error) {
 	var got FetchedBlobs
 	names, err := e.remoteNames()
 	if err != nil || len(names) == 0 {
@@ -102,7 +109,8 @@ func (e *Engine) fetchBlobs(ctx context.Context, ids []objects.ID, into func(obj
 			break
 		}
 		s := e.syncer(name, nil, nil)
-		mine, rest, err := s.Wanted(ids)
+		mine, rest, err := s.Wanted(ids, held)
+		held = nil // the next remotes are asked only about blobs the store lacks
 		if err != nil {
 			return got, err
 		}

@@ -213,19 +213,26 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	}
 	uses := plan.Blobs()
 	blobs := slices.Collect(maps.Keys(uses))
+	// Where the store holds the blobs the fetch's lookups found there; the
+	// others (fetched, or on no remote) are looked up after it.
+	located := map[objects.ID]objects.Locator{}
+	held := func(id objects.ID, loc objects.Locator) { located[id] = loc }
 	var stream *streamedFetch
 	if opts.streamFrom != "" {
-		stream, res.Fetched, err = e.streamBlobs(ctx, opts.streamFrom, plan, blobs, uses, session)
+		stream, res.Fetched, err = e.streamBlobs(ctx, opts.streamFrom, plan, blobs, uses, session, held)
 		if stream != nil {
 			x.Blobs = stream.arrivals
-			// What comes is not in the store yet: nothing to look up.
-			blobs = slices.DeleteFunc(blobs, func(id objects.ID) bool { _, ok := stream.coming[id]; return ok })
 		}
 	} else {
-		res.Fetched, err = e.fetchBlobs(ctx, blobs, nil)
+		res.Fetched, err = e.fetchLocating(ctx, blobs, nil, held)
 	}
 	if err == nil {
-		err = e.locate(session, blobs)
+		err = e.locate(session, slices.DeleteFunc(blobs, func(id objects.ID) bool {
+			if _, ok := located[id]; ok {
+				return true
+			}
+			return stream.brings(id) // not in the store yet: nothing to look up
+		}), located)
 	}
 	if err != nil {
 		if stream != nil {
@@ -447,15 +454,14 @@ func (e *Engine) moveHead(task string, target objects.ID) error {
 	return b.Commit()
 }
 
-// locate looks up where the blobs a restore writes are stored, in id
-// order with one pass of the index, for the session that reads them: a
+// locate looks up where the blobs ids a restore writes are stored (it
+// sorts ids), in id order with one pass of the index, and hands them with
+// locs (the others, located already) to the session that reads them: a
 // lookup per file probed every table of the index (a clone's restore of
 // 90,000 files spent a tenth of its CPU there).
-func (e *Engine) locate(session *objects.ReadSession, ids []objects.ID) error {
-	sorted := slices.Clone(ids)
-	slices.SortFunc(sorted, objects.CompareIDs)
-	locs := make(map[objects.ID]objects.Locator, len(sorted))
-	err := e.db.LocatorsOf(sorted, func(id objects.ID, loc objects.Locator, found bool) error {
+func (e *Engine) locate(session *objects.ReadSession, ids []objects.ID, locs map[objects.ID]objects.Locator) error {
+	slices.SortFunc(ids, objects.CompareIDs)
+	err := e.db.LocatorsOf(ids, func(id objects.ID, loc objects.Locator, found bool) error {
 		if found {
 			locs[id] = loc
 		}

@@ -269,11 +269,13 @@ type want struct {
 // Wanted splits ids into the blobs the store lacks that the remote holds
 // (by this store's record of the remote), returned as Wants, and those the
 // store lacks that the remote does not hold; a blob the store holds, and
-// an id given again, is in neither, and each list is in id order. The
-// lookups run on every core, each core's share of the ids in order with
-// two passes of the index, its locators then the record's entries: a
-// clone asks about every blob of a workspace.
-func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
+// an id given again, is in neither, and each list is in id order. held,
+// when set, is told where the store holds each of the others (from one
+// goroutine, after the lookups). The lookups run on every core, each
+// core's share of the ids in order with two passes of the index, its
+// locators then the record's entries: a clone asks about every blob of a
+// workspace.
+func (s *Syncer) Wanted(ids []objects.ID, held func(objects.ID, objects.Locator)) (Wants, []objects.ID, error) {
 	seen := make(map[objects.ID]bool, len(ids))
 	unique := make([]objects.ID, 0, len(ids))
 	for _, id := range ids {
@@ -285,6 +287,7 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 	type split struct {
 		wants   []want
 		missing []objects.ID
+		held    []objects.Placement
 	}
 	slices.SortFunc(unique, objects.CompareIDs)
 	parts := make([]split, runtime.GOMAXPROCS(0))
@@ -295,10 +298,13 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 		g.Go(func() error {
 			var keys []string // of the record's entries of the blobs the store lacks
 			var lacking []objects.ID
-			err := s.DB.LocatorsOf(part, func(id objects.ID, _ objects.Locator, found bool) error {
-				if !found {
+			err := s.DB.LocatorsOf(part, func(id objects.ID, loc objects.Locator, found bool) error {
+				switch {
+				case !found:
 					lacking = append(lacking, id)
 					keys = append(keys, s.blobKey(id))
+				case held != nil:
+					parts[i].held = append(parts[i].held, objects.Placement{ID: id, Loc: loc})
 				}
 				return nil
 			})
@@ -323,6 +329,9 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 	for _, p := range parts {
 		w.list = append(w.list, p.wants...)
 		missing = append(missing, p.missing...)
+		for _, h := range p.held {
+			held(h.ID, h.Loc)
+		}
 	}
 	return w, missing, nil
 }
@@ -331,7 +340,7 @@ func (s *Syncer) Wanted(ids []objects.ID) (Wants, []objects.ID, error) {
 // chunked file it holds. One it does not is an error wrapping
 // objects.ErrNotFound.
 func (s *Syncer) wantedAll(ids []objects.ID) ([]want, error) {
-	w, missing, err := s.Wanted(ids)
+	w, missing, err := s.Wanted(ids, nil)
 	if err != nil {
 		return nil, err
 	}
