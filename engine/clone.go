@@ -37,8 +37,8 @@ type CloneResult struct {
 	Resumed *SettledRestore
 	Pull    *PullResult
 	// Restore is the restore of the head the pull found: this run's, or
-	// Resumed.Completed when that restored the same head (the remote's
-	// head had not moved since the earlier run).
+	// Resumed.Completed when that restored the same head whole (the
+	// remote's head had not moved since the earlier run).
 	Restore *RestoreResult
 	// Traffic covers the pull and the blobs the restores fetched.
 	Traffic  SyncTraffic
@@ -107,9 +107,9 @@ func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, 
 	if r := res.resumed(); r != nil {
 		res.Traffic.Gets += r.Fetched.Requests
 		res.Traffic.BytesDown += r.Fetched.Bytes
-		if r.Restored == res.Pull.Head {
-			// The earlier run's restore was of the head the pull found:
-			// restoring it again would only read back every file.
+		if r.Restored == res.Pull.Head && len(res.Resumed.Journal.Paths) == 0 {
+			// The earlier run's restore was of the whole head the pull
+			// found: restoring it again would only read back every file.
 			res.Restore = r
 			return res, nil
 		}

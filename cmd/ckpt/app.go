@@ -51,7 +51,8 @@ type app struct {
 	indentJSON bool
 	// progress is the terminal progress line, nil when not drawn.
 	progress *progressLine
-	// notices are fields the open added to every JSON document.
+	// notices are fields the open (or a command settling an interrupted
+	// restore itself) added to every JSON document.
 	notices protocol.NoticesJSON
 	// scans, set by serve and mcp before the open, receives the engine's
 	// scan progress.
@@ -303,7 +304,8 @@ var testOptions func(*engine.Options)
 // here reports it), or reports one a command that only reads finds
 // pending. Text goes to stderr (unless -q); under --json every document
 // carries it. serve and mcp leave it to their first writing request, and
-// clone to its own settling (engine.CloneResult.Resumed).
+// clone to its own settling (engine.CloneResult.Resumed, reported the
+// same way).
 func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command string) error {
 	if selfSettlingCommands[command] {
 		return nil
@@ -317,14 +319,20 @@ func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command stri
 		return nil
 	}
 	settled, err := e.SettleRestore(ctx)
-	if err != nil || settled == nil {
-		return err
+	if err == nil && settled != nil {
+		a.reportSettled(settled)
 	}
+	return err
+}
+
+// reportSettled reports an interrupted restore the command settled: on
+// stderr (unless -q), and in every JSON document.
+func (a *app) reportSettled(settled *engine.SettledRestore) {
 	a.notices.SettledJSON = protocol.SettledView(settled)
 	if settled.Discarded != "" {
 		a.notef("warning: discarded an interrupted restore to %s (task %s) without replaying it: %s",
 			settled.Journal.Target.Short(), settled.Journal.Task, settled.Discarded)
-		return nil
+		return
 	}
 	res := settled.Completed
 	for _, c := range res.Conflicts {
@@ -332,7 +340,6 @@ func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command stri
 	}
 	a.notef("completed an interrupted restore to %s: %d written, %d deleted, %d conflicts",
 		res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))
-	return nil
 }
 
 // notef prints a notice line on stderr, unless -q or --json.

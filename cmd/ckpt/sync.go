@@ -218,6 +218,9 @@ func (a *app) cloneCommand() *cobra.Command {
 					return err
 				}
 				a.progress.clear()
+				if res.Resumed != nil {
+					a.reportSettled(res.Resumed)
+				}
 				if len(res.Restore.Conflicts) > 0 {
 					a.exitCode = protocol.ExitConflicts
 					if !a.json {
@@ -234,12 +237,8 @@ func (a *app) cloneCommand() *cobra.Command {
 					a.printJSON(view)
 					return nil
 				}
-				finishing := ""
-				if res.Resumed != nil {
-					finishing = " (finishing an earlier run)"
-				}
-				a.say("cloned task %s into %s: %d checkpoints, %d files, %s fetched%s", view.Task, view.Workspace,
-					view.Checkpoints, view.Written, humanBytes(res.Traffic.BytesDown), finishing)
+				a.say("cloned task %s into %s: %d checkpoints, %d files, %s fetched", view.Task, view.Workspace,
+					view.Checkpoints, view.Written, humanBytes(res.Traffic.BytesDown))
 				return nil
 			})
 		},

@@ -243,12 +243,15 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 	}
 	// The rerun completes the first run's restore, fetching as it writes,
 	// and reports it as the clone's: it does not restore the head again.
-	var res protocol.CloneJSON
+	var res struct {
+		protocol.CloneJSON
+		protocol.NoticesJSON
+	}
 	if err := json.Unmarshal([]byte(dst.ok("--json", "clone", remote.FileURL(dir))), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Written != 1 || res.Fetched != 1 {
-		t.Fatalf("the finished clone reports %+v; want the file written and its blob fetched", res)
+	if res.Written != 1 || res.Fetched != 1 || res.CompletedRestore == nil || res.CompletedRestore.Restored != res.Head {
+		t.Fatalf("the finished clone reports %+v, %+v; want the file written, its blob fetched, and the completed restore", res.CloneJSON, res.NoticesJSON)
 	}
 	if got, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(got) != "alpha\n" {
 		t.Fatalf("the finished clone: %q, %v", got, err)

@@ -32,7 +32,7 @@ const (
 
 // FetchResult says what a fetch brought in.
 type FetchResult struct {
-	Blobs    int   // blobs stored locally (by a fetch that failed: kept)
+	Blobs    int   // blobs of the Wants stored locally; by a fetch that failed, the blobs it kept, chunks counted
 	Bytes    int64 // bytes read from the remote
 	Requests int   // ranged reads made
 }
@@ -80,11 +80,11 @@ func (s *Syncer) Fetch(ctx context.Context, w Wants) (FetchResult, error) {
 // in the order of the records on the remote, which w.Order follows, at
 // most fetchers at a time, each after room returns (room blocks while
 // the caller holds too much of what arrived; its error ends the fetch).
-// The records of chunked files, their chunk lists, are read first, and
-// their chunks in the ordered pass with the other blobs; neither a
-// chunked file's blob nor its chunks are handed over: it can be read from
-// the store once Stream has returned. Nil room and arrive make Stream a
-// Fetch.
+// The records of chunked files, their chunk lists, are read first (not
+// waiting for room: nothing of them is handed over), and their chunks in
+// the ordered pass with the other blobs; neither a chunked file's blob
+// nor its chunks are handed over: it can be read from the store once
+// Stream has returned. Nil room and arrive make Stream a Fetch.
 func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context) error, arrive func(objects.ID, []byte)) (FetchResult, error) {
 	var res FetchResult
 	wants := w.list
@@ -104,17 +104,26 @@ func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context)
 	plain, err := s.withChunks(ctx, wants, &res, store)
 	if err == nil {
 		err = s.fetchRecords(ctx, plain, &res, room, func(rec []byte, ws []want) error {
-			if arrive == nil || !slices.ContainsFunc(ws, func(w want) bool { return !w.chunk }) {
+			if arrive == nil {
 				return store(rec, ws)
 			}
-			data, err := k.put.PutDecodedRecord(rec, placements(ws))
-			if err != nil {
-				return recordErr(ws[0], err)
+			// Chunks are stored, not decoded for the writes: a record may
+			// hold a small last chunk beside the small files handed over.
+			chunks, handed := splitChunks(ws)
+			if len(handed) == 0 {
+				return store(rec, chunks)
 			}
-			for i, w := range ws {
-				if !w.chunk {
-					arrive(w.id, data[i])
+			if len(chunks) > 0 {
+				if err := k.put.PutRecord(rec, placements(chunks)); err != nil {
+					return recordErr(chunks[0], err)
 				}
+			}
+			data, err := k.put.PutDecodedRecord(rec, placements(handed))
+			if err != nil {
+				return recordErr(handed[0], err)
+			}
+			for i, w := range handed {
+				arrive(w.id, data[i])
 			}
 			return k.stored(len(rec))
 		})
@@ -176,6 +185,19 @@ func (s *Syncer) withChunks(ctx context.Context, wants []want, res *FetchResult,
 		}
 	}
 	return plain, nil
+}
+
+// splitChunks splits ws, the blobs of one record, into the chunks of
+// chunked files and the others.
+func splitChunks(ws []want) (chunks, others []want) {
+	for _, w := range ws {
+		if w.chunk {
+			chunks = append(chunks, w)
+		} else {
+			others = append(others, w)
+		}
+	}
+	return chunks, others
 }
 
 // recordErr names the remote object of a record that failed to verify.

@@ -87,7 +87,8 @@ func (k *keeper) commitLocked(all bool) error {
 }
 
 // keep commits what k stored before a fetch failed with err, and returns
-// err: a failure to keep it loses only the fetch's progress.
+// err: a failure to keep it loses only the fetch's progress (the records
+// stay in the packs, unreferenced, until a collection).
 func (k *keeper) keep(err error) error {
 	_ = k.commit(false)
 	return err
