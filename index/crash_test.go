@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/objects"
 )
 
@@ -54,22 +55,24 @@ func TestCrashBeforeCommit(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashBeforeCommit$")
-	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	var stdin io.WriteCloser
+	var stdout io.ReadCloser
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := testbound.Start(t, func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashBeforeCommit$")
+		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+		var err error
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if stdout, err = cmd.StdoutPipe(); err != nil {
+			t.Fatal(err)
+		}
+		stderr.Reset()
+		cmd.Stderr = &stderr
+		return cmd
+	})
+	defer stdin.Close()
 	ready := false
 	var out strings.Builder
 	for sc := bufio.NewScanner(stdout); sc.Scan(); {

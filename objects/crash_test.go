@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -112,16 +113,17 @@ func loadCommitted(t *testing.T, dir string) *mapIndex {
 
 func TestCrashKeepsCommittedBlobs(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	var out io.ReadCloser
+	cmd := testbound.Start(t, func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+		cmd.Stderr = os.Stderr
+		var err error
+		if out, err = cmd.StdoutPipe(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if line != "READY\n" {
 		cmd.Process.Kill()
