@@ -104,26 +104,26 @@ func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context)
 	plain, err := s.withChunks(ctx, wants, &res, store)
 	if err == nil {
 		err = s.fetchRecords(ctx, plain, &res, room, func(rec []byte, ws []want) error {
-			if arrive == nil {
-				return store(rec, ws)
+			// What is not handed over is stored without being decoded for
+			// the writes: a record may hold a small last chunk beside the
+			// small files handed over.
+			kept, handed := ws, []want(nil)
+			if arrive != nil {
+				kept, handed = splitWants(ws, func(w want) bool { return w.chunk })
 			}
-			// Chunks are stored, not decoded for the writes: a record may
-			// hold a small last chunk beside the small files handed over.
-			chunks, handed := splitChunks(ws)
-			if len(handed) == 0 {
-				return store(rec, chunks)
-			}
-			if len(chunks) > 0 {
-				if err := k.put.PutRecord(rec, placements(chunks)); err != nil {
-					return recordErr(chunks[0], err)
+			if len(kept) > 0 {
+				if err := k.put.PutRecord(rec, placements(kept)); err != nil {
+					return recordErr(kept[0], err)
 				}
 			}
-			data, err := k.put.PutDecodedRecord(rec, placements(handed))
-			if err != nil {
-				return recordErr(handed[0], err)
-			}
-			for i, w := range handed {
-				arrive(w.id, data[i])
+			if len(handed) > 0 {
+				data, err := k.put.PutDecodedRecord(rec, placements(handed))
+				if err != nil {
+					return recordErr(handed[0], err)
+				}
+				for i, w := range handed {
+					arrive(w.id, data[i])
+				}
 			}
 			return k.stored(len(rec))
 		})
@@ -144,14 +144,7 @@ func (s *Syncer) Stream(ctx context.Context, w Wants, room func(context.Context)
 // wants (their chunk lists), and returns the other wants with the chunks
 // the store lacks: each blob once.
 func (s *Syncer) withChunks(ctx context.Context, wants []want, res *FetchResult, store func([]byte, []want) error) ([]want, error) {
-	var plain, chunked []want
-	for _, w := range wants {
-		if w.loc.objectsLocator().Chunked() {
-			chunked = append(chunked, w)
-		} else {
-			plain = append(plain, w)
-		}
-	}
+	chunked, plain := splitWants(wants, func(w want) bool { return w.loc.objectsLocator().Chunked() })
 	if len(chunked) == 0 {
 		return plain, nil
 	}
@@ -187,17 +180,16 @@ func (s *Syncer) withChunks(ctx context.Context, wants []want, res *FetchResult,
 	return plain, nil
 }
 
-// splitChunks splits ws, the blobs of one record, into the chunks of
-// chunked files and the others.
-func splitChunks(ws []want) (chunks, others []want) {
+// splitWants splits ws into those f is true of and the others.
+func splitWants(ws []want, f func(want) bool) (yes, no []want) {
 	for _, w := range ws {
-		if w.chunk {
-			chunks = append(chunks, w)
+		if f(w) {
+			yes = append(yes, w)
 		} else {
-			others = append(others, w)
+			no = append(no, w)
 		}
 	}
-	return chunks, others
+	return yes, no
 }
 
 // recordErr names the remote object of a record that failed to verify.
