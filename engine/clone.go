@@ -53,7 +53,9 @@ type CloneResult struct {
 // task and key left unfinished: Clone then pulls again and finishes the
 // restore. Any other store is ErrBadRequest. A failure after the store
 // was set up matches ErrUnfinishedClone beside the errors of Pull and
-// Restore.
+// Restore; when it comes after Clone settled the restore of an earlier
+// run, Clone returns that too, in a result with only Resumed set (a
+// failure returns no result otherwise).
 func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*CloneResult, error) {
 	start := time.Now()
 	if opts.Remote == "" {
@@ -75,7 +77,11 @@ func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*Clon
 		err = translate(e.finishClone(ctx), e.storeDir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnfinishedClone, err)
+		err = fmt.Errorf("%w: %w", ErrUnfinishedClone, err)
+		if res.Resumed != nil {
+			return &CloneResult{Resumed: res.Resumed}, err
+		}
+		return nil, err
 	}
 	res.Duration = time.Since(start)
 	return res, nil
@@ -84,7 +90,8 @@ func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*Clon
 // pullAndRestore pulls the task of c and restores its head, fetching
 // the blobs from the remote while it writes the files. A restore an
 // earlier run of the clone left unfinished is settled first, fetching in
-// the same way.
+// the same way. It returns a result on failure too: Resumed says whether
+// that settling had been done.
 func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, progress func(SyncProgress)) (*CloneResult, error) {
 	e.useBackend(c.Remote, b)
 	e.remoteMu.Lock()
@@ -98,10 +105,10 @@ func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, 
 	res := &CloneResult{}
 	var err error
 	if res.Resumed, err = e.settleClone(ctx, c); err != nil {
-		return nil, err
+		return res, err
 	}
 	if res.Pull, err = e.Pull(ctx, b, PullOptions{Remote: c.Remote, Task: c.Task, Progress: progress}); err != nil {
-		return nil, err
+		return res, err
 	}
 	res.Traffic = res.Pull.Traffic
 	if r := res.resumed(); r != nil {
@@ -115,7 +122,7 @@ func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, 
 		}
 	}
 	if res.Restore, err = e.Restore(ctx, res.Pull.Head.String(), RestoreOptions{Task: res.Pull.Task, NoBackup: true, streamFrom: c.Remote}); err != nil {
-		return nil, err
+		return res, err
 	}
 	res.Traffic.Gets += res.Restore.Fetched.Requests
 	res.Traffic.BytesDown += res.Restore.Fetched.Bytes

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/engine/remote"
 	"github.com/ckpt/ckpt/internal/testtree"
 	"github.com/ckpt/ckpt/objects"
 )
@@ -330,18 +331,28 @@ func TestACloneWritesFilesWhileItFetches(t *testing.T) {
 	})
 }
 
+// cutOffClone pushes streamTree to b and clones it into a new store
+// through a backend that fails every read after the first data object's:
+// the clone stops while it writes. It returns the pushed workspace, the
+// clone and the clone's options.
+func cutOffClone(t *testing.T, b Backend, url string) (f, g *fixture, opts CloneOptions) {
+	t.Helper()
+	f = pushedStreamTree(t, b, url)
+	g = newFixtureOpts(t, testtree.Dir{}, streamOptions(1))
+	opts = CloneOptions{URL: url}
+	_, err := g.e.Clone(context.Background(), failingAfter(b, firstDataKey(t, b)), opts)
+	if !errors.Is(err, errInjected) || !errors.Is(err, ErrUnfinishedClone) {
+		t.Fatalf("a clone whose fetch fails after its first data object: %v, want the failure and ErrUnfinishedClone", err)
+	}
+	return f, g, opts
+}
+
 func TestACloneCutOffWhileItWritesFinishesWhenRunAgain(t *testing.T) {
 	t.Parallel()
 	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
 		ctx := context.Background()
 		b, url := open(t)
-		f := pushedStreamTree(t, b, url)
-		g := newFixtureOpts(t, testtree.Dir{}, streamOptions(1))
-		opts := CloneOptions{URL: url}
-		_, err := g.e.Clone(ctx, failingAfter(b, firstDataKey(t, b)), opts)
-		if !errors.Is(err, errInjected) || !errors.Is(err, ErrUnfinishedClone) {
-			t.Fatalf("a clone whose fetch fails after its first data object: %v, want the failure and ErrUnfinishedClone", err)
-		}
+		f, g, opts := cutOffClone(t, b, url)
 		if g.e.pending == nil {
 			t.Fatal("the cut-off clone left no pending restore")
 		}
@@ -368,6 +379,34 @@ func TestACloneCutOffWhileItWritesFinishesWhenRunAgain(t *testing.T) {
 		}
 		if rep, err := g.e.Verify(ctx, VerifyOptions{}); err != nil || !rep.OK() {
 			t.Fatalf("verify the finished clone's store: %v %+v", err, rep)
+		}
+	})
+}
+
+// failingGets fails every whole-object read: a pull (which reads the
+// remote's head whole) fails, a fetch (ranged reads) goes through.
+type failingGets struct{ Backend }
+
+func (failingGets) Get(context.Context, string) (io.ReadCloser, remote.ObjectInfo, error) {
+	return nil, remote.ObjectInfo{}, errInjected
+}
+
+func TestACloneThatFailsAfterSettlingReturnsTheSettledRestore(t *testing.T) {
+	t.Parallel()
+	eachRemote(t, func(t *testing.T, open func(*testing.T) (Backend, string)) {
+		ctx := context.Background()
+		b, url := open(t)
+		f, g, opts := cutOffClone(t, b, url)
+		res, err := g.e.Clone(ctx, failingGets{b}, opts)
+		if !errors.Is(err, errInjected) || !errors.Is(err, ErrUnfinishedClone) {
+			t.Fatalf("a rerun whose pull fails: %v, want the failure and ErrUnfinishedClone", err)
+		}
+		if res == nil || res.resumed() == nil || res.Pull != nil || res.Restore != nil {
+			t.Fatalf("the failed rerun returned %+v; want only the restore it settled", res)
+		}
+		assertSameTree(t, f.read(), g.read())
+		if res, err = g.e.Clone(ctx, b, opts); err != nil || res.Resumed != nil || res.Restore.Fetched.Blobs != 0 {
+			t.Fatalf("the clone run a third time: %+v, %v; want it finished with nothing to settle or fetch", res, err)
 		}
 	})
 }

@@ -211,15 +211,15 @@ func (a *app) cloneCommand() *cobra.Command {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				res, err := e.Clone(cmd.Context(), b, engine.CloneOptions{Remote: name, URL: args[0], Task: a.task,
 					Key: key, Progress: a.syncProgress("clone")})
+				a.progress.clear()
+				if res != nil && res.Resumed != nil {
+					a.reportSettled(res.Resumed)
+				}
 				if errors.Is(err, engine.ErrUnfinishedClone) {
 					return fmt.Errorf("%w (the same ckpt clone run again finishes it)", err)
 				}
 				if err != nil {
 					return err
-				}
-				a.progress.clear()
-				if res.Resumed != nil {
-					a.reportSettled(res.Resumed)
 				}
 				if len(res.Restore.Conflicts) > 0 {
 					a.exitCode = protocol.ExitConflicts

@@ -213,12 +213,16 @@ func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
 	}
 }
 
-func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
-	t.Parallel()
+// cutOffClone pushes a one-file workspace to a file:// remote and clones
+// it while the remote's data objects are truncated, which stops the clone
+// while it writes; it then puts the data back. It returns the clone's
+// environment and the remote's directory.
+func cutOffClone(t *testing.T) (dst *env, dir string) {
+	t.Helper()
 	src := newEnv(t)
 	src.write("a.txt", "alpha\n")
 	src.ok("save")
-	dir := t.TempDir()
+	dir = t.TempDir()
 	src.ok("remote", "add", "origin", remote.FileURL(dir))
 	src.ok("push")
 	saved := t.TempDir()
@@ -231,7 +235,7 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dst := newEnv(t)
+	dst = newEnv(t)
 	if r := dst.run("", "clone", remote.FileURL(dir)); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "run again finishes it") {
 		t.Fatalf("clone with truncated data objects: exit %d %s", r.code, r.stderr)
 	}
@@ -241,6 +245,20 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(saved)); err != nil {
 		t.Fatal(err)
 	}
+	return dst, dir
+}
+
+// assertCloned checks the file cutOffClone's workspace holds.
+func assertCloned(t *testing.T, dst *env) {
+	t.Helper()
+	if got, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(got) != "alpha\n" {
+		t.Fatalf("the finished clone: %q, %v", got, err)
+	}
+}
+
+func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
+	t.Parallel()
+	dst, dir := cutOffClone(t)
 	// The rerun completes the first run's restore, fetching as it writes,
 	// and reports it as the clone's: it does not restore the head again.
 	var res struct {
@@ -253,7 +271,33 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 	if res.Written != 1 || res.Fetched != 1 || res.CompletedRestore == nil || res.CompletedRestore.Restored != res.Head {
 		t.Fatalf("the finished clone reports %+v, %+v; want the file written, its blob fetched, and the completed restore", res.CloneJSON, res.NoticesJSON)
 	}
-	if got, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(got) != "alpha\n" {
-		t.Fatalf("the finished clone: %q, %v", got, err)
+	assertCloned(t, dst)
+}
+
+func TestCLICloneRerunThatFailsReportsTheRestoreItCompleted(t *testing.T) {
+	t.Parallel()
+	dst, dir := cutOffClone(t)
+	// The rerun completes the first run's restore, then its pull finds no
+	// head: its error document carries the completed restore.
+	heads, hidden := filepath.Join(dir, "heads"), filepath.Join(dir, "heads.hidden")
+	if err := os.Rename(heads, hidden); err != nil {
+		t.Fatal(err)
 	}
+	r := dst.run("", "--json", "clone", remote.FileURL(dir))
+	var failed struct {
+		protocol.ErrorJSON
+		protocol.NoticesJSON
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &failed); err != nil || r.code == 0 || failed.Error.Message == "" ||
+		failed.CompletedRestore == nil || failed.CompletedRestore.Written != 1 {
+		t.Fatalf("a rerun whose pull fails after it completed the first run's restore: exit %d %s (%v); want the error and the completed restore", r.code, r.stdout, err)
+	}
+	assertCloned(t, dst)
+	if err := os.Rename(hidden, heads); err != nil {
+		t.Fatal(err)
+	}
+	if got := dst.ok("clone", remote.FileURL(dir)); !strings.Contains(got, "cloned task") {
+		t.Fatalf("the clone run a third time: %q", got)
+	}
+	assertCloned(t, dst)
 }
