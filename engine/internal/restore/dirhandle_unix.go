@@ -6,20 +6,22 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/osfs"
 )
 
-// dirHandle is a directory's own descriptor, kept open beside its os.Root,
-// through which a restore opens the directory's subdirectories' handles,
-// and creates and renames its files, with one system call each: os.Root's
+// dirHandle is a directory's own descriptor, through which a restore
+// opens the directory's subdirectories' handles, and creates, renames,
+// removes and looks up its entries, with one system call each: os.Root's
 // Open and OpenFile add four fcntl calls and an epoll_ctl to every file
 // they open (to try the file with the poller, which refuses a regular
-// file or a directory, and undo that), and its Rename an lstat of the
-// target; a clone of 90,000 files made six calls per file, and eight per
-// directory, that changed nothing.
+// file or a directory, and undo that), its Rename an lstat of the target,
+// and its OpenRoot an fstat and a finalizer to every directory; a clone of
+// 90,000 files made six calls per file, and eight per directory, that
+// changed nothing.
 type dirHandle struct{ fd int }
 
 // openDirHandle opens the directory r is rooted at (the workspace's).
@@ -40,25 +42,32 @@ func openDirHandle(r *os.Root) (dirHandle, error) {
 // symlink: the handle of a directory the walk from the workspace's handle
 // reached, one name at a time, lies inside the workspace as its os.Root
 // does.
-func openSubHandle(parent *dirRoot, base string) (dirHandle, error) {
-	for {
-		fd, err := unix.Openat(parent.handle.fd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		switch err {
-		case nil:
-			return dirHandle{fd}, nil
-		case unix.EINTR:
-			continue
-		}
+func openSubHandle(parent dirHandle, base string) (dirHandle, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(parent.fd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
 		return dirHandle{}, &fs.PathError{Op: "open", Path: base, Err: err}
+	}
+	return dirHandle{fd}, nil
+}
+
+// retryEINTR calls f again while it is interrupted by a signal.
+func retryEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
 	}
 }
 
 func (h dirHandle) close() { unix.Close(h.fd) }
 
 // openDirsBound is how many directories a restore keeps open while
-// unused: each holds two descriptors (its os.Root and its handle), so an
-// eighth of the files the process may open (Go raises the soft limit to
-// the hard one at start), between minOpenDirs and maxOpenDirs.
+// unused, each one descriptor: an eighth of the files the process may open
+// (Go raises the soft limit to the hard one at start), between
+// minOpenDirs and maxOpenDirs.
 func openDirsBound() int {
 	var l unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &l) != nil {
@@ -67,29 +76,132 @@ func openDirsBound() int {
 	return int(min(max(l.Cur/8, minOpenDirs), maxOpenDirs))
 }
 
-// createExcl creates base in dr for writing with permissions perm, never
+// createExcl creates base in h for writing with permissions perm, never
 // following or replacing an existing entry.
-func (dr *dirRoot) createExcl(base string, perm fs.FileMode) (newFile, error) {
-	for {
-		fd, err := unix.Openat(dr.handle.fd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-		switch err {
-		case nil:
-			return fdFile{fd, base}, nil
-		case unix.EINTR:
-			continue
-		}
+func (h dirHandle) createExcl(base string, perm fs.FileMode) (newFile, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(h.fd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	})
+	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: base, Err: err}
 	}
+	return fdFile{fd, base}, nil
 }
 
-// rename renames oldname onto newname in dr. Neither is a directory: a
+// rename renames oldname onto newname in h. Neither is a directory: a
 // restore renames only its temporary files and links, and renameat
 // itself refuses to replace a directory with one.
-func (dr *dirRoot) rename(oldname, newname string) error {
-	if err := unix.Renameat(dr.handle.fd, oldname, dr.handle.fd, newname); err != nil {
+func (h dirHandle) rename(oldname, newname string) error {
+	if err := unix.Renameat(h.fd, oldname, h.fd, newname); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 	}
 	return nil
+}
+
+// remove removes base from h: a file, a symlink or an empty directory.
+// When both removals fail, the directory's error is the one returned
+// unless base is no directory (as os.Remove decides).
+func (h dirHandle) remove(base string) error {
+	err := unix.Unlinkat(h.fd, base, 0)
+	if err == nil {
+		return nil
+	}
+	if errDir := unix.Unlinkat(h.fd, base, unix.AT_REMOVEDIR); errDir == nil {
+		return nil
+	} else if errDir != unix.ENOTDIR {
+		err = errDir
+	}
+	return &fs.PathError{Op: "remove", Path: base, Err: err}
+}
+
+// mkdir makes directory base in h with permissions perm.
+func (h dirHandle) mkdir(base string, perm fs.FileMode) error {
+	if err := unix.Mkdirat(h.fd, base, permBits(perm)); err != nil {
+		return &fs.PathError{Op: "mkdir", Path: base, Err: err}
+	}
+	return nil
+}
+
+// symlink makes base in h a symlink to target.
+func (h dirHandle) symlink(target, base string) error {
+	if err := unix.Symlinkat(target, h.fd, base); err != nil {
+		return &fs.PathError{Op: "symlink", Path: base, Err: err}
+	}
+	return nil
+}
+
+// chmod sets the mode of base in h, which must not be a symlink (the
+// caller resolves a symlink from the workspace root, which follows it
+// only inside the workspace): base is changed without following a final
+// symlink, so one put there meanwhile is not followed either. It fails
+// where the kernel cannot change a mode that way (Linux before 6.6).
+func (h dirHandle) chmod(base string, mode fs.FileMode) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(h.fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK {
+		err = unix.ELOOP
+	}
+	if err == nil {
+		err = unix.Fchmodat(h.fd, base, permBits(mode), unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "chmod", Path: base, Err: err}
+	}
+	return nil
+}
+
+// lstat describes base in h without following a final symlink.
+func (h dirHandle) lstat(base string) (fs.FileInfo, error) {
+	fi := &statInfo{name: base}
+	if err := unix.Fstatat(h.fd, base, &fi.st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: base, Err: err}
+	}
+	return fi, nil
+}
+
+// hold opens base in h with flags (osfs.HoldFlags), never following a
+// final symlink.
+func (h dirHandle) hold(base string, flags int) (io.Closer, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(h.fd, base, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: base, Err: err}
+	}
+	return os.NewFile(uintptr(fd), base), nil
+}
+
+// statInfo is the fs.FileInfo of an lstat through a dirHandle.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (fi *statInfo) Name() string       { return fi.name }
+func (fi *statInfo) Size() int64        { return fi.st.Size }
+func (fi *statInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
+func (fi *statInfo) IsDir() bool        { return fi.Mode().IsDir() }
+func (fi *statInfo) Sys() any           { return &fi.st }
+
+// Mode is st_mode as an fs.FileMode, as os.Lstat gives it.
+func (fi *statInfo) Mode() fs.FileMode {
+	mode := uint32(fi.st.Mode)
+	m := fileMode(mode)
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	return m
 }
 
 // fdFile is a file createExcl created, written through its descriptor

@@ -62,7 +62,7 @@ func TestOpenDirectoriesLeaveMostDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := openDirsBound()
-	if n < minOpenDirs || n > maxOpenDirs || uint64(2*n) > max(l.Cur/4, 2*minOpenDirs) {
+	if n < minOpenDirs || n > maxOpenDirs || uint64(n) > max(l.Cur/8, minOpenDirs) {
 		t.Fatalf("%d directories kept open with a limit of %d files", n, l.Cur)
 	}
 }

@@ -16,8 +16,11 @@ import (
 // one file takes (a restore of many files in deep trees spent most of its
 // system time there).
 //
-// A directory is opened through the workspace's root, so it is inside the
-// workspace when opened, like every os.Root lookup. Removing or renaming
+// A directory is opened from the workspace's own, never through a symlink
+// nor "..", so it is inside the workspace when opened, like every os.Root
+// lookup: where the kernel resolves a whole path that way (Linux's openat2
+// with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS), in one call; elsewhere one
+// name at a time, through its parent (opened the same way). Removing or renaming
 // a path forgets every open directory at or below it, so a directory that
 // is removed and made again is reopened, never written through its old
 // handle. At most maxOpen directories stay open when unused; one in use is
@@ -25,6 +28,9 @@ import (
 type dirRoots struct {
 	root *os.Root
 	top  *dirRoot // the workspace's directory itself: never dropped, closed by close
+	// beneath is openBeneath, or a test's stand-in that makes every
+	// directory open through its parent.
+	beneath func(top dirHandle, dir string) (dirHandle, error)
 
 	mu   sync.Mutex
 	open map[string]*dirRoot
@@ -38,20 +44,23 @@ type dirRoots struct {
 
 type dirRoot struct {
 	dir       string
-	root      *os.Root
-	handle    dirHandle // what the platform writes through besides root (dirhandle_*.go)
+	handle    dirHandle // the open directory, which the platform works through (dirhandle_*.go)
 	users     int
 	forgotten bool // no longer in open: closed when users reaches 0
 }
 
 // maxOpenDirs bounds the directories kept open while unused, where the
 // process may open enough files (openDirsBound): enough for the
-// directories a restore of a few hundred files writes into and their
-// ancestors, through which they are opened (the bench's edit, 120 files,
-// reaches some 500 on the 100k corpus; with 256 the restore reopened most
-// of them, 8 ms of 35), each of which it may use again when it renames
+// directories a restore of a few hundred files writes into and, where they
+// are opened through their parents, their ancestors (the bench's edit, 120
+// files, reaches some 500 on the 100k corpus; with 256 the restore reopened
+// most of them, 8 ms of 35), each of which it may use again when it renames
 // their files into place.
 const maxOpenDirs = 1024
+
+// errNoBeneath is openBeneath's failure where the platform cannot open a
+// directory below another in one call.
+var errNoBeneath = errors.New("no openat2")
 
 // minOpenDirs is the bound where the process may open few files.
 const minOpenDirs = 64
@@ -61,7 +70,7 @@ func newDirRoots(root *os.Root) (*dirRoots, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dirRoots{root: root, top: &dirRoot{root: root, handle: h}, open: map[string]*dirRoot{}, under: map[string]int{}, maxOpen: openDirsBound()}, nil
+	return &dirRoots{root: root, top: &dirRoot{handle: h}, beneath: openBeneath, open: map[string]*dirRoot{}, under: map[string]int{}, maxOpen: openDirsBound()}, nil
 }
 
 // in runs fn with the directory that holds name and name's last element:
@@ -122,37 +131,40 @@ func (d *dirRoots) acquire(dir string) (*dirRoot, error) {
 	return dr, nil
 }
 
-// openIn opens dir through its parent, for one user. An error names dir
-// whole.
+// openIn opens dir for one user: from the workspace's directory in one
+// call where the platform can (openBeneath), else through its parent. An
+// error names dir whole.
 func (d *dirRoots) openIn(dir string) (*dirRoot, error) {
+	h, err := d.beneath(d.top.handle, dir)
+	if errors.Is(err, errNoBeneath) {
+		h, err = d.openThroughParent(dir)
+	}
+	if err != nil {
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			pe.Path = dir
+		}
+		return nil, err
+	}
+	return &dirRoot{dir: dir, handle: h, users: 1}, nil
+}
+
+// openThroughParent opens dir's handle from its parent's, acquiring the
+// parent the same way.
+func (d *dirRoots) openThroughParent(dir string) (dirHandle, error) {
 	parent, base := d.top, dir
 	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
 		p, err := d.acquire(dir[:i])
 		if err != nil {
-			return nil, err
+			return dirHandle{}, err
 		}
 		defer d.release(p)
 		parent, base = p, dir[i+1:]
 	}
-	r, err := parent.root.OpenRoot(base)
-	if err == nil {
-		var h dirHandle
-		if h, err = openSubHandle(parent, base); err == nil {
-			return &dirRoot{dir: dir, root: r, handle: h, users: 1}, nil
-		}
-		r.Close()
-	}
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		pe.Path = dir
-	}
-	return nil, err
+	return openSubHandle(parent.handle, base)
 }
 
-// close closes dr's root and handle.
-func (dr *dirRoot) close() {
-	dr.handle.close()
-	dr.root.Close()
-}
+// close closes dr's handle.
+func (dr *dirRoot) close() { dr.handle.close() }
 
 // add puts dr in open; d.mu is held.
 func (d *dirRoots) add(dr *dirRoot) {
@@ -231,8 +243,8 @@ func (d *dirRoots) forget(name string) {
 	}
 }
 
-// close closes every open directory and the workspace's handle (not its
-// root, which the seam closes); no operation may be running.
+// close closes every open directory and the workspace's handle (not the
+// workspace's root, which the seam closes); no operation may be running.
 func (d *dirRoots) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

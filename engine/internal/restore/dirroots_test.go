@@ -124,11 +124,11 @@ func TestOpenDirectoriesAreBoundedAndClosedAfterUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.forget("d0")
-	if _, err := dr.root.Lstat("x"); err != nil {
+	if _, err := dr.handle.lstat("x"); err != nil {
 		t.Fatalf("a forgotten directory in use was closed: %v", err)
 	}
 	d.release(dr)
-	if _, err := dr.root.Lstat("x"); err == nil {
+	if _, err := dr.handle.lstat("x"); err == nil {
 		t.Fatal("a forgotten directory stayed open after its last use")
 	}
 }
@@ -177,4 +177,94 @@ func TestDirRootsCountsFollowTheOpenDirectories(t *testing.T) {
 	}
 	d.release(held)
 	check("release of the forgotten a/b/c")
+}
+
+// noBeneath stands in for openBeneath where the platform has none: every
+// directory opens through its parent.
+func noBeneath(dirHandle, string) (dirHandle, error) { return dirHandle{}, errNoBeneath }
+
+// No directory is reached through a symlink, which may lead out of the
+// workspace, whether it is opened in one call or one name at a time; a
+// real directory is reached either way.
+func TestNoDirectoryIsOpenedThroughASymlink(t *testing.T) {
+	for _, walk := range []bool{false, true} {
+		dir, fsys := openTestRoot(t)
+		if walk {
+			fsys.dirs.beneath = noBeneath
+		}
+		outside := t.TempDir()
+		if err := os.Mkdir(filepath.Join(outside, "b"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mkdirs(t, fsys, "c", "c/e", "c/e/f")
+		for _, link := range []string{"a", "c/d"} {
+			if err := os.Symlink(outside, filepath.Join(dir, filepath.FromSlash(link))); err != nil {
+				t.Skipf("no symlinks here: %v", err)
+			}
+		}
+		for _, name := range []string{"a/x", "a/b/x", "c/d/x", "c/d/b/x"} {
+			if f, err := fsys.Create(name); err == nil {
+				f.Close()
+				t.Errorf("walk %v: created %s through a symlink", walk, name)
+			}
+			if err := fsys.Mkdir(name, 0o755); err == nil {
+				t.Errorf("walk %v: made directory %s through a symlink", walk, name)
+			}
+			if _, err := fsys.Lstat(name); err == nil {
+				t.Errorf("walk %v: looked %s up through a symlink", walk, name)
+			}
+		}
+		top, err := os.ReadDir(outside)
+		if err != nil || len(top) != 1 || top[0].Name() != "b" {
+			t.Fatalf("walk %v: the directory the symlinks lead to holds %v (%v), want only b", walk, top, err)
+		}
+		if below, err := os.ReadDir(filepath.Join(outside, "b")); err != nil || len(below) != 0 {
+			t.Fatalf("walk %v: b, which the symlinks lead into, holds %v (%v)", walk, below, err)
+		}
+		writeTemp(t, fsys, "c/e/f/x", "deep")
+		if b, err := os.ReadFile(filepath.Join(dir, "c", "e", "f", "x")); err != nil || string(b) != "deep" {
+			t.Fatalf("walk %v: c/e/f/x = %q, %v", walk, b, err)
+		}
+	}
+}
+
+// BenchmarkOpenDirectories opens the directories of 120 files spread over
+// a tree 8 levels deep, as a restore of an agent's edit does, in one call
+// each (beneath) and through their parents (walk).
+func BenchmarkOpenDirectories(b *testing.B) {
+	dir := b.TempDir()
+	var leaves []string
+	for i := range 120 {
+		parts := make([]string, 8)
+		for level := range parts {
+			parts[level] = fmt.Sprintf("d%d", (i>>level)%(level+2))
+		}
+		leaf := strings.Join(parts, "/")
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(leaf)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		leaves = append(leaves, leaf)
+	}
+	for _, mode := range []string{"beneath", "walk"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				fsys, closeFS, err := OpenRoot(dir, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				d := fsys.(rootFS).dirs
+				if mode == "walk" {
+					d.beneath = noBeneath
+				}
+				for _, leaf := range leaves {
+					dr, err := d.acquire(leaf)
+					if err != nil {
+						b.Fatal(err)
+					}
+					d.release(dr)
+				}
+				closeFS()
+			}
+		})
+	}
 }

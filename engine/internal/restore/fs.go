@@ -18,8 +18,9 @@ import (
 // of them (the store's files, the journal among them, go through the
 // store's seam, internal/storefs). Names are slash-separated
 // and relative to the directory the seam is rooted at; the real seam
-// (rootFS) resolves them through an os.Root, so nothing outside that
-// directory can be reached, even through a symlink. Implementations are safe
+// (rootFS) resolves them through an os.Root and directories opened
+// beneath it without following a symlink (dirroots.go), so nothing outside
+// that directory can be reached, even through a symlink. Implementations are safe
 // for concurrent use.
 type FS interface {
 	// Create creates a new file, open for writing with mode 0600; it never
@@ -142,7 +143,7 @@ func OpenRoot(dir string, wrap func(FS) FS) (FS, func() error, error) {
 func (r rootFS) Create(name string) (TempFile, error) {
 	var f newFile
 	err := r.dirs.in(name, func(d *dirRoot, base string) (err error) {
-		f, err = d.createExcl(base, 0o600)
+		f, err = d.handle.createExcl(base, 0o600)
 		return err
 	})
 	if err != nil {
@@ -156,14 +157,14 @@ func (r rootFS) Hold(name string) io.Closer {
 	if !ok {
 		return nil
 	}
-	var f *os.File
+	var held io.Closer
 	if err := r.dirs.in(name, func(d *dirRoot, base string) (err error) {
-		f, err = d.root.OpenFile(base, flags, 0)
+		held, err = d.handle.hold(base, flags)
 		return err
 	}); err != nil {
 		return nil
 	}
-	return f
+	return held
 }
 
 // Rename renames within one directory through its open root; across
@@ -174,12 +175,12 @@ func (r rootFS) Rename(oldname, newname string) error {
 	if path.Dir(oldname) != path.Dir(newname) {
 		return r.root.Rename(oldname, newname)
 	}
-	return r.dirs.in(newname, func(d *dirRoot, base string) error { return d.rename(path.Base(oldname), base) })
+	return r.dirs.in(newname, func(d *dirRoot, base string) error { return d.handle.rename(path.Base(oldname), base) })
 }
 
 func (r rootFS) Remove(name string) error {
 	r.dirs.forget(name)
-	return r.dirs.in(name, func(d *dirRoot, base string) error { return d.root.Remove(base) })
+	return r.dirs.in(name, func(d *dirRoot, base string) error { return d.handle.remove(base) })
 }
 
 func (r rootFS) RemoveAll(name string) error {
@@ -188,22 +189,22 @@ func (r rootFS) RemoveAll(name string) error {
 }
 
 func (r rootFS) Mkdir(name string, perm fs.FileMode) error {
-	return r.dirs.in(name, func(d *dirRoot, base string) error { return d.root.Mkdir(base, perm) })
+	return r.dirs.in(name, func(d *dirRoot, base string) error { return d.handle.mkdir(base, perm) })
 }
 
 func (r rootFS) Symlink(target, name string) error {
-	return r.dirs.in(name, func(d *dirRoot, base string) error { return d.root.Symlink(target, base) })
+	return r.dirs.in(name, func(d *dirRoot, base string) error { return d.handle.symlink(target, base) })
 }
 
 // Chmod follows a final symlink that stays inside the workspace. It
-// changes name through its open directory, which follows a final symlink
-// only inside that directory (and costs two calls, where a walk from the
-// workspace root costs two per path component: the modes of a clone's
-// 7,000 directories took most of the calls after its files); where that
-// fails, it resolves name again from the workspace root, whose answer it
-// returns.
+// changes name through its open directory when name is not a symlink
+// (a call or two, where a walk from the workspace root costs two per path
+// component: the modes of a clone's 7,000 directories took most of the
+// calls after its files); where that fails (a symlink, a kernel without
+// fchmodat2), it resolves name again from the workspace root, whose answer
+// it returns.
 func (r rootFS) Chmod(name string, mode fs.FileMode) error {
-	if r.dirs.in(name, func(d *dirRoot, base string) error { return d.root.Chmod(base, mode) }) == nil {
+	if r.dirs.in(name, func(d *dirRoot, base string) error { return d.handle.chmod(base, mode) }) == nil {
 		return nil
 	}
 	return r.root.Chmod(name, mode)
@@ -211,7 +212,7 @@ func (r rootFS) Chmod(name string, mode fs.FileMode) error {
 
 func (r rootFS) Lstat(name string) (fi fs.FileInfo, err error) {
 	err = r.dirs.in(name, func(d *dirRoot, base string) error {
-		fi, err = d.root.Lstat(base)
+		fi, err = d.handle.lstat(base)
 		return err
 	})
 	return fi, err
