@@ -6,12 +6,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openBeneath opens directory dir (slash-separated, below top) in one
-// call: openat2 resolves every component beneath top and refuses a
-// symlink or ".." anywhere on the way, as a walk one name at a time
-// through os.Root and O_NOFOLLOW does. It fails with errNoBeneath where
-// the kernel has no openat2 (before Linux 5.6), a filter refuses it, or
-// renames keep racing the lookup.
+// openBeneath opens directory dir (slash-separated, below top, with no
+// ".." element: dirRoots.in) in one call: openat2 resolves it beneath top,
+// refusing a symlink anywhere on the way and any step out of top, as a
+// walk one name at a time with O_NOFOLLOW does. It fails with errNoBeneath
+// where the kernel has no openat2 (before Linux 5.6), a filter refuses it,
+// or renames keep racing the lookup.
 func openBeneath(top dirHandle, dir string) (dirHandle, error) {
 	how := &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,

@@ -39,10 +39,13 @@ func openDirHandle(r *os.Root) (dirHandle, error) {
 }
 
 // openSubHandle opens subdirectory base of parent, never following a
-// symlink: the handle of a directory the walk from the workspace's handle
-// reached, one name at a time, lies inside the workspace as its os.Root
-// does.
+// symlink nor taking "..": the handle of a directory the walk from the
+// workspace's handle reached, one name at a time, lies inside the
+// workspace.
 func openSubHandle(parent dirHandle, base string) (dirHandle, error) {
+	if base == ".." {
+		return dirHandle{}, &fs.PathError{Op: "open", Path: base, Err: fs.ErrInvalid}
+	}
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Openat(parent.fd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
@@ -52,7 +55,8 @@ func openSubHandle(parent dirHandle, base string) (dirHandle, error) {
 	return dirHandle{fd}, nil
 }
 
-// retryEINTR calls f again while it is interrupted by a signal.
+// retryEINTR calls f again while it is interrupted by a signal (Go's
+// preemption signal interrupts calls on FUSE, NFS and CIFS).
 func retryEINTR(f func() (int, error)) (int, error) {
 	for {
 		n, err := f()
@@ -61,6 +65,16 @@ func retryEINTR(f func() (int, error)) (int, error) {
 		}
 	}
 }
+
+// noEINTR is retryEINTR for a call with no result.
+func noEINTR(f func() error) error {
+	_, err := retryEINTR(func() (int, error) { return 0, f() })
+	return err
+}
+
+// closedHandle is what a closed dirRoot holds: a use after close fails
+// (EBADF) instead of reaching whatever the descriptor's number is reused for.
+var closedHandle = dirHandle{fd: -1}
 
 func (h dirHandle) close() { unix.Close(h.fd) }
 
@@ -92,7 +106,7 @@ func (h dirHandle) createExcl(base string, perm fs.FileMode) (newFile, error) {
 // restore renames only its temporary files and links, and renameat
 // itself refuses to replace a directory with one.
 func (h dirHandle) rename(oldname, newname string) error {
-	if err := unix.Renameat(h.fd, oldname, h.fd, newname); err != nil {
+	if err := noEINTR(func() error { return unix.Renameat(h.fd, oldname, h.fd, newname) }); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 	}
 	return nil
@@ -102,11 +116,11 @@ func (h dirHandle) rename(oldname, newname string) error {
 // When both removals fail, the directory's error is the one returned
 // unless base is no directory (as os.Remove decides).
 func (h dirHandle) remove(base string) error {
-	err := unix.Unlinkat(h.fd, base, 0)
+	err := noEINTR(func() error { return unix.Unlinkat(h.fd, base, 0) })
 	if err == nil {
 		return nil
 	}
-	if errDir := unix.Unlinkat(h.fd, base, unix.AT_REMOVEDIR); errDir == nil {
+	if errDir := noEINTR(func() error { return unix.Unlinkat(h.fd, base, unix.AT_REMOVEDIR) }); errDir == nil {
 		return nil
 	} else if errDir != unix.ENOTDIR {
 		err = errDir
@@ -116,7 +130,7 @@ func (h dirHandle) remove(base string) error {
 
 // mkdir makes directory base in h with permissions perm.
 func (h dirHandle) mkdir(base string, perm fs.FileMode) error {
-	if err := unix.Mkdirat(h.fd, base, permBits(perm)); err != nil {
+	if err := noEINTR(func() error { return unix.Mkdirat(h.fd, base, permBits(perm)) }); err != nil {
 		return &fs.PathError{Op: "mkdir", Path: base, Err: err}
 	}
 	return nil
@@ -124,7 +138,7 @@ func (h dirHandle) mkdir(base string, perm fs.FileMode) error {
 
 // symlink makes base in h a symlink to target.
 func (h dirHandle) symlink(target, base string) error {
-	if err := unix.Symlinkat(target, h.fd, base); err != nil {
+	if err := noEINTR(func() error { return unix.Symlinkat(target, h.fd, base) }); err != nil {
 		return &fs.PathError{Op: "symlink", Path: base, Err: err}
 	}
 	return nil
@@ -133,16 +147,16 @@ func (h dirHandle) symlink(target, base string) error {
 // chmod sets the mode of base in h, which must not be a symlink (the
 // caller resolves a symlink from the workspace root, which follows it
 // only inside the workspace): base is changed without following a final
-// symlink, so one put there meanwhile is not followed either. It fails
-// where the kernel cannot change a mode that way (Linux before 6.6).
+// symlink (chmodNoFollow), so one put there meanwhile is not followed
+// either.
 func (h dirHandle) chmod(base string, mode fs.FileMode) error {
 	var st unix.Stat_t
-	err := unix.Fstatat(h.fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err := noEINTR(func() error { return unix.Fstatat(h.fd, base, &st, unix.AT_SYMLINK_NOFOLLOW) })
 	if err == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK {
 		err = unix.ELOOP
 	}
 	if err == nil {
-		err = unix.Fchmodat(h.fd, base, permBits(mode), unix.AT_SYMLINK_NOFOLLOW)
+		err = noEINTR(func() error { return chmodNoFollow(h.fd, base, permBits(mode)) })
 	}
 	if err != nil {
 		return &fs.PathError{Op: "chmod", Path: base, Err: err}
@@ -153,7 +167,7 @@ func (h dirHandle) chmod(base string, mode fs.FileMode) error {
 // lstat describes base in h without following a final symlink.
 func (h dirHandle) lstat(base string) (fs.FileInfo, error) {
 	fi := &statInfo{name: base}
-	if err := unix.Fstatat(h.fd, base, &fi.st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := noEINTR(func() error { return unix.Fstatat(h.fd, base, &fi.st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
 		return nil, &fs.PathError{Op: "lstat", Path: base, Err: err}
 	}
 	return fi, nil

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -62,7 +63,21 @@ func TestOpenDirectoriesLeaveMostDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := openDirsBound()
-	if n < minOpenDirs || n > maxOpenDirs || uint64(n) > max(l.Cur/8, minOpenDirs) {
+	if n < minOpenDirs || n > maxOpenDirs || uint64(n) > max(uint64(l.Cur)/8, minOpenDirs) {
 		t.Fatalf("%d directories kept open with a limit of %d files", n, l.Cur)
+	}
+}
+
+// A name that is not UTF-8 is a name: it is written where a name with a
+// ".." element is refused.
+func TestNamesThatAreNotUTF8AreWritten(t *testing.T) {
+	if runtime.GOOS == "darwin" {
+		t.Skip("APFS takes UTF-8 names only")
+	}
+	dir, fsys := openTestRoot(t)
+	mkdirs(t, fsys, "a\xff")
+	writeTemp(t, fsys, "a\xff/\xfe", "bytes")
+	if b, err := os.ReadFile(filepath.Join(dir, "a\xff", "\xfe")); err != nil || string(b) != "bytes" {
+		t.Fatalf("a\\xff/\\xfe = %q, %v", b, err)
 	}
 }

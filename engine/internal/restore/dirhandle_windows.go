@@ -34,6 +34,9 @@ func openSubHandle(parent dirHandle, base string) (dirHandle, error) {
 
 func (h dirHandle) close() { h.root.Close() }
 
+// closedHandle is what a closed dirRoot holds.
+var closedHandle = dirHandle{}
+
 // openDirsBound is maxOpenDirs: a Windows process may hold far more
 // handles than a restore keeps open.
 func openDirsBound() int { return maxOpenDirs }

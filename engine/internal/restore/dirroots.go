@@ -7,20 +7,22 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
-// dirRoots keeps directories of the workspace open as roots of their own,
-// so that an operation on "a/b/c/name" is one call relative to the open
+// dirRoots keeps directories of the workspace open, so that an operation
+// on "a/b/c/name" is one call relative to the open
 // directory instead of a walk from the workspace root, one openat per path
 // component, for each of the lookups, creations and renames that writing
 // one file takes (a restore of many files in deep trees spent most of its
 // system time there).
 //
-// A directory is opened from the workspace's own, never through a symlink
-// nor "..", so it is inside the workspace when opened, like every os.Root
-// lookup: where the kernel resolves a whole path that way (Linux's openat2
-// with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS), in one call; elsewhere one
-// name at a time, through its parent (opened the same way). Removing or renaming
+// A directory is opened from the workspace's own, never through a symlink,
+// and no name with a ".." element is taken, so it is inside the workspace
+// when opened, as an os.Root lookup is: where the kernel resolves a whole
+// path beneath a directory without symlinks (Linux's openat2), in one call;
+// elsewhere one name at a time, through its parent (opened the same way),
+// each with O_NOFOLLOW. Removing or renaming
 // a path forgets every open directory at or below it, so a directory that
 // is removed and made again is reopened, never written through its old
 // handle. At most maxOpen directories stay open when unused; one in use is
@@ -29,8 +31,10 @@ type dirRoots struct {
 	root *os.Root
 	top  *dirRoot // the workspace's directory itself: never dropped, closed by close
 	// beneath is openBeneath, or a test's stand-in that makes every
-	// directory open through its parent.
-	beneath func(top dirHandle, dir string) (dirHandle, error)
+	// directory open through its parent; noBeneath is set once it failed
+	// with errNoBeneath.
+	beneath   func(top dirHandle, dir string) (dirHandle, error)
+	noBeneath atomic.Bool
 
 	mu   sync.Mutex
 	open map[string]*dirRoot
@@ -77,6 +81,9 @@ func newDirRoots(root *os.Root) (*dirRoots, error) {
 // the workspace's own for a top-level name, else its open directory. An
 // error names the whole path, as the workspace's root would have.
 func (d *dirRoots) in(name string, fn func(dr *dirRoot, base string) error) error {
+	if !plainPath(name) {
+		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
 	dir, base := path.Split(name)
 	if dir == "" {
 		return fn(d.top, base)
@@ -98,10 +105,26 @@ func (d *dirRoots) in(name string, fn func(dr *dirRoot, base string) error) erro
 	return err
 }
 
-// acquire returns dir open, opening it through its parent (acquired the
-// same way) when it is not: one openat from an open parent, where a walk
-// from the workspace root takes one per component (a clone of 7,000
-// directories reopened most of them for its renames).
+// plainPath reports whether name is a relative, slash-separated path
+// whose every element is a name: none empty, "." or "..", which the
+// descriptors below would take where os.Root refused them. Any bytes but
+// '/' and NUL may make a name (not UTF-8 only, unlike fs.ValidPath).
+func plainPath(name string) bool {
+	for {
+		elem, rest, more := strings.Cut(name, "/")
+		if elem == "" || elem == "." || elem == ".." || strings.IndexByte(elem, 0) >= 0 {
+			return false
+		}
+		if !more {
+			return true
+		}
+		name = rest
+	}
+}
+
+// acquire returns dir open, opening it when it is not (openIn): one call,
+// where a walk from the workspace root takes one per component (a clone of
+// 7,000 directories reopened most of them for its renames).
 func (d *dirRoots) acquire(dir string) (*dirRoot, error) {
 	d.mu.Lock()
 	if dr := d.open[dir]; dr != nil {
@@ -135,7 +158,13 @@ func (d *dirRoots) acquire(dir string) (*dirRoot, error) {
 // call where the platform can (openBeneath), else through its parent. An
 // error names dir whole.
 func (d *dirRoots) openIn(dir string) (*dirRoot, error) {
-	h, err := d.beneath(d.top.handle, dir)
+	err := errNoBeneath
+	var h dirHandle
+	if !d.noBeneath.Load() {
+		if h, err = d.beneath(d.top.handle, dir); errors.Is(err, errNoBeneath) {
+			d.noBeneath.Store(true) // not asked again in this restore
+		}
+	}
 	if errors.Is(err, errNoBeneath) {
 		h, err = d.openThroughParent(dir)
 	}
@@ -163,8 +192,11 @@ func (d *dirRoots) openThroughParent(dir string) (dirHandle, error) {
 	return openSubHandle(parent.handle, base)
 }
 
-// close closes dr's handle.
-func (dr *dirRoot) close() { dr.handle.close() }
+// close closes dr's handle, which it replaces with closedHandle.
+func (dr *dirRoot) close() {
+	dr.handle.close()
+	dr.handle = closedHandle
+}
 
 // add puts dr in open; d.mu is held.
 func (d *dirRoots) add(dr *dirRoot) {

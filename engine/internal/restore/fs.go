@@ -167,8 +167,8 @@ func (r rootFS) Hold(name string) io.Closer {
 	return held
 }
 
-// Rename renames within one directory through its open root; across
-// directories it resolves both names from the workspace root.
+// Rename renames within one directory through its open descriptor;
+// across directories it resolves both names from the workspace root.
 func (r rootFS) Rename(oldname, newname string) error {
 	r.dirs.forget(oldname)
 	r.dirs.forget(newname)
