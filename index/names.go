@@ -32,10 +32,8 @@ func validDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	for elem := range strings.SplitSeq(dir, "/") {
-		if err := objects.ValidName(elem); err != nil {
-			return fmt.Errorf("invalid directory %q: %w", dir, err)
-		}
+	if err := objects.ValidPath(dir); err != nil {
+		return fmt.Errorf("invalid directory %q: %w", dir, err)
 	}
 	return nil
 }

@@ -66,3 +66,15 @@ func ValidName(name string) error {
 	}
 	return nil
 }
+
+// ValidPath reports whether p is a slash-separated relative path whose
+// every element is a ValidName (so none is empty, "." or ".."): the error
+// is the first bad element's.
+func ValidPath(p string) error {
+	for elem := range strings.SplitSeq(p, "/") {
+		if err := ValidName(elem); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -39,13 +39,10 @@ func openDirHandle(r *os.Root) (dirHandle, error) {
 }
 
 // openSubHandle opens subdirectory base of parent, never following a
-// symlink nor taking "..": the handle of a directory the walk from the
-// workspace's handle reached, one name at a time, lies inside the
+// symlink: the handle of a directory the walk from the workspace's handle
+// reached, one name at a time (names dirRoots.in took), lies inside the
 // workspace.
 func openSubHandle(parent dirHandle, base string) (dirHandle, error) {
-	if base == ".." {
-		return dirHandle{}, &fs.PathError{Op: "open", Path: base, Err: fs.ErrInvalid}
-	}
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Openat(parent.fd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})

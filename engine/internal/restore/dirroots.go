@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ckpt/ckpt/objects"
 )
 
 // dirRoots keeps directories of the workspace open, so that an operation
@@ -81,7 +83,9 @@ func newDirRoots(root *os.Root) (*dirRoots, error) {
 // the workspace's own for a top-level name, else its open directory. An
 // error names the whole path, as the workspace's root would have.
 func (d *dirRoots) in(name string, fn func(dr *dirRoot, base string) error) error {
-	if !plainPath(name) {
+	if objects.ValidPath(name) != nil {
+		// An empty, "." or ".." element, which the descriptors below
+		// would take where os.Root refused it: in is their one gate.
 		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	dir, base := path.Split(name)
@@ -103,23 +107,6 @@ func (d *dirRoots) in(name string, fn func(dr *dirRoot, base string) error) erro
 		le.Old, le.New = path.Join(dir, le.Old), path.Join(dir, le.New)
 	}
 	return err
-}
-
-// plainPath reports whether name is a relative, slash-separated path
-// whose every element is a name: none empty, "." or "..", which the
-// descriptors below would take where os.Root refused them. Any bytes but
-// '/' and NUL may make a name (not UTF-8 only, unlike fs.ValidPath).
-func plainPath(name string) bool {
-	for {
-		elem, rest, more := strings.Cut(name, "/")
-		if elem == "" || elem == "." || elem == ".." || strings.IndexByte(elem, 0) >= 0 {
-			return false
-		}
-		if !more {
-			return true
-		}
-		name = rest
-	}
 }
 
 // acquire returns dir open, opening it when it is not (openIn): one call,
