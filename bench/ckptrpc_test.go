@@ -28,7 +28,7 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	bin, env := ckptServe(t)
 	m := tinyCorpus(t)
 	rpc := newRPC(bin, m.Root, work, env)
-	b := &bench{opts: options{scale: "tiny", seed: 1, reps: 2, edits: 10, added: 3, pause: 10 * time.Millisecond}, ws: m.Root, m: m, systems: []system{rpc}}
+	b := &bench{opts: options{scale: "tiny", seed: 1, reps: 2, restores: 2, edits: 10, added: 3, pause: 10 * time.Millisecond}, ws: m.Root, m: m, systems: []system{rpc}}
 	b.report = newReport(b.opts)
 	defer b.closeServers()
 	for rep := range b.opts.reps {
@@ -48,8 +48,12 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 		t.Fatalf("the table's header says ckpt captured %d files, the corpus has %d", b.report.Corpus.CkptFiles, m.Captured)
 	}
 	for _, o := range opLabels {
-		if s := b.report.get(sysRPC, o.op, qSeconds); s == nil || len(s.Values) != 2 || s.Min <= 0 {
-			t.Fatalf("%s: times %+v, want two", o.op, s)
+		want := b.opts.reps // a first save and an edit cycle per repetition
+		if o.op == opRestore || o.op == opRedo {
+			want *= b.opts.restores
+		}
+		if s := b.report.get(sysRPC, o.op, qSeconds); s == nil || len(s.Values) != want || s.Min <= 0 {
+			t.Fatalf("%s: times %+v, want %d", o.op, s, want)
 		}
 		if rss := b.report.get(sysRPC, o.op, qRSS); rss == nil || rss.Min <= 0 {
 			t.Fatalf("%s: peak RSS %+v, want the serve process's", o.op, rss)
@@ -67,7 +71,7 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	var md bytes.Buffer
 	b.report.WriteMarkdown(&md)
 	for _, want := range []string{"| operation | ckpt stdio JSON-RPC | floor | git ÷ JSON-RPC | JSON-RPC ÷ floor |", "| JSON-RPC: peak RSS so far | JSON-RPC: inotify watches | JSON-RPC: of the time, decoding the result |",
-		"caches warm, 10 ms between the edit and its save (untimed, every system);"} {
+		"caches warm, 10 ms between the edit and its save (untimed, every system), 2 restores and redos in each;"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -126,6 +126,7 @@ func mainErr(ctx context.Context) error {
 	flag.BoolVar(&o.keep, "keep", false, "keep the corpus, stores and shadow repository")
 	flag.IntVar(&o.edits, "edits", 100, "files edited between the saves")
 	flag.IntVar(&o.added, "added", 20, "files added between the saves")
+	flag.IntVar(&o.restores, "restores", 1, "restores of the first checkpoint, each followed by a redo of the edit, per repetition")
 	flag.DurationVar(&o.pause, "pause", 0, "untimed pause between the edit and its save, for every system (an agent's host checkpoints some time after a tool's writes)")
 	flag.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of every library operation into this directory")
 	flag.StringVar(&o.systems, "systems", "", "comma-separated subset of git,ckpt-cli,ckpt-lib,ckpt-server,ckpt-server-nowatch (the server with CKPT_WATCHER=none),ckpt-rpc (ckpt serve on stdio, as an embedded host runs it),ckpt-server-settled (the server measured after its idle recompression of the first save),stash (default all but ckpt-server-settled and stash, which makes the workspace a git repository)")
@@ -145,6 +146,9 @@ func mainErr(ctx context.Context) error {
 	}
 	if o.reps < 1 {
 		return fmt.Errorf("-reps must be at least 1")
+	}
+	if o.restores < 1 {
+		return fmt.Errorf("-restores must be at least 1")
 	}
 	if o.profileDir != "" {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {

@@ -72,7 +72,10 @@ type Report struct {
 	Source  string `json:"source,omitempty"`
 	InPlace bool   `json:"in_place,omitempty"`
 	Reps    int    `json:"repetitions"`
-	Cold    bool   `json:"cold"`
+	// Restores is how many restores and redos each repetition times
+	// (-restores; 0 in results from before the flag: one).
+	Restores int  `json:"restores,omitempty"`
+	Cold     bool `json:"cold"`
 	// PauseMs is the untimed pause between the edit and its save (-pause).
 	PauseMs int64   `json:"pause_ms,omitempty"`
 	Machine machine `json:"machine"`
@@ -99,7 +102,7 @@ type Report struct {
 }
 
 func newReport(o options) *Report {
-	return &Report{Date: time.Now().UTC().Truncate(time.Second), Scale: o.scale, Seed: o.seed, Reps: o.reps, InPlace: o.inPlace,
+	return &Report{Date: time.Now().UTC().Truncate(time.Second), Scale: o.scale, Seed: o.seed, Reps: o.reps, Restores: o.restores, InPlace: o.inPlace,
 		Cold: o.cold, PauseMs: o.pause.Milliseconds(), Machine: describeMachine(), Metrics: map[string]*Metric{}}
 }
 
@@ -500,6 +503,9 @@ func (r *Report) writeCorpus(w io.Writer) {
 	pause := ""
 	if r.PauseMs > 0 {
 		pause = fmt.Sprintf(", %d ms between the edit and its save (untimed, every system)", r.PauseMs)
+	}
+	if r.Restores > 1 {
+		pause += fmt.Sprintf(", %d restores and redos in each", r.Restores)
 	}
 	fmt.Fprintf(w, "shadow git commits %d paths, ckpt %d. %s, %d cores, %s, %s. %d interleaved repetitions, caches %s%s; median (min–max).\n\n",
 		c.GitFiles, c.CkptFiles, r.Machine.CPU, r.Machine.Cores, r.Machine.Go, r.Machine.Git, r.Reps, map[bool]string{true: "dropped before each operation", false: "warm"}[r.Cold], pause)

@@ -26,6 +26,11 @@ type options struct {
 	keep  bool   // keep the corpus and stores afterwards
 	edits int
 	added int
+	// restores is how many times each edit cycle restores the first
+	// checkpoint and redoes the edit: each pair costs shadow git two
+	// seconds and ckpt a tenth of one, and a restore's few tens of
+	// milliseconds vary more from one to the next than a save's.
+	restores int
 	// pause is left, untimed, between the edit and its save: the time an
 	// agent's host takes between a tool's writes and the checkpoint after
 	// them, which a resident server spends reading ahead.
@@ -341,10 +346,11 @@ func (b *bench) recompress(ctx context.Context, l *ckptLib) error {
 	return nil
 }
 
-// editCycle edits the workspace, pauses (-pause), saves, diffs the two checkpoints,
-// restores the first one and redoes the edit (restores the second again),
-// then restores the first untimed, which brings the workspace back to its
-// content; b.edit keeps the change for the restore's floor.
+// editCycle edits the workspace, pauses (-pause), saves, diffs the two
+// checkpoints, restores the first one and redoes the edit (restores the
+// second again), -restores times, then restores the first untimed, which
+// brings the workspace back to its content; b.edit keeps the change for
+// the restore's floor.
 func (b *bench) editCycle(ctx context.Context, rep int, sys system, first step, timed func(string, func() (step, error)) (step, error)) error {
 	name := sys.name()
 	mu, err := corpus.Mutate(b.m, b.opts.seed, b.opts.edits, b.opts.added)
@@ -373,11 +379,13 @@ func (b *bench) editCycle(ctx context.Context, rep int, sys system, first step, 
 	}
 	// A restore rewrites the edited files and deletes the added ones; the
 	// redo rewrites the edited files and creates the added ones again.
-	if err := b.timedRestore(ctx, sys, opRestore, first.ID, len(mu.Modified), 0, len(mu.Added), timed); err != nil {
-		return err
-	}
-	if err := b.timedRestore(ctx, sys, opRedo, edited.ID, len(mu.Modified)+len(mu.Added), len(mu.Added), 0, timed); err != nil {
-		return err
+	for range b.opts.restores {
+		if err := b.timedRestore(ctx, sys, opRestore, first.ID, len(mu.Modified), 0, len(mu.Added), timed); err != nil {
+			return err
+		}
+		if err := b.timedRestore(ctx, sys, opRedo, edited.ID, len(mu.Modified)+len(mu.Added), len(mu.Added), 0, timed); err != nil {
+			return err
+		}
 	}
 	if _, err := sys.restore(ctx, first.ID); err != nil {
 		return fmt.Errorf("restore after the redo: %w", err)
