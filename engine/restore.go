@@ -325,7 +325,8 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 
 // applyJournaled carries out plan between the journal's write (unless it
 // resumes the journal's restore) and its removal; the head moves (for a
-// whole-workspace restore) in between. vouch, unless zero, is the
+// whole-workspace restore) in between, alongside the workspace's last
+// flush (restore.Applier.Alongside). vouch, unless zero, is the
 // target's root, which the restore may vouch for; from is the plan's
 // source root (see auditRestore).
 func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal, from, vouch objects.ID) error {
@@ -344,6 +345,13 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	if !x.Resuming {
 		_ = e.pauseAt(ctx, pauseRestoreJournaled) // Apply reports a cancellation
 	}
+	if len(j.Paths) == 0 {
+		// The head moves once every file is in place, while the workspace
+		// is flushed: a crash before both are durable leaves the journal,
+		// and the head at either end of it, from where the next write
+		// completes the restore (journalOutdated).
+		x.Alongside = func() error { return e.moveHead(j.Task, objects.ID(j.Target)) }
+	}
 	unmute := e.muteReadAhead()
 	audited := e.auditRestore(x, plan, from, vouch)
 	err := x.Apply(ctx, plan)
@@ -351,11 +359,6 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	unmute()
 	if err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
-	}
-	if len(j.Paths) == 0 {
-		if err := e.moveHead(j.Task, objects.ID(j.Target)); err != nil {
-			return err
-		}
 	}
 	if err := e.removeJournal(); err != nil {
 		return err

@@ -214,13 +214,7 @@ func (c *faultCase) checkStore(where string) {
 	}
 }
 
-func (c *faultCase) head() ID {
-	log, err := c.f.e.List(context.Background(), "")
-	if err != nil {
-		c.f.t.Fatal(err)
-	}
-	return log.Head
-}
+func (c *faultCase) head() ID { return c.f.list().Head }
 
 // A restore whose first syncfs fails (the file system could not write the
 // new contents out) renames nothing into place: every changed file keeps

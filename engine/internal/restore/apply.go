@@ -70,7 +70,14 @@ type Applier struct {
 	// NameProblem, when set, says why the workspace's file system cannot
 	// hold a name ("" when it can); such paths become conflicts.
 	NameProblem func(name string) string
-	Result      Result
+	// Alongside, when set, runs on a goroutine of its own while Apply
+	// makes its last changes durable (the final syncfs, or the syncs of
+	// the directories it changed), after every file is in place; Apply
+	// returns its error as it returns the sync's. A restore moves the
+	// task's head there: the index's commit and the workspace's last flush
+	// then wait on the disk together instead of one after the other.
+	Alongside func() error
+	Result    Result
 	// syncEach makes every written file durable (fdatasync) before its
 	// rename and every touched directory after the renames; where SyncAll
 	// is sound, large restores, resumed ones, and any restore while it is
@@ -404,7 +411,19 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		}
 	}
 	x.sortResult()
-	return x.sync()
+	return x.finish()
+}
+
+// finish makes the restore's last changes durable (sync) with Alongside,
+// when set, running beside it, and returns the first error of the two.
+func (x *Applier) finish() error {
+	if x.Alongside == nil {
+		return x.sync()
+	}
+	var both errgroup.Group
+	both.Go(x.Alongside)
+	both.Go(x.sync)
+	return both.Wait()
 }
 
 // sync makes the restore's directory changes durable: each changed
