@@ -21,7 +21,8 @@ import (
 // only reads it (PendingRestore); the first operation that may change the
 // workspace or a task's head settles it before anything else (see
 // SettleRestore): it completes the restore while the task's head is still
-// the one the journal recorded, and discards the journal otherwise.
+// the one the journal recorded or already its target, and discards the
+// journal otherwise.
 type Journal struct {
 	Task   string
 	Target ID

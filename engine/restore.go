@@ -114,7 +114,8 @@ type RestoreResult struct {
 // process to open the store) settles it first: it completes it, or discards
 // the journal once the task's head has moved on (see SettleRestore). A
 // cancelled ctx or another error (no space, I/O) stops the restore with the
-// journal kept.
+// journal kept; the head has moved to ref already when the error came from
+// the last flush, once every file was in place.
 func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
 	start := time.Now()
 	unlock, err := e.lockForWrite()
@@ -349,7 +350,8 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 		// The head moves once every file is in place, while the workspace
 		// is flushed: a crash before both are durable leaves the journal,
 		// and the head at either end of it, from where the next write
-		// completes the restore (journalOutdated).
+		// completes the restore (journalOutdated), taking the journal's
+		// head as saved content (currentState).
 		x.Alongside = func() error { return e.moveHead(j.Task, objects.ID(j.Target)) }
 	}
 	unmute := e.muteReadAhead()
@@ -382,7 +384,7 @@ type current struct {
 // an interrupted restore whose journal already names the backup. Without
 // a backup taken now, what protects unsaved content is the baselines: the
 // head of every task (a workspace last saved or restored in another task
-// is captured there) and, when resuming, the journal's backup.
+// is captured there) and, when resuming, the journal's backup and head.
 func (e *Engine) currentState(ctx context.Context, task string, target objects.ID, seq uint64, opts RestoreOptions, res *RestoreResult) (*current, error) {
 	resuming := e.pending != nil && e.pending.Task == task && objects.ID(e.pending.Target) == target
 	if opts.DryRun || opts.NoBackup || resuming {
@@ -391,8 +393,15 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 			res.Backup = e.pending.Backup
 		}
 		if c.guard {
+			// Resuming, the journal's head too: the restore moves the head
+			// while its last renames may not be durable yet, so a crash can
+			// leave paths at that head's content with the head at the target.
+			also := []objects.ID{objects.ID(res.Backup)}
+			if resuming {
+				also = append(also, objects.ID(e.pending.Head))
+			}
 			var err error
-			if c.baselines, err = e.baselines(objects.ID(res.Backup)); err != nil {
+			if c.baselines, err = e.baselines(also...); err != nil {
 				return nil, err
 			}
 		}
@@ -412,14 +421,14 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 	return &current{snap: snap}, nil
 }
 
-// baselines returns the root trees of backup (when not zero) and of every
-// task's head, without repeats.
-func (e *Engine) baselines(backup objects.ID) ([]objects.ID, error) {
+// baselines returns the root trees of the checkpoints also (those not
+// zero) and of every task's head, without repeats.
+func (e *Engine) baselines(also ...objects.ID) ([]objects.ID, error) {
 	tasks, err := e.db.Tasks()
 	if err != nil {
 		return nil, err
 	}
-	ids := []objects.ID{backup}
+	ids := slices.Clone(also)
 	for _, task := range tasks {
 		head, ok, err := e.db.Task(task)
 		if err != nil {

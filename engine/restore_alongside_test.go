@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testbound"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // headCommitWatch is a restore.FS that checks a restore's order against
@@ -164,4 +165,34 @@ func (f *fixture) list() *Log {
 		f.t.Fatal(err)
 	}
 	return log
+}
+
+// A restore without a backup that a crash cut off after its head's commit
+// but before its renames were durable: the workspace still holds the
+// journal's head, the head is the target. Completing it takes the
+// journal's head as saved content, as the restore itself took the head
+// it started from: every path is restored, none left as unsaved.
+func TestCompletingARestoreWhoseHeadMovedRestoresEveryPath(t *testing.T) {
+	t.Parallel()
+	f := threeFilesChanged(t)
+	log := f.list()
+	one, two := log.Checkpoints[0].ID, log.Head
+	j := &Journal{Task: DefaultTask, Target: one, Head: two, Started: time.Now().UTC()}
+	if err := f.e.writeJournal(j); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.e.moveHead(DefaultTask, objects.ID(one)); err != nil {
+		t.Fatal(err)
+	}
+	f.open(Options{})
+	s, err := f.e.SettleRestore(context.Background())
+	if err != nil || s == nil || s.Completed == nil || len(s.Completed.Conflicts) != 0 {
+		t.Fatalf("settled %+v, %v; want the restore completed without conflicts", s, err)
+	}
+	if got := f.read(); got["top"].Content != "1" || got["d/x"].Content != "1" || got["d/y"].Content != "1" || got["d/e/z"].Kind != "" {
+		t.Fatalf("workspace after the completion: %v", got)
+	}
+	if head := f.list().Head; head != one || f.e.PendingRestore() != nil {
+		t.Fatalf("head %s, pending %+v after the completion", head.Short(), f.e.PendingRestore())
+	}
 }

@@ -43,8 +43,9 @@ func (e *PendingRestoreError) Unwrap() error { return e.Err }
 // the outcome before its first write.
 //
 // While the task's head is still the one the journal recorded (or already
-// the target: the restore moved it and was stopped before the journal
-// went), the restore is completed as Restore would resume it, and an
+// the target: the restore moved it while its last flush ran, and that
+// flush failed or was cut off, or the journal's removal was), the restore
+// is completed as Restore would resume it, and an
 // EventRestore with Resumed set is emitted. Otherwise the head moved after
 // the journal was written: the journal is removed without touching the
 // workspace and an EventWarning says so. It fails with a
