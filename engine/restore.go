@@ -393,12 +393,13 @@ func (e *Engine) currentState(ctx context.Context, task string, target objects.I
 			res.Backup = e.pending.Backup
 		}
 		if c.guard {
-			// Resuming, the journal's head too: the restore moves the head
-			// while its last renames may not be durable yet, so a crash can
-			// leave paths at that head's content with the head at the target.
-			also := []objects.ID{objects.ID(res.Backup)}
+			// Resuming, the journal's backup and head: the restore moves the
+			// head while its last renames may not be durable yet, so a crash
+			// can leave paths at that head's content with the head at the
+			// target.
+			var also []objects.ID
 			if resuming {
-				also = append(also, objects.ID(e.pending.Head))
+				also = []objects.ID{objects.ID(e.pending.Backup), objects.ID(e.pending.Head)}
 			}
 			var err error
 			if c.baselines, err = e.baselines(also...); err != nil {

@@ -27,7 +27,6 @@ import (
 // began.
 type headCommitWatch struct {
 	restore.FS
-	cheap      bool // what SyncAllState answers for cheap, where sound
 	renamed    atomic.Bool
 	committing chan struct{}
 	once       sync.Once
@@ -111,11 +110,6 @@ func (w *headCommitWatch) SyncAll() error {
 	return w.FS.SyncAll()
 }
 
-func (w *headCommitWatch) SyncAllState() (sound, cheap bool) {
-	sound, _ = w.FS.SyncAllState()
-	return sound, sound && w.cheap
-}
-
 // A restore moves the task's head once every file is in place, while it
 // flushes the workspace: the index's commit and the workspace's last sync
 // wait on the disk together. Each file synced before its rename, and
@@ -130,9 +124,13 @@ func TestRestoreMovesTheHeadWhileItFlushesTheWorkspace(t *testing.T) {
 			t.Parallel()
 			f := threeFilesChanged(t)
 			one := f.list().Checkpoints[0].ID
-			w := &headCommitWatch{cheap: cheap, committing: make(chan struct{})}
+			// A plan that fails nothing, for its answer of whether a
+			// syncfs is cheap.
+			plan := newFaultPlan(-1, 0, nil)
+			plan.syncAllCheap = cheap
+			w := &headCommitWatch{committing: make(chan struct{})}
 			opts := Options{}
-			opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS { w.FS = fsys; return w }
+			opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS { w.FS = plan.wrap(fsys); return w }
 			opts.hooks.storeFS = faultfs.Wrap(storefs.OS, faultfs.InjectorFunc(w.indexSynced))
 			f.open(opts)
 			f.restore("@1", RestoreOptions{})
