@@ -60,6 +60,10 @@ type Engine struct {
 	// left by a Restore of this Engine), nil when none; guarded by writeMu
 	// once Open has returned.
 	pending *Journal
+	// similar indexes the heads' files for the recompression of deferred
+	// packs (similar.go), nil when no run is under way; guarded by
+	// writeMu.
+	similar *similarFiles
 
 	// remoteMu guards the backends of the store's remotes in use.
 	remoteMu struct {

@@ -130,6 +130,9 @@ func crashTest(t *testing.T, deferred bool, op string, opts Options, h *history)
 			points = append(points, i+1)
 		}
 	}
+	if op == "recompress" && !slices.Contains(ops, "delta") {
+		t.Fatalf("the recompression tried no delta (steps %v)", ops)
+	}
 	t.Logf("%d crash points of %d steps", len(points), len(ops))
 	for _, n := range points {
 		store := filepath.Join(t.TempDir(), "store")

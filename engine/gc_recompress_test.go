@@ -146,10 +146,23 @@ func TestRecompressNextGoesPackByPack(t *testing.T) {
 // deferred store of several packs: every kill leaves a store that
 // verifies, lists every checkpoint and reads it back byte-exact, and a
 // collection afterwards leaves exactly the policy's survivors' records.
+// The first save holds four versions of one file side by side, which the
+// recompression stores as deltas of each other (similar.go): it is killed
+// before each of those too.
 func TestRecompressCrashSafety(t *testing.T) {
 	testbound.Long(t, "kills a recompressing process before each of its steps")
 	t.Parallel()
 	h := newHistory(t, 9, 24)
+	api := make([]byte, 1200)
+	for i := range api {
+		api[i] = byte(h.rng.Uint32())
+	}
+	for v := range 4 {
+		api[v*40] ^= 0xff
+		rel := fmt.Sprintf("v%d/api", v)
+		h.f.write(rel, string(api))
+		h.files[rel] = string(api)
+	}
 	crashTest(t, true, "recompress", Options{Now: h.now, DeferCompression: true, hooks: testHooks{packSize: 64 << 10}}, h)
 }
 

@@ -83,6 +83,11 @@ func (e *Engine) recompressNext(ctx context.Context, saveLevel bool) (*Recompres
 		// quiet period).
 		e.blobs.ReleaseRecompression()
 	}
+	if (err != nil && ctx.Err() == nil) || (err == nil && res.Remaining == 0) {
+		// The index of similar files (some 100 bytes a file) outlives a
+		// cancelled slice: rebuilding it walks every tree of the heads.
+		e.similar = nil
+	}
 	return res, err
 }
 
@@ -101,6 +106,16 @@ func (e *Engine) recompressSlice(ctx context.Context, start time.Time, saveLevel
 	}
 	m := e.maintStore()
 	m.SaveLevel = saveLevel
+	if !saveLevel {
+		// Deltas cost a frame at the recompression level per base tried:
+		// a rewrite that something waits for goes without.
+		if e.similar == nil {
+			if e.similar, err = e.newSimilarFiles(); err != nil {
+				return res, e.report(err, start)
+			}
+		}
+		m.Bases = e.similar.bases
+	}
 	done, err := m.RecompressPack(ctx, deferred[0])
 	if err != nil && ctx.Err() != nil {
 		return res, ctx.Err() // cancelled, not failed: no error event

@@ -117,16 +117,18 @@ func (c *codec) encode(src []byte, enc func(*zstd.Encoder) []byte) ([]byte, Flag
 	return out, pack.FlagCompressed, nil
 }
 
-// release drops the codec's block encoders, to be made again on next
-// use. It waits for an encoder in use; one taken while it runs may be
-// kept (the recompression codec's callers hold the store's write lock,
+// release drops the codec's block and delta encoders, to be made again
+// on next use. It waits for an encoder in use; one taken while it runs may
+// be kept (the recompression codec's callers hold the store's write lock,
 // so none is).
 func (c *codec) release() {
-	for range cap(c.enc) {
-		if e := <-c.enc; e != nil {
-			e.Close()
+	for _, pool := range [...]chan *zstd.Encoder{c.enc, c.deltaEnc[0], c.deltaEnc[1]} {
+		for range cap(pool) {
+			if e := <-pool; e != nil {
+				e.Close()
+			}
+			pool <- nil
 		}
-		c.enc <- nil
 	}
 }
 

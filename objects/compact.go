@@ -37,8 +37,14 @@ type rewriter struct {
 	// members one after another, and the packs it reads are never written
 	// while it runs, so each group is read and decoded once.
 	reads *ReadSession
-	// codec compresses what Regroup and Recompress write.
+	// codec compresses what Regroup, Recompress and Delta write.
 	codec *codec
+	// deferred holds the deferred packs when Delta first runs: a base in
+	// one will be rewritten, and cannot be a delta's unless it moved
+	// earlier in this rewrite; moved holds those (Delta's depth, 0 for the
+	// others).
+	deferred map[uint32]bool
+	moved    map[ID]int
 }
 
 // groupKey names a group record by where it lives.

@@ -76,8 +76,14 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 // or when prev does not verify (the content is then stored whole and
 // verify reports the base).
 func (s *Store) encodeDelta(dst []byte, id ID, content []byte, prev ID, loc Locator) ([]byte, bool, error) {
+	return s.deltaWith(s.codec, dst, id, content, prev, loc, true)
+}
+
+// deltaWith is encodeDelta compressing with c, keeping both versions among
+// the recent contents only when recent is set.
+func (s *Store) deltaWith(c *codec, dst []byte, id ID, content []byte, prev ID, loc Locator, recent bool) ([]byte, bool, error) {
 	bh, base, err := s.readRecord(loc, prev)
-	if err == nil {
+	if err == nil && recent {
 		s.keepRecent(prev, base)
 		s.keepRecent(id, content)
 	}
@@ -86,14 +92,22 @@ func (s *Store) encodeDelta(dst []byte, id ID, content []byte, prev ID, loc Loca
 		return dst, false, nil
 	case err != nil:
 		return dst, false, err
-	case bh.depth >= pack.MaxDeltaDepth:
+	}
+	return s.deltaAgainst(c, dst, content, prev, base, bh.depth)
+}
+
+// deltaAgainst is deltaWith given the base's verified content and its
+// depth (0 for a blob stored whole).
+func (s *Store) deltaAgainst(c *codec, dst, content []byte, prev ID, base []byte, depth int) ([]byte, bool, error) {
+	if depth >= pack.MaxDeltaDepth {
 		return dst, false, nil
 	}
-	payload := append(append(dst, prev[:]...), byte(bh.depth+1))
-	if payload, err = s.codec.deltaEncode(payload, content, base); err != nil {
+	payload := append(append(dst, prev[:]...), byte(depth+1))
+	var err error
+	if payload, err = c.deltaEncode(payload, content, base); err != nil {
 		return dst, false, err
 	}
-	pays, err := s.deltaPays(len(payload), content)
+	pays, err := s.deltaPays(c, len(payload), content)
 	return payload, pays, err
 }
 
@@ -129,8 +143,8 @@ func (s *Store) WarmBase(id ID) (bool, error) {
 // deltaPays reports whether a delta record with a payload of deltaLen
 // bytes is clearly smaller than content stored whole: deltaClearly times
 // smaller than the content, or else three quarters of the content
-// compressed alone at most.
-func (s *Store) deltaPays(deltaLen int, content []byte) (bool, error) {
+// compressed alone by c at most.
+func (s *Store) deltaPays(c *codec, deltaLen int, content []byte) (bool, error) {
 	cost := deltaLen + pack.RecordHeaderLen
 	switch {
 	case cost*deltaClearly <= len(content):
@@ -140,7 +154,7 @@ func (s *Store) deltaPays(deltaLen int, content []byte) (bool, error) {
 	}
 	scratch := getScratch(&s.packBufs)
 	defer s.packBufs.Put(scratch)
-	whole, flags, err := s.codec.compress(*scratch, content, false)
+	whole, flags, err := c.compress(*scratch, content, false)
 	if flags&pack.FlagCompressed != 0 {
 		*scratch = whole[:0]
 	}
@@ -251,6 +265,15 @@ func (s *Store) WholeRecord(id ID, loc Locator) ([]byte, Locator, error) {
 // made a delta of a few-kilobyte file cost 0.6 ms instead of 0.08.
 const deltaLargeBase = 256 << 10
 
+// deltaLevelMax is the highest level a delta is encoded at, whatever the
+// codec's: a delta's matches are mostly long ones into its base, which
+// SpeedDefault finds, while the higher levels' encoders rebuild match
+// tables of tens of megabytes for each new base. On the pinned modules'
+// recompression (bench/README.md) deltas at SpeedBestCompression took four
+// times the CPU time of the whole recompression without them, 80% of it
+// in those resets, and 250 MiB more memory.
+const deltaLevelMax = zstd.SpeedDefault
+
 // deltaWindow is the window of a delta's frame: a base and a content of
 // at most deltaMax each fit in it, so every byte of the base stays within
 // reach. The encoder keeps a history buffer of its window (and a block),
@@ -265,6 +288,7 @@ func (c *codec) deltaEncode(dst, src, base []byte) ([]byte, error) {
 	if len(base) > deltaLargeBase {
 		pool, level = c.deltaEnc[1], max(c.level, zstd.SpeedDefault)
 	}
+	level = min(level, deltaLevelMax)
 	e := <-pool
 	defer func() { pool <- e }()
 	dict := zstd.WithEncoderDictRaw(0, base)
@@ -305,4 +329,94 @@ func (c *codec) deltaDecode(frame, base []byte, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("delta decodes to %d bytes, want %d", len(out), size)
 	}
 	return out, nil
+}
+
+// deltaTries bounds the bases a rewrite encodes one blob against
+// (Move.Bases): each is a zstd frame at the recompression level.
+const deltaTries = 2
+
+// Delta reads blob id at loc, verified, and appends it as a delta record
+// against the first of bases (at most deltaTries of them) that qualifies
+// and pays, the smaller of two that do, returning its locator and true.
+// A base qualifies when it is of a delta's size, its chain leaves room for
+// one more, and it will not be rewritten: committed outside every deferred
+// pack, or moved earlier in this rewrite (its new locator is committed
+// with the delta's). When none does Delta writes nothing and reports
+// false; the caller moves the blob another way. Damage to the blob, or to
+// a base moved earlier, is a *CorruptError and writes nothing; a committed
+// base that does not verify is passed over (verify reports it).
+func (r *rewriter) Delta(id ID, loc Locator, bases []ID) (Locator, bool, error) {
+	if r.err != nil {
+		return Locator{}, false, r.err
+	}
+	if loc.Chunked() || loc.Size < deltaMin || loc.Size > deltaMax {
+		return Locator{}, false, nil
+	}
+	if r.deferred == nil {
+		packs, err := r.s.DeferredPacks()
+		if err != nil {
+			return Locator{}, false, err
+		}
+		r.deferred = make(map[uint32]bool, len(packs))
+		for _, n := range packs {
+			r.deferred[n] = true
+		}
+	}
+	content, err := r.reads.content(loc, id)
+	if err != nil {
+		return Locator{}, false, err
+	}
+	var best []byte
+	depth, tried := 0, 0
+	for _, b := range bases {
+		if tried == deltaTries {
+			break
+		}
+		bl, ok, err := r.s.deltaBase(b)
+		if err != nil {
+			return Locator{}, false, err
+		}
+		moved, early := r.moved[b]
+		if !ok || b == id || (r.deferred[bl.Pack] && !early) {
+			continue
+		}
+		tried++
+		var payload []byte
+		if early {
+			// Still at its old place until the commit: read it there
+			// (it verified when it moved; damage since fails the rewrite).
+			base, err := r.reads.content(bl, b)
+			if err != nil {
+				return Locator{}, false, err
+			}
+			payload, ok, err = r.s.deltaAgainst(r.codec, nil, content, b, base, moved)
+		} else {
+			payload, ok, err = r.s.deltaWith(r.codec, nil, id, content, b, bl, false)
+		}
+		if err != nil {
+			return Locator{}, false, err
+		}
+		if ok && (best == nil || len(payload) < len(best)) {
+			best, depth = payload, int(payload[IDSize])
+		}
+	}
+	if best == nil {
+		return Locator{}, false, nil
+	}
+	h := recordHeader{flags: pack.FlagDelta, id: id, size: loc.Size, payloadLen: uint32(len(best))}
+	off, n, err := r.append(h, best)
+	if err != nil {
+		return Locator{}, false, err
+	}
+	r.movedAs(id, depth)
+	return Locator{Pack: n, Offset: off, Length: uint32(h.recordLen()), Flags: pack.FlagDelta, Size: loc.Size}, true, nil
+}
+
+// movedAs records that blob id moved in this rewrite, stored whole (depth
+// 0) or as a delta of that depth, for the deltas after it (Delta).
+func (r *rewriter) movedAs(id ID, depth int) {
+	if r.moved == nil {
+		r.moved = make(map[ID]int)
+	}
+	r.moved[id] = depth
 }

@@ -13,6 +13,15 @@ type Move struct {
 	ID  ID
 	Loc Locator
 	How MoveMode
+	// Bases, for a blob moved with MoveRegroup or MoveRecompress, are
+	// blobs whose content is likely close to its own (the same file in
+	// another version of a directory), nearest first: Rewrite stores the
+	// blob as a delta record against one of them instead, at the rewrite's
+	// level, when that pays as it does for a save's new version of a file
+	// (see Batch.PutVersion). Only a base that will not be rewritten
+	// itself qualifies: one that is committed outside every deferred pack,
+	// of a delta's size, whose chain leaves room for one more. Nil: none.
+	Bases []ID
 }
 
 // MoveMode is how Rewrite moves one blob.
@@ -64,7 +73,9 @@ func (s *Store) ReleaseRecompression() { s.recodec.release() }
 // store's lock and keep Batches from running meanwhile (the engine
 // serialises collections with saves). step, when not nil, is called before
 // each blob moves, with "copy" (MoveCopy, MoveRecompress) or "regroup" and
-// the number of blobs moved so far, and with "sync" before the fsync; ctx
+// the number of blobs moved so far (a blob with Move.Bases is first
+// offered as a delta, with "delta", then moved the other way unless that
+// paid), and with "sync" before the fsync; ctx
 // is checked before each blob and after that last step.
 func (s *Store) Rewrite(ctx context.Context, moves []Move, step func(op string, done int)) ([]Placement, error) {
 	return s.rewrite(ctx, moves, step, s.recodec)
@@ -98,11 +109,23 @@ func (s *Store) rewrite(ctx context.Context, moves []Move, step func(op string, 
 		if err := ctx.Err(); err != nil {
 			return nil, rw.abandon(err)
 		}
+		if len(m.Bases) > 0 && m.How != MoveCopy {
+			step("delta", i)
+			loc, ok, err := rw.Delta(m.ID, m.Loc, m.Bases)
+			if err != nil {
+				return nil, rw.abandon(err)
+			}
+			if ok {
+				out = append(out, Placement{ID: m.ID, Loc: loc})
+				continue
+			}
+		}
 		if m.How == MoveRegroup {
 			step("regroup", i)
 			if err := rw.Regroup(m.ID, m.Loc); err != nil {
 				return nil, rw.abandon(err)
 			}
+			rw.movedAs(m.ID, 0)
 			continue
 		}
 		step("copy", i)
@@ -113,6 +136,9 @@ func (s *Store) rewrite(ctx context.Context, moves []Move, step func(op string, 
 		loc, err := move(m.ID, m.Loc)
 		if err != nil {
 			return nil, rw.abandon(err)
+		}
+		if m.How == MoveRecompress {
+			rw.movedAs(m.ID, 0)
 		}
 		out = append(out, Placement{ID: m.ID, Loc: loc})
 	}

@@ -28,7 +28,8 @@ type Recompressed struct {
 }
 
 // RecompressPack rewrites the next slice of deferred pack n compressed
-// (small blobs into groups, see deferredHow): the records of n, in locator
+// (small blobs into groups, see deferredHow; as deltas against the bases
+// Store.Bases offers, where that pays): the records of n, in locator
 // order, up to SliceBytes of them (at least one). It works in the
 // crash-safe order of a collection: the new records are fsynced, one
 // synced index batch moves the slice's locators, and only when no locator
@@ -68,11 +69,11 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		switch {
 		case loc.Pack != n:
 		case taken[loc.Offset]:
-			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
+			moves = append(moves, s.recompressMove(id, loc))
 		case len(moves) > 0 && out.BytesBefore+int64(loc.Length) > budget:
 			out.Finished = false // left for the next slice
 		default:
-			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
+			moves = append(moves, s.recompressMove(id, loc))
 			taken[loc.Offset] = true
 			out.BytesBefore += int64(loc.Length)
 		}
@@ -106,4 +107,14 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		return nil, err
 	}
 	return out, nil
+}
+
+// recompressMove is how RecompressPack moves blob id of a deferred pack:
+// deferredHow, offered the bases Store.Bases names.
+func (s *Store) recompressMove(id objects.ID, loc objects.Locator) objects.Move {
+	m := objects.Move{ID: id, Loc: loc, How: deferredHow(loc)}
+	if s.Bases != nil && m.How != objects.MoveCopy {
+		m.Bases = s.Bases(id)
+	}
+	return m
 }

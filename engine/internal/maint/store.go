@@ -29,6 +29,9 @@ type Store struct {
 	// SaveLevel makes rewrites compress at a save's level, not the
 	// recompression's (objects.Store.RewriteAtSaveLevel).
 	SaveLevel bool
+	// Bases, when set, names the delta bases RecompressPack offers a blob
+	// it compresses (objects.Move.Bases).
+	Bases func(id objects.ID) []objects.ID
 }
 
 // Progress reports how far a store-wide operation got in its current

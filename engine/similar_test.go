@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
+)
+
+// versionedAPI returns the models.go of API version v: some 30 KiB of
+// source lines that compress poorly alone (random identifiers), the same in
+// every version but for a few lines that name v.
+func versionedAPI(v int) string {
+	r := rand.New(rand.NewPCG(7, 7))
+	var b strings.Builder
+	for i := range 800 {
+		if i%200 == 0 {
+			fmt.Fprintf(&b, "// Version %d, part %d.\n", v, i/200)
+			continue
+		}
+		fmt.Fprintf(&b, "\tField%d int64 `json:\"f%x\"`\n", i, r.Uint64())
+	}
+	return b.String()
+}
+
+// TestRecompressStoresVersionedCopiesAsDeltas saves a workspace holding
+// three versions of one API side by side (api/2019-01-01/models.go, ...),
+// which differ in a few lines, with DeferCompression, and recompresses it:
+// the version that moves first is stored whole and the others as delta
+// records of a few hundred bytes, whether their bases moved earlier in the
+// same slice or in slices of their own (committed first). A
+// file of the same name whose path differs in more than digits is offered
+// no base and stays whole. The store verifies, the checkpoint restores
+// byte-exact, and after the version stored whole is deleted, its
+// checkpoint dropped and the store collected, its content stays as the
+// base the others' deltas need.
+func TestRecompressStoresVersionedCopiesAsDeltas(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		slice int64
+	}{{"one slice", 0}, {"a slice per record", 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			api := testtree.Dir{}
+			for i, v := range []string{"2019-01-01", "2020-03-01", "2021-06-01"} {
+				api[v] = testtree.Dir{"models.go": testtree.File{Content: versionedAPI(i)}}
+			}
+			tree := testtree.Dir{"api": api, "other": testtree.Dir{"models.go": testtree.File{Content: versionedAPI(9)}}}
+			f := newFixture(t, tree)
+			f.open(Options{DeferCompression: true, hooks: testHooks{recompressSlice: c.slice}})
+			first := f.save("first")
+			want := onlyFiles(f.read())
+			if _, err := f.e.Recompress(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			loc := func(p string) objects.Locator {
+				t.Helper()
+				l, err := f.e.blobs.Stat(objects.Sum([]byte(want[p])))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			if l := loc("other/models.go"); l.Delta() {
+				t.Errorf("other/models.go stored as a delta: %+v", l)
+			}
+			var whole []string
+			for _, v := range []string{"2019-01-01", "2020-03-01", "2021-06-01"} {
+				switch l := loc("api/" + v + "/models.go"); {
+				case !l.Delta():
+					whole = append(whole, v)
+				case l.Length > 1024:
+					t.Errorf("version %s: a delta record of %d bytes", v, l.Length)
+				}
+			}
+			if len(whole) != 1 {
+				t.Fatalf("versions %v stored whole, want the one that moved first", whole)
+			}
+			mustVerify(t, f.e)
+			f.restore(first.ID.String(), RestoreOptions{NoBackup: true})
+			if got := onlyFiles(f.read()); !maps.Equal(got, want) {
+				t.Fatalf("restore: files %v, want %v", sortedKeys(got), sortedKeys(want))
+			}
+
+			if err := os.RemoveAll(filepath.Join(f.ws, "api", whole[0])); err != nil {
+				t.Fatal(err)
+			}
+			f.save("without the first version")
+			if _, err := f.e.GC(context.Background(), GCOptions{Policy: &RetentionPolicy{KeepLast: 1}, RewriteBelow: 1}); err != nil {
+				t.Fatal(err)
+			}
+			mustVerify(t, f.e)
+			delete(want, "api/"+whole[0]+"/models.go")
+			if err := os.RemoveAll(filepath.Join(f.ws, "api")); err != nil {
+				t.Fatal(err)
+			}
+			f.restore("@2", RestoreOptions{NoBackup: true})
+			if got := onlyFiles(f.read()); !maps.Equal(got, want) {
+				t.Fatalf("restore after gc: files %v, want %v", sortedKeys(got), sortedKeys(want))
+			}
+		})
+	}
+}
