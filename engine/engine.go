@@ -61,8 +61,9 @@ type Engine struct {
 	// once Open has returned.
 	pending *Journal
 	// similar indexes the heads' files for the recompression of deferred
-	// packs (similar.go), nil when no run is under way; guarded by
-	// writeMu.
+	// packs (similar.go): built by a run's first slice, dropped by the
+	// slice that finds no deferred pack left or fails (not by a cancelled
+	// one), nil otherwise; guarded by writeMu.
 	similar *similarFiles
 
 	// remoteMu guards the backends of the store's remotes in use.

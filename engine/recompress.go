@@ -110,8 +110,8 @@ func (e *Engine) recompressSlice(ctx context.Context, start time.Time, saveLevel
 		// Deltas cost a frame at the recompression level per base tried:
 		// a rewrite that something waits for goes without.
 		if e.similar == nil {
-			if e.similar, err = e.newSimilarFiles(); err != nil {
-				return res, e.report(err, start)
+			if e.similar, err = e.newSimilarFiles(ctx); err != nil {
+				return res, err // ctx ended
 			}
 		}
 		m.Bases = e.similar.bases

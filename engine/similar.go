@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"path"
 	"slices"
 
@@ -45,23 +46,25 @@ type similarFile struct {
 	size      int64
 }
 
-// newSimilarFiles walks the trees of every task's head (each tree once).
-func (e *Engine) newSimilarFiles() (*similarFiles, error) {
-	tasks, err := e.db.Tasks()
-	if err != nil {
-		return nil, err
-	}
+// newSimilarFiles walks the trees of every task's head (each tree once),
+// checking ctx between trees. It is an aid, not a duty: the index of what
+// could be read stands when a tree or a checkpoint cannot be (verify
+// reports the damage), and only ctx's end is an error.
+func (e *Engine) newSimilarFiles(ctx context.Context) (*similarFiles, error) {
 	seen := map[objects.ID]bool{}
 	var files []similarFile
 	var walk func(dir string, id objects.ID) error
 	walk = func(dir string, id objects.ID) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if seen[id] {
 			return nil
 		}
 		seen[id] = true
-		t, err := e.db.Tree(id)
+		t, err := e.db.SharedTree(id)
 		if err != nil {
-			return err
+			return nil
 		}
 		for _, ent := range t.Entries {
 			p := path.Join(dir, ent.Name)
@@ -76,14 +79,15 @@ func (e *Engine) newSimilarFiles() (*similarFiles, error) {
 		}
 		return nil
 	}
+	tasks, _ := e.db.Tasks()
 	for _, name := range tasks {
 		head, ok, err := e.db.Task(name)
 		if err != nil || !ok {
-			return nil, err
+			continue
 		}
 		cp, err := e.db.Checkpoint(head.Head)
 		if err != nil {
-			return nil, err
+			continue
 		}
 		if err := walk("", cp.Root); err != nil {
 			return nil, err

@@ -109,3 +109,50 @@ func TestRecompressStoresVersionedCopiesAsDeltas(t *testing.T) {
 		})
 	}
 }
+
+// TestRecompressKeepsTheBasesOfDeltasWhole edits each of three versions of
+// an API after a deferred first save: each edit is saved as a delta record
+// against its file's version, still raw in a deferred pack, and a vendored
+// copy of each version stays in the head, where the recompression finds
+// the versions alike. While an edit's delta record names its version, the
+// recompression must not store that version as a delta of another (the
+// edit's depth bounds its base's chain: it would read as damaged). A slice
+// per record moves the versions and the edits' records apart. The store
+// verifies and both checkpoints restore byte-exact.
+func TestRecompressKeepsTheBasesOfDeltasWhole(t *testing.T) {
+	t.Parallel()
+	api, vendored := testtree.Dir{}, testtree.Dir{}
+	versions := []string{"2019-01-01", "2020-03-01", "2021-06-01"}
+	for i, v := range versions {
+		api[v] = testtree.Dir{"models.go": testtree.File{Content: versionedAPI(i)}}
+		vendored[v] = testtree.Dir{"models.go": testtree.File{Content: versionedAPI(i)}}
+	}
+	f := newFixture(t, testtree.Dir{"api": api, "vendor": testtree.Dir{"api": vendored}})
+	f.open(Options{DeferCompression: true, hooks: testHooks{recompressSlice: 1}})
+	first := f.save("first")
+	want1 := onlyFiles(f.read())
+	for i, v := range versions {
+		f.write("api/"+v+"/models.go", versionedAPI(i)+"// edited\n")
+	}
+	second := f.save("edited")
+	want2 := onlyFiles(f.read())
+	for _, v := range versions {
+		edit := want2["api/"+v+"/models.go"]
+		if l, err := f.e.blobs.Stat(objects.Sum([]byte(edit))); err != nil || !l.Delta() {
+			t.Fatalf("the edit of version %s is stored at %+v, %v; want a delta of its version", v, l, err)
+		}
+	}
+	if _, err := f.e.Recompress(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, f.e)
+	for _, c := range []struct {
+		id   ID
+		want map[string]string
+	}{{second.ID, want2}, {first.ID, want1}} {
+		f.restore(c.id.String(), RestoreOptions{NoBackup: true})
+		if got := onlyFiles(f.read()); !maps.Equal(got, c.want) {
+			t.Fatalf("restore of %s: files %v, want %v", c.id.Short(), sortedKeys(got), sortedKeys(c.want))
+		}
+	}
+}

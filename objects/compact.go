@@ -41,10 +41,10 @@ type rewriter struct {
 	codec *codec
 	// deferred holds the deferred packs when Delta first runs: a base in
 	// one will be rewritten, and cannot be a delta's unless it moved
-	// earlier in this rewrite; moved holds those (Delta's depth, 0 for the
-	// others).
+	// earlier in this rewrite; moved holds those, true for the ones
+	// stored whole.
 	deferred map[uint32]bool
-	moved    map[ID]int
+	moved    map[ID]bool
 }
 
 // groupKey names a group record by where it lives.

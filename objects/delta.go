@@ -76,39 +76,37 @@ func (b *Batch) writeDelta(id ID, content []byte, prev ID) (bool, error) {
 // or when prev does not verify (the content is then stored whole and
 // verify reports the base).
 func (s *Store) encodeDelta(dst []byte, id ID, content []byte, prev ID, loc Locator) ([]byte, bool, error) {
-	return s.deltaWith(s.codec, dst, id, content, prev, loc, true)
-}
-
-// deltaWith is encodeDelta compressing with c, keeping both versions among
-// the recent contents only when recent is set.
-func (s *Store) deltaWith(c *codec, dst []byte, id ID, content []byte, prev ID, loc Locator, recent bool) ([]byte, bool, error) {
 	bh, base, err := s.readRecord(loc, prev)
-	if err == nil && recent {
-		s.keepRecent(prev, base)
-		s.keepRecent(id, content)
-	}
 	switch {
 	case errors.Is(err, ErrCorrupt):
 		return dst, false, nil
 	case err != nil:
 		return dst, false, err
 	}
-	return s.deltaAgainst(c, dst, content, prev, base, bh.depth)
+	s.keepRecent(prev, base)
+	s.keepRecent(id, content)
+	payload, ok, err := deltaFrame(s.codec, dst, content, prev, base, bh.depth)
+	if !ok || err != nil {
+		return dst, false, err
+	}
+	pays, err := s.deltaPays(s.codec, len(payload), content)
+	return payload, pays, err
 }
 
-// deltaAgainst is deltaWith given the base's verified content and its
-// depth (0 for a blob stored whole).
-func (s *Store) deltaAgainst(c *codec, dst, content []byte, prev ID, base []byte, depth int) ([]byte, bool, error) {
+// deltaFrame appends to dst the payload of a delta record of content
+// against blob prev, whose verified content is base and whose depth is
+// depth (0 for a blob stored whole), encoded by c. It reports false, and
+// appends nothing, when prev's chain leaves no room for one more.
+func deltaFrame(c *codec, dst, content []byte, prev ID, base []byte, depth int) ([]byte, bool, error) {
 	if depth >= pack.MaxDeltaDepth {
 		return dst, false, nil
 	}
 	payload := append(append(dst, prev[:]...), byte(depth+1))
-	var err error
-	if payload, err = c.deltaEncode(payload, content, base); err != nil {
+	payload, err := c.deltaEncode(payload, content, base)
+	if err != nil {
 		return dst, false, err
 	}
-	pays, err := s.deltaPays(c, len(payload), content)
-	return payload, pays, err
+	return payload, true, nil
 }
 
 // deltaBase returns the locator of blob prev when a new version may be
@@ -332,16 +330,17 @@ func (c *codec) deltaDecode(frame, base []byte, size int64) ([]byte, error) {
 }
 
 // deltaTries bounds the bases a rewrite encodes one blob against
-// (Move.Bases): each is a zstd frame at the recompression level.
+// (Move.Bases): each is a zstd frame (deltaLevelMax).
 const deltaTries = 2
 
 // Delta reads blob id at loc, verified, and appends it as a delta record
-// against the first of bases (at most deltaTries of them) that qualifies
-// and pays, the smaller of two that do, returning its locator and true.
-// A base qualifies when it is of a delta's size, its chain leaves room for
-// one more, and it will not be rewritten: committed outside every deferred
-// pack, or moved earlier in this rewrite (its new locator is committed
-// with the delta's). When none does Delta writes nothing and reports
+// against the one of bases (the first deltaTries that qualify) that gives
+// the smallest, when that pays (deltaPays), returning its locator and true.
+// A base qualifies when it is of a delta's size, stored whole (so that a
+// read of the delta loads two records, whatever the order the rewrite
+// took), and no rewrite will turn it into a delta: committed outside every
+// deferred pack, or moved whole earlier in this rewrite (its new locator is
+// committed with the delta's). When none does Delta writes nothing and reports
 // false; the caller moves the blob another way. Damage to the blob, or to
 // a base moved earlier, is a *CorruptError and writes nothing; a committed
 // base that does not verify is passed over (verify reports it).
@@ -367,56 +366,73 @@ func (r *rewriter) Delta(id ID, loc Locator, bases []ID) (Locator, bool, error) 
 		return Locator{}, false, err
 	}
 	var best []byte
-	depth, tried := 0, 0
+	tried := 0
 	for _, b := range bases {
 		if tried == deltaTries {
 			break
 		}
-		bl, ok, err := r.s.deltaBase(b)
+		base, ok, err := r.deltaBase(id, b)
 		if err != nil {
 			return Locator{}, false, err
 		}
-		moved, early := r.moved[b]
-		if !ok || b == id || (r.deferred[bl.Pack] && !early) {
+		if !ok {
 			continue
 		}
 		tried++
-		var payload []byte
-		if early {
-			// Still at its old place until the commit: read it there
-			// (it verified when it moved; damage since fails the rewrite).
-			base, err := r.reads.content(bl, b)
-			if err != nil {
-				return Locator{}, false, err
-			}
-			payload, ok, err = r.s.deltaAgainst(r.codec, nil, content, b, base, moved)
-		} else {
-			payload, ok, err = r.s.deltaWith(r.codec, nil, id, content, b, bl, false)
-		}
+		payload, ok, err := deltaFrame(r.codec, nil, content, b, base, 0)
 		if err != nil {
 			return Locator{}, false, err
 		}
 		if ok && (best == nil || len(payload) < len(best)) {
-			best, depth = payload, int(payload[IDSize])
+			best = payload
 		}
 	}
 	if best == nil {
 		return Locator{}, false, nil
+	}
+	if pays, err := r.s.deltaPays(r.codec, len(best), content); !pays || err != nil {
+		return Locator{}, false, err
 	}
 	h := recordHeader{flags: pack.FlagDelta, id: id, size: loc.Size, payloadLen: uint32(len(best))}
 	off, n, err := r.append(h, best)
 	if err != nil {
 		return Locator{}, false, err
 	}
-	r.movedAs(id, depth)
+	r.movedAs(id, false)
 	return Locator{Pack: n, Offset: off, Length: uint32(h.recordLen()), Flags: pack.FlagDelta, Size: loc.Size}, true, nil
 }
 
-// movedAs records that blob id moved in this rewrite, stored whole (depth
-// 0) or as a delta of that depth, for the deltas after it (Delta).
-func (r *rewriter) movedAs(id ID, depth int) {
-	if r.moved == nil {
-		r.moved = make(map[ID]int)
+// deltaBase returns the verified content of blob b when it qualifies as
+// a base of blob id in this rewrite (see Delta).
+func (r *rewriter) deltaBase(id, b ID) ([]byte, bool, error) {
+	bl, ok, err := r.s.deltaBase(b)
+	if !ok || err != nil || b == id || bl.Delta() {
+		return nil, false, err
 	}
-	r.moved[id] = depth
+	if whole, early := r.moved[b]; early {
+		if !whole {
+			return nil, false, nil
+		}
+		// Still at its old place until the commit: read it there (it
+		// verified when it moved; damage since fails the rewrite).
+		content, err := r.reads.content(bl, b)
+		return content, err == nil, err
+	}
+	if r.deferred[bl.Pack] {
+		return nil, false, nil
+	}
+	_, content, err := r.s.readRecord(bl, b)
+	if errors.Is(err, ErrCorrupt) {
+		return nil, false, nil
+	}
+	return content, err == nil, err
+}
+
+// movedAs records that blob id moved in this rewrite, stored whole or as
+// a delta, for the deltas after it (Delta).
+func (r *rewriter) movedAs(id ID, whole bool) {
+	if r.moved == nil {
+		r.moved = make(map[ID]bool)
+	}
+	r.moved[id] = whole
 }

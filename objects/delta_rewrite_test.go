@@ -8,21 +8,25 @@ import (
 // TestRewriteStoresDeltasAgainstTheBasesThatQualify recompresses deferred
 // blobs offered bases (Move.Bases), slice by slice as the engine does: a
 // blob whose base an earlier slice moved out of the deferred pack (and
-// committed), and one whose base moved earlier in the same
-// rewrite, become delta records of a few hundred bytes against them (the
-// second two deep); a blob offered only a base still waiting in a deferred
-// pack, and one whose base shares nothing with it, move as they would
-// without bases. After the commit and the deferred pack's removal every
-// blob reads back verified, and each delta names its base.
+// committed), and one whose base moved whole earlier in the same rewrite,
+// become delta records of a few hundred bytes against them; a blob
+// offered a base that became a delta itself takes the next one offered,
+// stored whole, so that every delta is one deep; a blob offered only a
+// base still waiting in a deferred pack, and one whose base shares nothing
+// with it, move as they would without bases. After the commit and the
+// deferred pack's removal every blob reads back verified, and each delta
+// names its base.
 func TestRewriteStoresDeltasAgainstTheBasesThatQualify(t *testing.T) {
 	s, idx := testStore(t, Options{Groups: true, Writers: 1})
 	v0 := textBytes(1, 40_000)
 	v1 := edited(v0, 1)
 	v2 := edited(v1, 2)
+	w0 := textBytes(5, 30_000)
+	w1 := edited(w0, 1)
 	later := edited(v0, 3)
 	waiting := edited(v0, 4)
 	unrelated := randomBytes(3, 20_000)
-	saveDeferred(t, s, idx, [][]byte{v0, v1, v2, later, unrelated, waiting})
+	saveDeferred(t, s, idx, [][]byte{v0, v1, v2, w0, w1, later, unrelated, waiting})
 	deferred, err := s.DeferredPacks()
 	if err != nil || len(deferred) != 1 {
 		t.Fatalf("deferred packs %v, %v; want one", deferred, err)
@@ -46,13 +50,13 @@ func TestRewriteStoresDeltasAgainstTheBasesThatQualify(t *testing.T) {
 	idx.commit(first)
 	// waiting is not moved: it stays in the deferred pack, as a base a
 	// later slice will rewrite.
-	moves := []Move{move(v1, v0), move(v2, v1), move(later, waiting), move(unrelated, v0)}
+	moves := []Move{move(v1, v0), move(v2, v1, v0), move(w0), move(w1, w0), move(later, waiting), move(unrelated, v0)}
 	placed, err := s.Rewrite(context.Background(), moves, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	idx.commit(placed)
-	wantBase := map[ID]ID{Sum(v1): Sum(v0), Sum(v2): Sum(v1)}
+	wantBase := map[ID]ID{Sum(v1): Sum(v0), Sum(v2): Sum(v0), Sum(w1): Sum(w0)}
 	for _, p := range placed {
 		base, isDelta := wantBase[p.ID]
 		if p.Loc.Delta() != isDelta {
@@ -77,7 +81,7 @@ func TestRewriteStoresDeltasAgainstTheBasesThatQualify(t *testing.T) {
 	if err := s.RemovePack(deferred[0]); err != nil {
 		t.Fatal(err)
 	}
-	for _, data := range [][]byte{v0, v1, v2, later, unrelated, waiting} {
+	for _, data := range [][]byte{v0, v1, v2, w0, w1, later, unrelated, waiting} {
 		mustGet(t, s, Sum(data), data)
 	}
 }

@@ -16,11 +16,14 @@ type Move struct {
 	// Bases, for a blob moved with MoveRegroup or MoveRecompress, are
 	// blobs whose content is likely close to its own (the same file in
 	// another version of a directory), nearest first: Rewrite stores the
-	// blob as a delta record against one of them instead, at the rewrite's
-	// level, when that pays as it does for a save's new version of a file
-	// (see Batch.PutVersion). Only a base that will not be rewritten
-	// itself qualifies: one that is committed outside every deferred pack,
-	// of a delta's size, whose chain leaves room for one more. Nil: none.
+	// blob as a delta record against one of them instead (Delta), encoded
+	// at most at SpeedDefault, when that pays as it does for a save's new
+	// version of a file (see Batch.PutVersion). Only a base of a delta's
+	// size stored whole that no rewrite will turn into a delta qualifies:
+	// committed outside every deferred pack, or moved whole earlier in the
+	// same rewrite. The caller must not offer bases to a blob that is
+	// itself the base of a delta record: that delta's depth would no
+	// longer bound its chain, and it would read as damaged. Nil: none.
 	Bases []ID
 }
 
@@ -125,7 +128,7 @@ func (s *Store) rewrite(ctx context.Context, moves []Move, step func(op string, 
 			if err := rw.Regroup(m.ID, m.Loc); err != nil {
 				return nil, rw.abandon(err)
 			}
-			rw.movedAs(m.ID, 0)
+			rw.movedAs(m.ID, true)
 			continue
 		}
 		step("copy", i)
@@ -138,7 +141,7 @@ func (s *Store) rewrite(ctx context.Context, moves []Move, step func(op string, 
 			return nil, rw.abandon(err)
 		}
 		if m.How == MoveRecompress {
-			rw.movedAs(m.ID, 0)
+			rw.movedAs(m.ID, true)
 		}
 		out = append(out, Placement{ID: m.ID, Loc: loc})
 	}

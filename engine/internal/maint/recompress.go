@@ -2,6 +2,7 @@ package maint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ckpt/ckpt/objects"
@@ -59,11 +60,25 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 	out := &Recompressed{Finished: true}
 	var moves []objects.Move
 	taken := map[int64]bool{} // offsets of the records in the slice: a group's members share one
+	// The bases of delta records: a blob that is one must stay whole (see
+	// objects.Move.Bases). A delta that does not name its base leaves
+	// every blob of the slice whole.
+	bases, knownBases := map[objects.ID]bool{}, true
 	scanned := 0
 	err := s.DB.EachLocator(func(id objects.ID, loc objects.Locator) error {
 		if scanned++; scanned%cancelCheckLocators == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+		}
+		if loc.Delta() && s.Bases != nil && knownBases {
+			switch base, err := s.Blobs.DeltaBase(id, loc); {
+			case errors.Is(err, objects.ErrCorrupt):
+				knownBases = false // verify reports it
+			case err != nil:
+				return err
+			default:
+				bases[base] = true
 			}
 		}
 		switch {
@@ -81,6 +96,11 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 	})
 	if err != nil {
 		return nil, err
+	}
+	for i := range moves {
+		if !knownBases || bases[moves[i].ID] {
+			moves[i].Bases = nil
+		}
 	}
 	res := &Swept{}
 	moved, err := s.rewrite(ctx, moves, nil, res)
@@ -110,7 +130,8 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 }
 
 // recompressMove is how RecompressPack moves blob id of a deferred pack:
-// deferredHow, offered the bases Store.Bases names.
+// deferredHow, offered the bases Store.Bases names (which RecompressPack
+// takes back from a blob that is a delta's base).
 func (s *Store) recompressMove(id objects.ID, loc objects.Locator) objects.Move {
 	m := objects.Move{ID: id, Loc: loc, How: deferredHow(loc)}
 	if s.Bases != nil && m.How != objects.MoveCopy {

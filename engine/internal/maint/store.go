@@ -30,7 +30,8 @@ type Store struct {
 	// recompression's (objects.Store.RewriteAtSaveLevel).
 	SaveLevel bool
 	// Bases, when set, names the delta bases RecompressPack offers a blob
-	// it compresses (objects.Move.Bases).
+	// it compresses (objects.Move.Bases), unless the blob is the base of a
+	// delta record.
 	Bases func(id objects.ID) []objects.ID
 }
 
