@@ -61,10 +61,13 @@ type Engine struct {
 	// once Open has returned.
 	pending *Journal
 	// similar indexes the heads' files for the recompression of deferred
-	// packs (similar.go): built by a run's first slice, dropped by the
-	// slice that finds no deferred pack left or fails (not by a cancelled
-	// one), nil otherwise; guarded by writeMu.
-	similar *similarFiles
+	// packs (similar.go), and deltaBases the bases of the delta records
+	// its slices have read (maint.Store.DeltaBases): built by a run's
+	// slices, dropped by the slice that finds no deferred pack left or
+	// fails (not by a cancelled one) and by a collection, nil otherwise;
+	// guarded by writeMu.
+	similar    *similarFiles
+	deltaBases map[objects.Locator]objects.ID
 
 	// remoteMu guards the backends of the store's remotes in use.
 	remoteMu struct {

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/ckpt/ckpt/objects"
 )
 
 // RecompressResult reports what Recompress or RecompressNext did.
@@ -86,7 +88,7 @@ func (e *Engine) recompressNext(ctx context.Context, saveLevel bool) (*Recompres
 	if (err != nil && ctx.Err() == nil) || (err == nil && res.Remaining == 0) {
 		// The index of similar files (some 100 bytes a file) outlives a
 		// cancelled slice: rebuilding it walks every tree of the heads.
-		e.similar = nil
+		e.similar, e.deltaBases = nil, nil
 	}
 	return res, err
 }
@@ -113,8 +115,9 @@ func (e *Engine) recompressSlice(ctx context.Context, start time.Time, saveLevel
 			if e.similar, err = e.newSimilarFiles(ctx); err != nil {
 				return res, err // ctx ended
 			}
+			e.deltaBases = map[objects.Locator]objects.ID{}
 		}
-		m.Bases = e.similar.bases
+		m.Bases, m.DeltaBases = e.similar.bases, e.deltaBases
 	}
 	done, err := m.RecompressPack(ctx, deferred[0])
 	if err != nil && ctx.Err() != nil {

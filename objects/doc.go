@@ -61,14 +61,19 @@
 // content whole, in chains of at most 12 deltas, so a
 // read loads at most that many records and one more (Locator.Delta). The
 // content's id and every read's verification are those of the content
-// whole. A delta's base must outlive it: Store.DeltaBase names it for a
-// collection, which keeps it as it keeps a chunked file's chunks; a delta
-// leaves the store only whole (Store.WholeRecord).
+// whole. A rewrite of a deferred pack may store a blob as a delta of a
+// similar blob too (Move.Bases: the same file in another version of a
+// directory), always one deep. A delta's base must outlive it:
+// Store.DeltaBase names it for a collection, which keeps it as it keeps a
+// chunked file's chunks; a delta leaves the store only whole
+// (Store.WholeRecord). Deltas are encoded at most at SpeedDefault
+// (deltaLevelMax), whatever the codec's level.
 //
 // A Batch with DeferCompression stores its records uncompressed and marks
 // each pack it wrote as deferred (Store.DeferredPacks) before its Sync
 // returns placements; Store.Rewrite compresses their blobs into new packs
-// at Options.RecompressLevel, and RemovePack drops the mark with the pack.
+// at Options.RecompressLevel (its deltas excepted), and RemovePack drops
+// the mark with the pack.
 //
 // The byte format of packs, records, groups and encoded locators is
 // specified in objects/internal/pack, for readers of the files; it is not

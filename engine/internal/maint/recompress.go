@@ -37,7 +37,8 @@ type Recompressed struct {
 // is left pointing into n are n and its marker removed (Finished). Every
 // locator into n moves, live or not (what is dead is a collection's
 // business), so it needs no reachability graph: one scan of the locators
-// per slice. A committed slice stays done: the next call moves only what
+// per slice (and, with Store.Bases, a read of each delta record that
+// Store.DeltaBases does not hold). A committed slice stays done: the next call moves only what
 // is still in n. A crash before a commit leaves unreferenced new packs (a
 // collection removes them) and n still marked; after the last, n without a
 // locator, which the next call removes. ctx is checked every
@@ -72,13 +73,21 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 			}
 		}
 		if loc.Delta() && s.Bases != nil && knownBases {
-			switch base, err := s.Blobs.DeltaBase(id, loc); {
+			base, read := s.DeltaBases[loc]
+			var err error
+			if !read {
+				base, err = s.Blobs.DeltaBase(id, loc)
+			}
+			switch {
 			case errors.Is(err, objects.ErrCorrupt):
 				knownBases = false // verify reports it
 			case err != nil:
 				return err
 			default:
 				bases[base] = true
+				if s.DeltaBases != nil {
+					s.DeltaBases[loc] = base
+				}
 			}
 		}
 		switch {

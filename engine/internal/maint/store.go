@@ -31,8 +31,14 @@ type Store struct {
 	SaveLevel bool
 	// Bases, when set, names the delta bases RecompressPack offers a blob
 	// it compresses (objects.Move.Bases), unless the blob is the base of a
-	// delta record.
+	// delta record; when a delta record cannot be read, RecompressPack
+	// offers the slice no base at all.
 	Bases func(id objects.ID) []objects.ID
+	// DeltaBases, when not nil, keeps the base of every delta record
+	// RecompressPack read, by its locator (a record never changes where
+	// it lies), for the slices after it: each then reads only the delta
+	// records written since.
+	DeltaBases map[objects.Locator]objects.ID
 }
 
 // Progress reports how far a store-wide operation got in its current

@@ -85,9 +85,10 @@
 //
 // # Delta records
 //
-// A delta record (flag bit 3 alone) stores a new version of a file against
-// its previous version, the delta's base: another blob of the store, of at
-// most 1 MiB and not chunked. Its id and size are those of the content
+// A delta record (flag bit 3 alone) stores a blob against the delta's
+// base: another blob of the store, of at most 1 MiB and not chunked,
+// either the previous version of the same file or (written by a rewrite) a
+// similar file. Its id and size are those of the content
 // whole, and its payload is
 //
 //	[32] base id (BLAKE3-256 of the base's content)
@@ -107,7 +108,10 @@
 // smaller than the content, else three quarters of its own compressed
 // frame at most), and only while the base's depth is under MaxDeltaDepth:
 // the next version after a chain's last is stored whole and starts a new
-// chain. Deferred batches write none.
+// chain. Deferred batches write none. A rewrite (objects.Store.Rewrite)
+// writes one for a blob it moves out of a deferred pack when it is offered
+// a similar blob stored whole that no rewrite will turn into a delta
+// (objects.Move.Bases), by the same rule; its depth is always 1.
 //
 // A delta's base must stay stored while the delta is: a collection counts
 // a live delta's base as live, as it counts a chunked file's chunks
