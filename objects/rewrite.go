@@ -161,8 +161,9 @@ func (s *Store) rewrite(ctx context.Context, moves []Move, step func(op string, 
 // abandon removes the packs a failed rewrite created (nothing references
 // them) and returns err.
 func (r *rewriter) abandon(err error) error {
+	packs := r.Packs() // before Close, which lets go of the current pack
 	r.Close()
-	for _, n := range r.Packs() {
+	for _, n := range packs {
 		err = errors.Join(err, r.s.RemovePack(n))
 	}
 	return err
