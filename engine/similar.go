@@ -18,8 +18,8 @@ import (
 // recompression offers each blob the files whose paths differ from its own
 // only in their digits as delta bases (objects.Move.Bases), so that the
 // copies cost what their differences do. On the pinned public modules
-// (bench/realmods.txt) the packs of a recompressed first save take 7.6%
-// less (192.7 MB against 208.4) for 10% more of the recompression's time
+// (bench/realmods.txt) the packs of a recompressed first save take 6.3%
+// less (195.2 MB against 208.4) for 22% more of the recompression's time
 // (bench/README.md).
 
 // similarMin and similarMax bound the files offered bases: those a delta

@@ -93,11 +93,11 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		switch {
 		case loc.Pack != n:
 		case taken[loc.Offset]:
-			moves = append(moves, s.recompressMove(id, loc))
+			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
 		case len(moves) > 0 && out.BytesBefore+int64(loc.Length) > budget:
 			out.Finished = false // left for the next slice
 		default:
-			moves = append(moves, s.recompressMove(id, loc))
+			moves = append(moves, objects.Move{ID: id, Loc: loc, How: deferredHow(loc)})
 			taken[loc.Offset] = true
 			out.BytesBefore += int64(loc.Length)
 		}
@@ -107,8 +107,9 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		return nil, err
 	}
 	for i := range moves {
-		if !knownBases || bases[moves[i].ID] {
-			moves[i].Bases = nil
+		// Offered once the scan has named every delta's base.
+		if m := &moves[i]; s.Bases != nil && knownBases && !bases[m.ID] && m.How != objects.MoveCopy {
+			m.Bases = s.Bases(m.ID)
 		}
 	}
 	res := &Swept{}
@@ -136,15 +137,4 @@ func (s *Store) RecompressPack(ctx context.Context, n uint32) (*Recompressed, er
 		return nil, err
 	}
 	return out, nil
-}
-
-// recompressMove is how RecompressPack moves blob id of a deferred pack:
-// deferredHow, offered the bases Store.Bases names (which RecompressPack
-// takes back from a blob that is a delta's base).
-func (s *Store) recompressMove(id objects.ID, loc objects.Locator) objects.Move {
-	m := objects.Move{ID: id, Loc: loc, How: deferredHow(loc)}
-	if s.Bases != nil && m.How != objects.MoveCopy {
-		m.Bases = s.Bases(id)
-	}
-	return m
 }
