@@ -261,18 +261,25 @@ func (c *churn) infoExclude() error {
 	return os.WriteFile(filepath.Join(info, "exclude"), []byte(c.label()+"\n"), 0o644)
 }
 
-// burst floods the watcher with events (flood), then creates and removes
-// more directories in the root than the watched engine's MaxPending, which
+// burst floods the watcher with events (flood), then creates more
+// directories in the root than the watched engine's MaxPending, which
 // takes the same path as an overflow: every watch dropped, a full walk,
-// the watches added again during it. A file is also written in every
-// directory, so the walk after the overflow has changes to find
+// the watches added again during it. Half of them are kept, with a file
+// in each, until the save: a directory already removed when the watcher
+// reads its creation may be told as no more than a change of its parent
+// (Windows names no kind of entry), and would not count. The other half
+// is removed at once, which names stale paths. A file is also written in
+// every directory, so the walk after the overflow has changes to find
 // everywhere.
 func (c *churn) burst() {
 	c.flood()
 	for i := range burstPending + 1 {
-		d := filepath.Join(c.ws, fmt.Sprintf("burst-%d-%d", c.n, i))
-		os.Mkdir(d, 0o755)
-		c.removeDir(d)
+		kept := filepath.Join(c.ws, fmt.Sprintf("burst-%d-%d", c.n, i))
+		os.Mkdir(kept, 0o755)
+		os.WriteFile(filepath.Join(kept, "kept"), c.bytes(4), 0o644)
+		gone := filepath.Join(c.ws, fmt.Sprintf("burst-%d-%d-gone", c.n, i))
+		os.Mkdir(gone, 0o755)
+		c.removeDir(gone)
 	}
 	dirs, _ := c.inventory()
 	for _, d := range dirs {
