@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,13 +61,14 @@ type Engine struct {
 	// left by a Restore of this Engine), nil when none; guarded by writeMu
 	// once Open has returned.
 	pending *Journal
-	// similar indexes the heads' files for the recompression of deferred
-	// packs (similar.go), and deltaBases the bases of the delta records
-	// its slices have read (maint.Store.DeltaBases): built by a run's
-	// slices, dropped by the slice that finds no deferred pack left or
-	// fails (not by a cancelled one) and by a collection, nil otherwise;
-	// guarded by writeMu.
-	similar    *similarFiles
+	// run holds the index of the heads' files for the recompression of
+	// deferred packs (similar.go): Options.RecompressRun, or the Engine's
+	// own. deltaBases holds the bases of the delta records this Engine's
+	// slices have read (maint.Store.DeltaBases). Both are built by a
+	// run's slices, dropped by the slice that finds no deferred pack left
+	// or fails (not by a cancelled one) and by a collection, nil
+	// otherwise; guarded by writeMu.
+	run        *RecompressRun
 	deltaBases map[objects.Locator]objects.ID
 
 	// remoteMu guards the backends of the store's remotes in use.
@@ -133,7 +135,7 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 			return nil, fmt.Errorf("no store at %s: %w", storeDir, fs.ErrNotExist)
 		}
 	}
-	e := &Engine{workspace: ws, places: where, storeDir: storeDir, fs: fsys, opts: opts, lock: lock}
+	e := &Engine{workspace: ws, places: where, storeDir: storeDir, fs: fsys, opts: opts, lock: lock, run: cmp.Or(opts.RecompressRun, new(RecompressRun))}
 	created, err := e.openStore()
 	if err != nil {
 		e.Close()

@@ -123,7 +123,7 @@ func (e *Engine) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error
 	if err != nil {
 		return nil, err
 	}
-	e.similar, e.deltaBases = nil, nil // the collection compressed whatever was deferred
+	e.run.similar, e.deltaBases = nil, nil // the collection compressed whatever was deferred
 	res.CheckpointsDeleted, res.TreesDeleted, res.BlobsDeleted = swept.CheckpointsDeleted, swept.TreesDeleted, swept.BlobsDeleted
 	res.DirCachesDropped, res.PacksRewritten = swept.DirCachesDropped, swept.PacksRewritten
 	res.PacksRemoved, res.PacksTruncated, res.BytesCopied = swept.PacksRemoved, swept.PacksTruncated, swept.BytesCopied

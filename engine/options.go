@@ -53,6 +53,14 @@ type Options struct {
 	// slice of a pack at a time, for a process that runs it while idle; the ckpt CLI and servers
 	// turn this on and do so.
 	DeferCompression bool
+	// RecompressRun, when set, carries a run of RecompressNext slices from
+	// one open of the store to the next: a process that gives the store up
+	// in the middle of a run and opens it again (the ckpt CLI's background
+	// recompression, for each command that waits for the store) passes the
+	// same RecompressRun to every open, and the heads' trees are indexed
+	// for delta bases once a run instead of once an open. Nil: the Engine
+	// keeps its own. One open Engine at a time may use it.
+	RecompressRun *RecompressRun
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
 	// Error events for the index's background work (a failed flush or compaction)
 	// arrive from the index's own goroutines, so OnEvent must be safe for concurrent use.

@@ -68,6 +68,16 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 	return e.recompressNext(ctx, false)
 }
 
+// RecompressRun is what a run of RecompressNext slices learns once and
+// keeps until the run ends: the index of the heads' files by their paths
+// with the digits folded, which offers each blob its delta bases. See Options.RecompressRun. What it holds are hints: saves and
+// collections between two opens that use it (by other processes too) cost
+// bases, never a wrong record, since a base qualifies only as the store
+// holds it when the delta is written.
+type RecompressRun struct {
+	similar *similarFiles
+}
+
 // recompressNext is RecompressNext, at a save's level when saveLevel is set.
 func (e *Engine) recompressNext(ctx context.Context, saveLevel bool) (*RecompressResult, error) {
 	start := time.Now()
@@ -88,7 +98,7 @@ func (e *Engine) recompressNext(ctx context.Context, saveLevel bool) (*Recompres
 	if (err != nil && ctx.Err() == nil) || (err == nil && res.Remaining == 0) {
 		// The index of similar files (some 100 bytes a file) outlives a
 		// cancelled slice: rebuilding it walks every tree of the heads.
-		e.similar, e.deltaBases = nil, nil
+		e.run.similar, e.deltaBases = nil, nil
 	}
 	return res, err
 }
@@ -111,13 +121,15 @@ func (e *Engine) recompressSlice(ctx context.Context, start time.Time, saveLevel
 	if !saveLevel {
 		// Deltas cost a frame at the recompression level per base tried:
 		// a rewrite that something waits for goes without.
-		if e.similar == nil {
-			if e.similar, err = e.newSimilarFiles(ctx); err != nil {
+		if e.run.similar == nil {
+			if e.run.similar, err = e.newSimilarFiles(ctx); err != nil {
 				return res, err // ctx ended
 			}
+		}
+		if e.deltaBases == nil {
 			e.deltaBases = map[objects.Locator]objects.ID{}
 		}
-		m.Bases, m.DeltaBases = e.similar.bases, e.deltaBases
+		m.Bases, m.DeltaBases = e.run.similar.bases, e.deltaBases
 	}
 	done, err := m.RecompressPack(ctx, deferred[0])
 	if err != nil && ctx.Err() != nil {

@@ -40,13 +40,15 @@ func versionedAPI(v int) string {
 // no base and stays whole. The store verifies, the checkpoint restores
 // byte-exact, and after the version stored whole is deleted, its
 // checkpoint dropped and the store collected, its content stays as the
-// base the others' deltas need.
+// base the others' deltas need. Run a slice per open of the store, one
+// RecompressRun carried through the opens, the heads are indexed once.
 func TestRecompressStoresVersionedCopiesAsDeltas(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name  string
-		slice int64
-	}{{"one slice", 0}, {"a slice per record", 1}} {
+		name    string
+		slice   int64
+		perOpen bool
+	}{{"one slice", 0, false}, {"a slice per record", 1, false}, {"a slice per open of the store", 1, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			api := testtree.Dir{}
@@ -54,11 +56,17 @@ func TestRecompressStoresVersionedCopiesAsDeltas(t *testing.T) {
 				api[v] = testtree.Dir{"models.go": testtree.File{Content: versionedAPI(i)}}
 			}
 			tree := testtree.Dir{"api": api, "other": testtree.Dir{"models.go": testtree.File{Content: versionedAPI(9)}}}
+			if c.perOpen {
+				tree["filler"] = filler(3 << 20) // groups of 1 MiB: a slice each
+			}
 			f := newFixture(t, tree)
-			f.open(Options{DeferCompression: true, hooks: testHooks{recompressSlice: c.slice}})
+			opts := Options{DeferCompression: true, hooks: testHooks{recompressSlice: c.slice}}
+			f.open(opts)
 			first := f.save("first")
 			want := onlyFiles(f.read())
-			if _, err := f.e.Recompress(context.Background()); err != nil {
+			if c.perOpen {
+				recompressPerOpen(t, f, opts)
+			} else if _, err := f.e.Recompress(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			loc := func(p string) objects.Locator {
@@ -107,6 +115,55 @@ func TestRecompressStoresVersionedCopiesAsDeltas(t *testing.T) {
 				t.Fatalf("restore after gc: files %v, want %v", sortedKeys(got), sortedKeys(want))
 			}
 		})
+	}
+}
+
+// filler returns files of n random bytes in all, 256 KiB each.
+func filler(n int) testtree.Dir {
+	r := rand.New(rand.NewPCG(1, 2))
+	d := testtree.Dir{}
+	for i := 0; n > 0; i++ {
+		b := make([]byte, min(n, 256<<10))
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		d[fmt.Sprintf("%02d.bin", i)] = testtree.File{Content: string(b)}
+		n -= len(b)
+	}
+	return d
+}
+
+// recompressPerOpen recompresses f's store a slice per open of it (with
+// opts), one RecompressRun carried through the opens, as the CLI's
+// background process does: the index of similar files built by the first
+// slice must serve every later one, and go with the run's end.
+func recompressPerOpen(t *testing.T, f *fixture, opts Options) {
+	t.Helper()
+	opts.RecompressRun = new(RecompressRun)
+	var index *similarFiles
+	for slices := 1; ; slices++ {
+		f.open(opts)
+		res, err := f.e.RecompressNext(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Remaining == 0 {
+			if opts.RecompressRun.similar != nil {
+				t.Error("the run's end kept the index of similar files")
+			}
+			if slices < 3 {
+				t.Fatalf("recompressed in %d slices; the test needs several", slices)
+			}
+			return
+		}
+		switch got := opts.RecompressRun.similar; {
+		case got == nil:
+			t.Fatalf("slice %d left the run without the index of similar files", slices)
+		case index == nil:
+			index = got
+		case got != index:
+			t.Fatalf("slice %d indexed the heads again", slices)
+		}
 	}
 }
 

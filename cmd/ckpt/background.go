@@ -107,18 +107,20 @@ func (a *app) backgroundCommand() *cobra.Command {
 	}
 }
 
-// recompressInBackground compresses the store's deferred packs one per
-// open of the store, each once the store has been quiet for
-// backgroundQuiet, until none is left. It first lowers its own CPU and
-// I/O priority below every command's (background.LowerPriority) and marks
-// the store as its own (background.Claim): `ckpt stats` names it, and a
-// second one for the same store exits at once. A command that comes to
-// wait for the store while it compresses a pack gets it within
-// backgroundProbe (the pack is done again later). It stops early,
-// successfully, when the store is gone, a server listens for it (the
-// server recompresses while idle), or the store found no quiet moment for
-// --lock-timeout: the next save that leaves deferred packs starts it
-// again.
+// recompressInBackground compresses the store's deferred packs a slice at
+// a time until none is left. It first lowers its own CPU and I/O priority
+// below every command's (background.LowerPriority) and marks the store as
+// its own (background.Claim): `ckpt stats` names it, and a second one for
+// the same store exits at once. It opens the store once it has been quiet
+// for backgroundQuiet and keeps it while no command waits for it; a
+// command that comes to wait gets it within backgroundProbe (a slice cut
+// off is done again later), and the process opens the store again after
+// the next quiet moment. One engine.RecompressRun goes through every
+// open, so the heads' files are indexed for delta bases once a run. It
+// stops early, successfully, when the store is gone, a server listens for
+// it (the server recompresses while idle), or the store found no quiet
+// moment for --lock-timeout: the next save that leaves deferred packs
+// starts it again.
 func (a *app) recompressInBackground(ctx context.Context) error {
 	// What could not be lowered runs at normal priority: no reason to
 	// leave the packs raw.
@@ -137,29 +139,44 @@ func (a *app) recompressInBackground(ctx context.Context) error {
 		return err
 	}
 	defer release()
+	run := new(engine.RecompressRun)
 	for {
-		e, err := a.openForBackground(ctx)
+		e, err := a.openForBackground(ctx, run)
 		if e == nil {
 			return err
 		}
-		res, err := recompressYielding(ctx, e)
+		finished, err := recompressUntilAwaited(ctx, e)
 		if cerr := e.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil || (res != nil && res.Remaining == 0) {
+		if err != nil || finished {
 			return err
 		}
 	}
 }
 
-// recompressYielding compresses the next deferred pack of e, unless a
-// command waits for the store or comes to wait meanwhile: then it does not
-// start (a nil result), or stops within backgroundProbe with the pack as
-// it was, to be done again (a result of no pack); either way with no
-// error.
-func recompressYielding(ctx context.Context, e *engine.Engine) (*engine.RecompressResult, error) {
+// recompressUntilAwaited runs slices of e's recompression until no
+// deferred pack is left (finished) or a command waits for the store.
+func recompressUntilAwaited(ctx context.Context, e *engine.Engine) (finished bool, err error) {
+	for {
+		res, yielded, err := recompressYielding(ctx, e)
+		if err != nil || yielded {
+			return false, err
+		}
+		if res.Remaining == 0 {
+			return true, nil
+		}
+	}
+}
+
+// recompressYielding compresses the next slice of e's deferred packs,
+// unless a command waits for the store or comes to wait meanwhile: then it
+// does not start (a nil result), or stops within backgroundProbe with the
+// pack as it was, to be done again; either way it reports yielded, with
+// no error.
+func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.RecompressResult, yielded bool, err error) {
 	if e.Awaited() {
-		return nil, nil
+		return nil, true, nil
 	}
 	slice, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -179,22 +196,22 @@ func recompressYielding(ctx context.Context, e *engine.Engine) (*engine.Recompre
 			}
 		}
 	}()
-	res, err := e.RecompressNext(slice)
+	res, err = e.RecompressNext(slice)
 	close(done)
 	if ctx.Err() == nil && errors.Is(context.Cause(slice), errYield) {
-		return res, nil
+		return res, true, nil
 	}
-	return res, err
+	return res, false, err
 }
 
-// openForBackground opens the store for one slice once it has been quiet
+// openForBackground opens the store, with run, once it has been quiet
 // for backgroundQuiet: no process took or let go of its lock meanwhile
 // (engine.LastLockChange), so that it stays out of a burst of commands
 // instead of taking the store in the gaps between them. It returns a nil
 // Engine (and nil error) when the process should stop without error: a
 // server listens, the store found no such lull within --lock-timeout, or
 // it is gone (it is never created again).
-func (a *app) openForBackground(ctx context.Context) (*engine.Engine, error) {
+func (a *app) openForBackground(ctx context.Context, run *engine.RecompressRun) (*engine.Engine, error) {
 	deadline := time.Now().Add(a.lockTimeout)
 	for {
 		if conn, err := localsock.Dial(a.store); err == nil {
@@ -212,7 +229,7 @@ func (a *app) openForBackground(ctx context.Context) (*engine.Engine, error) {
 		if wait <= 0 {
 			// LockTimeout 0: a holder means the store is in use.
 			e, err := engine.Open(ctx, a.workspace, engine.Options{StoreDir: a.store, MustExist: true,
-				Command: "ckpt " + backgroundCommand})
+				RecompressRun: run, Command: "ckpt " + backgroundCommand})
 			switch {
 			case err == nil:
 				return e, nil

@@ -109,8 +109,8 @@ func TestStatsShowsPendingRecompression(t *testing.T) {
 }
 
 // TestBackgroundYieldsToAWaitingCommand: while another open of the store
-// waits for it, the background's slice does not start a pack, and leaves
-// every deferred pack as it was.
+// waits for it, the background's slice does not start a pack, nor does its
+// run of slices, and both leave every deferred pack as it was.
 func TestBackgroundYieldsToAWaitingCommand(t *testing.T) {
 	e := newEnv(t)
 	deferredFirstSave(t, e)
@@ -134,8 +134,11 @@ func TestBackgroundYieldsToAWaitingCommand(t *testing.T) {
 	for !holder.Awaited() {
 		time.Sleep(5 * time.Millisecond) // until the waiter marks itself: a condition, not a duration
 	}
-	if res, err := recompressYielding(ctx, holder); err != nil || res != nil {
-		t.Fatalf("slice with a command waiting: result %+v, %v; want none started", res, err)
+	if res, yielded, err := recompressYielding(ctx, holder); err != nil || !yielded || res != nil {
+		t.Fatalf("slice with a command waiting: result %+v, yielded %v, %v; want none started", res, yielded, err)
+	}
+	if finished, err := recompressUntilAwaited(ctx, holder); err != nil || finished {
+		t.Fatalf("slices with a command waiting: finished %v, %v; want none started", finished, err)
 	}
 	if _, after, err := holder.Deferred(); err != nil || after != before {
 		t.Fatalf("deferred packs after yielding: %d (was %d), %v", after, before, err)
