@@ -66,8 +66,8 @@ type Engine struct {
 	// own. deltaBases holds the bases of the delta records this Engine's
 	// slices have read (maint.Store.DeltaBases). Both are built by a
 	// run's slices, dropped by the slice that finds no deferred pack left
-	// or fails (not by a cancelled one) and by a collection, nil
-	// otherwise; guarded by writeMu.
+	// or fails (not by a cancelled one) and by a collection of this
+	// Engine, nil otherwise; guarded by writeMu.
 	run        *RecompressRun
 	deltaBases map[objects.Locator]objects.ID
 
@@ -123,7 +123,7 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 			return nil, fmt.Errorf("create store %s: %w", storeDir, err)
 		}
 	}
-	lock, err := acquireLock(ctx, filepath.Join(storeDir, lockName), opts.Command, opts.lockTimeout(), opts.MustExist)
+	lock, err := acquireLock(ctx, filepath.Join(storeDir, lockName), holderOf(opts), opts.lockTimeout(), opts.MustExist)
 	if err != nil {
 		return nil, err
 	}

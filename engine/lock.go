@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -35,16 +36,34 @@ const lockPollInterval = 20 * time.Millisecond
 // as busy then would blame nobody.
 const lockTransitionGrace = 2 * time.Second
 
+// yieldGrace is how long a lock whose holder gives way (Options.GivesWay)
+// is waited for even by a caller that does not wait: the holder lets go
+// within its probe's interval and the cleanup of the work it cuts off.
+const yieldGrace = 2 * time.Second
+
+// givesWayMark ends the lock file's line of a holder that gives way.
+const givesWayMark = " [gives way]"
+
+// holder is what a holder records in the lock file besides its pid.
+type holder struct {
+	command  string // the command line; "" for the process's arguments
+	givesWay bool   // Options.GivesWay
+}
+
+// holderOf returns the holder that an Engine opened with opts records.
+func holderOf(opts Options) holder { return holder{command: opts.Command, givesWay: opts.GivesWay} }
+
 // acquireLock takes the lock at path (created unless mustExist), waiting
-// up to timeout for another holder that has named itself, and up to
-// lockTransitionGrace for one that has not. It gives up at once, with
+// up to timeout for another holder that has named itself, up to
+// lockTransitionGrace for one that has not, and up to yieldGrace for one
+// that gives way. It gives up at once, with
 // ctx's error, when ctx is cancelled while it waits: a signal must not
 // wait out the lock timeout. A lock won on a file that is no longer the
 // one at path (the store was removed, or removed and made again, while it
 // waited) is let go and the file now at path locked instead; with
 // mustExist, a path with no file fails with an error wrapping
 // fs.ErrNotExist.
-func acquireLock(ctx context.Context, path, command string, timeout time.Duration, mustExist bool) (*storeLock, error) {
+func acquireLock(ctx context.Context, path string, who holder, timeout time.Duration, mustExist bool) (*storeLock, error) {
 	flags := os.O_RDWR | os.O_CREATE
 	if mustExist {
 		flags = os.O_RDWR
@@ -62,11 +81,13 @@ func acquireLock(ctx context.Context, path, command string, timeout time.Duratio
 		// A file system that cannot tell files apart must not make this
 		// loop for ever: the third lock won is kept.
 		if isAt(f, path) || attempt == 3 {
-			if command == "" {
-				command = strings.Join(os.Args, " ")
+			command := cmp.Or(who.command, strings.Join(os.Args, " "))
+			line := fmt.Sprintf("pid %d (%s)", os.Getpid(), command)
+			if who.givesWay {
+				line += givesWayMark
 			}
 			if err := f.Truncate(0); err == nil {
-				fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), command)
+				fmt.Fprintln(f, line)
 			}
 			return &storeLock{f: f}, nil
 		}
@@ -92,8 +113,12 @@ func waitForLock(ctx context.Context, f *os.File, path string, start time.Time, 
 		waiting.try()
 		if now := time.Now(); !now.Before(start.Add(timeout)) {
 			holder := readHolder(f)
-			if holder != "" || now.Sub(start) >= lockTransitionGrace {
-				return &BusyError{Store: filepath.Dir(path), Holder: holder}
+			givesWay := strings.HasSuffix(holder, givesWayMark)
+			switch waited := now.Sub(start); {
+			case holder == "" && waited < lockTransitionGrace:
+			case givesWay && waited < yieldGrace:
+			default:
+				return &BusyError{Store: filepath.Dir(path), Holder: strings.TrimSuffix(holder, givesWayMark)}
 			}
 		}
 		select {

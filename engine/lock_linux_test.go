@@ -24,7 +24,7 @@ func TestLockWonOnAReplacedFileIsNotKept(t *testing.T) {
 	old := holdLock(t, path, "pid 1 (old)\n")
 	got := make(chan error, 1)
 	go func() {
-		l, err := acquireLock(context.Background(), path, "waiter", 5*time.Second, false)
+		l, err := acquireLock(context.Background(), path, holder{command: "waiter"}, 5*time.Second, false)
 		if err == nil {
 			l.release()
 		}

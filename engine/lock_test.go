@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestLockNamedHolderFailsAtOnce(t *testing.T) {
 	held := holdLock(t, path, "pid 1 (ckpt serve)\n")
 	defer held.Close()
 	start := time.Now()
-	_, err := acquireLock(context.Background(), path, "", 0, false)
+	_, err := acquireLock(context.Background(), path, holder{}, 0, false)
 	var busy *BusyError
 	if !errors.As(err, &busy) || busy.Holder != "pid 1 (ckpt serve)" {
 		t.Fatalf("acquire: %v, want busy naming the holder", err)
@@ -59,7 +60,7 @@ func TestLockNamelessHolderIsWaitedFor(t *testing.T) {
 		close(released)
 		held.Close()
 	})
-	l, err := acquireLock(context.Background(), path, "test", 0, false)
+	l, err := acquireLock(context.Background(), path, holder{command: "test"}, 0, false)
 	if err != nil {
 		t.Fatalf("acquire while the nameless holder lets go: %v", err)
 	}
@@ -78,13 +79,64 @@ func TestLockNamelessHolderFailsAfterGrace(t *testing.T) {
 	held := holdLock(t, path, "")
 	defer held.Close()
 	start := time.Now()
-	_, err := acquireLock(context.Background(), path, "", 0, false)
+	_, err := acquireLock(context.Background(), path, holder{}, 0, false)
 	var busy *BusyError
 	if !errors.As(err, &busy) {
 		t.Fatalf("acquire: %v, want busy", err)
 	}
 	if waited := time.Since(start); waited < lockTransitionGrace {
 		t.Fatalf("gave up on a nameless holder after %v, before the grace", waited)
+	}
+}
+
+// An Engine that gives way (Options.GivesWay) says so in its lock, and an
+// Open with LockTimeout 0 that finds the store held by it waits for it to
+// let go (here, as the CLI's background process does, once it sees the
+// waiter) instead of failing as busy.
+func TestOpenWaitsForAHolderThatGivesWay(t *testing.T) {
+	t.Parallel()
+	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	ctx := context.Background()
+	held, err := Open(ctx, ws, Options{StoreDir: store, GivesWay: true, Command: "ckpt background-recompress"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := os.ReadFile(filepath.Join(store, lockName))
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(line)), givesWayMark) {
+		t.Fatalf("lock of a holder that gives way: %q, %v", line, err)
+	}
+	closed := make(chan error, 1)
+	go func() {
+		for !held.Awaited() {
+			time.Sleep(5 * time.Millisecond) // until the waiter marks itself: a condition, not a duration
+		}
+		closed <- held.Close()
+	}()
+	e, err := Open(ctx, ws, Options{StoreDir: store, LockTimeout: 0})
+	if err != nil {
+		t.Fatalf("open with LockTimeout 0 while a holder that gives way holds the store: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+}
+
+// A holder that gives way but does not is reported busy after the grace,
+// named without the mark.
+func TestLockHolderThatGivesWayFailsAfterGrace(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lock")
+	held := holdLock(t, path, "pid 1 (ckpt background-recompress)"+givesWayMark+"\n")
+	defer held.Close()
+	start := time.Now()
+	_, err := acquireLock(context.Background(), path, holder{}, 0, false)
+	var busy *BusyError
+	if !errors.As(err, &busy) || busy.Holder != "pid 1 (ckpt background-recompress)" {
+		t.Fatalf("acquire: %v, want busy naming the holder", err)
+	}
+	if waited := time.Since(start); waited < yieldGrace {
+		t.Fatalf("gave up on a holder that gives way after %v, before the grace", waited)
 	}
 }
 

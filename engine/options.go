@@ -38,9 +38,17 @@ type Options struct {
 	// fails at once with a *BusyError naming the holder when the store is
 	// busy (as the CLI's --lock-timeout 0 does); a negative value
 	// (WaitDefault) waits DefaultLockTimeout. A holder that has not named
-	// itself (it is taking or letting go of the lock right now) is waited
-	// for up to two seconds whatever the timeout.
+	// itself (it is taking or letting go of the lock right now), or one
+	// that gives way (Options.GivesWay), is waited for up to two seconds
+	// whatever the timeout.
 	LockTimeout time.Duration
+	// GivesWay says that the Engine gives the store up soon after another
+	// process comes to wait for it: it asks Awaited between and during its
+	// work and then closes (the ckpt CLI's background recompression). Its
+	// lock says so, and an Open that finds the store held by it waits for
+	// it up to two seconds even with LockTimeout 0, rather than failing as
+	// busy while the holder was about to let go.
+	GivesWay bool
 	// CompressionLevel: 0 or 1 fastest (default) … 4 best.
 	CompressionLevel int
 	// DeferCompression makes the first save into an empty store write its

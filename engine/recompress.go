@@ -70,10 +70,13 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 
 // RecompressRun is what a run of RecompressNext slices learns once and
 // keeps until the run ends: the index of the heads' files by their paths
-// with the digits folded, which offers each blob its delta bases. See Options.RecompressRun. What it holds are hints: saves and
-// collections between two opens that use it (by other processes too) cost
-// bases, never a wrong record, since a base qualifies only as the store
-// holds it when the delta is written.
+// with the digits folded, which offers each blob its delta bases. See
+// Options.RecompressRun. What it holds are hints: saves and collections
+// between two opens that use it (by other processes too) cost bases, never
+// a wrong record, since a base qualifies only as the store holds it when
+// the delta is written. It is built again once a checkpoint it indexed is
+// dropped, so that no delta keeps alive a file that only a dropped task
+// held.
 type RecompressRun struct {
 	similar *similarFiles
 }
@@ -121,7 +124,7 @@ func (e *Engine) recompressSlice(ctx context.Context, start time.Time, saveLevel
 	if !saveLevel {
 		// Deltas cost a frame at the recompression level per base tried:
 		// a rewrite that something waits for goes without.
-		if e.run.similar == nil {
+		if e.run.similar == nil || !e.run.similar.stillLive(e) {
 			if e.run.similar, err = e.newSimilarFiles(ctx); err != nil {
 				return res, err // ctx ended
 			}

@@ -33,6 +33,7 @@ const (
 // each run of digits made one '#': files of one key, in path order, are
 // each other's likely delta bases.
 type similarFiles struct {
+	heads []objects.ID // the checkpoints whose trees were indexed
 	ids   []objects.ID // every indexed file's blob, by key, then path
 	sizes []int64
 	keys  []int32 // the key's number, for each position
@@ -79,6 +80,7 @@ func (e *Engine) newSimilarFiles(ctx context.Context) (*similarFiles, error) {
 		}
 		return nil
 	}
+	var heads []objects.ID
 	tasks, _ := e.db.Tasks()
 	for _, name := range tasks {
 		head, ok, err := e.db.Task(name)
@@ -89,12 +91,13 @@ func (e *Engine) newSimilarFiles(ctx context.Context) (*similarFiles, error) {
 		if err != nil {
 			continue
 		}
+		heads = append(heads, head.Head)
 		if err := walk("", cp.Root); err != nil {
 			return nil, err
 		}
 	}
 	slices.SortFunc(files, func(a, b similarFile) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.path, b.path)) })
-	s := &similarFiles{at: make(map[objects.ID]int32, len(files))}
+	s := &similarFiles{heads: heads, at: make(map[objects.ID]int32, len(files))}
 	key := int32(-1)
 	for i, f := range files {
 		if i == 0 || f.key != files[i-1].key {
@@ -107,6 +110,19 @@ func (e *Engine) newSimilarFiles(ctx context.Context) (*similarFiles, error) {
 		s.ids, s.sizes, s.keys = append(s.ids, f.id), append(s.sizes, f.size), append(s.keys, key)
 	}
 	return s, nil
+}
+
+// stillLive reports whether every checkpoint s indexed is still in the
+// store. A dropped one may have taken the last reference to some of the
+// files s offers as bases: a delta against such a file would keep it
+// (a collection keeps every delta's base), so s is built again.
+func (s *similarFiles) stillLive(e *Engine) bool {
+	for _, id := range s.heads {
+		if _, err := e.db.Checkpoint(id); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // digitsFolded returns p with each run of ASCII digits replaced by '#'.

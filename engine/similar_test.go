@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -118,17 +119,17 @@ func TestRecompressStoresVersionedCopiesAsDeltas(t *testing.T) {
 	}
 }
 
-// filler returns files of n random bytes in all, 256 KiB each.
+// filler returns files of about n bytes in all, 256 KiB each, of
+// numbered lines (quick to compress, even at the best level).
 func filler(n int) testtree.Dir {
-	r := rand.New(rand.NewPCG(1, 2))
 	d := testtree.Dir{}
 	for i := 0; n > 0; i++ {
-		b := make([]byte, min(n, 256<<10))
-		for j := range b {
-			b[j] = byte(r.Uint32())
+		var b strings.Builder
+		for line := 0; b.Len() < 256<<10; line++ {
+			fmt.Fprintf(&b, "filler %d, line %d\n", i, line)
 		}
-		d[fmt.Sprintf("%02d.bin", i)] = testtree.File{Content: string(b)}
-		n -= len(b)
+		d[fmt.Sprintf("%02d.txt", i)] = testtree.File{Content: b.String()}
+		n -= b.Len()
 	}
 	return d
 }
@@ -164,6 +165,57 @@ func recompressPerOpen(t *testing.T, f *fixture, opts Options) {
 		case got != index:
 			t.Fatalf("slice %d indexed the heads again", slices)
 		}
+	}
+}
+
+// TestRecompressRunIndexesAgainAfterADrop: a run's index of similar files
+// serves every slice while the checkpoints it indexed stay, and is built
+// again, from the heads left, once one of them is dropped between two
+// opens of the store (by another process, say): the files only the
+// dropped task held must not become the bases of deltas that keep them.
+// A slice cut off keeps the index.
+func TestRecompressRunIndexesAgainAfterADrop(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"api": testtree.Dir{"2019-01-01": testtree.Dir{"models.go": testtree.File{Content: versionedAPI(0)}}},
+		"filler": filler(5 << 20)})
+	ctx := context.Background()
+	run := new(RecompressRun)
+	opts := Options{DeferCompression: true, RecompressRun: run, hooks: testHooks{recompressSlice: 1}}
+	f.open(opts)
+	if _, err := f.e.Save(ctx, SaveOptions{Task: "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	f.save("kept")
+	slice := func() {
+		t.Helper()
+		if res, err := f.e.RecompressNext(ctx); err != nil || res.Remaining == 0 {
+			t.Fatalf("slice: %+v, %v; want one that leaves work", res, err)
+		}
+	}
+	slice()
+	first := run.similar
+	if first == nil || len(first.heads) != 2 {
+		t.Fatalf("the first slice indexed %+v; want both tasks' heads", first)
+	}
+	cut, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := f.e.RecompressNext(cut); !errors.Is(err, context.Canceled) || run.similar != first {
+		t.Fatalf("a slice cut off: %v, index kept %v", err, run.similar == first)
+	}
+	f.open(opts)
+	slice()
+	if run.similar != first {
+		t.Fatal("a slice of the next open indexed the heads again while they all stayed")
+	}
+	f.open(Options{}) // another process, without the run
+	if _, err := f.e.Drop(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	f.open(opts)
+	slice()
+	if run.similar == first || len(run.similar.heads) != 1 {
+		t.Fatalf("after the drop the run indexed %d heads (the same index: %v); want the one left, indexed again",
+			len(run.similar.heads), run.similar == first)
 	}
 }
 

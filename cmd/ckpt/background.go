@@ -113,10 +113,12 @@ func (a *app) backgroundCommand() *cobra.Command {
 // its own (background.Claim): `ckpt stats` names it, and a second one for
 // the same store exits at once. It opens the store once it has been quiet
 // for backgroundQuiet and keeps it while no command waits for it; a
-// command that comes to wait gets it within backgroundProbe (a slice cut
-// off is done again later), and the process opens the store again after
-// the next quiet moment. One engine.RecompressRun goes through every
-// open, so the heads' files are indexed for delta bases once a run. It
+// command that comes to wait gets it within backgroundProbe and the
+// cleanup of the slice it cuts off (done again later), even with
+// --lock-timeout 0 (engine.Options.GivesWay), and the process opens the
+// store again after the next quiet moment. One engine.RecompressRun goes
+// through every open, so the heads' files are indexed for delta bases
+// once a run unless a command cuts the indexing itself off. It
 // stops early, successfully, when the store is gone, a server listens for
 // it (the server recompresses while idle), or the store found no quiet
 // moment for --lock-timeout: the next save that leaves deferred packs
@@ -229,7 +231,7 @@ func (a *app) openForBackground(ctx context.Context, run *engine.RecompressRun) 
 		if wait <= 0 {
 			// LockTimeout 0: a holder means the store is in use.
 			e, err := engine.Open(ctx, a.workspace, engine.Options{StoreDir: a.store, MustExist: true,
-				RecompressRun: run, Command: "ckpt " + backgroundCommand})
+				RecompressRun: run, GivesWay: true, Command: "ckpt " + backgroundCommand})
 			switch {
 			case err == nil:
 				return e, nil

@@ -150,3 +150,39 @@ func TestBackgroundYieldsToAWaitingCommand(t *testing.T) {
 		t.Fatalf("the waiting open: %v", err)
 	}
 }
+
+// TestBackgroundRunsEverySliceInOneOpen: with no command waiting, one open
+// of the store recompresses a first save larger than a slice
+// (maint.DefaultSliceBytes) to the end; a command that opens the store
+// with --lock-timeout 0 afterwards finds it free and nothing deferred.
+func TestBackgroundRunsEverySliceInOneOpen(t *testing.T) {
+	e := newEnv(t)
+	e.background = true
+	for i := range 24 {
+		var b strings.Builder
+		for line := 0; b.Len() < 1<<20; line++ {
+			fmt.Fprintf(&b, "// file %d, line %d\n", i, line)
+		}
+		e.write(fmt.Sprintf("src/f%02d.go", i), b.String())
+	}
+	release := claimBackground(t, e)
+	e.ok("save")
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	bg, err := engine.Open(ctx, e.ws, engine.Options{StoreDir: e.store, MustExist: true, GivesWay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if finished, err := recompressUntilAwaited(ctx, bg); err != nil || !finished {
+		t.Fatalf("slices with no command waiting: finished %v, %v; want every pack done", finished, err)
+	}
+	if err := bg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := decode[protocol.StoreStatsJSON](t, e.ok("--lock-timeout", "0", "--json", "stats"))
+	if st.DeferredPacks != 0 || st.DeferredBytes != 0 {
+		t.Fatalf("stats after one open's run: %d deferred packs, %d bytes", st.DeferredPacks, st.DeferredBytes)
+	}
+}
