@@ -90,6 +90,14 @@ func (e *Engine) recompressNext(ctx context.Context, saveLevel bool) (*Recompres
 	}
 	defer unlock()
 	res, err := e.recompressSlice(ctx, start, saveLevel)
+	if err == nil {
+		// A run's commits would otherwise pile up in the index's log
+		// until the Close that a waiting command sits through flushed
+		// them all.
+		if ferr := e.db.FlushGrownLog(); ferr != nil {
+			err = e.report(ferr, start)
+		}
+	}
 	if err != nil || res.Remaining == 0 {
 		// The encoders of the recompression level (tens of MiB of tables)
 		// are kept while a run goes on, from one slice to the next, and

@@ -224,6 +224,24 @@ func openError(dir string, existing bool, err error) error {
 	return fmt.Errorf("open %s: %w", dir, err)
 }
 
+// FlushGrownLog flushes the memtable when the write-ahead log has grown
+// past walFlushBytes, as Close does. A writer that keeps the DB open
+// through a long run of commits (a background recompression, which closes
+// it while another process waits) calls it between them, so that no one
+// Close flushes more than that.
+func (db *DB) FlushGrownLog() error {
+	if err := db.health.err(); err != nil {
+		return err
+	}
+	if db.readOnly || db.pdb.Metrics().WAL.Size <= walFlushBytes {
+		return nil
+	}
+	if err := db.await("flush", db.health.failed, db.pdb.Flush); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	return nil
+}
+
 // Close flushes nothing extra (every committed batch is already durable)
 // and releases the database. The DB must not be used afterwards. On a DB
 // whose background work failed, Close returns that failure; if a Commit
@@ -237,10 +255,8 @@ func (db *DB) Close() (err error) {
 	// would replay it on every open); a small log is cheaper to replay than
 	// a flush, and tiny flushes would only feed compactions.
 	var flushErr error
-	if !db.readOnly && db.health.err() == nil && db.pdb.Metrics().WAL.Size > walFlushBytes {
-		if err := db.await("flush", db.health.failed, db.pdb.Flush); err != nil {
-			flushErr = fmt.Errorf("flush: %w", err)
-		}
+	if db.health.err() == nil {
+		flushErr = db.FlushGrownLog()
 	}
 	db.health.release()
 	if db.abandoned.Load() > 0 || db.health.isWedged() {

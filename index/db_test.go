@@ -480,3 +480,31 @@ func TestOpenRefusesNewerFormat(t *testing.T) {
 		t.Fatal("Open accepted a store with a newer format")
 	}
 }
+
+// FlushGrownLog leaves a small write-ahead log alone and flushes one that
+// has grown past walFlushBytes to a table.
+func TestFlushGrownLogFlushesOnlyAGrownLog(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir)
+	defer db.Close()
+	tables := func() int {
+		t.Helper()
+		n, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+		return len(n)
+	}
+	if err := putLocators(db, "small", 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FlushGrownLog(); err != nil || tables() != 0 {
+		t.Fatalf("flush of a small log: %v, %d tables; want none written", err, tables())
+	}
+	if err := putLocators(db, "grown", 60000); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FlushGrownLog(); err != nil || tables() == 0 {
+		t.Fatalf("flush of a grown log: %v, %d tables; want the memtable flushed", err, tables())
+	}
+	if size := db.pdb.Metrics().WAL.Size; size > walFlushBytes {
+		t.Fatalf("the log after the flush: %d bytes", size)
+	}
+}
