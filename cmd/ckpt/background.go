@@ -120,9 +120,9 @@ func (a *app) backgroundCommand() *cobra.Command {
 // through every open, so the heads' files are indexed for delta bases
 // once a run unless a command cuts the indexing itself off. It
 // stops early, successfully, when the store is gone, a server listens for
-// it (the server recompresses while idle), or the store found no quiet
-// moment for --lock-timeout: the next save that leaves deferred packs
-// starts it again.
+// it (the server recompresses while idle), or it completed no slice for
+// --lock-timeout (no quiet moment, or a waiter that never takes the
+// store): the next save that leaves deferred packs starts it again.
 func (a *app) recompressInBackground(ctx context.Context) error {
 	// What could not be lowered runs at normal priority: no reason to
 	// leave the packs raw.
@@ -142,31 +142,37 @@ func (a *app) recompressInBackground(ctx context.Context) error {
 	}
 	defer release()
 	run := new(engine.RecompressRun)
+	lastSlice := time.Now()
 	for {
-		e, err := a.openForBackground(ctx, run)
+		e, err := a.openForBackground(ctx, run, lastSlice)
 		if e == nil {
 			return err
 		}
-		finished, err := recompressUntilAwaited(ctx, e)
+		finished, slices, err := recompressUntilAwaited(ctx, e)
 		if cerr := e.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil || finished {
 			return err
 		}
+		if slices > 0 {
+			lastSlice = time.Now()
+		}
 	}
 }
 
 // recompressUntilAwaited runs slices of e's recompression until no
-// deferred pack is left (finished) or a command waits for the store.
-func recompressUntilAwaited(ctx context.Context, e *engine.Engine) (finished bool, err error) {
+// deferred pack is left (finished) or a command waits for the store. It
+// reports how many slices it completed.
+func recompressUntilAwaited(ctx context.Context, e *engine.Engine) (finished bool, slices int, err error) {
 	for {
 		res, yielded, err := recompressYielding(ctx, e)
 		if err != nil || yielded {
-			return false, err
+			return false, slices, err
 		}
+		slices++
 		if res.Remaining == 0 {
-			return true, nil
+			return true, slices, nil
 		}
 	}
 }
@@ -200,7 +206,7 @@ func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.Reco
 	}()
 	res, err = e.RecompressNext(slice)
 	close(done)
-	if ctx.Err() == nil && errors.Is(context.Cause(slice), errYield) {
+	if ctx.Err() == nil && errors.Is(context.Cause(slice), errYield) && (err == nil || errors.Is(err, context.Canceled)) {
 		return res, true, nil
 	}
 	return res, false, err
@@ -211,10 +217,12 @@ func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.Reco
 // (engine.LastLockChange), so that it stays out of a burst of commands
 // instead of taking the store in the gaps between them. It returns a nil
 // Engine (and nil error) when the process should stop without error: a
-// server listens, the store found no such lull within --lock-timeout, or
-// it is gone (it is never created again).
-func (a *app) openForBackground(ctx context.Context, run *engine.RecompressRun) (*engine.Engine, error) {
-	deadline := time.Now().Add(a.lockTimeout)
+// server listens, no slice was completed for --lock-timeout since
+// lastSlice (the store found no lull, or a waiter that never takes it,
+// such as a stopped process, made every open give way at once), or the
+// store is gone (it is never created again).
+func (a *app) openForBackground(ctx context.Context, run *engine.RecompressRun, lastSlice time.Time) (*engine.Engine, error) {
+	deadline := lastSlice.Add(a.lockTimeout)
 	for {
 		if conn, err := localsock.Dial(a.store); err == nil {
 			conn.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/background"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 // TestBackgroundRecompressExitsWhenTheStoreIsGone runs the hidden
@@ -137,7 +138,7 @@ func TestBackgroundYieldsToAWaitingCommand(t *testing.T) {
 	if res, yielded, err := recompressYielding(ctx, holder); err != nil || !yielded || res != nil {
 		t.Fatalf("slice with a command waiting: result %+v, yielded %v, %v; want none started", res, yielded, err)
 	}
-	if finished, err := recompressUntilAwaited(ctx, holder); err != nil || finished {
+	if finished, _, err := recompressUntilAwaited(ctx, holder); err != nil || finished {
 		t.Fatalf("slices with a command waiting: finished %v, %v; want none started", finished, err)
 	}
 	if _, after, err := holder.Deferred(); err != nil || after != before {
@@ -175,8 +176,8 @@ func TestBackgroundRunsEverySliceInOneOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if finished, err := recompressUntilAwaited(ctx, bg); err != nil || !finished {
-		t.Fatalf("slices with no command waiting: finished %v, %v; want every pack done", finished, err)
+	if finished, slices, err := recompressUntilAwaited(ctx, bg); err != nil || !finished || slices < 2 {
+		t.Fatalf("slices with no command waiting: finished %v after %d, %v; want every pack done, in several", finished, slices, err)
 	}
 	if err := bg.Close(); err != nil {
 		t.Fatal(err)
@@ -184,5 +185,27 @@ func TestBackgroundRunsEverySliceInOneOpen(t *testing.T) {
 	st := decode[protocol.StoreStatsJSON](t, e.ok("--lock-timeout", "0", "--json", "stats"))
 	if st.DeferredPacks != 0 || st.DeferredBytes != 0 {
 		t.Fatalf("stats after one open's run: %d deferred packs, %d bytes", st.DeferredPacks, st.DeferredBytes)
+	}
+}
+
+// TestBackgroundStopsForAWaiterThatNeverTakesTheStore: a process that
+// waits for the store and then never takes it (stopped while it waits)
+// holds its mark on the waiters' file; the background process gives way
+// to it at every open, and stops, successfully and with the packs still
+// deferred, once it has completed no slice for --lock-timeout.
+func TestBackgroundStopsForAWaiterThatNeverTakesTheStore(t *testing.T) {
+	e := newEnv(t)
+	deferredFirstSave(t, e)
+	f, err := os.OpenFile(filepath.Join(e.store, "lock.waiting"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if ok, err := osfs.TryLockShared(f); !ok || err != nil {
+		t.Fatalf("mark a waiter: %v, %v", ok, err)
+	}
+	e.ok("--lock-timeout", "3s", backgroundCommand) // returns, rather than giving way for ever
+	if st := decode[protocol.StoreStatsJSON](t, e.ok("--json", "stats")); st.DeferredPacks == 0 {
+		t.Fatal("the background process compressed the packs while a waiter was marked")
 	}
 }
