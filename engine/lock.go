@@ -41,8 +41,20 @@ const lockTransitionGrace = 2 * time.Second
 // within its probe's interval and the cleanup of the work it cuts off.
 const yieldGrace = 2 * time.Second
 
-// givesWayMark ends the lock file's line of a holder that gives way.
+// givesWayMark follows the pid in the lock file's line of a holder that
+// gives way ("pid 12 [gives way] (ckpt background-recompress)"): before the
+// command, which may be long and say anything.
 const givesWayMark = " [gives way]"
+
+// parseHolder returns the holder line of a lock file without its
+// givesWayMark, and whether it had one.
+func parseHolder(line string) (name string, givesWay bool) {
+	pid, command, ok := strings.Cut(line, " (")
+	if !ok || !strings.HasSuffix(pid, givesWayMark) {
+		return line, false
+	}
+	return strings.TrimSuffix(pid, givesWayMark) + " (" + command, true
+}
 
 // holder is what a holder records in the lock file besides its pid.
 type holder struct {
@@ -82,12 +94,12 @@ func acquireLock(ctx context.Context, path string, who holder, timeout time.Dura
 		// loop for ever: the third lock won is kept.
 		if isAt(f, path) || attempt == 3 {
 			command := cmp.Or(who.command, strings.Join(os.Args, " "))
-			line := fmt.Sprintf("pid %d (%s)", os.Getpid(), command)
+			mark := ""
 			if who.givesWay {
-				line += givesWayMark
+				mark = givesWayMark
 			}
 			if err := f.Truncate(0); err == nil {
-				fmt.Fprintln(f, line)
+				fmt.Fprintf(f, "pid %d%s (%s)\n", os.Getpid(), mark, command)
 			}
 			return &storeLock{f: f}, nil
 		}
@@ -112,13 +124,12 @@ func waitForLock(ctx context.Context, f *os.File, path string, start time.Time, 
 		}
 		waiting.try()
 		if now := time.Now(); !now.Before(start.Add(timeout)) {
-			holder := readHolder(f)
-			givesWay := strings.HasSuffix(holder, givesWayMark)
+			holder, givesWay := parseHolder(readHolder(f))
 			switch waited := now.Sub(start); {
 			case holder == "" && waited < lockTransitionGrace:
 			case givesWay && waited < yieldGrace:
 			default:
-				return &BusyError{Store: filepath.Dir(path), Holder: strings.TrimSuffix(holder, givesWayMark)}
+				return &BusyError{Store: filepath.Dir(path), Holder: holder}
 			}
 		}
 		select {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,14 +102,22 @@ func TestOpenWaitsForAHolderThatGivesWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { held.Close() })
 	line, err := os.ReadFile(filepath.Join(store, lockName))
-	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(line)), givesWayMark) {
+	if name, givesWay := parseHolder(strings.TrimSpace(string(line))); err != nil || !givesWay || name != fmt.Sprintf("pid %d (ckpt background-recompress)", os.Getpid()) {
 		t.Fatalf("lock of a holder that gives way: %q, %v", line, err)
 	}
 	closed := make(chan error, 1)
+	opened := make(chan struct{})
+	defer close(opened)
 	go func() {
 		for !held.Awaited() {
-			time.Sleep(5 * time.Millisecond) // until the waiter marks itself: a condition, not a duration
+			select {
+			case <-opened: // the Open below returned without waiting
+				closed <- nil
+				return
+			case <-time.After(5 * time.Millisecond): // until the waiter marks itself: a condition, not a duration
+			}
 		}
 		closed <- held.Close()
 	}()
@@ -123,16 +132,17 @@ func TestOpenWaitsForAHolderThatGivesWay(t *testing.T) {
 }
 
 // A holder that gives way but does not is reported busy after the grace,
-// named without the mark.
+// named without the mark (which only counts after the pid, whatever the
+// command says).
 func TestLockHolderThatGivesWayFailsAfterGrace(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lock")
-	held := holdLock(t, path, "pid 1 (ckpt background-recompress)"+givesWayMark+"\n")
+	held := holdLock(t, path, "pid 1"+givesWayMark+" (ckpt background-recompress "+givesWayMark+")\n")
 	defer held.Close()
 	start := time.Now()
 	_, err := acquireLock(context.Background(), path, holder{}, 0, false)
 	var busy *BusyError
-	if !errors.As(err, &busy) || busy.Holder != "pid 1 (ckpt background-recompress)" {
+	if !errors.As(err, &busy) || busy.Holder != "pid 1 (ckpt background-recompress "+givesWayMark+")" {
 		t.Fatalf("acquire: %v, want busy naming the holder", err)
 	}
 	if waited := time.Since(start); waited < yieldGrace {

@@ -171,9 +171,10 @@ func recompressPerOpen(t *testing.T, f *fixture, opts Options) {
 // TestRecompressRunIndexesAgainAfterADrop: a run's index of similar files
 // serves every slice while the checkpoints it indexed stay, and is built
 // again, from the heads left, once one of them is dropped between two
-// opens of the store (by another process, say): the files only the
-// dropped task held must not become the bases of deltas that keep them.
-// A slice cut off keeps the index.
+// opens of the store (by another process, say), so that the files only
+// the dropped task held cannot become the bases of deltas that keep them
+// (here both tasks hold one tree: the test asserts the rebuild). A slice
+// cut off keeps the index.
 func TestRecompressRunIndexesAgainAfterADrop(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{"api": testtree.Dir{"2019-01-01": testtree.Dir{"models.go": testtree.File{Content: versionedAPI(0)}}},

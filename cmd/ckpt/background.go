@@ -152,11 +152,13 @@ func (a *app) recompressInBackground(ctx context.Context) error {
 		if cerr := e.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil || finished {
+		switch {
+		case err != nil || finished:
 			return err
-		}
-		if slices > 0 {
+		case slices > 0:
 			lastSlice = time.Now()
+		case !time.Now().Before(lastSlice.Add(a.lockTimeout)):
+			return nil // gave way at once, and has for --lock-timeout
 		}
 	}
 }
@@ -206,7 +208,9 @@ func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.Reco
 	}()
 	res, err = e.RecompressNext(slice)
 	close(done)
-	if ctx.Err() == nil && errors.Is(context.Cause(slice), errYield) && (err == nil || errors.Is(err, context.Canceled)) {
+	// A slice that ended before the probe's cancel took effect is done,
+	// not given up: the next call gives way before it starts one.
+	if ctx.Err() == nil && errors.Is(context.Cause(slice), errYield) && errors.Is(err, context.Canceled) {
 		return res, true, nil
 	}
 	return res, false, err
