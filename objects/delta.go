@@ -255,12 +255,13 @@ func (s *Store) WholeRecord(id ID, loc Locator) ([]byte, Locator, error) {
 }
 
 // deltaLargeBase is the largest base a delta is encoded against at the
-// codec's own level (up to deltaLevelMax). At SpeedFastest the encoder's small match table
-// loses most of a larger base (a one-line edit of a 1 MiB file took
-// 15 KiB, against under 1 KiB at SpeedDefault); up to 256 KiB it finds
-// what SpeedDefault finds within some 50 bytes, while SpeedDefault's
-// reset, which clears a table of a megabyte whatever the base's size,
-// made a delta of a few-kilobyte file cost 0.6 ms instead of 0.08.
+// codec's own level (up to deltaLevelMax). At SpeedFastest the encoder's
+// small match table loses most of a larger base (a one-line edit of a
+// 1 MiB file took 15 KiB, against under 1 KiB at SpeedDefault); up to
+// 256 KiB it finds what SpeedDefault finds within some 50 bytes, while
+// SpeedDefault's reset, which clears a table of a megabyte whatever the
+// base's size, made a delta of a few-kilobyte file cost 0.6 ms instead of
+// 0.08.
 const deltaLargeBase = 256 << 10
 
 // deltaLevelMax is the highest level a delta is encoded at, whatever the

@@ -142,9 +142,9 @@ func (a *app) recompressInBackground(ctx context.Context) error {
 	}
 	defer release()
 	run := new(engine.RecompressRun)
-	lastSlice := time.Now()
+	deadline := time.Now().Add(a.lockTimeout) // --lock-timeout after the last completed slice
 	for {
-		e, err := a.openForBackground(ctx, run, lastSlice)
+		e, err := a.openForBackground(ctx, run, deadline)
 		if e == nil {
 			return err
 		}
@@ -156,8 +156,8 @@ func (a *app) recompressInBackground(ctx context.Context) error {
 		case err != nil || finished:
 			return err
 		case slices > 0:
-			lastSlice = time.Now()
-		case !time.Now().Before(lastSlice.Add(a.lockTimeout)):
+			deadline = time.Now().Add(a.lockTimeout)
+		case !time.Now().Before(deadline):
 			return nil // gave way at once, and has for --lock-timeout
 		}
 	}
@@ -221,12 +221,11 @@ func recompressYielding(ctx context.Context, e *engine.Engine) (res *engine.Reco
 // (engine.LastLockChange), so that it stays out of a burst of commands
 // instead of taking the store in the gaps between them. It returns a nil
 // Engine (and nil error) when the process should stop without error: a
-// server listens, no slice was completed for --lock-timeout since
-// lastSlice (the store found no lull, or a waiter that never takes it,
-// such as a stopped process, made every open give way at once), or the
-// store is gone (it is never created again).
-func (a *app) openForBackground(ctx context.Context, run *engine.RecompressRun, lastSlice time.Time) (*engine.Engine, error) {
-	deadline := lastSlice.Add(a.lockTimeout)
+// server listens, deadline came first (no slice was completed for
+// --lock-timeout: the store found no lull, or a waiter that never takes
+// it, such as a stopped process, made every open give way at once), or
+// the store is gone (it is never created again).
+func (a *app) openForBackground(ctx context.Context, run *engine.RecompressRun, deadline time.Time) (*engine.Engine, error) {
 	for {
 		if conn, err := localsock.Dial(a.store); err == nil {
 			conn.Close()

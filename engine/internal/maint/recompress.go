@@ -38,10 +38,10 @@ type Recompressed struct {
 // locator into n moves, live or not (what is dead is a collection's
 // business), so it needs no reachability graph: one scan of the locators
 // per slice (and, with Store.Bases, a read of each delta record that
-// Store.DeltaBases does not hold). A committed slice stays done: the next call moves only what
-// is still in n. A crash before a commit leaves unreferenced new packs (a
-// collection removes them) and n still marked; after the last, n without a
-// locator, which the next call removes. ctx is checked every
+// Store.DeltaBases does not hold). A committed slice stays done: the next
+// call moves only what is still in n. A crash before a commit leaves
+// unreferenced new packs (a collection removes them) and n still marked;
+// after the last, n without a locator, which the next call removes. ctx is checked every
 // cancelCheckLocators locators of the scan and between records; a
 // cancelled call removes what it wrote in this slice and leaves n as the
 // slice found it. (A resident server cancels a slice when a request
