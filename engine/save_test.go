@@ -85,9 +85,10 @@ func TestSaveReadsOnlyChangedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Only the trees on the changed path are recomputed: d/e, d and the root.
-	if len(snap.Trees) != 3 || snap.Hashed.Load() != uint64(len("deeper")) {
-		t.Fatalf("scan recomputed %d trees and hashed %d bytes, want 3 and %d", len(snap.Trees), snap.Hashed.Load(), len("deeper"))
+	// Only the trees on the changed path are recomputed: d/e, d and the root;
+	// the changed file, still while read, is opened once.
+	if len(snap.Trees) != 3 || snap.Hashed.Load() != uint64(len("deeper")) || snap.Opened.Load() != 1 {
+		t.Fatalf("scan recomputed %d trees, hashed %d bytes and opened %d files, want 3, %d and 1", len(snap.Trees), snap.Hashed.Load(), snap.Opened.Load(), len("deeper"))
 	}
 	res := f.save("two")
 	if res.Stats.Modified != 1 || res.Stats.Added != 0 || res.Stats.Deleted != 0 || res.Stats.Files != 4 {

@@ -32,3 +32,7 @@ func OpenRegular(path string) (*Regular, error) {
 	}
 	return &Regular{r}, nil
 }
+
+// Opened is the file's Stamp as the open found it, before any read: the
+// look that Stamp after the reads is compared with, at no further call.
+func (r *Regular) Opened() Stamp { return r.opened }

@@ -13,9 +13,10 @@ import (
 // more syscalls per file registering it with the runtime's poller, which
 // shows on saves of many small files.
 type regular struct {
-	fd   int
-	path string
-	err  error
+	fd     int
+	path   string
+	opened Stamp
+	err    error
 }
 
 func openRegular(path string) (regular, error) {
@@ -32,7 +33,7 @@ func openRegular(path string) (regular, error) {
 		unix.Close(fd)
 		return regular{}, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
-	return regular{fd: fd, path: path}, nil
+	return regular{fd: fd, path: path, opened: stampOf(&st)}, nil
 }
 
 // Stamp returns the open file's current size and modification time.
@@ -41,8 +42,10 @@ func (r *regular) Stamp() (Stamp, error) {
 	if err := unix.Fstat(r.fd, &st); err != nil {
 		return Stamp{}, &os.PathError{Op: "fstat", Path: r.path, Err: err}
 	}
-	return Stamp{Size: st.Size, ModTime: st.Mtim.Nano()}, nil
+	return stampOf(&st), nil
 }
+
+func stampOf(st *unix.Stat_t) Stamp { return Stamp{Size: st.Size, ModTime: st.Mtim.Nano()} }
 
 func (r *regular) Read(p []byte) (int, error) {
 	if len(p) == 0 {

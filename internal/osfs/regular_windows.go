@@ -13,9 +13,10 @@ import (
 // (FILE_FLAG_OPEN_REPARSE_POINT), and shares it for reading, writing and
 // deletion so that a save never stands in an editor's way.
 type regular struct {
-	f    *os.File
-	path string
-	err  error
+	f      *os.File
+	path   string
+	opened Stamp
+	err    error
 }
 
 func openRegular(path string) (regular, error) {
@@ -38,7 +39,7 @@ func openRegular(path string) (regular, error) {
 		windows.CloseHandle(h)
 		return regular{}, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
-	return regular{f: os.NewFile(uintptr(h), path), path: path}, nil
+	return regular{f: os.NewFile(uintptr(h), path), path: path, opened: stampOf(&info)}, nil
 }
 
 // Stamp returns the open file's current size and last-write time.
@@ -47,8 +48,12 @@ func (r *regular) Stamp() (Stamp, error) {
 	if err := windows.GetFileInformationByHandle(windows.Handle(r.f.Fd()), &info); err != nil {
 		return Stamp{}, &os.PathError{Op: "stat", Path: r.path, Err: err}
 	}
+	return stampOf(&info), nil
+}
+
+func stampOf(info *windows.ByHandleFileInformation) Stamp {
 	size := int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow)
-	return Stamp{Size: size, ModTime: info.LastWriteTime.Nanoseconds()}, nil
+	return Stamp{Size: size, ModTime: info.LastWriteTime.Nanoseconds()}
 }
 
 func (r *regular) Read(p []byte) (int, error) {

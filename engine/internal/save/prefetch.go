@@ -194,7 +194,7 @@ func (p *Prefetcher) prepare(rel string, f index.CachedFile) bool {
 		return false
 	}
 	defer r.Close()
-	if st, err := r.Stamp(); err != nil || st == (osfs.Stamp{Size: f.Size, ModTime: f.MtimeNs}) {
+	if r.Opened() == (osfs.Stamp{Size: f.Size, ModTime: f.MtimeNs}) {
 		return false
 	}
 	done, err := p.blobs.PrepareVersion(r, f.ID)

@@ -697,10 +697,7 @@ func (s *scanner) readOnce(abs string, prev objects.ID) (id objects.ID, size int
 	}
 	s.snap.Opened.Add(1)
 	defer r.Close()
-	before, err := r.Stamp()
-	if err != nil {
-		return id, 0, false, &unreadableError{err}
-	}
+	before := r.Opened()
 	if s.put != nil {
 		id, size, err = s.put.PutVersion(r, prev)
 	} else {
