@@ -98,11 +98,20 @@ func Open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 	return e, translate(err, "")
 }
 
-func open(ctx context.Context, workspace string, opts Options) (*Engine, error) {
+func open(ctx context.Context, workspace string, opts Options) (_ *Engine, err error) {
 	start := time.Now()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	run := cmp.Or(opts.RecompressRun, new(RecompressRun))
+	if err := run.claim(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			run.open.Store(false)
+		}
+	}()
 	where, err := resolveWorkspace(workspace, opts.Roots)
 	if err != nil {
 		return nil, err
@@ -135,7 +144,7 @@ func open(ctx context.Context, workspace string, opts Options) (*Engine, error) 
 			return nil, fmt.Errorf("no store at %s: %w", storeDir, fs.ErrNotExist)
 		}
 	}
-	e := &Engine{workspace: ws, places: where, storeDir: storeDir, fs: fsys, opts: opts, lock: lock, run: cmp.Or(opts.RecompressRun, new(RecompressRun))}
+	e := &Engine{workspace: ws, places: where, storeDir: storeDir, fs: fsys, opts: opts, lock: lock, run: run}
 	created, err := e.openStore()
 	if err != nil {
 		e.Close()
@@ -332,6 +341,7 @@ func (e *Engine) Close() error {
 	if e.lock != nil {
 		errs = append(errs, e.lock.release())
 		e.lock = nil
+		e.run.open.Store(false) // another open may take the run now
 	}
 	return errors.Join(errs...)
 }

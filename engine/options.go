@@ -67,7 +67,8 @@ type Options struct {
 	// recompression, for each command that waits for the store) passes the
 	// same RecompressRun to every open, and the heads' trees are indexed
 	// for delta bases once a run instead of once an open. Nil: the Engine
-	// keeps its own. One open Engine at a time may use it.
+	// keeps its own. One open Engine at a time may use it: Open fails with
+	// ErrBadRequest while another open Engine has it.
 	RecompressRun *RecompressRun
 	// OnEvent, when set, receives lifecycle events. It is called synchronously; keep it quick.
 	// Error events for the index's background work (a failed flush or compaction)

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ckpt/ckpt/objects"
@@ -79,6 +81,17 @@ func (e *Engine) RecompressNext(ctx context.Context) (*RecompressResult, error) 
 // held.
 type RecompressRun struct {
 	similar *similarFiles
+	open    atomic.Bool // an open Engine uses it
+}
+
+// claim makes run the open Engine's, or fails with ErrBadRequest while
+// another open Engine has it: two Engines writing one run's index at once
+// would race on it.
+func (run *RecompressRun) claim() error {
+	if !run.open.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: Options.RecompressRun is in use by another open Engine; close it first", ErrBadRequest)
+	}
+	return nil
 }
 
 // recompressNext is RecompressNext, at a save's level when saveLevel is set.

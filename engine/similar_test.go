@@ -120,7 +120,8 @@ func TestRecompressStoresVersionedCopiesAsDeltas(t *testing.T) {
 }
 
 // filler returns files of about n bytes in all, 256 KiB each, of
-// numbered lines (quick to compress, even at the best level).
+// numbered lines (quick to compress, even at the best level), named with
+// letters so that no two share a key of the index of similar files.
 func filler(n int) testtree.Dir {
 	d := testtree.Dir{}
 	for i := 0; n > 0; i++ {
@@ -128,7 +129,7 @@ func filler(n int) testtree.Dir {
 		for line := 0; b.Len() < 256<<10; line++ {
 			fmt.Fprintf(&b, "filler %d, line %d\n", i, line)
 		}
-		d[fmt.Sprintf("%02d.txt", i)] = testtree.File{Content: b.String()}
+		d[fmt.Sprintf("%c%c.txt", 'a'+i/26, 'a'+i%26)] = testtree.File{Content: b.String()}
 		n -= b.Len()
 	}
 	return d
@@ -136,8 +137,9 @@ func filler(n int) testtree.Dir {
 
 // recompressPerOpen recompresses f's store a slice per open of it (with
 // opts), one RecompressRun carried through the opens, as the CLI's
-// background process does: the index of similar files built by the first
-// slice must serve every later one, and go with the run's end.
+// background process does when a command cuts in after every slice: the
+// index of similar files built by the first slice must serve every later
+// one, and go with the run's end.
 func recompressPerOpen(t *testing.T, f *fixture, opts Options) {
 	t.Helper()
 	opts.RecompressRun = new(RecompressRun)
@@ -217,6 +219,38 @@ func TestRecompressRunIndexesAgainAfterADrop(t *testing.T) {
 	if run.similar == first || len(run.similar.heads) != 1 {
 		t.Fatalf("after the drop the run indexed %d heads (the same index: %v); want the one left, indexed again",
 			len(run.similar.heads), run.similar == first)
+	}
+}
+
+// One RecompressRun serves one open Engine at a time: a second Open with it
+// fails as a bad request (even of another store) until the first closes,
+// and an Open that failed leaves it free.
+func TestRecompressRunServesOneOpenEngine(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	run := new(RecompressRun)
+	f := newFixtureOpts(t, testtree.Dir{"a.txt": testtree.File{Content: "a"}}, Options{RecompressRun: run})
+	other := Options{StoreDir: filepath.Join(t.TempDir(), "store"), RecompressRun: run}
+	if e, err := Open(ctx, t.TempDir(), other); !errors.Is(err, ErrBadRequest) {
+		if err == nil {
+			e.Close()
+		}
+		t.Fatalf("a second Open with the run in use: %v, want ErrBadRequest", err)
+	}
+	if err := f.e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	missing := other
+	missing.MustExist = true
+	if _, err := Open(ctx, t.TempDir(), missing); err == nil || errors.Is(err, ErrBadRequest) {
+		t.Fatalf("Open of a missing store: %v, want its own failure", err)
+	}
+	e, err := Open(ctx, t.TempDir(), other)
+	if err != nil {
+		t.Fatalf("Open with the run once its Engine closed and an Open failed: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
