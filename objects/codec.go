@@ -79,14 +79,23 @@ func (c *codec) compress(dst, src []byte, probe bool) ([]byte, Flags, error) {
 // compressFrames is compress (without the probe) into independent zstd
 // frames of frameLen bytes of src each, the last up to half as much
 // again, so that a reader decodes only the frames holding what it reads.
-// Every frame declares its decoded length.
-func (c *codec) compressFrames(dst, src []byte, frameLen int) ([]byte, Flags, error) {
+// Every frame declares its decoded length. stop, when set, is asked
+// before every frame but the first: its error ends the call, with
+// nothing to store, within a frame's encoding (a group's 1 MiB at the
+// recompression level is tens of milliseconds, a frame a quarter of it).
+func (c *codec) compressFrames(dst, src []byte, frameLen int, stop func() error) ([]byte, Flags, error) {
 	if c == nil || len(src) < 64 {
 		return src, 0, nil
 	}
-	return c.encode(src, func(e *zstd.Encoder) []byte {
+	var stopped error
+	out, flags, err := c.encode(src, func(e *zstd.Encoder) []byte {
 		out := dst[:0]
 		for start := 0; start < len(src); {
+			if start > 0 && stop != nil {
+				if stopped = stop(); stopped != nil {
+					return nil
+				}
+			}
 			end := start + frameLen
 			if len(src)-end < frameLen/2 {
 				end = len(src)
@@ -96,6 +105,10 @@ func (c *codec) compressFrames(dst, src []byte, frameLen int) ([]byte, Flags, er
 		}
 		return out
 	})
+	if stopped != nil {
+		return nil, 0, stopped
+	}
+	return out, flags, err
 }
 
 // encode runs enc with one of the codec's encoders and keeps its output

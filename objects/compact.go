@@ -45,6 +45,10 @@ type rewriter struct {
 	// stored whole.
 	deferred map[uint32]bool
 	moved    map[ID]bool
+	// stop, when set, is the rewrite's context's Err: the encodings that
+	// take longest (a group's frames, a delta's bases) ask it as they go,
+	// so that a cancelled rewrite stops within a frame, not a record.
+	stop func() error
 }
 
 // groupKey names a group record by where it lives.

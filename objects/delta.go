@@ -373,6 +373,11 @@ func (r *rewriter) Delta(id ID, loc Locator, bases []ID) (Locator, bool, error) 
 		if tried == deltaTries {
 			break
 		}
+		if tried > 0 && r.stop != nil {
+			if err := r.stop(); err != nil {
+				return Locator{}, false, err
+			}
+		}
 		base, ok, err := r.deltaBase(id, b)
 		if err != nil {
 			return Locator{}, false, err

@@ -138,7 +138,7 @@ func (b *Batch) flushGroups() (resume func()) {
 // writeGroup compresses and appends one group record and records the
 // placements of its members. A failure is kept for Sync.
 func (b *Batch) writeGroup(g *group) {
-	h, payload, done, err := b.s.sealGroup(g, b.codec())
+	h, payload, done, err := b.s.sealGroup(g, b.codec(), nil)
 	if err == nil {
 		var w *packWriter
 		if w, err = b.acquire(); err == nil {
@@ -162,9 +162,11 @@ func (b *Batch) writeGroup(g *group) {
 
 // sealGroup encodes g as one group record: its header and its stored
 // payload (zstd frames of codec c, one per groupFrameLen bytes, or the
-// decoded payload when that does not pay or c is nil). done returns the buffers, g's content
-// included, to the Store's pools; the payload is valid until then.
-func (s *Store) sealGroup(g *group, c *codec) (h recordHeader, payload []byte, done func(), err error) {
+// decoded payload when that does not pay or c is nil). stop, when set, can
+// end the encoding between frames with its error (see compressFrames).
+// done returns the buffers, g's content included, to the Store's pools;
+// the payload is valid until then.
+func (s *Store) sealGroup(g *group, c *codec, stop func() error) (h recordHeader, payload []byte, done func(), err error) {
 	rawBuf := getScratch(&s.groupBufs)
 	raw := g.payload(*rawBuf)
 	scratch := getScratch(&s.packBufs)
@@ -175,7 +177,7 @@ func (s *Store) sealGroup(g *group, c *codec) (h recordHeader, payload []byte, d
 		s.packBufs.Put(scratch)
 	}
 	h = recordHeader{flags: pack.FlagGroup, id: Sum(raw), size: int64(len(raw))}
-	payload, flags, err := c.compressFrames(*scratch, raw, groupFrameLen)
+	payload, flags, err := c.compressFrames(*scratch, raw, groupFrameLen, stop)
 	if err != nil {
 		return h, nil, done, err
 	}

@@ -40,7 +40,7 @@ func (r *rewriter) writeGroup() error {
 		return nil
 	}
 	r.open = nil
-	h, payload, done, err := r.s.sealGroup(g, r.codec)
+	h, payload, done, err := r.s.sealGroup(g, r.codec, r.stop)
 	defer done()
 	if err != nil {
 		r.err = err

@@ -1,8 +1,12 @@
 package objects
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // TestRegroupKeepsOnlyLiveMembers regroups a third of the members of
@@ -123,5 +127,65 @@ func TestRegroupRefusesWhatCannotJoinAGroup(t *testing.T) {
 	mustCorrupt(t, rw.Regroup(ids[0], bad))
 	if _, err := s.groupSize(bad); err == nil {
 		t.Fatal("GroupSize of a plain record")
+	}
+}
+
+// A rewrite's stop (its context's Err, in Rewrite) is asked between the
+// frames of a full group's encoding: the first "stop" ends Regroup with
+// that error, one frame in, and nothing of the group is written.
+func TestRegroupStopsBetweenAGroupsFrames(t *testing.T) {
+	s, idx := testStore(t, Options{})
+	var blobs [][]byte
+	for i := range 24 { // 1.4 MiB of plain records: more than a group
+		blobs = append(blobs, textBytes(uint64(i), 60<<10))
+	}
+	ids, _ := save(t, s, idx, blobs...)
+	rw := s.newRewriter(s.recodec)
+	defer rw.Close()
+	errStop := errors.New("stop")
+	asked := 0
+	rw.stop = func() error { asked++; return errStop }
+	var err error
+	for _, id := range ids {
+		loc, _, _ := idx.Locator(id)
+		if err = rw.Regroup(id, loc); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, errStop) || asked != 1 || len(rw.Packs()) != 0 {
+		t.Fatalf("Regroup: %v after asking %d times, %d packs written; want the stop, asked once, none", err, asked, len(rw.Packs()))
+	}
+}
+
+// compressFrames asks stop before every frame but the first and returns
+// its error with nothing to store; a stop that never says so changes
+// nothing of the frames.
+func TestCompressFramesAsksStopBetweenFrames(t *testing.T) {
+	c, err := newCodec(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := textBytes(7, 4*groupFrameLen)
+	errStop := errors.New("stop")
+	asked := 0
+	out, _, err := c.compressFrames(nil, src, groupFrameLen, func() error {
+		if asked++; asked == 2 {
+			return errStop
+		}
+		return nil
+	})
+	if !errors.Is(err, errStop) || out != nil || asked != 2 {
+		t.Fatalf("stopped at the third frame: %d bytes, %v, asked %d times", len(out), err, asked)
+	}
+	asked = 0
+	out, _, err = c.compressFrames(nil, src, groupFrameLen, func() error { asked++; return nil })
+	plain, _, perr := c.compressFrames(nil, src, groupFrameLen, nil)
+	if err != nil || perr != nil || asked != 3 || !bytes.Equal(out, plain) {
+		t.Fatalf("asked %d times (want 3): %v, %v, same frames %v", asked, err, perr, bytes.Equal(out, plain))
+	}
+	d, _ := zstd.NewReader(nil)
+	defer d.Close()
+	if got, err := d.DecodeAll(out, nil); err != nil || !bytes.Equal(got, src) {
+		t.Fatalf("frames decode to %d bytes, %v", len(got), err)
 	}
 }

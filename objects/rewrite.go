@@ -106,6 +106,7 @@ func (s *Store) rewrite(ctx context.Context, moves []Move, step func(op string, 
 		step = func(string, int) {}
 	}
 	rw := s.newRewriter(c)
+	rw.stop = ctx.Err
 	defer rw.Close()
 	out := make([]Placement, 0, len(moves))
 	for i, m := range moves {
