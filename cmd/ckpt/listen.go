@@ -200,8 +200,12 @@ func (a *app) sayListening(addr string, existing bool) {
 	}
 }
 
-// run runs a client's command line in the server, on its engine.
+// run runs a client's command line in the server, on its engine, with
+// the client's environment for what reaches a remote.
 func (r *resident) run(ctx context.Context, req cmdwire.Request, stdin io.Reader, stdout, stderr io.Writer) int {
+	if req.Env != nil {
+		ctx = protocol.WithEnvironment(ctx, req.Env)
+	}
 	sa := &app{stdin: stdin, stdout: stdout, stderr: stderr, colour: req.Colour, indentJSON: req.Terminal,
 		server: &serverContext{res: r, cwd: req.Cwd}}
 	if name := commandName(sa, req.Args); name == "serve" || name == "mcp" {

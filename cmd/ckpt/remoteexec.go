@@ -82,14 +82,15 @@ func (a *app) exchange(cmd *cobra.Command, conn net.Conn, req cmdwire.Request) (
 
 // forwardRequest is the request for cmd: the command line with the
 // store and the task (which may come from the environment) made explicit,
-// and --state's input read here, where its file and stdin are.
+// --state's input read here, where its file and stdin are, and this
+// process's environment, where a remote's credentials are.
 func (a *app) forwardRequest(cmd *cobra.Command, store string) (cmdwire.Request, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return cmdwire.Request{}, err
 	}
 	args := append([]string{"--store", store, "--task", envOr("CKPT_TASK", engine.DefaultTask)}, a.args...)
-	req := cmdwire.Request{Cwd: cwd, Terminal: a.indentJSON, Colour: a.colour}
+	req := cmdwire.Request{Cwd: cwd, Terminal: a.indentJSON, Colour: a.colour, Env: os.Environ()}
 	if f := cmd.Flags().Lookup("state"); f != nil && f.Changed {
 		var in io.Reader = a.stdin
 		name := f.Value.String()

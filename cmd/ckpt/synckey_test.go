@@ -97,6 +97,34 @@ func TestCLIEncryptedRemoteWithAKeyFile(t *testing.T) {
 	}
 }
 
+// A command forwarded to a listening server reaches a remote with the
+// client's environment, as it would run cold: the passphrase (and the
+// AWS_* settings) of the server's environment are not the client's. The
+// push seals the remote with the client's passphrase, which a cold clone
+// then opens; with the variable unset in the client it fails naming it.
+func TestCLIRemoteThroughAServerUsesTheClientsEnvironment(t *testing.T) {
+	t.Setenv("CKPT_TEST_PASSPHRASE", "correct horse battery staple")
+	src := newEnv(t)
+	src.serverEnv = append(src.serverEnv, "CKPT_TEST_PASSPHRASE=the server's own")
+	src.write("a.txt", "alpha\n")
+	src.listenServer()
+	src.ok("--lock-timeout", "0", "save")
+	url := remote.FileURL(t.TempDir())
+	src.ok("--lock-timeout", "0", "remote", "add", "origin", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
+	src.ok("--lock-timeout", "0", "push")
+	dst := newEnv(t)
+	dst.ok("clone", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
+	if b, err := os.ReadFile(filepath.Join(dst.ws, "a.txt")); err != nil || string(b) != "alpha\n" {
+		t.Fatalf("cloned file: %q, %v", b, err)
+	}
+	t.Setenv("CKPT_TEST_PASSPHRASE", "")
+	src.write("a.txt", "beta\n")
+	src.ok("--lock-timeout", "0", "save")
+	if r := src.run("", "--lock-timeout", "0", "push"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "CKPT_TEST_PASSPHRASE") {
+		t.Fatalf("push through the server with the client's variable unset: exit %d %s", r.code, r.stderr)
+	}
+}
+
 func TestCLIEncryptedRemoteWithAPassphrase(t *testing.T) {
 	t.Setenv("CKPT_TEST_PASSPHRASE", "correct horse battery staple")
 	src := newEnv(t)

@@ -45,6 +45,11 @@ type Request struct {
 	// client would colour it (a terminal, and NO_COLOR unset).
 	Terminal bool `json:"terminal,omitempty"`
 	Colour   bool `json:"colour,omitempty"`
+	// Env is the client's environment (KEY=value, as os.Environ returns
+	// it), which a command that reaches a remote reads its credentials
+	// and passphrase from, as it would run in the client's process. Nil
+	// from a client that sends none: the server's own.
+	Env []string `json:"env,omitempty"`
 }
 
 // Frame kinds.

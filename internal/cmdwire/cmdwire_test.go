@@ -31,7 +31,8 @@ func TestExchangeCarriesRequestOutputAndExitCode(t *testing.T) {
 	defer client.Close()
 	big := bytes.Repeat([]byte{0, 0xff, 'x'}, maxFrame) // binary, and more than one frame
 	serve(t, server, func(req Request, f *Frames) {
-		if strings.Join(req.Args, " ") != "cat HEAD f" || req.Cwd != "/w" || string(req.Stdin) != "s" || !req.Terminal || req.Colour {
+		if strings.Join(req.Args, " ") != "cat HEAD f" || req.Cwd != "/w" || string(req.Stdin) != "s" || !req.Terminal || req.Colour ||
+			strings.Join(req.Env, " ") != "A=1 B=x=y" {
 			t.Errorf("server got %+v", req)
 		}
 		f.Accept()
@@ -42,7 +43,8 @@ func TestExchangeCarriesRequestOutputAndExitCode(t *testing.T) {
 		f.Exit(-3)
 	})
 	var out, errOut bytes.Buffer
-	code, err := Exchange(client, Request{Args: []string{"cat", "HEAD", "f"}, Cwd: "/w", Stdin: []byte("s"), Terminal: true}, &out, &errOut)
+	code, err := Exchange(client, Request{Args: []string{"cat", "HEAD", "f"}, Cwd: "/w", Stdin: []byte("s"), Terminal: true,
+		Env: []string{"A=1", "B=x=y"}}, &out, &errOut)
 	if err != nil || code != -3 {
 		t.Fatalf("Exchange = %d, %v", code, err)
 	}

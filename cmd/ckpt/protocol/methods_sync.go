@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/engine/remote"
@@ -104,16 +103,19 @@ func (h *host) pull(ctx context.Context, p syncParams) (PullJSON, error) {
 // OpenRemote opens a remote's backend, with the endpoint, region and
 // credentials of the standard AWS_* variables (never stored), and for an
 // encrypted remote sealed with the key its record points to: the key
-// file, or the passphrase read now from the variable it names.
+// file, or the passphrase read now from the variable it names. The
+// variables are the process's, or those of the environment ctx carries
+// (WithEnvironment).
 func OpenRemote(ctx context.Context, r engine.RemoteInfo) (engine.Backend, error) {
-	b, err := remote.Open(ctx, r.URL, remote.ConfigFromEnv(os.Getenv))
+	getenv := getenv(ctx)
+	b, err := remote.Open(ctx, r.URL, remote.ConfigFromEnv(getenv))
 	if err != nil {
 		return nil, UsageError(err.Error())
 	}
 	if !r.Key.Encrypted() {
 		return b, nil
 	}
-	secret, err := remoteSecret(r.Key)
+	secret, err := remoteSecret(r.Key, getenv)
 	if err == nil {
 		var sealed engine.Backend
 		if sealed, err = engine.EncryptRemote(ctx, b, secret); err == nil {
@@ -125,12 +127,12 @@ func OpenRemote(ctx context.Context, r engine.RemoteInfo) (engine.Backend, error
 }
 
 // remoteSecret resolves how a remote is keyed into its secret: the key
-// file's path, or the passphrase in the variable named.
-func remoteSecret(k engine.RemoteKey) (engine.RemoteSecret, error) {
+// file's path, or the passphrase in the variable named, read with getenv.
+func remoteSecret(k engine.RemoteKey, getenv func(string) string) (engine.RemoteSecret, error) {
 	if k.KeyFile != "" {
 		return engine.RemoteSecret{KeyFile: k.KeyFile}, nil
 	}
-	pass := os.Getenv(k.PassphraseEnv)
+	pass := getenv(k.PassphraseEnv)
 	if pass == "" {
 		return engine.RemoteSecret{}, UsageError(fmt.Sprintf("the remote is encrypted with the passphrase in $%s, which is empty or unset", k.PassphraseEnv))
 	}
