@@ -79,23 +79,50 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 	if ws != r.e.Workspace() { // as the store itself refuses it, without a server
 		return nil, &engine.WorkspaceMismatchError{Store: r.e.StoreDir(), Recorded: r.e.Workspace(), Workspace: ws}
 	}
-	given := func(name string) bool { return cmd.Flags().Changed(name) }
-	var differ []string
-	if given("profile") && a.profile != r.profile {
-		differ = append(differ, fmt.Sprintf("--profile %s, not %s", r.profile, a.profile))
-	}
-	if given("exclude") && !slices.Equal(a.exclude, r.exclude) {
-		differ = append(differ, fmt.Sprintf("--exclude %q, not %q", r.exclude, a.exclude))
-	}
-	if given("max-file-size") && effectiveMaxFileSize(a.maxFileSize) != effectiveMaxFileSize(r.maxFileSize) {
-		differ = append(differ, fmt.Sprintf("--max-file-size %d, not %d",
-			effectiveMaxFileSize(r.maxFileSize), effectiveMaxFileSize(a.maxFileSize)))
-	}
-	if len(differ) > 0 {
-		return nil, protocol.UsageError(fmt.Sprintf("the server holding store %s runs with %s; stop it or use its options",
-			r.e.StoreDir(), strings.Join(differ, ", ")))
+	if err := r.checkOptions(a.givenOptions(cmd)); err != nil {
+		return nil, err
 	}
 	return r.e, nil
+}
+
+// givenOptions is the capture options a's command line gives (--profile,
+// --exclude, --max-file-size), as an attaching client states them: each
+// left zero when not given.
+func (a *app) givenOptions(cmd *cobra.Command) protocol.CaptureOptions {
+	var o protocol.CaptureOptions
+	given := func(name string) bool { return cmd.Flags().Changed(name) }
+	if given("profile") {
+		o.Profile = a.profile
+	}
+	if given("exclude") {
+		o.Exclude = a.exclude
+	}
+	if given("max-file-size") {
+		o.MaxFileSize = effectiveMaxFileSize(a.maxFileSize)
+	}
+	return o
+}
+
+// checkOptions refuses a client whose capture options (those it gives;
+// the rest are the server's) differ from the server's: its saves would
+// capture what the client did not ask for.
+func (r *resident) checkOptions(o protocol.CaptureOptions) error {
+	var differ []string
+	if o.Profile != "" && o.Profile != r.profile {
+		differ = append(differ, fmt.Sprintf("--profile %s, not %s", r.profile, o.Profile))
+	}
+	if o.Exclude != nil && !slices.Equal(o.Exclude, r.exclude) {
+		differ = append(differ, fmt.Sprintf("--exclude %q, not %q", r.exclude, o.Exclude))
+	}
+	if o.MaxFileSize != 0 && effectiveMaxFileSize(o.MaxFileSize) != effectiveMaxFileSize(r.maxFileSize) {
+		differ = append(differ, fmt.Sprintf("--max-file-size %d, not %d",
+			effectiveMaxFileSize(r.maxFileSize), effectiveMaxFileSize(o.MaxFileSize)))
+	}
+	if len(differ) > 0 {
+		return protocol.UsageError(fmt.Sprintf("the server holding store %s runs with %s; stop it or use its options",
+			r.e.StoreDir(), strings.Join(differ, ", ")))
+	}
+	return nil
 }
 
 // effectiveMaxFileSize is the cap --max-file-size n means (0: the default).
@@ -130,9 +157,15 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 		// reading its output: a write to a closed pipe fails instead of
 		// ending the server.
 		signal.Ignore(syscall.SIGPIPE)
+		// A server already listening must serve this command's workspace
+		// with its options, or this one fails as a client of it would.
+		params, err := a.attachParams(cmd)
+		if err != nil {
+			return err
+		}
 		e, err := a.openOrAttach(cmd, func(conn net.Conn) error {
 			defer conn.Close()
-			_, err := a.attach(conn, protocol.AttachParams{})
+			_, err := a.attach(conn, params)
 			return err
 		})
 		if e == nil {
@@ -282,7 +315,7 @@ func (a *app) openOrAttach(cmd *cobra.Command, client func(net.Conn) error) (*en
 }
 
 // checkAttach refuses a JSON-RPC client that means another workspace or
-// needs another exclusion profile than the server's.
+// needs other capture options than the server's (checkOptions).
 func (r *resident) checkAttach(p protocol.AttachParams) error {
 	if p.Workspace != "" || len(p.Roots) > 0 {
 		ws, err := attachedWorkspace(p)
@@ -294,11 +327,7 @@ func (r *resident) checkAttach(p protocol.AttachParams) error {
 				r.e.StoreDir(), r.e.Workspace(), ws)
 		}
 	}
-	if p.Profile != "" && p.Profile != r.profile {
-		return protocol.UsageError(fmt.Sprintf("the server of store %s uses exclusion profile %s, not %s; stop it or use its profile",
-			r.e.StoreDir(), r.profile, p.Profile))
-	}
-	return nil
+	return r.checkOptions(p.CaptureOptions)
 }
 
 // attachedWorkspace is the workspace identity an attaching client means:

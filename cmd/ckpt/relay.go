@@ -20,18 +20,15 @@ import (
 )
 
 // attachParams is what a command attaching to the store's server says:
-// its workspace, --task and --profile (when given).
+// its workspace, --task and the capture options it gives (givenOptions).
 func (a *app) attachParams(cmd *cobra.Command) (protocol.AttachParams, error) {
 	ws, err := filepath.Abs(a.workspace)
 	if err != nil {
 		return protocol.AttachParams{}, err
 	}
-	params := protocol.AttachParams{Workspace: ws, Task: a.task}
+	params := protocol.AttachParams{Workspace: ws, Task: a.task, CaptureOptions: a.givenOptions(cmd)}
 	if roots := a.roots(); roots != nil {
 		params.Workspace, params.Roots = "", roots
-	}
-	if cmd.Flags().Changed("profile") {
-		params.Profile = a.profile
 	}
 	return params, nil
 }

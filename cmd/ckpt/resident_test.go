@@ -92,6 +92,17 @@ func TestResidentServerSpeaksJSONRPCToManyClients(t *testing.T) {
 	if refused.Error == nil || refused.Error.Data.Kind != "usage" || !strings.Contains(refused.Error.Message, "profile default, not roo") {
 		t.Fatalf("attach with another profile = %+v", refused.Error)
 	}
+	for name, params := range map[string]map[string]any{
+		"exclude":       {"exclude": []string{"secrets/"}},
+		"max file size": {"max_file_size": 1 << 20},
+	} {
+		if r := e.dialRPC().call("attach", params); r.Error == nil || r.Error.Data.Kind != "usage" || !strings.Contains(r.Error.Message, "use its options") {
+			t.Fatalf("attach with another %s = %+v", name, r.Error)
+		}
+	}
+	if same := e.dialRPC().call("attach", map[string]any{"max_file_size": 100 << 20}); same.Error != nil {
+		t.Fatalf("attach with the server's own max file size: %+v", same.Error)
+	}
 	elsewhere := e.dialRPC().call("attach", map[string]string{"workspace": t.TempDir()})
 	if elsewhere.Error == nil || elsewhere.Error.Data.ExitCode != 4 {
 		t.Fatalf("attach with another workspace = %+v", elsewhere.Error)
@@ -106,6 +117,16 @@ func TestSecondListeningServerPointsAtTheFirst(t *testing.T) {
 	got := decode[struct{ Listening, Store string }](t, e.ok("--lock-timeout", "0", "--json", "serve", "--listen"))
 	if got.Listening != localsock.Endpoint(e.store) || got.Store != e.store {
 		t.Fatalf("second server said %+v", got)
+	}
+	// One of another workspace, or that would capture otherwise, fails as
+	// a client of the first would.
+	other := *e
+	other.ws = t.TempDir()
+	if r := other.run("", "--lock-timeout", "0", "serve", "--listen"); r.code != protocol.ExitRefused {
+		t.Fatalf("serve --listen of another workspace on the store: exit %d %q", r.code, r.stderr)
+	}
+	if r := e.run("", "--lock-timeout", "0", "--exclude", "secrets/", "serve", "--listen"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "use its options") {
+		t.Fatalf("serve --listen with another --exclude: exit %d %q", r.code, r.stderr)
 	}
 }
 
@@ -138,7 +159,10 @@ func TestStdioServeAttachesToTheListeningServer(t *testing.T) {
 	if out := e.ok("--lock-timeout", "0", "--task", "host", "list"); !strings.Contains(out, "relayed") {
 		t.Fatalf("list after the relayed save = %q", out)
 	}
-	if r := e.run("", "--profile", "roo", "serve"); r.code != 2 || !strings.Contains(r.stderr, "exclusion profile default, not roo") {
+	if r := e.run("", "--profile", "roo", "serve"); r.code != 2 || !strings.Contains(r.stderr, "--profile default, not roo") {
 		t.Fatalf("serve with another profile: exit %d %q", r.code, r.stderr)
+	}
+	if r := e.run("", "--max-file-size", "1MiB", "mcp"); r.code != 2 || !strings.Contains(r.stderr, "--max-file-size 104857600, not 1048576") {
+		t.Fatalf("mcp with another --max-file-size: exit %d %q", r.code, r.stderr)
 	}
 }

@@ -19,7 +19,16 @@ type AttachParams struct {
 	Workspace string        `json:"workspace,omitempty" jsonschema:"the workspace the client means; refused when the server serves another"`
 	Roots     []engine.Root `json:"roots,omitempty" jsonschema:"the roots of the multi-root workspace the client means (instead of workspace), each {name, dir}; a name left out is the directory's base name; refused when the server serves another set"`
 	Task      string        `json:"task,omitempty" jsonschema:"the task of the connection's requests that name none"`
-	Profile   string        `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs; refused when the server uses another"`
+	CaptureOptions
+}
+
+// CaptureOptions are what a client needs saves to capture, each left zero
+// when the client leaves it to the server; a server that captures
+// otherwise refuses the client.
+type CaptureOptions struct {
+	Profile     string   `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs; refused when the server uses another"`
+	Exclude     []string `json:"exclude,omitempty" jsonschema:"the extra gitignore-style exclusion patterns the client needs, in order; refused when the server uses others"`
+	MaxFileSize int64    `json:"max_file_size,omitempty" jsonschema:"the size above which the client's saves skip a file (-1: no limit); refused when the server's differs"`
 }
 
 // AttachResult is what the server serves. WorkspaceBase64 and StoreBase64
