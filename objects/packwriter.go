@@ -16,6 +16,12 @@ import (
 // the file in large sequential writes.
 const packWriterBuffer = 1 << 20
 
+// writebackStep is how much a pack writer lets reach the file before it
+// starts the device writing it (storefs.StartWriteback): a first save of
+// hundreds of MiB then writes while it reads and hashes, and its closing
+// sync waits for the last few MiB rather than all of them.
+const writebackStep = 8 << 20
+
 // packWriter appends records to one pack file. It is used by one goroutine
 // at a time (the Batch hands it out exclusively).
 type packWriter struct {
@@ -24,9 +30,12 @@ type packWriter struct {
 	f        vfs.File
 	bw       *bufio.Writer
 	size     int64 // logical end of the pack, buffered bytes included
+	written  int64 // where the device was last asked to start writing from
 	unsynced bool  // bytes were appended since the last sync
-	err      error // sticky write failure
-	hdr      []byte
+	// writeback starts the device writing a range of the file (Store.writeback).
+	writeback func(f vfs.File, off, n int64)
+	err       error // sticky write failure
+	hdr       []byte
 }
 
 // append writes one record and returns its offset.
@@ -46,6 +55,10 @@ func (w *packWriter) append(h recordHeader, payload []byte) (int64, error) {
 	}
 	w.size += h.recordLen()
 	w.unsynced = true
+	if end := w.size - int64(w.bw.Buffered()); end-w.written >= writebackStep {
+		w.writeback(w.f, w.written, end-w.written)
+		w.written = end
+	}
 	return off, nil
 }
 
@@ -129,7 +142,7 @@ func (s *Store) createPack(n uint32) (*packWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pack: %w", err)
 	}
-	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer)}
+	w := &packWriter{n: n, path: path, f: f, bw: bufio.NewWriterSize(f, packWriterBuffer), writeback: s.writeback}
 	w.bw.Write(packHeader()) // cannot fail: the buffer is larger than the header
 	w.size, w.unsynced = int64(pack.HeaderLen), true
 	return w, nil
@@ -143,7 +156,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	if err != nil {
 		return nil, fmt.Errorf("open pack: %w", err)
 	}
-	w := &packWriter{n: n, path: path, f: f, size: size}
+	w := &packWriter{n: n, path: path, f: f, size: size, writeback: s.writeback}
 	if size >= int64(pack.HeaderLen) {
 		// Only packs of the current version take appends; an older one is
 		// sealed like a damaged one (ErrCorrupt), and stays readable.
@@ -171,6 +184,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	// Appends go at the clean end (the file's own offset is that of
 	// whoever opened it last, so it is not trusted).
 	w.bw = bufio.NewWriterSize(io.NewOffsetWriter(f, w.size), packWriterBuffer)
+	w.written = w.size
 	if w.size == 0 {
 		w.bw.Write(packHeader())
 		w.size, w.unsynced = int64(pack.HeaderLen), true

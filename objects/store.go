@@ -113,6 +113,9 @@ type Store struct {
 	groups    groupCache
 	deltas    *memo[deltaKey] // records prepared ahead of the Batch that writes them
 	recent    *memo[ID]       // both versions of the files last stored as deltas (recent.go)
+	// writeback is how a pack writer starts the device writing what it
+	// appended (storefs.StartWriteback; a test's recorder).
+	writeback func(f vfs.File, off, n int64)
 
 	mu struct {
 		sync.Mutex
@@ -149,7 +152,7 @@ func Open(dir string, idx LocatorIndex, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: filepath.Join(dir, packsDir), idx: idx, opts: opts, codec: c, recodec: rc,
 		deltas: newMemo[deltaKey](deltaMemoEntries, deltaMemoBytes), recent: newMemo[ID](recentEntries, recentBytes),
-		chunkBufs: make(chan *[]byte, max(1, runtime.GOMAXPROCS(0)/4))}
+		chunkBufs: make(chan *[]byte, max(1, runtime.GOMAXPROCS(0)/4)), writeback: storefs.StartWriteback}
 	for range cap(s.chunkBufs) {
 		s.chunkBufs <- nil
 	}

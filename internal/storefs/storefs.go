@@ -144,3 +144,12 @@ func Remove(fsys vfs.FS, name string) error {
 	}
 	return SyncDir(fsys, fsys.PathDir(name))
 }
+
+// StartWriteback starts writing n bytes of f at off to the device, as
+// osfs.StartWriteback does, when f is a file of the OS (a simulated file
+// has nothing to write back). A hint only: durability is still f's Sync.
+func StartWriteback(f vfs.File, off, n int64) {
+	if fd := f.Fd(); fd != vfs.InvalidFd {
+		osfs.StartWriteback(fd, off, n)
+	}
+}
