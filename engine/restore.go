@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/internal/save"
@@ -109,9 +110,10 @@ type RestoreResult struct {
 // Durability: when Restore returns, every change it made (file contents,
 // renames, removals, new directories) is on disk. A journal, written before
 // the first change and removed after the head moves, makes an interrupted
-// restore resumable: a Restore to the same target resumes it without a new
-// backup, and any other writing operation (of this Engine, or of the next
-// process to open the store) settles it first: it completes it, or discards
+// restore resumable: a Restore of the same task, target and Paths (in any
+// order) resumes it without a new backup, and any other Restore or writing
+// operation (of this Engine, or of the next process to open the store)
+// settles it first: it completes it as the journal records it, or discards
 // the journal once the task's head has moved on (see SettleRestore). A
 // cancelled ctx or another error (no space, I/O) stops the restore with the
 // journal kept; the head has moved to ref already when the error came from
@@ -124,7 +126,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	}
 	defer unlock()
 	var settled *SettledRestore
-	if !opts.DryRun && !e.resumes(opts.Task, ref) {
+	if !opts.DryRun && !e.resumes(ref, opts) {
 		if settled, err = e.settleLocked(ctx); err != nil {
 			return nil, e.report(err, start)
 		}
@@ -180,7 +182,8 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	cur, err := e.currentState(ctx, task, target, cp.Seq, opts, res)
+	resuming := e.resumesPending(task, ID(target), filter)
+	cur, err := e.currentState(ctx, task, cp.Seq, resuming, opts, res)
 	if err != nil {
 		return nil, err
 	}
@@ -264,19 +267,43 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	return res, err
 }
 
-// resumes reports whether a Restore of ref in task would resume the
-// pending restore rather than settle it first; an unresolvable ref does
-// not (the Restore then fails before any change).
-func (e *Engine) resumes(task, ref string) bool {
+// resumes reports whether a Restore of ref with opts would resume the
+// pending restore rather than settle it first; an unresolvable ref or a
+// bad path does not (the Restore then fails before any change).
+func (e *Engine) resumes(ref string, opts RestoreOptions) bool {
 	if e.pending == nil {
 		return false
 	}
-	task, err := taskName(task)
-	if err != nil || task != e.pending.Task {
+	task, err := taskName(opts.Task)
+	if err != nil {
 		return false
 	}
 	target, _, err := e.resolveCheckpoint(task, ref)
-	return err == nil && ID(target) == e.pending.Target
+	if err != nil {
+		return false
+	}
+	filter, err := parsePathFilter(opts.Paths)
+	return err == nil && e.resumesPending(task, ID(target), filter)
+}
+
+// resumesPending reports whether a restore of target in task limited to
+// filter is the pending restore's own: the same task, target and paths.
+// Only that one may carry on from where the journal left off: the plan
+// covers the request's paths while the journal's decide whether the head
+// moves, so a restore of other paths would remove the journal with the
+// workspace half restored, or leave the head behind a whole restore.
+func (e *Engine) resumesPending(task string, target ID, filter diffview.PathFilter) bool {
+	j := e.pending
+	return j != nil && j.Task == task && j.Target == target && samePaths(j.Paths, filter)
+}
+
+// samePaths reports whether two cleaned path lists name the same paths,
+// in any order.
+func samePaths(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
 // headRoot is the root of task's head checkpoint (zero: none yet).
@@ -381,12 +408,11 @@ type current struct {
 
 // currentState captures the workspace before a restore: as a backup
 // checkpoint normally; hash-only for dry runs, NoBackup, or when resuming
-// an interrupted restore whose journal already names the backup. Without
+// the interrupted restore whose journal already names the backup. Without
 // a backup taken now, what protects unsaved content is the baselines: the
 // head of every task (a workspace last saved or restored in another task
 // is captured there) and, when resuming, the journal's backup and head.
-func (e *Engine) currentState(ctx context.Context, task string, target objects.ID, seq uint64, opts RestoreOptions, res *RestoreResult) (*current, error) {
-	resuming := e.pending != nil && e.pending.Task == task && objects.ID(e.pending.Target) == target
+func (e *Engine) currentState(ctx context.Context, task string, seq uint64, resuming bool, opts RestoreOptions, res *RestoreResult) (*current, error) {
 	if opts.DryRun || opts.NoBackup || resuming {
 		c := &current{guard: opts.NoBackup || resuming, resuming: resuming}
 		if resuming {

@@ -16,6 +16,12 @@ import (
 // restores @1 with a context cancelled at the restore's tenth file
 // creation: the journal is left pending, the workspace half restored.
 func cancelledRestoreFixture(t *testing.T, opts Options) (f *fixture, one, two *SaveResult) {
+	return cancelledRestoreOf(t, opts, RestoreOptions{})
+}
+
+// cancelledRestoreOf is cancelledRestoreFixture with the restore to @1
+// made with ropts (limited to some paths, say).
+func cancelledRestoreOf(t *testing.T, opts Options, ropts RestoreOptions) (f *fixture, one, two *SaveResult) {
 	tree := testtree.Dir{}
 	for i := 0; i < 60; i++ {
 		tree[fmt.Sprintf("f%02d", i)] = testtree.File{Content: fmt.Sprintf("v1 %d\n", i)}
@@ -40,7 +46,7 @@ func cancelledRestoreFixture(t *testing.T, opts Options) (f *fixture, one, two *
 	faulty := plan.options(f.store)
 	opts.hooks.wrapRestoreFS, opts.hooks.storeFS = faulty.hooks.wrapRestoreFS, faulty.hooks.storeFS
 	f.open(opts)
-	if _, err := f.e.Restore(ctx, "@1", RestoreOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := f.e.Restore(ctx, "@1", ropts); !errors.Is(err, context.Canceled) {
 		t.Fatalf("restore: %v, want it cancelled", err)
 	}
 	if f.e.PendingRestore() == nil {

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// atV1 fails the test unless every file of cancelledRestoreFixture's
+// workspace holds its content at @1.
+func atV1(t *testing.T, f *fixture) {
+	t.Helper()
+	var stale []string
+	for p, e := range f.read() {
+		if !strings.HasPrefix(e.Content, "v1 ") {
+			stale = append(stale, p)
+		}
+	}
+	if len(stale) != 0 {
+		slices.Sort(stale)
+		t.Fatalf("%d files not at @1: %v", len(stale), stale)
+	}
+}
+
+// A whole-workspace restore left pending is not resumed by a Restore of
+// the same target limited to some paths: that run would write those
+// paths only while the journal, recording no paths, moves the head to
+// the target and is removed, the rest of the workspace never restored.
+// The pending restore is completed whole first, then the limited one runs.
+func TestRestoreOfSomePathsCompletesThePendingWholeRestoreFirst(t *testing.T) {
+	t.Parallel()
+	f, one, _ := cancelledRestoreFixture(t, Options{})
+	res := f.restore("@1", RestoreOptions{Paths: []string{"f00"}})
+	if j := f.e.PendingRestore(); j != nil {
+		t.Fatalf("journal %+v still pending", j)
+	}
+	if head := f.list().Head; head != one.ID {
+		t.Fatalf("head %s, want @1 %s", head.Short(), one.ID.Short())
+	}
+	atV1(t, f)
+	if s := res.Settled; s == nil || s.Completed == nil || s.Journal == nil || len(s.Journal.Paths) != 0 {
+		t.Fatalf("settled %+v, want the pending whole restore completed first", s)
+	}
+}
+
+// A restore limited to some paths left pending is not resumed by a whole
+// Restore of the same target: that run would write every file while the
+// journal, recording paths, keeps the head where it was. The pending
+// restore is completed as recorded first, then the whole one runs and
+// moves the head. A Restore of the same paths, in another order, resumes
+// it (nothing settled first, the journal's backup kept).
+func TestWholeRestoreCompletesThePendingRestoreOfSomePathsFirst(t *testing.T) {
+	t.Parallel()
+	var half []string
+	for i := 0; i < 30; i++ {
+		half = append(half, fmt.Sprintf("f%02d", i))
+	}
+	f, one, _ := cancelledRestoreOf(t, Options{}, RestoreOptions{Paths: half})
+	if j := f.e.PendingRestore(); len(j.Paths) != len(half) {
+		t.Fatalf("pending %+v, want the journal to record %d paths", j, len(half))
+	}
+	res := f.restore("@1", RestoreOptions{})
+	if j := f.e.PendingRestore(); j != nil {
+		t.Fatalf("journal %+v still pending", j)
+	}
+	if head := f.list().Head; head != one.ID {
+		t.Fatalf("head %s, want @1 %s", head.Short(), one.ID.Short())
+	}
+	atV1(t, f)
+	if s := res.Settled; s == nil || s.Completed == nil || s.Journal == nil || len(s.Journal.Paths) != len(half) {
+		t.Fatalf("settled %+v, want the pending restore of %d paths completed first", s, len(half))
+	}
+
+	g, _, _ := cancelledRestoreOf(t, Options{}, RestoreOptions{Paths: half})
+	j := g.e.PendingRestore()
+	reversed := slices.Clone(half)
+	slices.Reverse(reversed)
+	res = g.restore("@1", RestoreOptions{Paths: reversed})
+	if res.Settled != nil || res.Backup != j.Backup {
+		t.Fatalf("restore of the same paths: settled %+v, backup %s; want a resume with the journal's backup %s",
+			res.Settled, res.Backup.Short(), j.Backup.Short())
+	}
+	for _, p := range half {
+		if got := g.readFile(p); !strings.HasPrefix(got, "v1 ") {
+			t.Fatalf("%s = %q after the resume, want @1's", p, got)
+		}
+	}
+}
