@@ -32,7 +32,9 @@ type RestoreOptions struct {
 	Only Only // default OnlyWorkspace
 	// Paths restore only these workspace-relative files or directories;
 	// one that is neither in the checkpoint nor in the workspace, or an
-	// empty path, is ErrBadRequest ("." is the whole workspace).
+	// empty path, is ErrBadRequest ("." is the whole workspace). A Restore
+	// that resumes the pending restore of the same paths does not check
+	// them again: that restore may have removed one already.
 	Paths    []string
 	DryRun   bool // report the plan, change nothing
 	NoBackup bool // skip the backup checkpoint of the current state
@@ -187,8 +189,13 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	if err := requireMatches(e.save.TreeSource(cur.snap), filter, "the checkpoint or the workspace", cp.Root, cur.snap.Root); err != nil {
-		return nil, err
+	// The paths of a journal were checked when it was written; the
+	// restore may have removed one since (a path only the workspace held),
+	// and its completion must not fail for ever on that.
+	if !resuming {
+		if err := requireMatches(e.save.TreeSource(cur.snap), filter, "the checkpoint or the workspace", cp.Root, cur.snap.Root); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names)
 	if err != nil {

@@ -1,10 +1,18 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/testtree"
 )
 
 // atV1 fails the test unless every file of cancelledRestoreFixture's
@@ -85,5 +93,63 @@ func TestWholeRestoreCompletesThePendingRestoreOfSomePathsFirst(t *testing.T) {
 		if got := g.readFile(p); !strings.HasPrefix(got, "v1 ") {
 			t.Fatalf("%s = %q after the resume, want @1's", p, got)
 		}
+	}
+}
+
+// A restore limited to some paths that removed one only the workspace
+// held (not in the target) and then stopped leaves that path in neither
+// tree. Completing it, by the next write or by a Restore of the same
+// paths, does not check the paths again: it finishes the restore instead
+// of failing as a bad request, which would keep the journal and so fail
+// every later write.
+func TestCompletingARestoreOfPathsItRemoved(t *testing.T) {
+	t.Parallel()
+	for _, by := range []string{"settle", "restore"} {
+		t.Run(by, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "a1"}})
+			f.save("one")
+			f.write("a", "a2")
+			f.write("n", "new")
+			two := f.save("two")
+			// Removals come first: n is gone when a's creation fails.
+			creates := func(_ int, op faultfs.Op) bool { return op.Kind == faultfs.OpCreate && !filepath.IsAbs(op.Path) }
+			f.open(newFaultPlan(-1, syscall.EIO, creates).options(f.store))
+			paths := []string{"n", "a"}
+			if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{Paths: paths}); !errors.Is(err, syscall.EIO) || f.e.PendingRestore() == nil {
+				t.Fatalf("restore: %v, pending %+v; want it cut off by EIO", err, f.e.PendingRestore())
+			}
+			if _, err := os.Lstat(filepath.Join(f.ws, "n")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("n not removed before the failure: %v", err)
+			}
+			f.open(Options{})
+			switch by {
+			case "settle":
+				done, err := f.e.SettleRestore(context.Background())
+				if err != nil || done == nil || done.Completed == nil {
+					t.Fatalf("settle: %+v, %v; want the restore completed", done, err)
+				}
+			case "restore":
+				res, err := f.e.Restore(context.Background(), "@1", RestoreOptions{Paths: paths})
+				if err != nil || res.Settled != nil {
+					t.Fatalf("restore of the same paths: %+v, %v; want it to resume the pending one", res, err)
+				}
+			}
+			if j := f.e.PendingRestore(); j != nil {
+				t.Fatalf("journal %+v still pending", j)
+			}
+			if got := f.readFile("a"); got != "a1" {
+				t.Fatalf("a = %q, want @1's", got)
+			}
+			if _, err := os.Lstat(filepath.Join(f.ws, "n")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("n came back: %v", err)
+			}
+			if head := f.list().Head; head != two.ID {
+				t.Fatalf("head %s, want %s kept by a restore of some paths", head.Short(), two.ID.Short())
+			}
+			if _, err := f.e.Save(context.Background(), SaveOptions{Message: "after"}); err != nil {
+				t.Fatalf("save after the completion: %v", err)
+			}
+		})
 	}
 }
