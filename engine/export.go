@@ -134,7 +134,7 @@ func (x *exporter) to(ctx context.Context, root objects.ID) (restore.Result, err
 		}
 		x.names = &names
 	}
-	plan, err := restore.NewPlan(ctx, x.e.save.TreeSource(nil), x.root, root, x.filter, *x.names)
+	plan, err := restore.NewPlan(ctx, x.e.save.TreeSource(nil), x.root, root, x.filter, *x.names, false)
 	if err != nil {
 		return restore.Result{}, err
 	}

@@ -22,7 +22,9 @@ import (
 // workspace or a task's head settles it before anything else (see
 // SettleRestore): it completes the restore while the task's head is still
 // the one the journal recorded or already its target, and discards the
-// journal otherwise.
+// journal otherwise. Either way the temporary files the interrupted
+// restore may have left are removed, in the directories of Paths and
+// above them (everywhere when Paths is empty).
 type Journal struct {
 	Task   string
 	Target ID

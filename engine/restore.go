@@ -197,7 +197,9 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 			return nil, err
 		}
 	}
-	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names)
+	// Completing a journal also removes the temporaries the interrupted
+	// run left outside its paths, in the directories above them.
+	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names, cur.resuming)
 	if err != nil {
 		return nil, err
 	}

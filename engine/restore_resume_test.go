@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -150,6 +151,132 @@ func TestCompletingARestoreOfPathsItRemoved(t *testing.T) {
 			if _, err := f.e.Save(context.Background(), SaveOptions{Message: "after"}); err != nil {
 				t.Fatalf("save after the completion: %v", err)
 			}
+		})
+	}
+}
+
+// cutOffRestore saves @1 and @2 of a small workspace and restores @1
+// limited to paths (all of it when none) with the workspace's first file
+// creation failing: the restore is left pending, before any file of it
+// was written.
+func cutOffRestore(t *testing.T, paths []string) *fixture {
+	t.Helper()
+	f := newFixture(t, testtree.Dir{
+		"d": testtree.Dir{"a": testtree.File{Content: "a1"}},
+		"e": testtree.Dir{"c": testtree.File{Content: "c1"}},
+		"b": testtree.File{Content: "b1"},
+	})
+	f.save("one")
+	f.write("d/a", "a2")
+	f.write("b", "b2")
+	f.save("two")
+	creates := func(_ int, op faultfs.Op) bool { return op.Kind == faultfs.OpCreate && !filepath.IsAbs(op.Path) }
+	f.open(newFaultPlan(-1, syscall.EIO, creates).options(f.store))
+	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{Paths: paths}); !errors.Is(err, syscall.EIO) || f.e.PendingRestore() == nil {
+		t.Fatalf("restore: %v, pending %+v; want it cut off by EIO", err, f.e.PendingRestore())
+	}
+	f.e.Close()
+	f.e = nil
+	return f
+}
+
+// tempsLeft are the temporaries a crash of a restore of d/a may leave
+// (a file beside d/a, a fresh subtree made at the top), a temporary in a
+// directory such a restore never writes in, and a user's file whose name
+// merely starts like a temporary's.
+var tempsLeft = map[string]string{
+	"d/" + restore.TempPrefix + "1-9":           "half",
+	restore.TempPrefix + "1-8/deep/x":           "half",
+	"e/" + restore.TempPrefix + "1-7":           "half",
+	"d/" + restore.TempPrefix + "notes.txt":     "the user's",
+	restore.TempPrefix + "1-8-not-a-temp/x.txt": "the user's",
+}
+
+// leaveTemps writes tempsLeft into f's workspace.
+func leaveTemps(t *testing.T, f *fixture) {
+	t.Helper()
+	for rel, content := range tempsLeft {
+		f.write(rel, content)
+	}
+}
+
+// checkTemps fails the test unless the temporaries in gone were removed
+// and every other path of tempsLeft is still there.
+func checkTemps(t *testing.T, f *fixture, gone ...string) {
+	t.Helper()
+	for rel := range tempsLeft {
+		_, err := os.Lstat(filepath.Join(f.ws, filepath.FromSlash(rel)))
+		switch {
+		case slices.Contains(gone, rel) && err == nil:
+			t.Errorf("temporary %s left", rel)
+		case !slices.Contains(gone, rel) && err != nil:
+			t.Errorf("%s removed: %v", rel, err)
+		}
+	}
+}
+
+// Completing a restore limited to some paths removes the temporaries
+// its interrupted run may have left in the directories it writes in,
+// above those paths, which the paths do not cover: else the next save
+// captures them. Other directories, and names only like a temporary's,
+// are left alone.
+func TestCompletingARestoreOfSomePathsRemovesItsTemporaries(t *testing.T) {
+	t.Parallel()
+	f := cutOffRestore(t, []string{"d/a"})
+	leaveTemps(t, f)
+	f.open(Options{})
+	done, err := f.e.SettleRestore(context.Background())
+	if err != nil || done == nil || done.Completed == nil {
+		t.Fatalf("settle: %+v, %v; want the restore completed", done, err)
+	}
+	if got := f.readFile("d/a"); got != "a1" {
+		t.Fatalf("d/a = %q, want @1's", got)
+	}
+	checkTemps(t, f, "d/"+restore.TempPrefix+"1-9", restore.TempPrefix+"1-8/deep/x")
+}
+
+// A journal discarded without replaying it (the task's head moved on)
+// takes the temporaries its restore may have left with it: in the
+// directories a restore of its paths writes in, or anywhere for a
+// restore of the whole workspace. The rest of the workspace stays as it
+// is.
+func TestDiscardingAJournalRemovesItsTemporaries(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		paths []string
+		gone  []string
+	}{
+		{[]string{"d/a"}, []string{"d/" + restore.TempPrefix + "1-9", restore.TempPrefix + "1-8/deep/x"}},
+		{nil, []string{"d/" + restore.TempPrefix + "1-9", restore.TempPrefix + "1-8/deep/x", "e/" + restore.TempPrefix + "1-7"}},
+	} {
+		t.Run(fmt.Sprintf("paths=%q", c.paths), func(t *testing.T) {
+			t.Parallel()
+			f := cutOffRestore(t, c.paths)
+			stale, err := os.ReadFile(filepath.Join(f.store, journalName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// An engine that never saw the journal moves the head on.
+			if err := os.Remove(filepath.Join(f.store, journalName)); err != nil {
+				t.Fatal(err)
+			}
+			f.open(Options{})
+			f.write("b", "newer work")
+			f.save("newer work")
+			f.e.Close()
+			if err := os.WriteFile(filepath.Join(f.store, journalName), stale, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			leaveTemps(t, f)
+			f.open(Options{})
+			done, err := f.e.SettleRestore(context.Background())
+			if err != nil || done == nil || done.Discarded == "" {
+				t.Fatalf("settle: %+v, %v; want the journal discarded", done, err)
+			}
+			if got := f.readFile("b"); got != "newer work" {
+				t.Fatalf("b = %q, want the newer work kept", got)
+			}
+			checkTemps(t, f, c.gone...)
 		})
 	}
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+
+	"github.com/ckpt/ckpt/engine/internal/restore"
 )
 
 // SettledRestore reports what became of a restore that was interrupted: a
@@ -15,7 +17,8 @@ type SettledRestore struct {
 	Completed *RestoreResult
 	// Discarded says why the journal was dropped without replaying it: the
 	// task's head moved after it was written, so replaying it would rewind
-	// newer checkpointed work. The workspace is left as it is.
+	// newer checkpointed work. The workspace is left as it is, but for the
+	// temporary files the restore may have left, which are removed.
 	Discarded string
 }
 
@@ -45,10 +48,12 @@ func (e *PendingRestoreError) Unwrap() error { return e.Err }
 // While the task's head is still the one the journal recorded (or already
 // the target: the restore moved it while its last flush ran, and that
 // flush failed or was cut off, or the journal's removal was), the restore
-// is completed as Restore would resume it, and an
+// is completed as Restore would resume it (removing the temporary files
+// the interrupted run left, in the directories it writes in), and an
 // EventRestore with Resumed set is emitted. Otherwise the head moved after
-// the journal was written: the journal is removed without touching the
-// workspace and an EventWarning says so. It fails with a
+// the journal was written: the journal is removed without restoring
+// anything, only those temporary files are removed from the workspace,
+// and an EventWarning says so. It fails with a
 // *PendingRestoreError, keeping the journal, when the completion fails,
 // and with ErrBadRequest on an Engine opened ReadOnly.
 func (e *Engine) SettleRestore(ctx context.Context) (*SettledRestore, error) {
@@ -92,6 +97,9 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 		return nil, &PendingRestoreError{Journal: j, Err: err}
 	}
 	if why != "" {
+		if err := e.sweepTemps(ctx, j); err != nil {
+			return nil, &PendingRestoreError{Journal: j, Err: err}
+		}
 		if err := e.removeJournal(); err != nil {
 			return nil, &PendingRestoreError{Journal: j, Err: err}
 		}
@@ -107,6 +115,36 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 	}
 	e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: true})
 	return &SettledRestore{Journal: j, Completed: res}, nil
+}
+
+// sweepTemps removes the temporary files and directories an interrupted
+// restore may have left (restore.Sweep) in the directories it wrote in:
+// those of j's paths and above them, or the whole workspace. Completing
+// the restore would have removed them; dropping its journal must too, or
+// the next save captures them.
+func (e *Engine) sweepTemps(ctx context.Context, j *Journal) error {
+	base, err := e.headRoot(j.Task)
+	if err != nil {
+		return err
+	}
+	snap, err := e.scan(ctx, nil, base)
+	if err != nil {
+		return err
+	}
+	plan, err := restore.Sweep(ctx, e.save.TreeSource(snap), snap.Root, j.Paths)
+	if err != nil {
+		return err
+	}
+	fsys, closeFS, err := e.openWorkspaceFS()
+	if err != nil {
+		return fmt.Errorf("open workspace: %w", err)
+	}
+	defer closeFS()
+	x := &restore.Applier{FS: fsys, Resuming: true}
+	if err := x.Apply(ctx, plan); err != nil {
+		return fmt.Errorf("remove the interrupted restore's temporary files: %w", err)
+	}
+	return nil
 }
 
 // journalOutdated says why replaying j would rewind work saved after it was

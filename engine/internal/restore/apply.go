@@ -237,7 +237,12 @@ func (x *Applier) guarded(o op) bool {
 // inTemp reports whether rel is a temporary file or symlink of a restore,
 // or lies in a temporary directory of one (a fresh subtree).
 func inTemp(rel string) bool {
-	return strings.HasPrefix(rel, TempPrefix) || strings.Contains(rel, "/"+TempPrefix)
+	for name := range strings.SplitSeq(rel, "/") {
+		if isTempName(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // stands reports whether something stands at rel: after clear, a
@@ -353,8 +358,9 @@ func (x *Applier) writers() int {
 // directory modes. Everything it changed is durable before it returns (and
 // so before the journal is removed), and no path is ever renamed onto
 // before its new content is durable, so a power cut leaves each path with
-// its old content or its new one (and temporary files, which resuming the
-// restore removes): each file is synced before its rename and each changed
+// its old content or its new one (and temporary files, which completing
+// the restore with a plan that sweeps them removes, as Sweep's does when
+// the restore is dropped instead): each file is synced before its rename and each changed
 // directory once after, or, where syncfs is sound, for large and resumed
 // restores and whenever syncfs is cheap, every file is written under its
 // temporary name, one syncfs makes them durable, the renames follow and a

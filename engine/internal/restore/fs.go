@@ -75,9 +75,10 @@ type TempFile interface {
 	Name() string
 }
 
-// TempPrefix starts the name of every temporary file a restore creates; a
-// completed restore leaves none, and the completion of an interrupted one
-// removes those it left.
+// TempPrefix starts the name of every temporary file a restore creates
+// (followed by a pid, "-" and a number); a completed restore leaves none,
+// and the completion of an interrupted one removes those it left, as
+// does the discarding of its journal (Sweep).
 const TempPrefix = ".ckpt-tmp-"
 
 // tempSeq makes temporary names unique within this process.
@@ -89,6 +90,27 @@ var tempStem = fmt.Sprintf("%s%d-", TempPrefix, os.Getpid())
 // tempName is a hidden sibling of rel for an atomic replace.
 func tempName(rel string) string {
 	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d", tempStem, tempSeq.Add(1)))
+}
+
+// isTempName reports whether name (one element of a path) is one tempName
+// gives, in this process or another: TempPrefix, a pid, "-", a number.
+func isTempName(name string) bool {
+	rest, ok := strings.CutPrefix(name, TempPrefix)
+	if !ok {
+		return false
+	}
+	pid, seq, ok := strings.Cut(rest, "-")
+	return ok && allDigits(pid) && allDigits(seq)
+}
+
+// allDigits reports whether s is a non-empty run of ASCII digits.
+func allDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ownTemp reports whether name is one tempName of this process gives.

@@ -58,19 +58,72 @@ type planner struct {
 	// writesOnly plans no removal (UnsavedPaths reads the writes only):
 	// the subtrees only the current tree holds are not walked.
 	writesOnly bool
+	// sweep also plans the removal of every restore temporary (inTemp)
+	// the walk meets that the target does not hold, in the directories
+	// above the filter's paths too: where an interrupted restore of those
+	// paths made them.
+	sweep bool
 }
 
 // NewPlan computes the steps that turn tree cur into tree tgt in a
 // workspace whose file system matches names by rules names: of target
 // entries it cannot tell apart, one is restored (the one the workspace
 // holds, else the first in byte order) and the others become
-// ConflictNameClash conflicts.
-func NewPlan(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter diffview.PathFilter, names osfs.NameRules) (*Plan, error) {
-	p := &planner{ctx: ctx, src: src, filter: filter, names: names}
+// ConflictNameClash conflicts. With sweep (the completion of an
+// interrupted restore) it also removes the temporaries a restore leaves
+// (TempPrefix) in each directory above filter's paths, where a restore
+// of those paths makes them too; below them, and everywhere without a
+// filter, the plan removes them anyway, as entries tgt does not hold.
+func NewPlan(ctx context.Context, src diffview.TreeSource, cur, tgt objects.ID, filter diffview.PathFilter, names osfs.NameRules, sweep bool) (*Plan, error) {
+	p := &planner{ctx: ctx, src: src, filter: filter, names: names, sweep: sweep}
 	if err := p.dir("", cur, tgt); err != nil {
 		return nil, err
 	}
 	return &p.plan, nil
+}
+
+// Sweep plans the removal of the temporaries a restore leaves (TempPrefix)
+// from tree cur, in every directory filter overlaps (all of them without
+// a filter), and of nothing else: for a journal dropped without its
+// restore completed, the temporaries that completion (NewPlan with sweep)
+// would have removed.
+func Sweep(ctx context.Context, src diffview.TreeSource, cur objects.ID, filter diffview.PathFilter) (*Plan, error) {
+	p := &planner{ctx: ctx, src: src, filter: filter, sweep: true}
+	if err := p.sweepDir("", cur); err != nil {
+		return nil, err
+	}
+	return &p.plan, nil
+}
+
+// sweepDir walks the directories of tree id at dir that the filter
+// overlaps, and plans the removal of the temporaries there.
+func (p *planner) sweepDir(dir string, id objects.ID) error {
+	if err := p.ctx.Err(); err != nil {
+		return err
+	}
+	t, err := p.tree(id)
+	if err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		rel := path.Join(dir, e.Name)
+		switch {
+		case isTempName(e.Name):
+			err = p.remove(rel, e, false)
+		case e.Kind == objects.KindDir && p.filter.Overlaps(rel):
+			err = p.sweepDir(rel, e.ID)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// covers reports whether the plan may remove rel: the filter covers it,
+// or it is a temporary (or lies in one) and the plan sweeps them.
+func (p *planner) covers(rel string) bool {
+	return p.filter.Covers(rel) || p.sweep && inTemp(rel)
 }
 
 func (p *planner) tree(id objects.ID) (objects.Tree, error) {
@@ -135,7 +188,8 @@ func (p *planner) entry(dir string, c, t *objects.Entry) error {
 		name = t.Name
 	}
 	rel := path.Join(dir, name)
-	if !p.filter.Overlaps(rel) {
+	// Outside the filter, a sweep removes temporaries the target lacks.
+	if !p.filter.Overlaps(rel) && !(p.sweep && t == nil && inTemp(rel)) {
 		return nil
 	}
 	switch {
@@ -172,7 +226,7 @@ func (p *planner) remove(rel string, c objects.Entry, replaced bool) error {
 		return nil
 	}
 	if c.Kind != objects.KindDir {
-		if p.filter.Covers(rel) || replaced {
+		if p.covers(rel) || replaced {
 			p.plan.removes = append(p.plan.removes, op{kind: opRemove, path: rel, ent: c, replaced: replaced})
 		}
 		return nil
@@ -180,7 +234,7 @@ func (p *planner) remove(rel string, c objects.Entry, replaced bool) error {
 	if err := p.dir(rel, c.ID, objects.ID{}); err != nil {
 		return err
 	}
-	if p.filter.Covers(rel) || replaced {
+	if p.covers(rel) || replaced {
 		p.plan.removes = append(p.plan.removes, op{kind: opRemoveDir, path: rel, ent: c, replaced: replaced})
 	}
 	return nil
