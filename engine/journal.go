@@ -32,8 +32,11 @@ type Journal struct {
 	// Head is the task's head when the journal was written (after the
 	// backup). Zero in journals written before it was recorded: those
 	// are judged by the head checkpoint's time against Started.
-	Head    ID
-	Paths   []string
+	Head  ID
+	Paths []string
+	// Force is the restore's RestoreOptions.Force, which its completion
+	// keeps. False in journals written before it was recorded.
+	Force   bool
 	Started time.Time
 }
 
@@ -44,6 +47,7 @@ type journalFile struct {
 	Backup  ID        `json:"backup"`
 	Head    ID        `json:"head"`
 	Paths   []string  `json:"paths,omitempty"`
+	Force   bool      `json:"force,omitempty"`
 	Started time.Time `json:"started"`
 }
 

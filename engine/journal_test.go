@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"syscall"
 	"testing"
@@ -152,6 +153,30 @@ func TestJournalKeepsNamesThatAreNotUTF8(t *testing.T) {
 	got, err := readJournal(f.e.fs, f.e.journalPath())
 	if err != nil || got == nil || !slices.Equal(got.Paths, j.Paths) {
 		t.Fatalf("journal read back %+v, %v; want paths %q", got, err, j.Paths)
+	}
+	if err := f.e.removeJournal(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A journal keeps the restore's Force; one written before Force was
+// recorded reads as a restore without it.
+func TestJournalRecordsForce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"x": testtree.File{Content: "x"}})
+	j := &Journal{Task: DefaultTask, Force: true, Started: time.Now().UTC().Round(0)}
+	if err := f.e.writeJournal(j); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readJournal(f.e.fs, f.e.journalPath()); err != nil || got == nil || !got.Force {
+		t.Fatalf("journal read back %+v, %v; want Force", got, err)
+	}
+	legacy := `{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`
+	if err := os.WriteFile(f.e.journalPath(), []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readJournal(f.e.fs, f.e.journalPath()); err != nil || got == nil || got.Force {
+		t.Fatalf("legacy journal read back %+v, %v; want no Force", got, err)
 	}
 	if err := f.e.removeJournal(); err != nil {
 		t.Fatal(err)

@@ -112,10 +112,10 @@ type RestoreResult struct {
 // Durability: when Restore returns, every change it made (file contents,
 // renames, removals, new directories) is on disk. A journal, written before
 // the first change and removed after the head moves, makes an interrupted
-// restore resumable: a Restore of the same task, target and Paths (in any
-// order) resumes it without a new backup, and any other Restore or writing
-// operation (of this Engine, or of the next process to open the store)
-// settles it first: it completes it as the journal records it, or discards
+// restore resumable: a Restore of the same task, target, Paths (in any
+// order) and Force resumes it without a new backup, and any other Restore
+// or writing operation (of this Engine, or of the next process to open the
+// store) settles it first: it completes it as the journal records it, or discards
 // the journal once the task's head has moved on (see SettleRestore). A
 // cancelled ctx or another error (no space, I/O) stops the restore with the
 // journal kept; the head has moved to ref already when the error came from
@@ -184,7 +184,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	resuming := e.resumesPending(task, ID(target), filter)
+	resuming := e.resumesPending(task, ID(target), filter, opts.Force)
 	cur, err := e.currentState(ctx, task, cp.Seq, resuming, opts, res)
 	if err != nil {
 		return nil, err
@@ -259,7 +259,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		if err != nil {
 			return nil, err
 		}
-		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Started: time.Now().UTC()}
+		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Force: opts.Force, Started: time.Now().UTC()}
 	}
 	// A backup taken now of the whole workspace is what the plan starts
 	// from: a target reached without another writer may be vouched for.
@@ -292,18 +292,21 @@ func (e *Engine) resumes(ref string, opts RestoreOptions) bool {
 		return false
 	}
 	filter, err := parsePathFilter(opts.Paths)
-	return err == nil && e.resumesPending(task, ID(target), filter)
+	return err == nil && e.resumesPending(task, ID(target), filter, opts.Force)
 }
 
 // resumesPending reports whether a restore of target in task limited to
-// filter is the pending restore's own: the same task, target and paths.
-// Only that one may carry on from where the journal left off: the plan
-// covers the request's paths while the journal's decide whether the head
-// moves, so a restore of other paths would remove the journal with the
-// workspace half restored, or leave the head behind a whole restore.
-func (e *Engine) resumesPending(task string, target ID, filter diffview.PathFilter) bool {
+// filter, with force, is the pending restore's own: the same task,
+// target, paths and Force. Only that one may carry on from where the
+// journal left off: the plan covers the request's paths while the
+// journal's decide whether the head moves, so a restore of other paths
+// would remove the journal with the workspace half restored, or leave
+// the head behind a whole restore; and a restore with another Force would
+// finish the journal's with conflicts it did not ask for, or overwrite
+// what it would have left alone.
+func (e *Engine) resumesPending(task string, target ID, filter diffview.PathFilter, force bool) bool {
 	j := e.pending
-	return j != nil && j.Task == task && j.Target == target && samePaths(j.Paths, filter)
+	return j != nil && j.Task == task && j.Target == target && samePaths(j.Paths, filter) && j.Force == force
 }
 
 // samePaths reports whether two cleaned path lists name the same paths,

@@ -280,3 +280,40 @@ func TestDiscardingAJournalRemovesItsTemporaries(t *testing.T) {
 		})
 	}
 }
+
+// A Force restore cut off before it wrote anything is completed with
+// Force, as the journal records it: the file standing where the target
+// puts its own is overwritten, not left as a conflict.
+func TestCompletingAForceRestoreForces(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"x": testtree.File{Content: "x1"}})
+	f.save("one")
+	if err := os.Remove(filepath.Join(f.ws, "x")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(".gitignore", "x\n")
+	f.write("z", "z2")
+	f.save("two")
+	f.write("x", "mine, ignored") // uncaptured: only Force replaces it
+	// Removals come first: z's fails before anything is written.
+	removes := func(_ int, op faultfs.Op) bool { return op.Kind == faultfs.OpRemove && op.Path == "z" }
+	f.open(newFaultPlan(-1, syscall.EIO, removes).options(f.store))
+	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{Force: true}); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("restore: %v; want it cut off by EIO", err)
+	}
+	j := f.e.PendingRestore()
+	if j == nil || !j.Force {
+		t.Fatalf("pending %+v, want a journal recording Force", j)
+	}
+	f.open(Options{})
+	done, err := f.e.SettleRestore(context.Background())
+	if err != nil || done == nil || done.Completed == nil || done.Completed.Backup != j.Backup {
+		t.Fatalf("settle: %+v, %v; want the restore completed from its journal (backup %s)", done, err, j.Backup.Short())
+	}
+	if c := done.Completed.Conflicts; len(c) != 0 {
+		t.Fatalf("completion left conflicts %+v; the restore was forced", c)
+	}
+	if got := f.readFile("x"); got != "x1" {
+		t.Fatalf("x = %q, want @1's", got)
+	}
+}

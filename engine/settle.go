@@ -109,7 +109,7 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 		e.emit(Event{Type: EventWarning, Task: j.Task, Commit: j.Target, Message: msg})
 		return &SettledRestore{Journal: j, Discarded: why}, nil
 	}
-	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, streamFrom: streamFrom})
+	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, Force: j.Force, streamFrom: streamFrom})
 	if err != nil {
 		return nil, &PendingRestoreError{Journal: j, Err: err}
 	}
