@@ -31,7 +31,7 @@ type Event struct {
 	FromHash  ID            // checkpoint: the previous head (zero for a task's first)
 	ToHash    ID            // checkpoint: the new head
 	Commit    ID            // restore: the checkpoint restored; warning: the checkpoint concerned, if any
-	Resumed   bool          // restore: an interrupted restore completed before a later write (see SettleRestore)
+	Resumed   bool          // restore: an interrupted restore completed, before a later write (see SettleRestore) or by a Restore resuming it
 	Message   string        // warning
 	Paths     []string      // missed-changes: the directories whose changes were missed
 	Task      string        // checkpoint, restore

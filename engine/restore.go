@@ -85,7 +85,8 @@ type RestoreResult struct {
 	// began (see SettleRestore), nil when there was none.
 	Settled *SettledRestore
 
-	task string // the task whose head moved
+	task    string // the task whose head moved
+	resumed bool   // the restore completed the pending one
 }
 
 // Restore makes the workspace's captured files equal to checkpoint ref.
@@ -113,9 +114,10 @@ type RestoreResult struct {
 // renames, removals, new directories) is on disk. A journal, written before
 // the first change and removed after the head moves, makes an interrupted
 // restore resumable: a Restore of the same task, target, Paths (in any
-// order) and Force resumes it without a new backup, and any other Restore
-// or writing operation (of this Engine, or of the next process to open the
-// store) settles it first: it completes it as the journal records it, or discards
+// order) and Force resumes it without a new backup, emitting its
+// EventRestore with Resumed set, and any other Restore or writing
+// operation (of this Engine, or of the next process to open the store)
+// settles it first: it completes it as the journal records it, or discards
 // the journal once the task's head has moved on (see SettleRestore). A
 // cancelled ctx or another error (no space, I/O) stops the restore with the
 // journal kept; the head has moved to ref already when the error came from
@@ -143,7 +145,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 		if len(opts.Paths) == 0 && len(res.Written)+len(res.Deleted) > 0 {
 			e.refresh.schedule(res.task)
 		}
-		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Duration: res.Duration})
+		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: res.resumed, Duration: res.Duration})
 	}
 	return res, nil
 }
@@ -185,6 +187,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return nil, err
 	}
 	resuming := e.resumesPending(task, ID(target), filter, opts.Force)
+	res.resumed = resuming
 	cur, err := e.currentState(ctx, task, cp.Seq, resuming, opts, res)
 	if err != nil {
 		return nil, err

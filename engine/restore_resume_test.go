@@ -317,3 +317,31 @@ func TestCompletingAForceRestoreForces(t *testing.T) {
 		t.Fatalf("x = %q, want @1's", got)
 	}
 }
+
+// A Restore that resumes the pending restore reports it as the
+// completion by a later write does: its EventRestore has Resumed set. One
+// that settles the pending restore first does not (the settled one's
+// event has).
+func TestRestoreThatResumesSaysSo(t *testing.T) {
+	t.Parallel()
+	var events []Event
+	f, one, _ := cancelledRestoreFixture(t, Options{OnEvent: func(ev Event) { events = append(events, ev) }})
+	events = nil
+	f.restore("@1", RestoreOptions{})
+	if len(events) != 1 || events[0].Type != EventRestore || events[0].Commit != one.ID || !events[0].Resumed {
+		t.Fatalf("events %+v, want one restore of @1 with Resumed set", events)
+	}
+
+	g, _, two := cancelledRestoreFixture(t, Options{OnEvent: func(ev Event) { events = append(events, ev) }})
+	events = nil
+	g.restore("@2", RestoreOptions{})
+	var restores []Event
+	for _, ev := range events {
+		if ev.Type == EventRestore {
+			restores = append(restores, ev)
+		}
+	}
+	if len(restores) != 2 || !restores[0].Resumed || restores[1].Resumed || restores[1].Commit != two.ID {
+		t.Fatalf("restore events %+v, want the settled one resumed, then the restore of @2 not", restores)
+	}
+}
