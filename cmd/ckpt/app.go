@@ -240,15 +240,19 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	return e, nil
 }
 
-// openEngine opens the command's engine, or returns the server's.
+// openEngine opens the command's engine, or returns the server's. Before
+// it opens the store it looks for the store's server: a command that
+// serves the store (serve, mcp) ends with serverFound when one listens,
+// any other is run by it (forward). While another process holds the
+// store's lock, it waits up to --lock-timeout in slices of
+// serverLookSlice and looks again between them: the holder may be a
+// server still opening the store, which listens once it has (and never
+// lets go of the lock); then it fails busy naming the holder.
 func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 	if a.server != nil {
 		return a.server.engineFor(a, cmd)
 	}
 	if err := a.checkGlobalFlags(); err != nil {
-		return nil, err
-	}
-	if err := a.forward(cmd); err != nil { // a live server of the store ran it, or failed
 		return nil, err
 	}
 	opts := a.engineOptions(cmd.Name(), readOnlyCommands[cmd.Name()])
@@ -259,8 +263,26 @@ func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 		opts.OnProgress = a.progress.update
 		a.stdout = clearingWriter{a.stdout, a.progress}
 	}
-	return a.openWorkspace(cmd.Context(), opts)
+	findServer := a.forward // a live server of the store runs the command
+	if residentCommands[cmd.Name()] {
+		findServer = a.dialServer // a live server of the store is attached to
+	}
+	deadline := time.Now().Add(a.lockTimeout)
+	for {
+		if err := findServer(cmd); err != nil {
+			return nil, err
+		}
+		opts.LockTimeout = min(serverLookSlice, max(0, time.Until(deadline)))
+		e, err := a.openWorkspace(cmd.Context(), opts)
+		if err == nil || !errors.Is(err, engine.ErrBusy) || !time.Now().Before(deadline) {
+			return e, err
+		}
+	}
 }
+
+// serverLookSlice bounds one wait for the store's lock in openEngine, so
+// that a server that comes to listen for the store meanwhile is found.
+const serverLookSlice = 100 * time.Millisecond
 
 // engineOptions are the options a command opens the store with: the global
 // flags, and background errors of the index printed on stderr.

@@ -257,16 +257,12 @@ func commandName(a *app, args []string) string {
 	return cmd.Name()
 }
 
-// residentSlice bounds one wait for the store's lock in openResident, so
-// that a server that starts meanwhile is found.
-const residentSlice = 100 * time.Millisecond
-
 // openResident opens the store for a command that serves it (serve, with
 // or without --listen, and mcp), unless a server already listens for it:
 // then it returns a nil Engine and a connection to that server, so that
-// racing starters end with one server. While another process (no server)
-// holds the store, it waits up to --lock-timeout in slices, looking for a
-// server between them, and then fails busy naming the holder.
+// racing starters end with one server. While another process holds the
+// store, it waits as openEngine does, looking for a server between
+// slices of the wait, and then fails busy naming the holder.
 func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, net.Conn, error) {
 	if a.store == "" {
 		var err error
@@ -274,23 +270,12 @@ func (a *app) openResident(cmd *cobra.Command) (*engine.Engine, net.Conn, error)
 			return nil, nil, err
 		}
 	}
-	store, err := filepath.Abs(a.store)
-	if err != nil {
-		return nil, nil, err
+	e, err := a.open(cmd)
+	var found serverFound
+	if errors.As(err, &found) {
+		return nil, found.conn, nil
 	}
-	total := a.lockTimeout
-	defer func() { a.lockTimeout = total }()
-	deadline := time.Now().Add(total)
-	for {
-		if conn, err := localsock.Dial(store); err == nil {
-			return nil, conn, nil
-		}
-		a.lockTimeout = min(residentSlice, max(0, time.Until(deadline)))
-		e, err := a.open(cmd)
-		if err == nil || !errors.Is(err, engine.ErrBusy) || !time.Now().Before(deadline) {
-			return e, nil, err
-		}
-	}
+	return e, nil, err
 }
 
 // openOrAttach opens the store for a command that serves it, as

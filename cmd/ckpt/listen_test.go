@@ -2,6 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/cmd/ckpt/server"
+	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/localsock"
 	"github.com/ckpt/ckpt/internal/testbound"
@@ -84,6 +89,43 @@ func TestStaleEndpointIsIgnoredAndRemoved(t *testing.T) {
 	e.ok("--lock-timeout", "0", "save")
 	if _, err := os.Lstat(endpoint); !os.IsNotExist(err) {
 		t.Fatalf("stale endpoint still there: %v", err)
+	}
+}
+
+// A command that finds no server and waits for the store's lock is run by
+// the server that holds the lock and comes to listen meanwhile (as `serve
+// --listen` does once it has opened the store), instead of failing busy at
+// --lock-timeout: it looks for the server again between slices of its wait.
+func TestWaitingCommandIsRunByAServerThatStartsListening(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	e.ok("save", "-m", "first")
+	eng, err := engine.Open(context.Background(), e.ws, engine.Options{StoreDir: e.store, Command: "ckpt serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var out, stderr bytes.Buffer
+	cmd := exec.Command(ckptBin, append(e.flags(), "--lock-timeout", "20s", "list")...)
+	cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=", "NO_COLOR=1", noBackgroundEnv+"=1")
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	testbound.Until(t, "the list waits for the lock", eng.Awaited)
+	ctx, cancel := context.WithCancel(context.Background())
+	listened := make(chan error, 1)
+	go func() {
+		listened <- server.Listen(ctx, server.Config{StoreDir: e.store,
+			Run: func(_ context.Context, _ cmdwire.Request, _ io.Reader, stdout, _ io.Writer) int {
+				fmt.Fprint(stdout, "run by the server")
+				return 0
+			}})
+	}()
+	defer func() { cancel(); <-listened }()
+	if werr := cmd.Wait(); werr != nil || out.String() != "run by the server" {
+		t.Fatalf("list: %v, stdout %q, stderr %q; want it run by the server", werr, out.String(), stderr.String())
 	}
 }
 

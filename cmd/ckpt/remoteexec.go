@@ -26,15 +26,9 @@ import (
 // (cmdwire.ErrNotRun): the command looks again, and finds the next
 // server or none.
 func (a *app) forward(cmd *cobra.Command) error {
-	if name := cmd.Name(); name == "serve" || name == "mcp" {
-		return nil
-	}
-	store := a.store
-	if store == "" {
-		var err error
-		if store, err = a.defaultStore(); err != nil {
-			return nil // the open reports it
-		}
+	store, ok := a.endpointStore()
+	if !ok {
+		return nil // the open reports it
 	}
 	var req *cmdwire.Request
 	var err error
@@ -65,6 +59,37 @@ func (a *app) forward(cmd *cobra.Command) error {
 	}
 	return serverGone{store, err}
 }
+
+// endpointStore is the store whose server the command looks for; false
+// when there is none (the open reports why).
+func (a *app) endpointStore() (string, bool) {
+	if a.store != "" {
+		return a.store, true
+	}
+	store, err := a.defaultStore()
+	return store, err == nil
+}
+
+// dialServer is what a command that serves the store (serve, mcp) looks
+// for before it opens the store: serverFound, with a connection to the
+// store's live server, if there is one; nil when none listens.
+func (a *app) dialServer(*cobra.Command) error {
+	store, ok := a.endpointStore()
+	if !ok {
+		return nil
+	}
+	conn, err := localsock.Dial(store)
+	if err != nil {
+		return nil
+	}
+	return serverFound{conn}
+}
+
+// serverFound ends the open of a command that serves the store (see
+// openResident): a server already listens for it, on conn.
+type serverFound struct{ conn net.Conn }
+
+func (serverFound) Error() string { return "a server already listens for the store" }
 
 // maxTurnedAway bounds how many servers in a row a client lets turn it
 // away before it gives up: each stopped as the client reached it.
