@@ -15,7 +15,9 @@
 // endpoint it finds already there was left by a server that died and is
 // replaced. Dial tells "no server" (ErrNoServer) from a server that
 // failed, and removes an endpoint left by a dead server, so that the next
-// command does not try it again.
+// command does not try it again; only while it holds the store's lock,
+// which no live server could then hold, so never the endpoint of a
+// server that has just replaced the dead one.
 package localsock
 
 import "errors"

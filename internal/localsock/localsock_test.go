@@ -2,14 +2,17 @@ package localsock
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/testbound"
 )
 
@@ -191,6 +194,9 @@ func TestCloseEndsAPendingReadWithErrClosed(t *testing.T) {
 // Dial says there is none and removes it, and a new server replaces it.
 func TestStaleEndpointIsNoServerAndReplaced(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, lockName), nil, 0o600); err != nil { // a store's lock, free
+		t.Fatal(err)
+	}
 	leaveStaleEndpoint(t, dir)
 	if _, err := Dial(dir); !errors.Is(err, ErrNoServer) {
 		t.Fatalf("Dial of a stale endpoint = %v, want ErrNoServer", err)
@@ -210,4 +216,33 @@ func TestStaleEndpointIsNoServerAndReplaced(t *testing.T) {
 		t.Fatalf("Dial of the new server: %v", err)
 	}
 	c.Close()
+}
+
+// An endpoint that refuses a client is removed only when it is provably
+// stale: while a process holds the store's lock (as a server does while
+// it listens, and before it listens) it stays, for it may be that
+// process's, put there after the client found a dead server's; once the
+// lock is free, it goes.
+func TestRefusingEndpointStaysWhileTheStoreIsLocked(t *testing.T) {
+	ws, store := t.TempDir(), t.TempDir()
+	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaveStaleEndpoint(t, store)
+	if _, err := Dial(store); !errors.Is(err, ErrNoServer) {
+		t.Fatalf("Dial of a refusing endpoint = %v, want ErrNoServer", err)
+	}
+	if _, err := os.Lstat(Endpoint(store)); err != nil {
+		t.Fatalf("endpoint removed while a process holds the store's lock: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dial(store); !errors.Is(err, ErrNoServer) {
+		t.Fatalf("Dial of a stale endpoint = %v, want ErrNoServer", err)
+	}
+	if _, err := os.Lstat(Endpoint(store)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stale endpoint not removed once the store's lock is free: %v", err)
+	}
 }

@@ -56,17 +56,23 @@ type socketListener struct {
 
 // Dial connects to the store's server. It returns ErrNoServer when there
 // is no socket or nobody listens on it; a socket nobody listens on is
-// removed.
+// removed when it is provably stale (removeIfStale: no process holds the
+// store's lock), never one that a server that holds the lock may have put
+// there since it refused.
 func Dial(storeDir string) (net.Conn, error) {
 	path := Endpoint(storeDir)
 	conn, err := net.Dial("unix", path)
 	switch {
 	case err == nil:
 		return conn, nil
-	case errors.Is(err, syscall.ECONNREFUSED) && isSocket(path):
-		os.Remove(path)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		removeIfStale(storeDir, func() {
+			if isSocket(path) {
+				os.Remove(path)
+			}
+		})
 		return nil, ErrNoServer
-	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ENOENT):
 		return nil, ErrNoServer
 	}
 	return nil, err

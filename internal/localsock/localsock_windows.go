@@ -54,7 +54,9 @@ func Listen(storeDir string) (net.Listener, error) {
 }
 
 // Dial connects to the store's server. It returns ErrNoServer when there
-// is no endpoint file or its pipe no longer exists; such a file is removed.
+// is no endpoint file or its pipe no longer exists; such a file is removed
+// when it is provably stale (removeIfStale: no process holds the store's
+// lock) and still names that pipe.
 func Dial(storeDir string) (net.Conn, error) {
 	file := Endpoint(storeDir)
 	name, err := os.ReadFile(file)
@@ -76,7 +78,7 @@ func Dial(storeDir string) (net.Conn, error) {
 		case err == nil:
 			return newPipeConn(h, string(name)), nil
 		case errors.Is(err, windows.ERROR_FILE_NOT_FOUND):
-			removeIfNames(file, name)
+			removeIfStale(storeDir, func() { removeIfNames(file, name) })
 			return nil, ErrNoServer
 		case errors.Is(err, windows.ERROR_PIPE_BUSY) && time.Now().Before(deadline):
 			waitNamedPipe(path, dialBusyWait)
