@@ -40,14 +40,16 @@ type Config struct {
 
 // ErrStopped is the cause (context.Cause) of the cancellation of the
 // commands and requests a server was running when it stopped: its context
-// ended (a signal) or it was idle.
+// ended (a signal), it was idle, or its endpoint failed.
 var ErrStopped = errors.New("the server stopped")
 
 // Listen serves forwarded commands and JSON-RPC clients on the store's
-// endpoint (see package localsock) until ctx ends or, with c.Idle > 0, until no client has been
-// connected for c.Idle. The endpoint is removed on return. The commands
-// and requests running then are cancelled with the cause ErrStopped, and
-// Listen returns once they have answered.
+// endpoint (see package localsock) until ctx ends, until its endpoint
+// fails (it cannot accept, or cannot re-create an endpoint that is gone:
+// Listen returns that error) or, with c.Idle > 0, until no client has
+// been connected for c.Idle. The endpoint is removed on return. The
+// commands and requests running then are cancelled with the cause
+// ErrStopped, and Listen returns once they have answered.
 func Listen(parent context.Context, c Config) error {
 	ln, err := localsock.Listen(c.StoreDir)
 	if err != nil {
@@ -93,6 +95,7 @@ func Listen(parent context.Context, c Config) error {
 			return nil
 		case err := <-ep.failed:
 			ep.close()
+			stop() // cancel what runs: a server with no endpoint must not keep the store
 			return err
 		case <-t.C:
 			ep.renew(handle)
