@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/localsock"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // sliceOutcome is what one slice of an Recompressor returned.
@@ -102,4 +105,55 @@ func TestIdleRecompressionYieldsToRequests(t *testing.T) {
 	if rep, err := e.Verify(context.Background(), engine.VerifyOptions{}); err != nil {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}
+}
+
+// A JSON-RPC client attached to the server (an attached serve or mcp,
+// which stays connected for a whole agent session) leaves it idle between
+// its requests: the protocol counts each request as busy, and the server
+// does not count the connection itself, so the first save's deferred
+// packs are compressed while the client stays attached.
+func TestIdleRecompressionRunsWhileAClientStaysAttached(t *testing.T) {
+	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	for i := range 8 {
+		content := strings.Repeat(fmt.Sprintf("line %d of a source file\n", i), 2000)
+		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, DeferCompression: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Save(context.Background(), engine.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if deferredMarks(t, store) == 0 {
+		t.Fatal("the first save deferred no pack")
+	}
+	r := NewRecompressor(e)
+	r.quiet = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	listening, attached := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Listen(ctx, Config{StoreDir: store, Busy: r.Begin,
+			Listening: func(string) { close(listening) },
+			RPC: func(ctx context.Context, _ io.Reader, _ io.Writer) error {
+				close(attached)
+				<-ctx.Done() // an attached client that sends no request
+				return nil
+			}})
+	}()
+	defer func() { cancel(); <-done }()
+	<-listening
+	conn, err := localsock.Dial(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintln(conn, `{"jsonrpc":"2.0","id":1,"method":"attach"}`)
+	<-attached
+	defer r.Start(ctx)() // only now: what it does, it does with the client attached
+	testbound.Until(t, "the deferred packs are compressed", func() bool { return deferredMarks(t, store) == 0 })
 }

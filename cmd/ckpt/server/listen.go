@@ -33,8 +33,11 @@ type Config struct {
 	// RPC serves a client that speaks JSON-RPC (see serveConn) until in
 	// ends or ctx is cancelled; nil refuses such clients.
 	RPC func(ctx context.Context, in io.Reader, out io.Writer) error
-	// Busy, when set, is called as each client's command starts; the
-	// command calls the function it returns when it ends.
+	// Busy, when set, is called as each forwarded command starts; the
+	// command calls the function it returns when it ends. A JSON-RPC
+	// client is not busy while connected, only while RPC runs a request
+	// of it (RPC counts those itself), so a client that stays attached
+	// leaves the server idle between its requests.
 	Busy func() (end func())
 }
 
@@ -64,10 +67,6 @@ func Listen(parent context.Context, c Config) error {
 	if c.Listening != nil {
 		c.Listening(ln.Addr().String())
 	}
-	busy := c.Busy
-	if busy == nil {
-		busy = func() func() { return func() {} }
-	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ep := &endpoint{store: c.StoreDir, ln: ln, failed: make(chan error, 1)}
@@ -75,7 +74,6 @@ func Listen(parent context.Context, c Config) error {
 		act.begin()
 		wg.Go(func() {
 			defer act.end()
-			defer busy()()
 			defer conn.Close()
 			if !serveConn(ctx, c, conn) {
 				// Turned away: the endpoint goes before the connection
@@ -184,7 +182,7 @@ func (p *endpoint) close() {
 // The command's context ends when the client goes away. A server that
 // stops (ctx ended) answers nothing, and a client that reached it as it
 // stopped knows that its command or attach did not run: a client counts
-// as busy (Listen's handle) before it is read, so the idle expiry comes
+// as connected (Listen's handle) before it is read, so the idle expiry comes
 // either before that client, and ctx has ended here, or not until it
 // leaves. It returns false when it turned the client away.
 func serveConn(ctx context.Context, c Config, conn io.ReadWriter) bool {
@@ -212,6 +210,9 @@ func serveConn(ctx context.Context, c Config, conn io.ReadWriter) bool {
 		io.Copy(io.Discard, r)
 		cancel()
 	}()
+	if c.Busy != nil { // the command's, not the connection's: see Config.Busy
+		defer c.Busy()()
+	}
 	frames := cmdwire.NewFrames(conn)
 	if frames.Accept() == nil {
 		frames.Exit(c.Run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
