@@ -169,7 +169,7 @@ func TestForwardedOutputFollowsTheClientsTerminal(t *testing.T) {
 		}
 		var out, errOut strings.Builder
 		code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"--store", e.store, "-C", e.ws, "list", "--json"},
-			Cwd: e.ws, Terminal: terminal}, &out, &errOut)
+			Cwd: e.ws, Terminal: terminal}, 0, &out, &errOut)
 		conn.Close()
 		if err != nil || code != 0 {
 			t.Fatalf("list through the server: %d, %v, %s", code, err, errOut.String())

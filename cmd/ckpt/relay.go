@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
@@ -40,7 +41,9 @@ const attachID = "ckpt-relay-attach"
 // the reader of the server's side that follows its answer. A refused
 // attach fails with the server's error and exit code (remoteExit), one the
 // server never answered (it stopped as this client reached it) with
-// protocol.ErrNotAttached.
+// protocol.ErrNotAttached, and one it did not answer within
+// serverAnswerWait (stopped or stuck, it holds the store) busy
+// (serverUnanswered), with conn closed.
 func (a *app) attach(conn net.Conn, params protocol.AttachParams) (*bufio.Reader, error) {
 	req, err := json.Marshal(struct {
 		JSONRPC string                `json:"jsonrpc"`
@@ -51,13 +54,24 @@ func (a *app) attach(conn net.Conn, params protocol.AttachParams) (*bufio.Reader
 	if err != nil {
 		return nil, err
 	}
+	deadline := cmdwire.CloseUnanswered(conn, a.serverAnswerWait())
+	notAttached := func(err error) error {
+		if deadline.Expired() {
+			return serverUnanswered{a.store, a.serverAnswerWait()}
+		}
+		return fmt.Errorf("%w (%v)", protocol.ErrNotAttached, err)
+	}
 	if _, err := conn.Write(append(req, '\n')); err != nil {
-		return nil, fmt.Errorf("%w (%v)", protocol.ErrNotAttached, err)
+		return nil, notAttached(err)
 	}
 	r := bufio.NewReaderSize(conn, 64<<10) // the server's replies may be megabytes a line
 	line, err := r.ReadBytes('\n')
 	if err != nil {
-		return nil, fmt.Errorf("%w (%v)", protocol.ErrNotAttached, err)
+		deadline.Answered()
+		return nil, notAttached(err)
+	}
+	if !deadline.Answered() {
+		return nil, serverUnanswered{a.store, a.serverAnswerWait()}
 	}
 	var reply struct {
 		Error *struct {

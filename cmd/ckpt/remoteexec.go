@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,6 +50,9 @@ func (a *app) forward(cmd *cobra.Command) error {
 		code, err = a.exchange(cmd, conn, *req)
 		if cerr := cmd.Context().Err(); cerr != nil {
 			return cerr // interrupted: run reports the signal
+		}
+		if errors.Is(err, cmdwire.ErrNotAccepted) {
+			return serverUnanswered{store, a.serverAnswerWait()}
 		}
 		if err == nil {
 			return remoteExit{code}
@@ -102,8 +106,36 @@ func (a *app) exchange(cmd *cobra.Command, conn net.Conn, req cmdwire.Request) (
 	defer conn.Close()
 	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
 	defer stop()
-	return cmdwire.Exchange(conn, req, a.stdout, a.stderr)
+	return cmdwire.Exchange(conn, req, a.serverAnswerWait(), a.stdout, a.stderr)
 }
+
+// minServerAnswer is the least a client waits for the store's server to
+// accept its command or its attach: a live server answers at once, but
+// one that is loaded may take a moment, which even --lock-timeout 0 (fail
+// at once when busy) allows, as the engine allows a lock holder that has
+// not yet named itself.
+const minServerAnswer = 2 * time.Second
+
+// serverAnswerWait is how long a client waits for the store's server to
+// accept its command or attach: --lock-timeout, at least minServerAnswer.
+// It does not bound the command's run.
+func (a *app) serverAnswerWait() time.Duration { return max(a.lockTimeout, minServerAnswer) }
+
+// serverUnanswered is a server of the store that took a client's
+// connection but did not answer it within serverAnswerWait: it is stopped
+// (Ctrl-Z) or stuck, and holds the store. It fails the command busy
+// (engine.ErrBusy), as the lock that server holds would.
+type serverUnanswered struct {
+	store  string
+	waited time.Duration
+}
+
+func (e serverUnanswered) Error() string {
+	return fmt.Sprintf("store busy: the server listening on %s did not answer within %v (is it stopped?); resume or stop it, or raise --lock-timeout",
+		localsock.Endpoint(e.store), e.waited)
+}
+
+func (serverUnanswered) Unwrap() error { return engine.ErrBusy }
 
 // forwardRequest is the request for cmd: the command line with the
 // store and the task (which may come from the environment) made explicit,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 
 	"github.com/spf13/cobra"
@@ -63,7 +64,11 @@ func (a *app) mcpCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return protocol.ServeMCPAttached(cmd.Context(), conn, params, version, a.stdin, a.stdout)
+				err = protocol.ServeMCPAttached(cmd.Context(), conn, params, a.serverAnswerWait(), version, a.stdin, a.stdout)
+				if errors.Is(err, protocol.ErrAttachUnanswered) {
+					return serverUnanswered{a.store, a.serverAnswerWait()}
+				}
+				return err
 			}
 			return a.serveHost(cmd, session, func(srv server.Config) error { return overPipe(cmd.Context(), srv, session) })
 		},

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
+	"github.com/ckpt/ckpt/internal/localsock"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // A server stopped while it runs a client's save, by SIGTERM or by
@@ -37,5 +39,29 @@ func TestServerStoppedMidSaveTellsTheClient(t *testing.T) {
 			}
 			e.ok("--lock-timeout", "0", "save")
 		})
+	}
+}
+
+// A client of a server that is stopped (Ctrl-Z: the system still takes
+// its connections) or stuck does not wait for it for ever: a forwarded
+// command whose server does not accept it, and a stdio serve or an mcp
+// whose attach it does not answer, fail busy naming the server's endpoint once
+// --lock-timeout (at least minServerAnswer) has passed.
+func TestClientsOfAStoppedServerFailBusy(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	srv := e.listenServer()
+	if err := srv.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Signal(syscall.SIGCONT)
+	for _, args := range [][]string{{"list"}, {"serve"}, {"mcp"}} {
+		var r result
+		testbound.Within(t, testbound.Hang, func() {
+			r = e.run("", append([]string{"--lock-timeout", "0"}, args...)...)
+		})
+		if r.code != protocol.ExitBusy || !strings.Contains(r.stderr, "did not answer") || !strings.Contains(r.stderr, localsock.Endpoint(e.store)) {
+			t.Errorf("%v with a stopped server: exit %d, stderr %q; want %d naming the server", args, r.code, r.stderr, protocol.ExitBusy)
+		}
 	}
 }

@@ -31,6 +31,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/lossless"
 )
@@ -185,13 +187,34 @@ func (s stream) Write(p []byte) (int, error) {
 // client reaches it): the command did not run.
 var ErrNotRun = errors.New("the server ended the connection without running the command")
 
+// ErrNotAccepted is the error of an Exchange whose server did not accept
+// the command within the time the client gave it (a stopped or wedged
+// server). It does not match ErrNotRun: a server that is there but does
+// not answer is not one that stopped, and another try would wait as long.
+var ErrNotAccepted = errors.New("the server did not accept the command in time")
+
 // Exchange sends req on conn and copies the server's output frames to
 // stdout and stderr until the exit frame, whose code it returns. A
 // connection that ends first, or a malformed frame, is an error; one that
 // ends before the server accepted the command wraps ErrNotRun.
-func Exchange(conn io.ReadWriter, req Request, stdout, stderr io.Writer) (int, error) {
+//
+// acceptWithin, when > 0, bounds the wait for the server to accept the
+// command (its first frame), counted from before the request is sent; it
+// does not bound the command's run. When it passes first, conn is closed
+// and Exchange fails with ErrNotAccepted: the command did not run, or, if
+// the server accepted it just then, it is cancelled at once, as the
+// command of any client that goes away.
+func Exchange(conn io.ReadWriteCloser, req Request, acceptWithin time.Duration, stdout, stderr io.Writer) (int, error) {
+	deadline := CloseUnanswered(conn, acceptWithin)
+	defer deadline.Answered()
+	notRun := func(err error) error {
+		if deadline.Expired() {
+			return fmt.Errorf("%w (%v)", ErrNotAccepted, acceptWithin)
+		}
+		return fmt.Errorf("%w (%v)", ErrNotRun, err)
+	}
 	if err := WriteRequest(conn, req); err != nil {
-		return 0, fmt.Errorf("%w (%v)", ErrNotRun, err)
+		return 0, notRun(err)
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
 	var h [5]byte
@@ -200,12 +223,15 @@ func Exchange(conn io.ReadWriter, req Request, stdout, stderr io.Writer) (int, e
 	for {
 		if _, err := io.ReadFull(r, h[:]); err != nil {
 			if !accepted {
-				return 0, fmt.Errorf("%w (%v)", ErrNotRun, err)
+				return 0, notRun(err)
 			}
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
 			return 0, fmt.Errorf("connection ended before the command did: %w", err)
+		}
+		if !accepted && !deadline.Answered() { // the deadline closed conn as the frame came
+			return 0, fmt.Errorf("%w (%v)", ErrNotAccepted, acceptWithin)
 		}
 		accepted = true
 		n := binary.BigEndian.Uint32(h[1:])
@@ -239,3 +265,34 @@ func Exchange(conn io.ReadWriter, req Request, stdout, stderr io.Writer) (int, e
 		}
 	}
 }
+
+// AnswerDeadline closes a connection whose server does not answer in
+// time (see CloseUnanswered).
+type AnswerDeadline struct {
+	t       *time.Timer
+	expired atomic.Bool
+}
+
+// CloseUnanswered closes conn once d has passed unless Answered is called
+// first: a client that waits for a server's answer (the accept frame, or
+// the reply to a JSON-RPC attach) does not wait for ever on a server
+// that is stopped or wedged, whose connection the system accepts all the
+// same. The Read or Write that waits then fails. d <= 0 never closes it.
+func CloseUnanswered(conn io.Closer, d time.Duration) *AnswerDeadline {
+	a := &AnswerDeadline{}
+	if d > 0 {
+		a.t = time.AfterFunc(d, func() {
+			a.expired.Store(true)
+			conn.Close()
+		})
+	}
+	return a
+}
+
+// Answered ends the deadline, and reports false when the deadline had
+// passed already: the connection is closed, or being closed, whatever was
+// read. A second call reports false too.
+func (a *AnswerDeadline) Answered() bool { return a.t == nil || a.t.Stop() }
+
+// Expired reports whether the deadline closed the connection.
+func (a *AnswerDeadline) Expired() bool { return a.expired.Load() }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // serve reads one request on conn and answers as fn says.
@@ -44,7 +45,7 @@ func TestExchangeCarriesRequestOutputAndExitCode(t *testing.T) {
 	})
 	var out, errOut bytes.Buffer
 	code, err := Exchange(client, Request{Args: []string{"cat", "HEAD", "f"}, Cwd: "/w", Stdin: []byte("s"), Terminal: true,
-		Env: []string{"A=1", "B=x=y"}}, &out, &errOut)
+		Env: []string{"A=1", "B=x=y"}}, 0, &out, &errOut)
 	if err != nil || code != -3 {
 		t.Fatalf("Exchange = %d, %v", code, err)
 	}
@@ -65,7 +66,7 @@ func TestExchangeOfAConnectionThatEndsEarlyIsAnError(t *testing.T) {
 			client, server := net.Pipe()
 			defer client.Close()
 			serve(t, server, func(_ Request, f *Frames) { answer(f, server) })
-			code, err := Exchange(client, Request{Args: []string{"list"}}, io.Discard, io.Discard)
+			code, err := Exchange(client, Request{Args: []string{"list"}}, 0, io.Discard, io.Discard)
 			if err == nil {
 				t.Fatalf("Exchange = %d, nil; want an error", code)
 			}
@@ -93,7 +94,7 @@ func TestExchangeTellsACommandNotRunFromOneCut(t *testing.T) {
 			client, server := net.Pipe()
 			defer client.Close()
 			serve(t, server, func(_ Request, f *Frames) { c.answer(f) })
-			_, err := Exchange(client, Request{Args: []string{"save"}}, io.Discard, io.Discard)
+			_, err := Exchange(client, Request{Args: []string{"save"}}, 0, io.Discard, io.Discard)
 			if err == nil || errors.Is(err, ErrNotRun) != c.notRun {
 				t.Fatalf("Exchange = %v; want an error that is ErrNotRun: %v", err, c.notRun)
 			}
@@ -101,7 +102,7 @@ func TestExchangeTellsACommandNotRunFromOneCut(t *testing.T) {
 	}
 	client, server := net.Pipe()
 	server.Close()
-	if _, err := Exchange(client, Request{Args: []string{"save"}}, io.Discard, io.Discard); !errors.Is(err, ErrNotRun) {
+	if _, err := Exchange(client, Request{Args: []string{"save"}}, 0, io.Discard, io.Discard); !errors.Is(err, ErrNotRun) {
 		t.Fatalf("Exchange with a peer that took nothing = %v; want ErrNotRun", err)
 	}
 }
@@ -131,5 +132,37 @@ func TestRequestKeepsArgumentsThatAreNotUTF8(t *testing.T) {
 	}
 	if _, err := DecodeRequest([]byte(`{"args":["x"],"args_base64":["!"]}`)); err == nil {
 		t.Fatal("bad args_base64 decoded")
+	}
+}
+
+// A server that takes the request and never accepts it (stopped, or
+// wedged) fails the Exchange with ErrNotAccepted once acceptWithin has
+// passed, not ErrNotRun (which would send the client to try again), and
+// its connection is closed; acceptWithin bounds the wait for the accept
+// frame only, not a command that runs longer.
+func TestExchangeBoundsTheWaitForAcceptOnly(t *testing.T) {
+	const within = 50 * time.Millisecond
+	client, server := net.Pipe()
+	defer client.Close()
+	gone := make(chan struct{})
+	serve(t, server, func(Request, *Frames) {
+		io.Copy(io.Discard, server) // until the client closes its end
+		close(gone)
+	})
+	_, err := Exchange(client, Request{Args: []string{"list"}}, within, io.Discard, io.Discard)
+	if !errors.Is(err, ErrNotAccepted) || errors.Is(err, ErrNotRun) {
+		t.Fatalf("Exchange with a server that never accepts = %v; want ErrNotAccepted, not ErrNotRun", err)
+	}
+	<-gone
+
+	client, server = net.Pipe()
+	defer client.Close()
+	serve(t, server, func(_ Request, f *Frames) {
+		f.Accept()
+		<-time.After(4 * within) // a command that runs longer than the accept may take
+		f.Exit(7)
+	})
+	if code, err := Exchange(client, Request{Args: []string{"save"}}, within, io.Discard, io.Discard); err != nil || code != 7 {
+		t.Fatalf("Exchange of a command that ran past acceptWithin = %d, %v; want 7, nil", code, err)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/jsonrpc"
 )
 
@@ -22,6 +24,11 @@ var ErrServerGone = errors.New("the store's server went away")
 // store's next server or serve the store itself.
 var ErrNotAttached = errors.New("the store's server ended the connection before it attached the client")
 
+// ErrAttachUnanswered is the error of a client whose server took its
+// connection but did not answer attach in the time it was given: it is
+// stopped or stuck, and holds the store.
+var ErrAttachUnanswered = errors.New("the store's server did not answer attach in time")
+
 // ServeMCPAttached answers MCP requests read from r on w (the stdio
 // transport; version is ckpt's release, told to the client) with the tools
 // of NewMCPServer, but through the store's resident server on conn (see
@@ -31,13 +38,19 @@ var ErrNotAttached = errors.New("the store's server ended the connection before 
 // messages. It returns when r ends or ctx is cancelled, and ErrServerGone
 // when the server goes away first. A refused attach is returned as a
 // *RemoteError, one the server never answered as ErrNotAttached (before
-// anything of r was read).
-func ServeMCPAttached(ctx context.Context, conn io.ReadWriteCloser, attach AttachParams, version string, r io.Reader, w io.Writer) error {
+// anything of r was read), and one it did not answer within attachWithin
+// (when > 0) as ErrAttachUnanswered, with conn closed.
+func ServeMCPAttached(ctx context.Context, conn io.ReadWriteCloser, attach AttachParams, attachWithin time.Duration, version string, r io.Reader, w io.Writer) error {
 	srv := newMCPServer(version)
 	notify := mcpNotifier(srv)
 	c := jsonrpc.NewClient(conn, func(method string, params json.RawMessage) { notify(method, params) })
 	defer c.Close()
-	if err := c.Call(ctx, "attach", attach, nil, nil); err != nil {
+	deadline := cmdwire.CloseUnanswered(conn, attachWithin)
+	err := c.Call(ctx, "attach", attach, nil, nil)
+	if !deadline.Answered() {
+		return ErrAttachUnanswered
+	}
+	if err != nil {
 		if rerr := (*jsonrpc.Error)(nil); !errors.As(err, &rerr) && ctx.Err() == nil {
 			return fmt.Errorf("%w (%v)", ErrNotAttached, err)
 		}
@@ -55,7 +68,7 @@ func ServeMCPAttached(ctx context.Context, conn io.ReadWriteCloser, attach Attac
 		case <-ctx.Done():
 		}
 	}()
-	err := srv.Run(ctx, &mcp.IOTransport{Reader: closableInput(r), Writer: nopWriteCloser{w}})
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: closableInput(r), Writer: nopWriteCloser{w}})
 	if cause := context.Cause(ctx); errors.Is(cause, ErrServerGone) {
 		return cause
 	}

@@ -210,12 +210,16 @@ func serveConn(ctx context.Context, c Config, conn io.ReadWriter) bool {
 		io.Copy(io.Discard, r)
 		cancel()
 	}()
+	frames := cmdwire.NewFrames(conn)
+	if frames.Accept() != nil {
+		return true
+	}
+	// Busy after the accept frame: it waits for the recompression slice in
+	// flight to stop, and the client gives the server only so long to
+	// accept (cmdwire.Exchange).
 	if c.Busy != nil { // the command's, not the connection's: see Config.Busy
 		defer c.Busy()()
 	}
-	frames := cmdwire.NewFrames(conn)
-	if frames.Accept() == nil {
-		frames.Exit(c.Run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
-	}
+	frames.Exit(c.Run(ctx, req, bytes.NewReader(req.Stdin), frames.Stdout(), frames.Stderr()))
 	return true
 }
