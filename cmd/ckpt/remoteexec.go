@@ -23,6 +23,7 @@ import (
 // and returns remoteExit with the server's exit code; nil means no server
 // listens and the command opens the store itself. An endpoint nobody
 // listens on is stale and removed (see package localsock). A server that
+// is there but cannot be reached fails the command (unreachable). A server that
 // stops as the command reaches it turns it away without running it
 // (cmdwire.ErrNotRun): the command looks again, and finds the next
 // server or none.
@@ -35,8 +36,11 @@ func (a *app) forward(cmd *cobra.Command) error {
 	var err error
 	for range maxTurnedAway {
 		conn, derr := localsock.Dial(store)
-		if derr != nil {
-			return nil // no server (or none that answers): the command opens the store itself
+		if errors.Is(derr, localsock.ErrNoServer) {
+			return nil // the command opens the store itself
+		}
+		if derr != nil { // a server is there but cannot be reached: it holds the store
+			return unreachable(store, derr)
 		}
 		if req == nil {
 			r, rerr := a.forwardRequest(cmd, store)
@@ -83,10 +87,22 @@ func (a *app) dialServer(*cobra.Command) error {
 		return nil
 	}
 	conn, err := localsock.Dial(store)
-	if err != nil {
+	switch {
+	case errors.Is(err, localsock.ErrNoServer):
 		return nil
+	case err != nil:
+		return unreachable(store, err)
 	}
 	return serverFound{conn}
+}
+
+// unreachable is the error of a command that found the store's server
+// but could not connect to it (localsock.Dial's error other than
+// ErrNoServer: the server's backlog is full, or its endpoint refuses this
+// user): opening the store instead would only wait for the lock that
+// server holds.
+func unreachable(store string, err error) error {
+	return fmt.Errorf("cannot reach the server of store %s: %w", store, err)
 }
 
 // serverFound ends the open of a command that serves the store (see

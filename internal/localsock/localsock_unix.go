@@ -55,7 +55,9 @@ type socketListener struct {
 }
 
 // Dial connects to the store's server. It returns ErrNoServer when there
-// is no socket or nobody listens on it; a socket nobody listens on is
+// is no socket (or none can be at its path) or nobody listens on it; any
+// other error is a server that is there but could not be reached (EAGAIN:
+// its backlog is full; EACCES). A socket nobody listens on is
 // removed when it is provably stale (removeIfStale: no process holds the
 // store's lock), never one that a server that holds the lock may have put
 // there since it refused.
@@ -72,10 +74,12 @@ func Dial(storeDir string) (net.Conn, error) {
 			}
 		})
 		return nil, ErrNoServer
-	case errors.Is(err, syscall.ENOENT):
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EINVAL):
+		// No socket, or a path no socket can have (EINVAL: longer than
+		// a socket address holds), where no server can listen either.
 		return nil, ErrNoServer
 	}
-	return nil, err
+	return nil, err // a server is there but failed: EAGAIN (its backlog is full), EACCES, ...
 }
 
 // isSocket reports whether path is a socket (and so may be removed as

@@ -3,7 +3,10 @@
 package localsock
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +34,19 @@ func TestSocketIsTheOwnersOnly(t *testing.T) {
 	}
 	if ln.Addr().String() != Endpoint(dir) {
 		t.Fatalf("Addr %q, want %q", ln.Addr(), Endpoint(dir))
+	}
+}
+
+// A store whose socket path is longer than a socket address holds can
+// have no server (Listen fails there): Dial says ErrNoServer, so that its
+// commands open the store themselves rather than fail as if a server
+// could not be reached.
+func TestDialWhereNoSocketCanBeIsNoServer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dial(dir); !errors.Is(err, ErrNoServer) {
+		t.Fatalf("Dial with a %d-byte socket path = %v, want ErrNoServer", len(Endpoint(dir)), err)
 	}
 }
