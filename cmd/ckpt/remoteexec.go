@@ -23,10 +23,11 @@ import (
 // and returns remoteExit with the server's exit code; nil means no server
 // listens and the command opens the store itself. An endpoint nobody
 // listens on is stale and removed (see package localsock). A server that
-// is there but cannot be reached fails the command (unreachable). A server that
-// stops as the command reaches it turns it away without running it
-// (cmdwire.ErrNotRun): the command looks again, and finds the next
-// server or none.
+// is there but cannot be connected to fails the command (unreachable), as
+// does one that does not accept it in time (serverUnanswered). A server
+// that stops as the command reaches it turns it away without running it
+// (cmdwire.ErrNotRun): the command looks again, and finds the next server
+// or none.
 func (a *app) forward(cmd *cobra.Command) error {
 	store, ok := a.endpointStore()
 	if !ok {
@@ -80,7 +81,9 @@ func (a *app) endpointStore() (string, bool) {
 
 // dialServer is what a command that serves the store (serve, mcp) looks
 // for before it opens the store: serverFound, with a connection to the
-// store's live server, if there is one; nil when none listens.
+// store's live server, if there is one; nil when none listens; and, as
+// for forward, unreachable's error when one is there but cannot be
+// connected to.
 func (a *app) dialServer(*cobra.Command) error {
 	store, ok := a.endpointStore()
 	if !ok {
