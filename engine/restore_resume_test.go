@@ -345,3 +345,33 @@ func TestRestoreThatResumesSaysSo(t *testing.T) {
 		t.Fatalf("restore events %+v, want the settled one resumed, then the restore of @2 not", restores)
 	}
 }
+
+// A Restore with another Force than the pending restore's is not its
+// resumption: the pending one is completed as its journal says (settled),
+// then the Restore runs as asked; the same Force resumes it.
+func TestRestoreWithAnotherForceSettlesThePendingOneFirst(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name           string
+		pending, again bool
+	}{
+		{"forced after a plain one", false, true},
+		{"plain after a forced one", true, false},
+		{"the same force", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, one, _ := cancelledRestoreOf(t, Options{}, RestoreOptions{Force: c.pending})
+			if j := f.e.pending; j == nil || j.Force != c.pending {
+				t.Fatalf("pending journal %+v, want one with Force %v", j, c.pending)
+			}
+			res := f.restore("@1", RestoreOptions{Force: c.again})
+			if settled := res.Settled != nil; settled != (c.pending != c.again) {
+				t.Fatalf("Restore with Force %v over a pending one with Force %v settled it: %v", c.again, c.pending, settled)
+			}
+			if res.Restored != one.ID || f.e.pending != nil {
+				t.Fatalf("restored %s, pending %+v; want @1 and none", res.Restored, f.e.pending)
+			}
+		})
+	}
+}

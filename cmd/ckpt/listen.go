@@ -302,6 +302,13 @@ func (a *app) openOrAttach(cmd *cobra.Command, client func(net.Conn) error) (*en
 // checkAttach refuses a JSON-RPC client that means another workspace or
 // needs other capture options than the server's (checkOptions).
 func (r *resident) checkAttach(p protocol.AttachParams) error {
+	if p.WorkspaceBase64 != nil {
+		ws, err := lossless.Decode("workspace_base64", *p.WorkspaceBase64)
+		if err != nil {
+			return protocol.UsageError(err.Error())
+		}
+		p.Workspace = ws
+	}
 	if p.Workspace != "" || len(p.Roots) > 0 {
 		ws, err := attachedWorkspace(p)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/internal/cmdwire"
 	"github.com/ckpt/ckpt/internal/jsonrpc"
+	"github.com/ckpt/ckpt/internal/lossless"
 )
 
 // attachParams is what a command attaching to the store's server says:
@@ -27,7 +28,7 @@ func (a *app) attachParams(cmd *cobra.Command) (protocol.AttachParams, error) {
 	if err != nil {
 		return protocol.AttachParams{}, err
 	}
-	params := protocol.AttachParams{Workspace: ws, Task: a.task, CaptureOptions: a.givenOptions(cmd)}
+	params := protocol.AttachParams{Workspace: ws, WorkspaceBase64: lossless.Base64(ws), Task: a.task, CaptureOptions: a.givenOptions(cmd)}
 	if roots := a.roots(); roots != nil {
 		params.Workspace, params.Roots = "", roots
 	}

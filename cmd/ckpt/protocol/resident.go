@@ -13,12 +13,14 @@ import (
 
 // AttachParams is what a client of a resident server says about itself
 // with the attach method: the workspace it means, the task of its
-// requests that name none, and the exclusion profile it needs. Empty
-// fields are not checked.
+// requests that name none, and the capture options it needs. Empty
+// fields are not checked. WorkspaceBase64 is the workspace's bytes when
+// its name is not valid UTF-8 (package lossless), and then stands for it.
 type AttachParams struct {
-	Workspace string        `json:"workspace,omitempty" jsonschema:"the workspace the client means; refused when the server serves another"`
-	Roots     []engine.Root `json:"roots,omitempty" jsonschema:"the roots of the multi-root workspace the client means (instead of workspace), each {name, dir}; a name left out is the directory's base name; refused when the server serves another set"`
-	Task      string        `json:"task,omitempty" jsonschema:"the task of the connection's requests that name none"`
+	Workspace       string        `json:"workspace,omitempty" jsonschema:"the workspace the client means; refused when the server serves another"`
+	WorkspaceBase64 *string       `json:"workspace_base64,omitempty" jsonschema:"the workspace's bytes in standard base64, when its name is not valid UTF-8; it then stands for workspace"`
+	Roots           []engine.Root `json:"roots,omitempty" jsonschema:"the roots of the multi-root workspace the client means (instead of workspace), each {name, dir}; a name left out is the directory's base name; refused when the server serves another set"`
+	Task            string        `json:"task,omitempty" jsonschema:"the task of the connection's requests that name none"`
 	CaptureOptions
 }
 
