@@ -30,7 +30,7 @@ func (a *app) attachParams(cmd *cobra.Command) (protocol.AttachParams, error) {
 	}
 	params := protocol.AttachParams{Workspace: ws, WorkspaceBase64: lossless.Base64(ws), Task: a.task, CaptureOptions: a.givenOptions(cmd)}
 	if roots := a.roots(); roots != nil {
-		params.Workspace, params.Roots = "", roots
+		params.Workspace, params.WorkspaceBase64, params.Roots = "", nil, roots
 	}
 	return params, nil
 }
@@ -66,27 +66,42 @@ func (a *app) attach(conn net.Conn, params protocol.AttachParams) (*bufio.Reader
 		return nil, notAttached(err)
 	}
 	r := bufio.NewReaderSize(conn, 64<<10) // the server's replies may be megabytes a line
-	line, err := r.ReadBytes('\n')
-	if err != nil {
-		deadline.Answered()
-		return nil, notAttached(err)
+	// The server may send events to the connection before its answer
+	// (another client's save): they go to the host after it.
+	var early bytes.Buffer
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			deadline.Answered()
+			return nil, notAttached(err)
+		}
+		var reply struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Message string             `json:"message"`
+				Data    protocol.ErrorData `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(line, &reply); err != nil {
+			deadline.Answered()
+			return nil, fmt.Errorf("the server of the store answered attach with %q: %w", line, err)
+		}
+		var id string
+		if json.Unmarshal(reply.ID, &id) != nil || id != attachID {
+			early.Write(line)
+			continue
+		}
+		if !deadline.Answered() {
+			return nil, serverUnanswered{a.store, a.serverAnswerWait()}
+		}
+		if e := reply.Error; e != nil {
+			return nil, remoteExit{a.report(max(e.Data.ExitCode, protocol.ExitError), errors.New(e.Message))}
+		}
+		if early.Len() == 0 {
+			return r, nil
+		}
+		return bufio.NewReaderSize(io.MultiReader(&early, r), 64<<10), nil
 	}
-	if !deadline.Answered() {
-		return nil, serverUnanswered{a.store, a.serverAnswerWait()}
-	}
-	var reply struct {
-		Error *struct {
-			Message string             `json:"message"`
-			Data    protocol.ErrorData `json:"data"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(line, &reply); err != nil {
-		return nil, fmt.Errorf("the server of the store answered attach with %q: %w", line, err)
-	}
-	if e := reply.Error; e != nil {
-		return nil, remoteExit{a.report(max(e.Data.ExitCode, protocol.ExitError), errors.New(e.Message))}
-	}
-	return r, nil
 }
 
 // relay serves stdio serve's JSON-RPC through the store's server on conn
