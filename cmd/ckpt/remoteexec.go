@@ -21,13 +21,17 @@ import (
 
 // forward runs cmd through the live server of its store, if there is one,
 // and returns remoteExit with the server's exit code; nil means no server
-// listens and the command opens the store itself. An endpoint nobody
-// listens on is stale and removed (see package localsock). A server that
-// is there but cannot be connected to fails the command (unreachable), as
-// does one that does not accept it in time (serverUnanswered). A server
-// that stops as the command reaches it turns it away without running it
-// (cmdwire.ErrNotRun): the command looks again, and finds the next server
-// or none.
+// could be reached now and the command tries the store itself (openEngine:
+// while a server holds it, that waits in slices and looks again between
+// them, until --lock-timeout). An endpoint nobody listens on is stale and
+// removed (see package localsock); one that cannot be connected to now
+// (a full backlog, EAGAIN) is looked at again after the next slice, and
+// one that refuses this user for good (EACCES) leaves the command to the
+// store's lock: busy naming the server that holds it, or the store itself
+// when none does. A server that does not accept the command in time fails
+// it busy (serverUnanswered). A server that stops as the command reaches
+// it turns it away without running it (cmdwire.ErrNotRun): the command
+// looks again, and finds the next server or none.
 func (a *app) forward(cmd *cobra.Command) error {
 	store, ok := a.endpointStore()
 	if !ok {
@@ -37,11 +41,8 @@ func (a *app) forward(cmd *cobra.Command) error {
 	var err error
 	for range maxTurnedAway {
 		conn, derr := localsock.Dial(store)
-		if errors.Is(derr, localsock.ErrNoServer) {
-			return nil // the command opens the store itself
-		}
-		if derr != nil { // a server is there but cannot be reached: it holds the store
-			return unreachable(store, derr)
+		if derr != nil {
+			return nil // none reached: the command tries the store, and looks again
 		}
 		if req == nil {
 			r, rerr := a.forwardRequest(cmd, store)
@@ -81,31 +82,18 @@ func (a *app) endpointStore() (string, bool) {
 
 // dialServer is what a command that serves the store (serve, mcp) looks
 // for before it opens the store: serverFound, with a connection to the
-// store's live server, if there is one; nil when none listens; and, as
-// for forward, unreachable's error when one is there but cannot be
-// connected to.
+// store's live server, if there is one; nil when none could be reached
+// now (see forward).
 func (a *app) dialServer(*cobra.Command) error {
 	store, ok := a.endpointStore()
 	if !ok {
 		return nil
 	}
 	conn, err := localsock.Dial(store)
-	switch {
-	case errors.Is(err, localsock.ErrNoServer):
-		return nil
-	case err != nil:
-		return unreachable(store, err)
+	if err != nil {
+		return nil // none reached now, as forward
 	}
 	return serverFound{conn}
-}
-
-// unreachable is the error of a command that found the store's server
-// but could not connect to it (localsock.Dial's error other than
-// ErrNoServer: the server's backlog is full, or its endpoint refuses this
-// user): opening the store instead would only wait for the lock that
-// server holds.
-func unreachable(store string, err error) error {
-	return fmt.Errorf("cannot reach the server of store %s: %w", store, err)
 }
 
 // serverFound ends the open of a command that serves the store (see
