@@ -66,19 +66,22 @@ const (
 // refuse larger frames as damage.
 const maxFrame = 1 << 20
 
-// requestLine is a Request on the wire: an argument or a directory that
-// is not valid UTF-8 (argv is bytes on Unix) is sent also as its bytes,
-// the way package lossless carries names through JSON, so the server runs
-// the very command line the client was given.
+// requestLine is a Request on the wire: an argument, a directory or an
+// environment entry that is not valid UTF-8 (argv and the environment are
+// bytes on Unix) is sent also as its bytes, the way package lossless
+// carries names through JSON, so the server runs the very command line
+// the client was given, with a passphrase byte for byte.
 type requestLine struct {
 	Request
 	ArgsBase64 []string `json:"args_base64,omitempty"`
 	CwdBase64  *string  `json:"cwd_base64,omitempty"`
+	EnvBase64  []string `json:"env_base64,omitempty"`
 }
 
 // WriteRequest sends req as one JSON line.
 func WriteRequest(w io.Writer, req Request) error {
-	line, err := json.Marshal(requestLine{Request: req, ArgsBase64: lossless.Base64List(req.Args), CwdBase64: lossless.Base64(req.Cwd)})
+	line, err := json.Marshal(requestLine{Request: req, ArgsBase64: lossless.Base64List(req.Args), CwdBase64: lossless.Base64(req.Cwd),
+		EnvBase64: lossless.Base64List(req.Env)})
 	if err != nil {
 		return err
 	}
@@ -105,6 +108,11 @@ func DecodeRequest(line []byte) (Request, error) {
 	var err error
 	if req.ArgsBase64 != nil {
 		if req.Args, err = lossless.DecodeList("args_base64", req.ArgsBase64); err != nil {
+			return Request{}, fmt.Errorf("read request: %w", err)
+		}
+	}
+	if req.EnvBase64 != nil {
+		if req.Env, err = lossless.DecodeList("env_base64", req.EnvBase64); err != nil {
 			return Request{}, fmt.Errorf("read request: %w", err)
 		}
 	}
@@ -201,9 +209,10 @@ var ErrNotAccepted = errors.New("the server did not accept the command in time")
 // acceptWithin, when > 0, bounds the wait for the server to accept the
 // command (its first frame), counted from before the request is sent; it
 // does not bound the command's run. When it passes first, conn is closed
-// and Exchange fails with ErrNotAccepted: the command did not run, or, if
-// the server accepted it just then, it is cancelled at once, as the
-// command of any client that goes away.
+// and Exchange fails with ErrNotAccepted: the command did not run; or, if
+// the server's accept came just then, with another error: the command is
+// cancelled, as the command of any client that goes away, and may have
+// run.
 func Exchange(conn io.ReadWriteCloser, req Request, acceptWithin time.Duration, stdout, stderr io.Writer) (int, error) {
 	deadline := CloseUnanswered(conn, acceptWithin)
 	defer deadline.Answered()
@@ -230,8 +239,11 @@ func Exchange(conn io.ReadWriteCloser, req Request, acceptWithin time.Duration, 
 			}
 			return 0, fmt.Errorf("connection ended before the command did: %w", err)
 		}
-		if !accepted && !deadline.Answered() { // the deadline closed conn as the frame came
-			return 0, fmt.Errorf("%w (%v)", ErrNotAccepted, acceptWithin)
+		if !accepted && !deadline.Answered() {
+			// The deadline closed conn as the accept came: the server
+			// cancels the command, which may have run all the same, so
+			// this is not ErrNotAccepted (which says it did not).
+			return 0, fmt.Errorf("the server accepted the command as the wait for it (%v) ended; it was cancelled and may have run", acceptWithin)
 		}
 		accepted = true
 		n := binary.BigEndian.Uint32(h[1:])

@@ -115,10 +115,10 @@ func TestReadRequestRefusesGarbage(t *testing.T) {
 	}
 }
 
-// Arguments and a directory that are not valid UTF-8 reach the server byte
-// for byte: "a\xff" and "a\xfe" stay two names.
+// Arguments, a directory and environment entries that are not valid
+// UTF-8 reach the server byte for byte: "a\xff" and "a\xfe" stay two names.
 func TestRequestKeepsArgumentsThatAreNotUTF8(t *testing.T) {
-	want := Request{Args: []string{"restore", "@1", "a\xff", "a\xfe", "é"}, Cwd: "/w/d\xfe"}
+	want := Request{Args: []string{"restore", "@1", "a\xff", "a\xfe", "é"}, Cwd: "/w/d\xfe", Env: []string{"PASS=p\xffq", "A=é"}}
 	var line bytes.Buffer
 	if err := WriteRequest(&line, want); err != nil {
 		t.Fatal(err)
@@ -127,8 +127,8 @@ func TestRequestKeepsArgumentsThatAreNotUTF8(t *testing.T) {
 		t.Fatalf("%s is not taken for a request", line.Bytes())
 	}
 	got, err := ReadRequest(bufio.NewReader(&line))
-	if err != nil || !slices.Equal(got.Args, want.Args) || got.Cwd != want.Cwd {
-		t.Fatalf("ReadRequest = %q in %q, %v; want %q in %q", got.Args, got.Cwd, err, want.Args, want.Cwd)
+	if err != nil || !slices.Equal(got.Args, want.Args) || got.Cwd != want.Cwd || !slices.Equal(got.Env, want.Env) {
+		t.Fatalf("ReadRequest = %q in %q with %q, %v; want %q in %q with %q", got.Args, got.Cwd, got.Env, err, want.Args, want.Cwd, want.Env)
 	}
 	if _, err := DecodeRequest([]byte(`{"args":["x"],"args_base64":["!"]}`)); err == nil {
 		t.Fatal("bad args_base64 decoded")
