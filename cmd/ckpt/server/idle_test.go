@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,25 +40,8 @@ func deferredMarks(t *testing.T, store string) int {
 // the request ends recompression resumes and leaves no deferred pack and
 // a store that verifies.
 func TestIdleRecompressionYieldsToRequests(t *testing.T) {
-	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
-	for i := range 40 {
-		content := strings.Repeat(fmt.Sprintf("line %d of a source file\n", i), 2000)
-		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, DeferCompression: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := e.Save(context.Background(), engine.SaveOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e, store := deferredFirstSave(t, 40)
 	marks := deferredMarks(t, store)
-	if marks == 0 {
-		t.Fatal("the first save deferred no pack")
-	}
 
 	r := NewRecompressor(e)
 	r.quiet = 0
@@ -113,24 +97,7 @@ func TestIdleRecompressionYieldsToRequests(t *testing.T) {
 // does not count the connection itself, so the first save's deferred
 // packs are compressed while the client stays attached.
 func TestIdleRecompressionRunsWhileAClientStaysAttached(t *testing.T) {
-	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
-	for i := range 8 {
-		content := strings.Repeat(fmt.Sprintf("line %d of a source file\n", i), 2000)
-		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, DeferCompression: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := e.Save(context.Background(), engine.SaveOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if deferredMarks(t, store) == 0 {
-		t.Fatal("the first save deferred no pack")
-	}
+	e, store := deferredFirstSave(t, 8)
 	r := NewRecompressor(e)
 	r.quiet = 0
 	ctx, cancel := context.WithCancel(context.Background())
@@ -147,13 +114,45 @@ func TestIdleRecompressionRunsWhileAClientStaysAttached(t *testing.T) {
 	}()
 	defer func() { cancel(); <-done }()
 	<-listening
+	defer attachTo(t, store).Close()
+	<-attached
+	defer r.Start(ctx)() // only now: what it does, it does with the client attached
+	testbound.Until(t, "the deferred packs are compressed", func() bool { return deferredMarks(t, store) == 0 })
+}
+
+// deferredFirstSave opens an engine on a workspace of files source files
+// of some 50 KB each, with DeferCompression, and saves it once: its packs
+// wait for recompression. The engine closes with the test.
+func deferredFirstSave(t *testing.T, files int) (*engine.Engine, string) {
+	t.Helper()
+	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	for i := range files {
+		content := strings.Repeat(fmt.Sprintf("line %d of a source file\n", i), 2000)
+		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := engine.Open(context.Background(), ws, engine.Options{StoreDir: store, DeferCompression: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if _, err := e.Save(context.Background(), engine.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if deferredMarks(t, store) == 0 {
+		t.Fatal("the first save deferred no pack")
+	}
+	return e, store
+}
+
+// attachTo connects to the server of store and sends it an attach request.
+func attachTo(t *testing.T, store string) net.Conn {
+	t.Helper()
 	conn, err := localsock.Dial(store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
 	fmt.Fprintln(conn, `{"jsonrpc":"2.0","id":1,"method":"attach"}`)
-	<-attached
-	defer r.Start(ctx)() // only now: what it does, it does with the client attached
-	testbound.Until(t, "the deferred packs are compressed", func() bool { return deferredMarks(t, store) == 0 })
+	return conn
 }

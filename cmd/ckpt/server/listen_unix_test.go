@@ -5,7 +5,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -36,12 +35,7 @@ func TestListenThatLosesItsEndpointStopsItsClients(t *testing.T) {
 			}})
 	}()
 	<-listening
-	conn, err := localsock.Dial(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintln(conn, `{"jsonrpc":"2.0","id":1,"method":"attach"}`)
+	defer attachTo(t, store).Close()
 	<-attached
 	if err := os.Remove(localsock.Endpoint(store)); err != nil {
 		t.Fatal(err)
