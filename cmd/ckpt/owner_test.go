@@ -187,6 +187,16 @@ func TestOwnerThatCannotListenServesItsHostAlone(t *testing.T) {
 		cmd.Stderr = &stderr
 		return cmd
 	})
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		if cmd.ProcessState == nil { // the test stopped before it waited
+			in.Close()
+			cmd.Wait()
+		}
+		t.Logf("the owner's stderr: %q", stderr.String())
+	})
 	owner.OK("save", map[string]any{"allow_empty": true, "message": "alone"}, nil)
 	if r := e.run("", "--lock-timeout", "0", "list"); r.code != 3 || !strings.Contains(r.stderr, "(ckpt serve)") {
 		t.Errorf("list while an owner without endpoint holds the store: exit %d %q, want 3 naming it", r.code, r.stderr)
