@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
@@ -83,5 +84,47 @@ func TestRewriteStoresDeltasAgainstTheBasesThatQualify(t *testing.T) {
 	}
 	for _, data := range [][]byte{v0, v1, v2, w0, w1, later, unrelated, waiting} {
 		mustGet(t, s, Sum(data), data)
+	}
+}
+
+// A rewrite's stop is asked between the bases Delta tries: with two that
+// qualify, a stop that says so after the first ends Delta with its error
+// and nothing written; one that never does lets it store the delta.
+func TestDeltaAsksStopBetweenItsBases(t *testing.T) {
+	s, idx := testStore(t, Options{Groups: true, Writers: 1})
+	v0 := textBytes(1, 40_000)
+	v1 := edited(v0, 1)
+	v2 := edited(v1, 2)
+	saveDeferred(t, s, idx, [][]byte{v0, v1, v2})
+	var moves []Move
+	for _, b := range [][]byte{v0, v1} {
+		loc, _, _ := idx.Locator(Sum(b))
+		moves = append(moves, Move{ID: Sum(b), Loc: loc, How: MoveRegroup})
+	}
+	first, err := s.Rewrite(context.Background(), moves, nil) // both bases committed outside the deferred pack
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.commit(first)
+	loc, _, _ := idx.Locator(Sum(v2))
+	errStop := errors.New("stop")
+	for _, stopAfter := range []int{1, 0} {
+		rw := s.newRewriter(s.recodec)
+		asked := 0
+		rw.stop = func() error {
+			if asked++; asked == stopAfter {
+				return errStop
+			}
+			return nil
+		}
+		_, ok, err := rw.Delta(Sum(v2), loc, []ID{Sum(v1), Sum(v0)})
+		packs := rw.Packs()
+		rw.Close()
+		if stopAfter == 1 && (!errors.Is(err, errStop) || ok || len(packs) != 0) {
+			t.Fatalf("Delta with a stop after the first base: %v, stored %v, %d packs", err, ok, len(packs))
+		}
+		if stopAfter == 0 && (err != nil || !ok || asked != 1) {
+			t.Fatalf("Delta with a stop that never says so: %v, stored %v, asked %d times", err, ok, asked)
+		}
 	}
 }
