@@ -202,7 +202,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	}
 	// Completing a journal also removes the temporaries the interrupted
 	// run left outside its paths, in the directories above them.
-	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names, cur.resuming)
+	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names, resuming)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	}
 	defer closeFS()
 	session := e.blobs.ReadSession()
-	x := &restore.Applier{FS: fsys, Blobs: session, Force: opts.Force, Resuming: cur.resuming,
+	x := &restore.Applier{FS: fsys, Blobs: session, Force: opts.Force, Resuming: resuming,
 		NameProblem: osfs.NameProblem}
 	if e.opts.hooks.nameProblem != nil {
 		x.NameProblem = e.opts.hooks.nameProblem
@@ -257,7 +257,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return nil, err
 	}
 	j := e.pending
-	if !cur.resuming {
+	if !resuming {
 		head, _, err := e.db.Task(task)
 		if err != nil {
 			return nil, err
@@ -267,7 +267,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	// A backup taken now of the whole workspace is what the plan starts
 	// from: a target reached without another writer may be vouched for.
 	var vouch objects.ID
-	if !cur.guard && !cur.resuming && len(j.Paths) == 0 {
+	if !cur.guard && !resuming && len(j.Paths) == 0 {
 		vouch = cp.Root
 	}
 	err = e.applyJournaled(ctx, x, plan, j, cur.snap.Root, vouch)
@@ -418,7 +418,6 @@ type current struct {
 	// no baseline holds identically are left alone (see restore.Applier.Unsaved).
 	guard     bool
 	baselines []objects.ID // root trees that capture what may be replaced
-	resuming  bool
 }
 
 // currentState captures the workspace before a restore: as a backup
@@ -429,7 +428,7 @@ type current struct {
 // is captured there) and, when resuming, the journal's backup and head.
 func (e *Engine) currentState(ctx context.Context, task string, seq uint64, resuming bool, opts RestoreOptions, res *RestoreResult) (*current, error) {
 	if opts.DryRun || opts.NoBackup || resuming {
-		c := &current{guard: opts.NoBackup || resuming, resuming: resuming}
+		c := &current{guard: opts.NoBackup || resuming}
 		if resuming {
 			res.Backup = e.pending.Backup
 		}
