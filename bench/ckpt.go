@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 )
 
 // system is one checkpoint backend under test. Every operation works on the
@@ -112,11 +114,12 @@ func saveVia(ctx context.Context, call jsonCall, msg string) (step, error) {
 
 func restoreVia(ctx context.Context, call jsonCall, ref string) (step, error) {
 	var out struct {
-		Written int `json:"written"`
-		Deleted int `json:"deleted"`
+		Written int                 `json:"written"`
+		Deleted int                 `json:"deleted"`
+		Phases  protocol.PhasesJSON `json:"phases_ms"`
 	}
 	s, err := call(ctx, &out, "restore", ref)
-	s.Written, s.Deleted = out.Written, out.Deleted
+	s.Written, s.Deleted, s.Phases = out.Written, out.Deleted, &out.Phases
 	return s, err
 }
 

@@ -141,6 +141,6 @@ func (c *ckptRPC) diff(ctx context.Context, from, to string) (step, error) {
 func (c *ckptRPC) restore(ctx context.Context, ref string) (step, error) {
 	var res protocol.HostRestoreJSON
 	s, err := c.call(ctx, "restore", rpcRestoreParams{Ref: ref}, &res)
-	s.Written, s.Deleted = res.Written, res.Deleted
+	s.Written, s.Deleted, s.Phases = res.Written, res.Deleted, &res.PhasesMs
 	return s, err
 }

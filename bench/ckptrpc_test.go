@@ -68,9 +68,24 @@ func TestRPCSystemOnTinyCorpus(t *testing.T) {
 	if w, d := b.report.get(sysRPC, opRedo, qReportedWritten), b.report.get(sysRPC, opRedo, qDeleted); w.Median != 13 || d.Median != 0 {
 		t.Fatalf("redo wrote %v and deleted %v, want 13 and 0", w.Median, d.Median)
 	}
+	// Where each restore's time went, as the restore itself says: every
+	// phase recorded for every restore, the files' writing took time, and
+	// the phases leave the call's own time as the rest.
+	for _, ph := range restorePhases {
+		if m := b.report.get(sysRPC, opRestore, phaseQuantity(ph.name)); m == nil || len(m.Values) != b.opts.reps*b.opts.restores {
+			t.Fatalf("restore phase %s: %+v, want one per restore", ph.name, m)
+		}
+	}
+	if w := b.report.get(sysRPC, opRedo, phaseQuantity("write")); w.Min <= 0 {
+		t.Fatalf("redo's writing took %+v, want > 0", w)
+	}
+	if rest := b.report.remainder(sysRPC, opRestore, b.report.get(sysRPC, opRestore, qSeconds)); rest.Min <= 0 {
+		t.Fatalf("restore's time outside its phases %+v, want > 0 (the call)", rest)
+	}
 	var md bytes.Buffer
 	b.report.WriteMarkdown(&md)
 	for _, want := range []string{"| operation | ckpt stdio JSON-RPC | floor | git ÷ JSON-RPC | JSON-RPC ÷ floor |", "| JSON-RPC: peak RSS so far | JSON-RPC: inotify watches | JSON-RPC: of the time, decoding the result |",
+		"| where a restore's time went (median ms) | JSON-RPC: restore | JSON-RPC: redo |",
 		"caches warm, 10 ms between the edit and its save (untimed, every system), 2 restores and redos in each;"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 )
 
 // step is one measured operation: wall time, the peak RSS of the largest
@@ -26,6 +28,8 @@ type step struct {
 	// Decode is the part of Dur the bench spent decoding a JSON-RPC
 	// result into Go values, after the whole reply had arrived (0: none).
 	Decode time.Duration
+	// Phases is where a ckpt restore says its time went (nil: not known).
+	Phases *protocol.PhasesJSON
 	// Background is how long the process a CLI save started to compress
 	// in the background ran on after the save returned (0: none started).
 	Background time.Duration

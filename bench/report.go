@@ -132,15 +132,20 @@ func (r *Report) get(sys, op, q string) *Metric { return r.Metrics[key(sys, op, 
 // finish computes the summaries and the targets.
 func (r *Report) finish() {
 	for _, m := range r.Metrics {
-		s := slices.Sorted(slices.Values(m.Values))
-		m.Min, m.Max = s[0], s[len(s)-1]
-		if n := len(s); n%2 == 1 {
-			m.Median = s[n/2]
-		} else {
-			m.Median = (s[n/2-1] + s[n/2]) / 2
-		}
+		m.summarise()
 	}
 	r.Targets = r.targets()
+}
+
+// summarise computes the median, minimum and maximum of the values.
+func (m *Metric) summarise() {
+	s := slices.Sorted(slices.Values(m.Values))
+	m.Min, m.Max = s[0], s[len(s)-1]
+	if n := len(s); n%2 == 1 {
+		m.Median = s[n/2]
+	} else {
+		m.Median = (s[n/2-1] + s[n/2]) / 2
+	}
 }
 
 // ratio divides two medians; 0 when either is missing.
@@ -299,6 +304,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	r.writeCorpus(w)
 	r.writeTimes(w)
 	r.writeServer(w)
+	r.writePhases(w)
 	r.writeStash(w)
 	r.writeResources(w)
 	fmt.Fprintln(w, "| target | measured | goal | met |")

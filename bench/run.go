@@ -291,6 +291,9 @@ func (b *bench) sequence(ctx context.Context, rep int, sys system) error {
 		if s.Decode > 0 {
 			b.report.add(name, op, qDecode, s.Decode.Seconds())
 		}
+		if s.Phases != nil {
+			b.report.addPhases(name, op, *s.Phases)
+		}
 		progress("[%d] %-8s %-15s %9s  rss %4.0f MiB  (%d processes)", rep+1, name, op, s.Dur.Round(time.Millisecond), float64(s.RSSKiB)/1024, s.Procs)
 		return s, nil
 	}

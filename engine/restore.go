@@ -81,6 +81,7 @@ type RestoreResult struct {
 	// before the files were written.
 	Fetched  FetchedBlobs
 	Duration time.Duration
+	Phases   RestorePhases // where Duration went
 	// Settled is another interrupted restore this one settled before it
 	// began (see SettleRestore), nil when there was none.
 	Settled *SettledRestore
@@ -151,6 +152,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 }
 
 func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
+	lap := restore.Laps()
 	task, err := taskName(opts.Task)
 	if err != nil {
 		return nil, err
@@ -192,6 +194,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
+	res.Phases.Backup = lap()
 	// The paths of a journal were checked when it was written; the
 	// restore may have removed one since (a path only the workspace held),
 	// and its completion must not fail for ever on that.
@@ -225,6 +228,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	}
 	if opts.DryRun {
 		x.Preview(plan)
+		res.Phases.Plan = lap()
 		return res, nil
 	}
 	uses := plan.Blobs()
@@ -270,7 +274,8 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if !cur.guard && !resuming && len(j.Paths) == 0 {
 		vouch = cp.Root
 	}
-	err = e.applyJournaled(ctx, x, plan, j, cur.snap.Root, vouch)
+	res.Phases.Plan = lap()
+	err = e.applyJournaled(ctx, x, plan, j, cur.snap.Root, vouch, &res.Phases)
 	if stream != nil {
 		var fetched remotesync.FetchResult
 		fetched, err = stream.finish(err)
@@ -371,8 +376,9 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 // whole-workspace restore) in between, alongside the workspace's last
 // flush (restore.Applier.Alongside). vouch, unless zero, is the
 // target's root, which the restore may vouch for; from is the plan's
-// source root (see auditRestore).
-func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal, from, vouch objects.ID) error {
+// source root (see auditRestore). It records its phases in phases.
+func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal, from, vouch objects.ID, phases *RestorePhases) error {
+	lap := restore.Laps()
 	if !x.Resuming {
 		if err := e.writeJournal(j); err != nil {
 			// A journal renamed into place whose directory sync failed
@@ -385,6 +391,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
+	phases.Journal = lap()
 	if !x.Resuming {
 		_ = e.pauseAt(ctx, pauseRestoreJournaled) // Apply reports a cancellation
 	}
@@ -399,14 +406,17 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	unmute := e.muteReadAhead()
 	audited := e.auditRestore(x, plan, from, vouch)
 	err := x.Apply(ctx, plan)
+	phases.applied(x.Timing)
 	audited(err)
 	unmute()
 	if err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
 	}
+	lap()
 	if err := e.removeJournal(); err != nil {
 		return err
 	}
+	phases.Finish = lap()
 	e.pending = nil
 	return nil
 }

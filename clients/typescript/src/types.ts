@@ -197,6 +197,26 @@ export interface RestoreResult {
   state_content_base64?: string;
   dry_run: boolean;
   duration_ms: number;
+  /** Where duration_ms went (the rest: the wait for the lock, settling another restore). */
+  phases_ms: RestorePhases;
+}
+
+/** A restore's phases in milliseconds, in the order it spends them; a dry run fills backup and plan only. */
+export interface RestorePhases {
+  /** The backup checkpoint of the current state (or, without one, the scan of it). */
+  backup: number;
+  /** The plan, and finding (or fetching) the blobs it writes. */
+  plan: number;
+  /** Writing the journal durably. */
+  journal: number;
+  /** Removals, directories and file contents (small restores: each file made durable). */
+  write: number;
+  /** The staged files' syncfs and renames (larger restores), directory modes. */
+  place: number;
+  /** The workspace's last flush, the task's head moving beside it. */
+  flush: number;
+  /** Removing the journal durably. */
+  finish: number;
 }
 
 export type TasksParams = Record<string, never>;

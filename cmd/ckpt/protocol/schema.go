@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ckpt/ckpt/engine"
@@ -221,6 +222,25 @@ type RestoreJSON struct {
 	State              string         `json:"state,omitempty"`
 	DryRun             bool           `json:"dry_run"`
 	DurationMs         int64          `json:"duration_ms"`
+	PhasesMs           PhasesJSON     `json:"phases_ms"`
+}
+
+// PhasesJSON is engine.RestorePhases in milliseconds (to 0.01 ms).
+type PhasesJSON struct {
+	Backup  float64 `json:"backup"`
+	Plan    float64 `json:"plan"`
+	Journal float64 `json:"journal"`
+	Write   float64 `json:"write"`
+	Place   float64 `json:"place"`
+	Flush   float64 `json:"flush"`
+	Finish  float64 `json:"finish"`
+}
+
+// PhasesView is the JSON shape of a restore's phases.
+func PhasesView(p engine.RestorePhases) PhasesJSON {
+	ms := func(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+	return PhasesJSON{Backup: ms(p.Backup), Plan: ms(p.Plan), Journal: ms(p.Journal), Write: ms(p.Write),
+		Place: ms(p.Place), Flush: ms(p.Flush), Finish: ms(p.Finish)}
 }
 
 // RestoreView is the JSON shape of a restore result.
@@ -235,6 +255,7 @@ func RestoreView(res *engine.RestoreResult, dryRun bool) RestoreJSON {
 		WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
 		WrittenPathsBase64: lossless.Base64List(res.Written), DeletedPathsBase64: lossless.Base64List(res.Deleted),
 		Conflicts: conflicts, State: res.State.Text(), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
+		PhasesMs: PhasesView(res.Phases),
 	}
 }
 

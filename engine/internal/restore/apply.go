@@ -78,6 +78,9 @@ type Applier struct {
 	// then wait on the disk together instead of one after the other.
 	Alongside func() error
 	Result    Result
+	// Timing is where Apply's time went, filled in as it goes (a failed
+	// Apply fills the phases it ended).
+	Timing Timing
 	// syncEach makes every written file durable (fdatasync) before its
 	// rename and every touched directory after the renames; where SyncAll
 	// is sound, large restores, resumed ones, and any restore while it is
@@ -372,6 +375,7 @@ func (x *Applier) writers() int {
 // and the rest goes on; any other error stops it.
 func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	defer x.letGo()
+	lap := Laps()
 	sound, cheap := x.FS.SyncAllState()
 	x.syncEach = !sound || len(p.writes) <= syncEachLimit && !x.Resuming && !cheap
 	x.dirs, x.made, x.staged = map[string]bool{}, map[string]bool{}, nil
@@ -396,6 +400,7 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		g.Go(func() error { return x.write(o) })
 	}
 	err := g.Wait()
+	x.Timing.Write = lap()
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -417,7 +422,10 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		}
 	}
 	x.sortResult()
-	return x.finish()
+	x.Timing.Place = lap()
+	err = x.finish()
+	x.Timing.Flush = lap()
+	return err
 }
 
 // finish makes the restore's last changes durable (sync) with Alongside,

@@ -1,0 +1,26 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ckpt/ckpt/engine/internal/restore"
+)
+
+// RestorePhases is where a restore's time went, phase by phase in the
+// order it spends them; RestoreResult.Duration also holds the wait for the
+// store's lock and the settling of another restore. A dry run fills Backup
+// and Plan only.
+type RestorePhases struct {
+	Backup  time.Duration // the backup checkpoint of the current state (or, without one, the scan of it)
+	Plan    time.Duration // the plan, and finding (or fetching) the blobs it writes
+	Journal time.Duration // writing the journal durably
+	Write   time.Duration // removals, directories and file contents (small restores: each file made durable)
+	Place   time.Duration // the staged files' syncfs and renames (larger restores), directory modes
+	Flush   time.Duration // the workspace's last flush, the task's head moving beside it
+	Finish  time.Duration // removing the journal durably
+}
+
+// applied takes the applier's phases.
+func (p *RestorePhases) applied(t restore.Timing) {
+	p.Write, p.Place, p.Flush = t.Write, t.Place, t.Flush
+}
