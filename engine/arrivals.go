@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"io"
 	"sync"
 
@@ -194,7 +195,8 @@ func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Pla
 	if err != nil || wants.Len() == 0 {
 		return nil, others, err
 	}
-	if err := e.connectFetch(ctx, s); err != nil {
+	release, err := e.connectFetch(ctx, s)
+	if err != nil {
 		return nil, others, err
 	}
 	order := wants.Order()
@@ -214,6 +216,7 @@ func (e *Engine) streamBlobs(ctx context.Context, name string, plan *restore.Pla
 	go func() {
 		defer close(f.done)
 		f.result, f.err = s.Stream(fctx, wants, a.room, a.arrive)
+		f.err = errors.Join(f.err, release())
 		if f.err != nil {
 			f.err = fetchError(f.err, name)
 		}

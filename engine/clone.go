@@ -93,15 +93,7 @@ func (e *Engine) Clone(ctx context.Context, b Backend, opts CloneOptions) (*Clon
 // the same way. It returns a result on failure too: Resumed says whether
 // that settling had been done.
 func (e *Engine) pullAndRestore(ctx context.Context, b Backend, c pendingClone, progress func(SyncProgress)) (*CloneResult, error) {
-	e.useBackend(c.Remote, b)
-	e.remoteMu.Lock()
-	e.remoteMu.progress = progress
-	e.remoteMu.Unlock()
-	defer func() {
-		e.remoteMu.Lock()
-		e.remoteMu.progress = nil
-		e.remoteMu.Unlock()
-	}()
+	ctx = e.handing(ctx, c.Remote, b, progress)
 	res := &CloneResult{}
 	var err error
 	if res.Resumed, err = e.settleClone(ctx, c); err != nil {

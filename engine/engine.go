@@ -71,13 +71,11 @@ type Engine struct {
 	run        *RecompressRun
 	deltaBases map[objects.Locator]objects.ID
 
-	// remoteMu guards the backends of the store's remotes in use.
+	// remoteMu guards the automatic push. (The Engine keeps no remote's
+	// backend: each fetch has its call's, see backend.)
 	remoteMu struct {
 		sync.Mutex
-		backends map[string]Backend // by remote name
-		opened   []Backend          // those Options.OpenRemote opened, closed by Close
-		progress func(SyncProgress) // a Clone's progress, for the fetches of its restore
-		auto     *autoPusher        // the automatic push, nil when off
+		auto *autoPusher // the automatic push, nil when off
 	}
 }
 
@@ -321,7 +319,6 @@ func (e *Engine) Close() error {
 	e.reverify.close()
 	e.refresh.close()
 	e.presave.close()
-	errs = append(errs, e.closeRemotes())
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
 		e.save.Tracker = nil

@@ -219,7 +219,7 @@ func (s *faultScenario) runFaulted(t *testing.T, op faultOp, h *injector) (store
 	copyDir(t, s.store, store)
 	testbound.Within(t, testbound.Hang, func() {
 		var e *Engine
-		e, err = Open(context.Background(), ws, Options{StoreDir: store, hooks: testHooks{storeFS: h.fs(), fetchKeepEvery: 1}})
+		e, err = Open(context.Background(), ws, Options{StoreDir: store, OpenRemote: openByURL, hooks: testHooks{storeFS: h.fs(), fetchKeepEvery: 1}})
 		if err != nil {
 			return
 		}

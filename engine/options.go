@@ -120,10 +120,15 @@ type Options struct {
 	// OpenRemote opens the backend of a remote the store names (AddRemote)
 	// as the store records it: by its URL, and for an encrypted remote
 	// (r.Key set) through EncryptRemote with the secret r.Key points to.
-	// The Engine calls it when a restore, diff or cat needs a
-	// blob that a pull left on that remote and no Push, Pull or Clone of
-	// this Engine has handed it the remote's Backend already; it closes
-	// what it opened at Close. Nil: such blobs are reported missing.
+	// The Engine calls it, with the ctx of the call, when a Restore,
+	// Diff, Cat, ReadState or export needs blobs that a pull left on that
+	// remote, once per fetch (a restore fetches once, however many blobs
+	// it needs), and closes the backend when that fetch ends. No backend
+	// serves another call: not one OpenRemote opened, nor one given to
+	// Push or Pull (a Clone's serves its own restore only). So each call
+	// reaches the remote with the credentials its ctx gives OpenRemote,
+	// as a server that runs commands for several clients needs. Nil:
+	// such blobs are reported missing.
 	OpenRemote func(ctx context.Context, r RemoteInfo) (Backend, error)
 
 	// hooks are set by this package's tests only.

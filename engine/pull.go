@@ -33,7 +33,8 @@ type PullResult struct {
 // Pull imports a task's history from b: its checkpoints and trees, and
 // where each of its blobs lives on the remote. Blobs stay there until a
 // Restore, Diff, Cat or ReadState needs them; they are then fetched by
-// ranged reads, verified against their ids and stored. The import is
+// ranged reads, through a backend Options.OpenRemote opens for that call
+// (b serves this Pull only), verified against their ids and stored. The import is
 // verified first and committed at once, so a failed pull changes nothing.
 // The task's head moves to the remote's when the remote has saved further.
 // Pull fails with ErrUnknownRef when the remote has no such task,

@@ -120,6 +120,5 @@ func (e *Engine) withSyncer(ctx context.Context, b Backend, name, task string, p
 		return err
 	}
 	defer unlock()
-	e.useBackend(name, b)
 	return fn(e.syncer(name, b, progress), task)
 }

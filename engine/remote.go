@@ -150,9 +150,6 @@ func (e *Engine) removeRemote(ctx context.Context, name string, force bool) erro
 	if err != nil {
 		return err
 	}
-	e.remoteMu.Lock()
-	delete(e.remoteMu.backends, name)
-	e.remoteMu.Unlock()
 	return b.Commit()
 }
 

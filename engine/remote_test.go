@@ -88,10 +88,14 @@ func syncTree() testtree.Dir {
 const syncChunkThreshold = 1 << 20
 
 // newSyncFixture is newFixture of tree (syncTree or more) opening the
-// engine with opts and syncChunkThreshold.
+// engine with opts and syncChunkThreshold, and with openByURL unless opts
+// says how to open remotes.
 func newSyncFixture(t *testing.T, tree testtree.Dir, opts Options) *fixture {
 	t.Helper()
 	opts.hooks.chunkThreshold = syncChunkThreshold
+	if opts.OpenRemote == nil {
+		opts.OpenRemote = openByURL // for the blobs a later pull leaves on a remote
+	}
 	return newFixtureOpts(t, tree, opts)
 }
 
@@ -120,10 +124,12 @@ func pushedFixture(t *testing.T, b Backend, url, msg string) *fixture {
 	return f
 }
 
-// cloneInto clones the default task of b into a new workspace and store.
+// cloneInto clones the default task of b into a new workspace and store,
+// whose Engine opens the remote (openByURL) for the blobs the clone's
+// restore did not bring.
 func cloneInto(t *testing.T, b Backend, url string) (*fixture, *CloneResult, error) {
 	t.Helper()
-	g := newFixture(t, testtree.Dir{})
+	g := newFixtureOpts(t, testtree.Dir{}, Options{OpenRemote: openByURL})
 	res, err := g.e.Clone(context.Background(), b, CloneOptions{URL: url})
 	return g, res, err
 }
@@ -175,12 +181,78 @@ func TestPullLeavesBlobsOnTheRemoteUntilACatNeedsThem(t *testing.T) {
 		t.Fatalf("verify after a pull: %v", err)
 	}
 	// A fresh Engine (another process) reaches the remote through OpenRemote.
-	g.open(Options{OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
-		return remote.Open(ctx, r.URL, remote.Config{})
-	}})
+	g.open(Options{OpenRemote: openByURL})
 	checkCatOfA(t, g.e)
 	if _, found, _ := g.e.db.Locator(blobID(t, g.e, "src/a.go")); !found {
 		t.Fatal("the fetched blob was not stored locally")
+	}
+}
+
+// openByURL is an Options.OpenRemote for the tests' unencrypted remotes
+// (remoteCases), with this process's AWS_* settings.
+func openByURL(ctx context.Context, r RemoteInfo) (Backend, error) {
+	return remote.Open(ctx, r.URL, remote.ConfigFromEnv(os.Getenv))
+}
+
+// whoKey is the context key of the caller a test's OpenRemote records.
+type whoKey struct{}
+
+// closingBackend records that it was closed.
+type closingBackend struct {
+	Backend
+	closed atomic.Bool
+}
+
+func (c *closingBackend) Close() error {
+	c.closed.Store(true)
+	return c.Backend.Close()
+}
+
+// The blobs a pull left on a remote are fetched through a backend opened
+// for the call that needs them, with that call's context, and closed when
+// its fetch ends: neither the Pull's backend nor one an earlier call
+// opened serves a later call (which may come with other credentials).
+func TestEachCallFetchesThroughABackendOpenedWithItsContext(t *testing.T) {
+	t.Parallel()
+	b, url := remoteCases()[0].open(t)
+	pushedFixture(t, b, url, "one")
+	var opened []*closingBackend
+	var callers []string
+	g := newFixtureOpts(t, testtree.Dir{}, Options{OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
+		rb, err := openByURL(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		callers = append(callers, ctx.Value(whoKey{}).(string))
+		opened = append(opened, &closingBackend{Backend: rb})
+		return opened[len(opened)-1], nil
+	}})
+	ctx := context.Background()
+	if err := g.e.AddRemote(ctx, "origin", url); err != nil {
+		t.Fatal(err)
+	}
+	pulled := &countingBackend{Backend: b}
+	if _, err := g.e.Pull(ctx, pulled, PullOptions{Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, who := range []string{"first", "second"} {
+		rc, _, err := g.e.Cat(context.WithValue(ctx, whoKey{}, who), "", "HEAD", []string{"src/a.go", "src/b.go"}[i])
+		if err != nil {
+			t.Fatalf("cat of the %s: %v", who, err)
+		}
+		rc.Close()
+		closed := 0
+		for _, o := range opened {
+			if o.closed.Load() {
+				closed++
+			}
+		}
+		if len(opened) != i+1 || callers[i] != who || closed != i+1 {
+			t.Fatalf("after the %s cat: opened for %q, %d of them closed; want one more, for it, closed", who, callers, closed)
+		}
+	}
+	if n := pulled.ranges.Load(); n != 0 {
+		t.Fatalf("the pull's backend served %d reads after the pull", n)
 	}
 }
 
@@ -504,7 +576,7 @@ func TestDiffAfterPullFetchesTheChangedBlobs(t *testing.T) {
 	f.write("src/a.go", "package a // two\n")
 	f.save("two")
 	pushAll(t, f, b, url)
-	g := newFixture(t, testtree.Dir{})
+	g := newFixtureOpts(t, testtree.Dir{}, Options{OpenRemote: openByURL})
 	ctx := context.Background()
 	if err := g.e.AddRemote(ctx, "origin", url); err != nil {
 		t.Fatal(err)

@@ -22,60 +22,56 @@ type FetchedBlobs struct {
 	Requests int64
 }
 
-// useBackend makes b the backend of remote name for fetches.
-func (e *Engine) useBackend(name string, b Backend) {
-	e.remoteMu.Lock()
-	defer e.remoteMu.Unlock()
-	e.useBackendLocked(name, b)
+// handedBackend is the backend of one remote that a call of an Engine
+// hands the fetches it makes, with the progress report they give: a
+// Clone's, for the restore that follows its pull.
+type handedBackend struct {
+	e        *Engine
+	name     string
+	b        Backend
+	progress func(SyncProgress)
 }
 
-// backend returns the backend of remote name: the one a Push, Pull or
-// Clone handed over, or one Options.OpenRemote opens.
-func (e *Engine) backend(ctx context.Context, name string) (Backend, error) {
-	e.remoteMu.Lock()
-	b := e.remoteMu.backends[name]
-	e.remoteMu.Unlock()
-	if b != nil {
-		return b, nil
+// handedKey is the context key of a handedBackend.
+type handedKey struct{}
+
+// handing returns ctx carrying b as the backend of remote name for the
+// fetches e makes in the call ctx belongs to; they report to progress,
+// when set.
+func (e *Engine) handing(ctx context.Context, name string, b Backend, progress func(SyncProgress)) context.Context {
+	return context.WithValue(ctx, handedKey{}, &handedBackend{e: e, name: name, b: b, progress: progress})
+}
+
+// backend returns the backend of remote name for one fetch of the call
+// ctx belongs to, and the release the fetch calls when it ends: the
+// backend the call handed (handing), else one Options.OpenRemote opens
+// now with ctx, which the release closes. No backend serves a later
+// call: each call reaches the remote with what its ctx gives OpenRemote
+// (a server running commands for clients with other credentials).
+func (e *Engine) backend(ctx context.Context, name string) (Backend, func() error, error) {
+	if h := e.handed(ctx); h != nil && h.name == name {
+		return h.b, func() error { return nil }, nil
 	}
 	if e.opts.OpenRemote == nil {
-		return nil, fmt.Errorf("blobs are on remote %q, which this engine cannot open: %w", name, objects.ErrNotFound)
+		return nil, nil, fmt.Errorf("blobs are on remote %q, which this engine cannot open: %w", name, objects.ErrNotFound)
 	}
 	r, err := e.remoteInfo(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if b, err = e.opts.OpenRemote(ctx, r); err != nil {
-		return nil, fmt.Errorf("open remote %q: %w", name, err)
+	b, err := e.opts.OpenRemote(ctx, r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open remote %q: %w", name, err)
 	}
-	e.remoteMu.Lock()
-	defer e.remoteMu.Unlock()
-	if old := e.remoteMu.backends[name]; old != nil {
-		return old, b.Close()
-	}
-	e.useBackendLocked(name, b)
-	e.remoteMu.opened = append(e.remoteMu.opened, b)
-	return b, nil
+	return b, b.Close, nil
 }
 
-// useBackendLocked is useBackend with remoteMu held.
-func (e *Engine) useBackendLocked(name string, b Backend) {
-	if e.remoteMu.backends == nil {
-		e.remoteMu.backends = map[string]Backend{}
+// handed returns what the call ctx belongs to handed e, or nil.
+func (e *Engine) handed(ctx context.Context) *handedBackend {
+	if h, ok := ctx.Value(handedKey{}).(*handedBackend); ok && h.e == e {
+		return h
 	}
-	e.remoteMu.backends[name] = b
-}
-
-// closeRemotes closes the backends Options.OpenRemote opened.
-func (e *Engine) closeRemotes() error {
-	e.remoteMu.Lock()
-	defer e.remoteMu.Unlock()
-	var errs []error
-	for _, b := range e.remoteMu.opened {
-		errs = append(errs, b.Close())
-	}
-	e.remoteMu.opened, e.remoteMu.backends = nil, nil
-	return errors.Join(errs...)
+	return nil
 }
 
 // remoteNames lists the store's remotes.
@@ -118,7 +114,8 @@ func (e *Engine) fetchLocating(ctx context.Context, ids []objects.ID, into func(
 		if mine.Len() == 0 {
 			continue
 		}
-		if err := e.connectFetch(ctx, s); err != nil {
+		release, err := e.connectFetch(ctx, s)
+		if err != nil {
 			return got, err
 		}
 		var r remotesync.FetchResult
@@ -127,6 +124,7 @@ func (e *Engine) fetchLocating(ctx context.Context, ids []objects.ID, into func(
 		} else {
 			r, err = s.Fetch(ctx, mine)
 		}
+		err = errors.Join(err, release())
 		got.add(r)
 		if err != nil {
 			return got, fetchError(err, name)
@@ -136,20 +134,18 @@ func (e *Engine) fetchLocating(ctx context.Context, ids []objects.ID, into func(
 }
 
 // connectFetch gives s, a syncer of one of the store's remotes, its
-// backend and the progress report of the operation under way, for a
-// fetch.
-func (e *Engine) connectFetch(ctx context.Context, s *remotesync.Syncer) error {
-	b, err := e.backend(ctx, s.Name)
+// backend (Engine.backend) and the progress report of the call ctx
+// belongs to, for one fetch; the fetch calls release when it ends.
+func (e *Engine) connectFetch(ctx context.Context, s *remotesync.Syncer) (release func() error, err error) {
+	b, release, err := e.backend(ctx, s.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.Backend = b
-	e.remoteMu.Lock()
-	if p := e.remoteMu.progress; p != nil {
-		s.Progress = func(sp remotesync.Progress) { p(SyncProgress(sp)) }
+	if h := e.handed(ctx); h != nil && h.progress != nil {
+		s.Progress = func(sp remotesync.Progress) { h.progress(SyncProgress(sp)) }
 	}
-	e.remoteMu.Unlock()
-	return nil
+	return release, nil
 }
 
 // add counts r in f.

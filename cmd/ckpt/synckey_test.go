@@ -125,6 +125,46 @@ func TestCLIRemoteThroughAServerUsesTheClientsEnvironment(t *testing.T) {
 	}
 }
 
+// The blobs a pull through a server left on a remote are fetched, for a
+// forwarded cat, with that command's environment: neither the pull's
+// backend nor one an earlier cat opened serves a client whose passphrase
+// is wrong or unset, and a client with the right one still reads them.
+func TestCLIServerFetchesWithEachCommandsEnvironment(t *testing.T) {
+	t.Setenv("CKPT_TEST_PASSPHRASE", "correct horse battery staple")
+	src := newEnv(t)
+	src.write("a.txt", "alpha\n")
+	src.write("b.txt", "bravo\n")
+	src.ok("save")
+	url := remote.FileURL(t.TempDir())
+	src.ok("remote", "add", "origin", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
+	src.ok("push")
+
+	dst := newEnv(t)
+	dst.listenServer()
+	dst.ok("--lock-timeout", "0", "remote", "add", "origin", url, "--passphrase-env", "CKPT_TEST_PASSPHRASE")
+	dst.ok("--lock-timeout", "0", "pull")
+	cat := func(passphrase, file string) result {
+		t.Helper()
+		t.Setenv("CKPT_TEST_PASSPHRASE", passphrase)
+		return dst.run("", "--lock-timeout", "0", "cat", "HEAD", file)
+	}
+	if r := cat("incorrect horse", "a.txt"); r.code != protocol.ExitRefused {
+		t.Fatalf("cat after the pull with a wrong passphrase: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := cat("correct horse battery staple", "a.txt"); r.code != 0 || r.stdout != "alpha\n" {
+		t.Fatalf("cat with the right passphrase: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := cat("incorrect horse", "b.txt"); r.code != protocol.ExitRefused {
+		t.Fatalf("cat after a right one, with a wrong passphrase: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := cat("", "b.txt"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "CKPT_TEST_PASSPHRASE") {
+		t.Fatalf("cat with the variable unset: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := cat("correct horse battery staple", "b.txt"); r.code != 0 || r.stdout != "bravo\n" {
+		t.Fatalf("cat with the right passphrase again: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+}
+
 func TestCLIEncryptedRemoteWithAPassphrase(t *testing.T) {
 	t.Setenv("CKPT_TEST_PASSPHRASE", "correct horse battery staple")
 	src := newEnv(t)

@@ -14,8 +14,10 @@ type envKey struct{}
 // settings and the variable holding its passphrase from env instead of
 // the process's own. A server runs a command a client forwarded with the
 // client's environment, so that it reaches a remote with the credentials
-// the same command would use run cold. (A remote's backend, once opened,
-// stays with the engine for the reads that follow: later commands share it.)
+// the same command would use run cold. The engine keeps no remote's
+// backend from one command to the next (engine.Options.OpenRemote): the
+// blobs a pull left on a remote are fetched with the environment of the
+// command that reads them.
 func WithEnvironment(ctx context.Context, env []string) context.Context {
 	return context.WithValue(ctx, envKey{}, env)
 }
