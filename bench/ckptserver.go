@@ -110,7 +110,7 @@ func (c *ckptServer) exchange(ctx context.Context, args []string) ([]byte, error
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	var stdout, stderr bytes.Buffer
-	code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: args, Cwd: c.ws}, 0, &stdout, &stderr)
+	code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: args, Cwd: c.ws}, time.Time{}, &stdout, &stderr)
 	switch {
 	case err != nil:
 		return nil, err

@@ -41,6 +41,9 @@ type app struct {
 	exclude     []string
 	maxFileSize int64
 	lockTimeout time.Duration
+	// answerBy is when the wait for the store that openEngine began ends
+	// for a server found during it (answerDeadline); zero before.
+	answerBy time.Time
 
 	// exitCode, when set by a command, overrides success (diff --exit-code).
 	exitCode int
@@ -247,7 +250,10 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 // store's lock, it waits up to --lock-timeout in slices of
 // serverLookSlice and looks again between them: the holder may be a
 // server still opening the store, which listens once it has (and never
-// lets go of the lock); then it fails busy naming the holder.
+// lets go of the lock); then it fails busy naming the holder. A server
+// found meanwhile has until the end of the same wait (at least
+// minServerAnswer from its start) to accept the command or attach
+// (answerDeadline).
 func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 	if a.server != nil {
 		return a.server.engineFor(a, cmd)
@@ -267,7 +273,9 @@ func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 	if residentCommands[cmd.Name()] {
 		findServer = a.dialServer // a live server of the store is attached to
 	}
-	deadline := time.Now().Add(a.lockTimeout)
+	start := time.Now()
+	deadline := start.Add(a.lockTimeout)
+	a.answerBy = start.Add(a.serverAnswerWait()) // for a server found meanwhile (answerDeadline)
 	for {
 		if err := findServer(cmd); err != nil {
 			return nil, err

@@ -129,6 +129,69 @@ func TestWaitingCommandIsRunByAServerThatStartsListening(t *testing.T) {
 	}
 }
 
+// A command's whole wait for its store, for the lock and then for a server
+// that came to listen meanwhile to accept it (or answer its attach), ends
+// --lock-timeout (at least minServerAnswer) after it began, however late
+// the server came: the wait for the accept is not a second --lock-timeout
+// counted from the server's arrival. The server here takes connections
+// and never answers (stopped, or stuck); it comes well into the wait.
+func TestAServerFoundLateGetsOnlyWhatIsLeftOfTheWait(t *testing.T) {
+	const lockTimeout = 4 * time.Second
+	for _, args := range [][]string{{"list"}, {"serve"}} {
+		t.Run(args[0], func(t *testing.T) {
+			e := newEnv(t)
+			e.ok("save")
+			eng, err := engine.Open(context.Background(), e.ws, engine.Options{StoreDir: e.store, Command: "ckpt serve"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			client, _, stderr := e.start(strings.NewReader(""), append([]string{"--lock-timeout", lockTimeout.String()}, args...)...)
+			testbound.Until(t, "the client waits for the lock", eng.Awaited)
+			waiting := time.Now() // the client's wait began a moment before
+			// The server comes three quarters into the wait: when it comes
+			// is the scenario, not a synchronisation (the bound holds
+			// whenever it comes).
+			time.Sleep(time.Until(waiting.Add(3 * lockTimeout / 4)))
+			ln, err := localsock.Listen(e.store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			reached := make(chan time.Time, 1)
+			go func() {
+				for {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					defer conn.Close() // held unanswered until the test ends
+					select {
+					case reached <- time.Now():
+					default:
+					}
+				}
+			}()
+			code, _ := waitExit(t, client)
+			waited := time.Since(waiting)
+			if code != protocol.ExitBusy || !strings.Contains(stderr.String(), "did not answer") {
+				t.Fatalf("%v with a server that never answers: exit %d, stderr %q; want %d saying it did not answer", args, code, stderr.String(), protocol.ExitBusy)
+			}
+			select {
+			case at := <-reached:
+				if at.Sub(waiting) < lockTimeout/2 {
+					t.Fatalf("the client reached the server %v into its wait; the test means it to come late", at.Sub(waiting))
+				}
+			default:
+				t.Fatal("the client failed busy without reaching the server")
+			}
+			if slack := 1500 * time.Millisecond; waited > lockTimeout+slack {
+				t.Fatalf("%v waited %v for the store in all; want --lock-timeout %v (and %v of slack)", args, waited, lockTimeout, slack)
+			}
+		})
+	}
+}
+
 // A server with --idle stops by itself once no client has come for that long.
 // The idle time is longer than a client process takes to start under Wine
 // (where 300 ms let the server expire just as the client's connection
@@ -169,7 +232,7 @@ func TestForwardedOutputFollowsTheClientsTerminal(t *testing.T) {
 		}
 		var out, errOut strings.Builder
 		code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"--store", e.store, "-C", e.ws, "list", "--json"},
-			Cwd: e.ws, Terminal: terminal}, 0, &out, &errOut)
+			Cwd: e.ws, Terminal: terminal}, time.Time{}, &out, &errOut)
 		conn.Close()
 		if err != nil || code != 0 {
 			t.Fatalf("list through the server: %d, %v, %s", code, err, errOut.String())

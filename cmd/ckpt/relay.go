@@ -42,9 +42,9 @@ const attachID = "ckpt-relay-attach"
 // the reader of the server's side that follows its answer. A refused
 // attach fails with the server's error and exit code (remoteExit), one the
 // server never answered (it stopped as this client reached it) with
-// protocol.ErrNotAttached, and one it did not answer within
-// serverAnswerWait (stopped or stuck, it holds the store) busy
-// (serverUnanswered), with conn closed.
+// protocol.ErrNotAttached, and one it did not answer by answerDeadline
+// (stopped or stuck, it holds the store) busy (serverUnanswered), with
+// conn closed.
 func (a *app) attach(conn net.Conn, params protocol.AttachParams) (*bufio.Reader, error) {
 	req, err := json.Marshal(struct {
 		JSONRPC string                `json:"jsonrpc"`
@@ -55,7 +55,7 @@ func (a *app) attach(conn net.Conn, params protocol.AttachParams) (*bufio.Reader
 	if err != nil {
 		return nil, err
 	}
-	deadline := cmdwire.CloseUnanswered(conn, a.serverAnswerWait())
+	deadline := cmdwire.CloseUnanswered(conn, a.answerDeadline())
 	notAttached := func(err error) error {
 		if deadline.Expired() {
 			return serverUnanswered{a.store, a.serverAnswerWait()}

@@ -28,8 +28,8 @@ import (
 // (a full backlog, EAGAIN) is looked at again after the next slice, and
 // one that refuses this user for good (EACCES) leaves the command to the
 // store's lock: busy naming the server that holds it, or the store itself
-// when none does. A server that does not accept the command in time fails
-// it busy (serverUnanswered). A server that stops as the command reaches
+// when none does. A server that does not accept the command by
+// answerDeadline fails it busy (serverUnanswered). A server that stops as the command reaches
 // it turns it away without running it (cmdwire.ErrNotRun): the command
 // looks again, and finds the next server or none.
 func (a *app) forward(cmd *cobra.Command) error {
@@ -113,7 +113,7 @@ func (a *app) exchange(cmd *cobra.Command, conn net.Conn, req cmdwire.Request) (
 	defer conn.Close()
 	stop := context.AfterFunc(cmd.Context(), func() { conn.Close() })
 	defer stop()
-	return cmdwire.Exchange(conn, req, a.serverAnswerWait(), a.stdout, a.stderr)
+	return cmdwire.Exchange(conn, req, a.answerDeadline(), a.stdout, a.stderr)
 }
 
 // minServerAnswer is the least a client waits for the store's server to
@@ -123,13 +123,27 @@ func (a *app) exchange(cmd *cobra.Command, conn net.Conn, req cmdwire.Request) (
 // not yet named itself.
 const minServerAnswer = 2 * time.Second
 
-// serverAnswerWait is how long a client waits for the store's server to
-// accept its command or attach: --lock-timeout, at least minServerAnswer.
-// It does not bound the command's run.
+// serverAnswerWait is how long a command waits for its store in all: for
+// the store's lock, for a server to listen for the store, and for that
+// server to accept the command or attach: --lock-timeout, at least
+// minServerAnswer. It does not bound the command's run.
 func (a *app) serverAnswerWait() time.Duration { return max(a.lockTimeout, minServerAnswer) }
 
+// answerDeadline is when a client stops waiting for the store's server
+// to accept its command or attach: serverAnswerWait after it began to
+// wait for the store (openEngine), so that a server found late in the
+// wait for the lock gets what is left of it, not a wait of its own; for a
+// command that looked for the server without waiting for the lock (ui),
+// serverAnswerWait from now.
+func (a *app) answerDeadline() time.Time {
+	if a.answerBy.IsZero() {
+		return time.Now().Add(a.serverAnswerWait())
+	}
+	return a.answerBy
+}
+
 // serverUnanswered is a server of the store that took a client's
-// connection but did not answer it within serverAnswerWait: it is stopped
+// connection but did not answer it by answerDeadline: it is stopped
 // (Ctrl-Z) or stuck, and holds the store. It fails the command busy
 // (engine.ErrBusy), as the lock that server holds would.
 type serverUnanswered struct {
@@ -138,7 +152,7 @@ type serverUnanswered struct {
 }
 
 func (e serverUnanswered) Error() string {
-	return fmt.Sprintf("store busy: the server listening on %s did not answer within %v (is it stopped?); resume or stop it, or raise --lock-timeout",
+	return fmt.Sprintf("store busy: the server listening on %s did not answer within the %v the command waits for the store (is it stopped?); resume or stop it, or raise --lock-timeout",
 		localsock.Endpoint(e.store), e.waited)
 }
 

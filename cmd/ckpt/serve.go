@@ -64,7 +64,7 @@ func (a *app) mcpCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				err = protocol.ServeMCPAttached(cmd.Context(), conn, params, a.serverAnswerWait(), version, a.stdin, a.stdout)
+				err = protocol.ServeMCPAttached(cmd.Context(), conn, params, a.answerDeadline(), version, a.stdin, a.stdout)
 				if errors.Is(err, protocol.ErrAttachUnanswered) {
 					return serverUnanswered{a.store, a.serverAnswerWait()}
 				}

@@ -206,19 +206,21 @@ var ErrNotAccepted = errors.New("the server did not accept the command in time")
 // connection that ends first, or a malformed frame, is an error; one that
 // ends before the server accepted the command wraps ErrNotRun.
 //
-// acceptWithin, when > 0, bounds the wait for the server to accept the
-// command (its first frame), counted from before the request is sent; it
-// does not bound the command's run. When it passes first, conn is closed
-// and Exchange fails with ErrNotAccepted: the command did not run; or, if
-// the server's accept came just then, with another error: the command is
+// acceptBy, unless zero, ends the wait for the server to accept the
+// command (its first frame): a caller that waited for the server before
+// (a client that found it while it waited for the store's lock) gives
+// what is left of its wait, not a new one. It does not bound the
+// command's run. When it passes first (or had passed), conn is closed and
+// Exchange fails with ErrNotAccepted: the command did not run; or, if the
+// server's accept came just then, with another error: the command is
 // cancelled, as the command of any client that goes away, and may have
 // run.
-func Exchange(conn io.ReadWriteCloser, req Request, acceptWithin time.Duration, stdout, stderr io.Writer) (int, error) {
-	deadline := CloseUnanswered(conn, acceptWithin)
+func Exchange(conn io.ReadWriteCloser, req Request, acceptBy time.Time, stdout, stderr io.Writer) (int, error) {
+	deadline := CloseUnanswered(conn, acceptBy)
 	defer deadline.Answered()
 	notRun := func(err error) error {
 		if deadline.Expired() {
-			return fmt.Errorf("%w (%v)", ErrNotAccepted, acceptWithin)
+			return ErrNotAccepted
 		}
 		return fmt.Errorf("%w (%v)", ErrNotRun, err)
 	}
@@ -243,7 +245,7 @@ func Exchange(conn io.ReadWriteCloser, req Request, acceptWithin time.Duration, 
 			// The deadline closed conn as the accept came: the server
 			// cancels the command, which may have run all the same, so
 			// this is not ErrNotAccepted (which says it did not).
-			return 0, fmt.Errorf("the server accepted the command as the wait for it (%v) ended; it was cancelled and may have run", acceptWithin)
+			return 0, errors.New("the server accepted the command as the wait for it ended; it was cancelled and may have run")
 		}
 		accepted = true
 		n := binary.BigEndian.Uint32(h[1:])
@@ -285,15 +287,16 @@ type AnswerDeadline struct {
 	expired atomic.Bool
 }
 
-// CloseUnanswered closes conn once d has passed unless Answered is called
-// first: a client that waits for a server's answer (the accept frame, or
-// the reply to a JSON-RPC attach) does not wait for ever on a server
-// that is stopped or wedged, whose connection the system accepts all the
-// same. The Read or Write that waits then fails. d <= 0 never closes it.
-func CloseUnanswered(conn io.Closer, d time.Duration) *AnswerDeadline {
+// CloseUnanswered closes conn once time by has come unless Answered is
+// called first: a client that waits for a server's answer (the accept
+// frame, or the reply to a JSON-RPC attach) does not wait for ever on a
+// server that is stopped or wedged, whose connection the system accepts
+// all the same. The Read or Write that waits then fails. A by that has
+// passed already closes conn at once; the zero time never closes it.
+func CloseUnanswered(conn io.Closer, by time.Time) *AnswerDeadline {
 	a := &AnswerDeadline{}
-	if d > 0 {
-		a.t = time.AfterFunc(d, func() {
+	if !by.IsZero() {
+		a.t = time.AfterFunc(time.Until(by), func() {
 			a.expired.Store(true)
 			conn.Close()
 		})

@@ -45,7 +45,7 @@ func TestExchangeCarriesRequestOutputAndExitCode(t *testing.T) {
 	})
 	var out, errOut bytes.Buffer
 	code, err := Exchange(client, Request{Args: []string{"cat", "HEAD", "f"}, Cwd: "/w", Stdin: []byte("s"), Terminal: true,
-		Env: []string{"A=1", "B=x=y"}}, 0, &out, &errOut)
+		Env: []string{"A=1", "B=x=y"}}, time.Time{}, &out, &errOut)
 	if err != nil || code != -3 {
 		t.Fatalf("Exchange = %d, %v", code, err)
 	}
@@ -66,7 +66,7 @@ func TestExchangeOfAConnectionThatEndsEarlyIsAnError(t *testing.T) {
 			client, server := net.Pipe()
 			defer client.Close()
 			serve(t, server, func(_ Request, f *Frames) { answer(f, server) })
-			code, err := Exchange(client, Request{Args: []string{"list"}}, 0, io.Discard, io.Discard)
+			code, err := Exchange(client, Request{Args: []string{"list"}}, time.Time{}, io.Discard, io.Discard)
 			if err == nil {
 				t.Fatalf("Exchange = %d, nil; want an error", code)
 			}
@@ -94,7 +94,7 @@ func TestExchangeTellsACommandNotRunFromOneCut(t *testing.T) {
 			client, server := net.Pipe()
 			defer client.Close()
 			serve(t, server, func(_ Request, f *Frames) { c.answer(f) })
-			_, err := Exchange(client, Request{Args: []string{"save"}}, 0, io.Discard, io.Discard)
+			_, err := Exchange(client, Request{Args: []string{"save"}}, time.Time{}, io.Discard, io.Discard)
 			if err == nil || errors.Is(err, ErrNotRun) != c.notRun {
 				t.Fatalf("Exchange = %v; want an error that is ErrNotRun: %v", err, c.notRun)
 			}
@@ -102,7 +102,7 @@ func TestExchangeTellsACommandNotRunFromOneCut(t *testing.T) {
 	}
 	client, server := net.Pipe()
 	server.Close()
-	if _, err := Exchange(client, Request{Args: []string{"save"}}, 0, io.Discard, io.Discard); !errors.Is(err, ErrNotRun) {
+	if _, err := Exchange(client, Request{Args: []string{"save"}}, time.Time{}, io.Discard, io.Discard); !errors.Is(err, ErrNotRun) {
 		t.Fatalf("Exchange with a peer that took nothing = %v; want ErrNotRun", err)
 	}
 }
@@ -136,10 +136,12 @@ func TestRequestKeepsArgumentsThatAreNotUTF8(t *testing.T) {
 }
 
 // A server that takes the request and never accepts it (stopped, or
-// wedged) fails the Exchange with ErrNotAccepted once acceptWithin has
-// passed, not ErrNotRun (which would send the client to try again), and
-// its connection is closed; acceptWithin bounds the wait for the accept
-// frame only, not a command that runs longer.
+// wedged) fails the Exchange with ErrNotAccepted once acceptBy has come,
+// not ErrNotRun (which would send the client to try again), and its
+// connection is closed; at once when acceptBy had passed before the
+// Exchange (a client that found the server as its wait ended). acceptBy
+// bounds the wait for the accept frame only, not a command that runs
+// longer.
 func TestExchangeBoundsTheWaitForAcceptOnly(t *testing.T) {
 	const within = 50 * time.Millisecond
 	client, server := net.Pipe()
@@ -149,11 +151,18 @@ func TestExchangeBoundsTheWaitForAcceptOnly(t *testing.T) {
 		io.Copy(io.Discard, server) // until the client closes its end
 		close(gone)
 	})
-	_, err := Exchange(client, Request{Args: []string{"list"}}, within, io.Discard, io.Discard)
+	_, err := Exchange(client, Request{Args: []string{"list"}}, time.Now().Add(within), io.Discard, io.Discard)
 	if !errors.Is(err, ErrNotAccepted) || errors.Is(err, ErrNotRun) {
 		t.Fatalf("Exchange with a server that never accepts = %v; want ErrNotAccepted, not ErrNotRun", err)
 	}
 	<-gone
+
+	client, server = net.Pipe()
+	go io.Copy(io.Discard, server)
+	if _, err := Exchange(client, Request{Args: []string{"list"}}, time.Now().Add(-within), io.Discard, io.Discard); !errors.Is(err, ErrNotAccepted) {
+		t.Fatalf("Exchange whose wait had ended = %v; want ErrNotAccepted", err)
+	}
+	client.Close()
 
 	client, server = net.Pipe()
 	defer client.Close()
@@ -162,7 +171,7 @@ func TestExchangeBoundsTheWaitForAcceptOnly(t *testing.T) {
 		<-time.After(4 * within) // a command that runs longer than the accept may take
 		f.Exit(7)
 	})
-	if code, err := Exchange(client, Request{Args: []string{"save"}}, within, io.Discard, io.Discard); err != nil || code != 7 {
-		t.Fatalf("Exchange of a command that ran past acceptWithin = %d, %v; want 7, nil", code, err)
+	if code, err := Exchange(client, Request{Args: []string{"save"}}, time.Now().Add(within), io.Discard, io.Discard); err != nil || code != 7 {
+		t.Fatalf("Exchange of a command that ran past acceptBy = %d, %v; want 7, nil", code, err)
 	}
 }

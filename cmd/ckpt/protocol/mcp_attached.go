@@ -38,14 +38,15 @@ var ErrAttachUnanswered = errors.New("the store's server did not answer attach i
 // messages. It returns when r ends or ctx is cancelled, and ErrServerGone
 // when the server goes away first. A refused attach is returned as a
 // *RemoteError, one the server never answered as ErrNotAttached (before
-// anything of r was read), and one it did not answer within attachWithin
-// (when > 0) as ErrAttachUnanswered, with conn closed.
-func ServeMCPAttached(ctx context.Context, conn io.ReadWriteCloser, attach AttachParams, attachWithin time.Duration, version string, r io.Reader, w io.Writer) error {
+// anything of r was read), and one it did not answer by attachBy (unless
+// zero; see cmdwire.CloseUnanswered) as ErrAttachUnanswered, with conn
+// closed.
+func ServeMCPAttached(ctx context.Context, conn io.ReadWriteCloser, attach AttachParams, attachBy time.Time, version string, r io.Reader, w io.Writer) error {
 	srv := newMCPServer(version)
 	notify := mcpNotifier(srv)
 	c := jsonrpc.NewClient(conn, func(method string, params json.RawMessage) { notify(method, params) })
 	defer c.Close()
-	deadline := cmdwire.CloseUnanswered(conn, attachWithin)
+	deadline := cmdwire.CloseUnanswered(conn, attachBy)
 	err := c.Call(ctx, "attach", attach, nil, nil)
 	if !deadline.Answered() {
 		return ErrAttachUnanswered

@@ -47,7 +47,7 @@ func TestListenRunsForwardedCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		var stdout, stderr bytes.Buffer
-		code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"save", "-m", "x"}, Cwd: "/w", Stdin: []byte("state")}, 0, &stdout, &stderr)
+		code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"save", "-m", "x"}, Cwd: "/w", Stdin: []byte("state")}, time.Time{}, &stdout, &stderr)
 		conn.Close()
 		if err != nil || code != 6 || stdout.String() != "save -m x in /w: state" || stderr.String() != "a warning" {
 			t.Fatalf("command %d: exit %d, %v; stdout %q, stderr %q", i, code, err, stdout.String(), stderr.String())
@@ -108,7 +108,7 @@ func TestListenRecreatesItsEndpoint(t *testing.T) {
 		}
 		defer conn.Close()
 		var out bytes.Buffer
-		if code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"list"}}, 0, &out, io.Discard); err != nil || code != 0 || out.String() != "list" {
+		if code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"list"}}, time.Time{}, &out, io.Discard); err != nil || code != 0 || out.String() != "list" {
 			return fmt.Errorf("exit %d, %v, %q", code, err, out.String())
 		}
 		return nil
@@ -155,7 +155,7 @@ func TestClientsRacingTheIdleExpiryAreRunOrTurnedAway(t *testing.T) {
 		<-listening
 		if conn, err := localsock.Dial(store); err == nil {
 			var out, errOut bytes.Buffer
-			code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"save"}}, 0, &out, &errOut)
+			code, err := cmdwire.Exchange(conn, cmdwire.Request{Args: []string{"save"}}, time.Time{}, &out, &errOut)
 			conn.Close()
 			switch {
 			case errors.Is(err, cmdwire.ErrNotRun):
