@@ -107,6 +107,7 @@ func (f *faultyFS) SyncAllState() (sound, cheap bool) {
 	return sound, sound && f.syncAllCheap
 }
 func (f *faultyFS) Lstat(name string) (fs.FileInfo, error) { return f.inner.Lstat(name) }
+func (f *faultyFS) DirNames(name string) ([]string, error) { return f.inner.DirNames(name) }
 
 // Hold is not a change: a restore that cannot hold a file replaces it all the same.
 func (f *faultyFS) Hold(name string) io.Closer { return f.inner.Hold(name) }

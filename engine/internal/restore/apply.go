@@ -310,15 +310,20 @@ func (x *Applier) clear(o op) (bool, error) {
 	return true, nil
 }
 
-// Preview fills the result with what apply would do, touching nothing.
+// Preview fills the result with what Apply would do, touching nothing:
+// it decides each step as Apply does, against the workspace as it stands
+// and the removals Apply would have made before that step, so that a
+// directory to remove that holds something else (an uncaptured file, a
+// path left alone) is reported as Apply leaves it. Only what Apply learns
+// from a change it tries (a permission denied) is not foreseen.
 func (x *Applier) Preview(p *Plan) {
 	x.clashConflicts(p)
+	gone := map[string]bool{} // the paths the removals before this one remove
 	for _, o := range p.removes {
-		if x.guarded(o) {
-			x.conflict(o.path, ConflictUnsaved)
-			continue
+		if x.previewRemove(o, gone) {
+			gone[o.path] = true
+			x.Result.Deleted = append(x.Result.Deleted, o.path)
 		}
-		x.Result.Deleted = append(x.Result.Deleted, o.path)
 	}
 	for _, list := range [][]op{p.mkdirs, p.writes} {
 		for _, o := range list {
@@ -334,6 +339,31 @@ func (x *Applier) Preview(p *Plan) {
 		}
 	}
 	x.sortResult()
+}
+
+// previewRemove decides removal o as remove would, the paths in gone
+// removed before it, and reports whether o's path would be removed.
+func (x *Applier) previewRemove(o op, gone map[string]bool) bool {
+	if !x.mayRemove(o) {
+		return false
+	}
+	if o.kind == opRemove {
+		_, err := x.FS.Lstat(o.path)
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	names, err := x.FS.DirNames(o.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false
+	case err != nil:
+		return true // Apply tries, and finds out
+	}
+	for _, name := range names {
+		if !gone[path.Join(o.path, name)] {
+			return x.notEmpty(o)
+		}
+	}
+	return true
 }
 
 // syncEachLimit is the largest restore whose files may be synced one by
@@ -470,12 +500,40 @@ func (x *Applier) sync() error {
 	return g.Wait()
 }
 
-func (x *Applier) remove(o op) error {
+// mayRemove reports whether removal o goes ahead: not below a path left
+// alone, and not of unsaved content (a conflict).
+func (x *Applier) mayRemove(o op) bool {
 	if x.isBlocked(o.path) {
-		return nil
+		return false
 	}
 	if x.guarded(o) {
 		x.conflict(o.path, ConflictUnsaved)
+		return false
+	}
+	return true
+}
+
+// notEmpty decides the removal of directory o, which still holds paths
+// the plan does not remove (uncaptured files, paths left alone): it stays,
+// unless the target needs the path for something else; then it is a
+// conflict, or, with Force, removed with all it holds (removeAll).
+func (x *Applier) notEmpty(o op) (removeAll bool) {
+	if !o.replaced {
+		return false
+	}
+	if !x.Force {
+		kind := ConflictDirHolds
+		if x.blockedBelow(o.path) {
+			kind = ConflictBlockedBelow
+		}
+		x.conflict(o.path, kind)
+		return false
+	}
+	return true
+}
+
+func (x *Applier) remove(o op) error {
+	if !x.mayRemove(o) {
 		return nil
 	}
 	if o.kind == opRemove {
@@ -492,17 +550,7 @@ func (x *Applier) remove(o op) error {
 	case errors.Is(err, os.ErrNotExist):
 		return nil // already gone: a resumed restore
 	case o.kind == opRemoveDir && osfs.IsDirNotEmpty(err):
-		// The directory still holds uncaptured files. Leave it, unless the
-		// target needs the path for something else.
-		if !o.replaced {
-			return nil
-		}
-		if !x.Force {
-			kind := ConflictDirHolds
-			if x.blockedBelow(o.path) {
-				kind = ConflictBlockedBelow
-			}
-			x.conflict(o.path, kind)
+		if !x.notEmpty(o) {
 			return nil
 		}
 		if err := x.FS.RemoveAll(o.path); err != nil {

@@ -57,6 +57,10 @@ type FS interface {
 	SyncAllState() (sound, cheap bool)
 	// Lstat describes name without following a final symlink; it changes nothing.
 	Lstat(name string) (fs.FileInfo, error)
+	// DirNames lists the names directory name holds, in no particular
+	// order; it changes nothing (a preview reads there whether a
+	// directory to remove would be empty).
+	DirNames(name string) ([]string, error)
 	// Hold keeps name (a file or symlink about to be replaced or removed)
 	// open until the returned Closer is closed, so that the kernel frees
 	// it then instead of in the rename or removal (osfs.HoldFlags). It
@@ -238,6 +242,15 @@ func (r rootFS) Lstat(name string) (fi fs.FileInfo, err error) {
 		return err
 	})
 	return fi, err
+}
+
+func (r rootFS) DirNames(name string) ([]string, error) {
+	d, err := r.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 func (r rootFS) SyncDir(name string) error {

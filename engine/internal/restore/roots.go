@@ -135,6 +135,14 @@ func (m rootsFS) Lstat(name string) (fi fs.FileInfo, err error) {
 	return fi, err
 }
 
+func (m rootsFS) DirNames(name string) (names []string, err error) {
+	err = m.do(name, func(f FS, rel string) error {
+		names, err = f.DirNames(rel)
+		return err
+	})
+	return names, err
+}
+
 // SyncDir of the top level (".", "") syncs every root's directory.
 func (m rootsFS) SyncDir(name string) error {
 	if name == "" || name == "." {
