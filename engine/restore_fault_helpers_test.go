@@ -99,6 +99,9 @@ func (f *faultyFS) Chmod(name string, mode fs.FileMode) error {
 func (f *faultyFS) SyncDir(name string) error {
 	return f.do(faultfs.OpFileSync, name, func() error { return f.inner.SyncDir(name) })
 }
+func (f *faultyFS) SyncFile(name string) error {
+	return f.do(faultfs.OpFileSync, name, func() error { return f.inner.SyncFile(name) })
+}
 func (f *faultyFS) SyncAll() error {
 	return f.do(faultfs.OpSyncFS, ".", f.inner.SyncAll)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -243,5 +244,50 @@ func TestRestoreWithoutBackupAcceptsWhatAnotherTaskHolds(t *testing.T) {
 	res := f.restore("@1", RestoreOptions{NoBackup: true})
 	if len(res.Conflicts) != 0 || f.readFile("f") != "main v1\n" {
 		t.Fatalf("conflicts %v, f = %q", res.Conflicts, f.readFile("f"))
+	}
+}
+
+// A restore that syncs each file makes a mode-only change durable as
+// well: the file whose mode it changed (and a directory whose mode it
+// changed, where directories keep modes, though its entries are the
+// same) is synced after the change and
+// before the journal, which keeps the restore pending, is removed.
+func TestRestoreSyncsAModeOnlyChangeBeforeItEnds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"d": testtree.Dir{"m": testtree.File{Content: "m", Mode: 0o644}}, "e": testtree.Dir{"k": testtree.File{Content: "k"}}})
+	f.save("one")
+	// Read-only: a mode change Windows can make too.
+	changed := []string{"d/m"}
+	if err := os.Chmod(filepath.Join(f.ws, "d", "m"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" {
+		changed = append(changed, "e")
+		if err := os.Chmod(filepath.Join(f.ws, "e"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.save("two")
+	var ops []faultfs.Op
+	rec := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
+		ops = append(ops, op)
+		return false
+	})
+	f.open(rec.options(f.store))
+	if res := f.restore("@1", RestoreOptions{}); !slices.Equal(res.Written, []string{"d/m"}) {
+		t.Fatalf("written %v, want d/m", res.Written)
+	}
+	end := slices.IndexFunc(ops, func(op faultfs.Op) bool {
+		return op.Kind == faultfs.OpRemove && filepath.Base(op.Path) == journalName
+	})
+	if end < 0 {
+		t.Fatalf("no removal of the journal among %v", ops)
+	}
+	for _, rel := range changed {
+		chmod := slices.Index(ops, faultfs.Op{Kind: faultfs.OpChmod, Path: rel})
+		synced := slices.Index(ops[max(chmod, 0):end], faultfs.Op{Kind: faultfs.OpFileSync, Path: rel})
+		if chmod < 0 || synced < 0 {
+			t.Errorf("%s: its mode change is not synced before the journal is removed: %v", rel, ops)
+		}
 	}
 }

@@ -445,7 +445,12 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		if x.isBlocked(o.path) {
 			continue
 		}
-		if err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		switch err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); {
+		case err == nil: // its mode: the directory's own sync (syncEach) writes it
+			x.mu.Lock()
+			x.dirs[o.path] = true
+			x.mu.Unlock()
+		case !errors.Is(err, os.ErrNotExist):
 			if err := x.fault("chmod", o.path, err); err != nil {
 				return err
 			}
@@ -604,11 +609,7 @@ func (x *Applier) write(o op) error {
 		return err
 	}
 	if o.kind == opChmod {
-		if err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); err != nil {
-			return x.fault("restore", o.path, err)
-		}
-		x.record(&x.Result.Written, o.path)
-		return nil
+		return x.chmod(o)
 	}
 	at, inside := x.inSubtree(o.path)
 	if !inside {
@@ -637,6 +638,25 @@ func (x *Applier) write(o op) error {
 		return nil
 	}
 	return x.place(o, tmp)
+}
+
+// chmod changes the mode of the file at o.path, and with syncEach makes
+// the change durable at once: a mode is the file's own metadata, which the
+// sync of its directory need not write. A failed sync stops the restore,
+// as a directory's does (the mode is changed already: the restore's
+// completion has nothing left to do there); a file gone meanwhile has
+// nothing to sync.
+func (x *Applier) chmod(o op) error {
+	if err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); err != nil {
+		return x.fault("restore", o.path, err)
+	}
+	if x.syncEach {
+		if err := x.FS.SyncFile(o.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sync %s: %w", o.path, err)
+		}
+	}
+	x.record(&x.Result.Written, o.path)
+	return nil
 }
 
 // place renames o's temporary file tmp onto its path and records it as

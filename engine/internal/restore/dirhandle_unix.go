@@ -161,6 +161,24 @@ func (h dirHandle) chmod(base string, mode fs.FileMode) error {
 	return nil
 }
 
+// syncFile makes file base in h durable, data and metadata
+// (osfs.SyncFd), through a descriptor opened read-only without
+// following a final symlink, and without blocking should a pipe stand
+// there.
+func (h dirHandle) syncFile(base string) error {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(h.fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	})
+	if err == nil {
+		err = osfs.SyncFd(fd)
+		unix.Close(fd)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "sync", Path: base, Err: err}
+	}
+	return nil
+}
+
 // lstat describes base in h without following a final symlink.
 func (h dirHandle) lstat(base string) (fs.FileInfo, error) {
 	fi := &statInfo{name: base}

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -49,6 +50,22 @@ func (h dirHandle) createExcl(base string, perm fs.FileMode) (newFile, error) {
 		return nil, err
 	}
 	return osFile{f}, nil
+}
+
+// syncFile makes file base in h durable through a handle open for
+// writing, the only kind FlushFileBuffers accepts. A read-only file
+// refuses one (a restore that made it read-only changed its attribute
+// only): h's own flush is then what this process can ask for.
+func (h dirHandle) syncFile(base string) error {
+	f, err := h.root.OpenFile(base, os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		return osfs.SyncDir(h.root.Name())
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // rename renames oldname onto newname in h.

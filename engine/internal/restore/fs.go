@@ -42,8 +42,13 @@ type FS interface {
 	// Chmod sets the mode of name (symlinks are followed only inside the root).
 	Chmod(name string, mode fs.FileMode) error
 	// SyncDir makes the entries of directory name (creations, renames,
-	// removals) durable.
+	// removals) durable, and its own mode.
 	SyncDir(name string) error
+	// SyncFile makes file name durable, its metadata (its mode among
+	// them) with its data, without following a final symlink. On Windows
+	// a read-only file, which refuses the handle open for writing that a
+	// flush needs, is flushed through its directory instead.
+	SyncFile(name string) error
 	// SyncAll makes everything written to the file system holding the root
 	// since the seam was opened durable; it fails with
 	// osfs.ErrNoFilesystemSync where the platform cannot.
@@ -251,6 +256,10 @@ func (r rootFS) DirNames(name string) ([]string, error) {
 	}
 	defer d.Close()
 	return d.Readdirnames(-1)
+}
+
+func (r rootFS) SyncFile(name string) error {
+	return r.dirs.in(name, func(d *dirRoot, base string) error { return d.handle.syncFile(base) })
 }
 
 func (r rootFS) SyncDir(name string) error {

@@ -151,6 +151,10 @@ func (m rootsFS) SyncDir(name string) error {
 	return m.do(name, func(f FS, rel string) error { return f.SyncDir(rel) })
 }
 
+func (m rootsFS) SyncFile(name string) error {
+	return m.do(name, func(f FS, rel string) error { return f.SyncFile(rel) })
+}
+
 // Hold holds name in its root.
 func (m rootsFS) Hold(name string) io.Closer {
 	var c io.Closer
