@@ -24,7 +24,10 @@ import (
 // the one the journal recorded or already its target, and discards the
 // journal otherwise. Either way the temporary files the interrupted
 // restore may have left are removed, in the directories of Paths and
-// above them (everywhere when Paths is empty).
+// above them (everywhere when Paths is empty); a path named as one
+// (".ckpt-tmp-", a number, "-", a number) but last changed more than two
+// seconds (coarse file-system clocks) before Started is a user's, and
+// stays.
 type Journal struct {
 	Task   string
 	Target ID

@@ -220,6 +220,9 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if e.opts.hooks.nameProblem != nil {
 		x.NameProblem = e.opts.hooks.nameProblem
 	}
+	if resuming {
+		x.TempsSince = e.pending.Started
+	}
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
 		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {

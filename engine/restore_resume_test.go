@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/faultfs"
@@ -182,21 +183,35 @@ func cutOffRestore(t *testing.T, paths []string) *fixture {
 
 // tempsLeft are the temporaries a crash of a restore of d/a may leave
 // (a file beside d/a, a fresh subtree made at the top), a temporary in a
-// directory such a restore never writes in, and a user's file whose name
-// merely starts like a temporary's.
+// directory such a restore never writes in, a user's file whose name
+// merely starts like a temporary's, and the user's paths of userTemps.
 var tempsLeft = map[string]string{
-	"d/" + restore.TempPrefix + "1-9":           "half",
-	restore.TempPrefix + "1-8/deep/x":           "half",
-	"e/" + restore.TempPrefix + "1-7":           "half",
-	"d/" + restore.TempPrefix + "notes.txt":     "the user's",
-	restore.TempPrefix + "1-8-not-a-temp/x.txt": "the user's",
+	"d/" + restore.TempPrefix + "1-9":             "half",
+	restore.TempPrefix + "1-8/deep/x":             "half",
+	"e/" + restore.TempPrefix + "1-7":             "half",
+	"d/" + restore.TempPrefix + "notes.txt":       "the user's",
+	restore.TempPrefix + "1-8-not-a-temp/x.txt":   "the user's",
+	restore.TempPrefix + "2024-06":                "the user's",
+	"e/" + restore.TempPrefix + "2023-11/new.txt": "the user's",
 }
+
+// userTemps are a user's file and directory named exactly as a
+// restore's temporaries are, but last changed before the restore began:
+// leaveTemps dates them an hour back (the directory only, not the file
+// in it, which is as new as the restore's temporaries).
+var userTemps = []string{restore.TempPrefix + "2024-06", "e/" + restore.TempPrefix + "2023-11"}
 
 // leaveTemps writes tempsLeft into f's workspace.
 func leaveTemps(t *testing.T, f *fixture) {
 	t.Helper()
 	for rel, content := range tempsLeft {
 		f.write(rel, content)
+	}
+	before := time.Now().Add(-time.Hour)
+	for _, rel := range userTemps {
+		if err := os.Chtimes(filepath.Join(f.ws, filepath.FromSlash(rel)), before, before); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -218,8 +233,9 @@ func checkTemps(t *testing.T, f *fixture, gone ...string) {
 // Completing a restore limited to some paths removes the temporaries
 // its interrupted run may have left in the directories it writes in,
 // above those paths, which the paths do not cover: else the next save
-// captures them. Other directories, and names only like a temporary's,
-// are left alone.
+// captures them. Other directories, names only like a temporary's, and a
+// user's file or directory named as a temporary but older than the
+// restore, are left alone.
 func TestCompletingARestoreOfSomePathsRemovesItsTemporaries(t *testing.T) {
 	t.Parallel()
 	f := cutOffRestore(t, []string{"d/a"})
@@ -239,7 +255,8 @@ func TestCompletingARestoreOfSomePathsRemovesItsTemporaries(t *testing.T) {
 // takes the temporaries its restore may have left with it: in the
 // directories a restore of its paths writes in, or anywhere for a
 // restore of the whole workspace. The rest of the workspace stays as it
-// is.
+// is, a user's file named as a temporary but older than the restore among
+// it.
 func TestDiscardingAJournalRemovesItsTemporaries(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

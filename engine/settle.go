@@ -121,7 +121,9 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 // restore may have left (restore.Sweep) in the directories it wrote in:
 // those of j's paths and above them, or the whole workspace. Completing
 // the restore would have removed them; dropping its journal must too, or
-// the next save captures them.
+// the next save captures them. A path named as a temporary but last
+// changed before the restore began (restore.Applier.TempsSince) is a
+// user's, and stays.
 func (e *Engine) sweepTemps(ctx context.Context, j *Journal) error {
 	base, err := e.headRoot(j.Task)
 	if err != nil {
@@ -140,7 +142,7 @@ func (e *Engine) sweepTemps(ctx context.Context, j *Journal) error {
 		return fmt.Errorf("open workspace: %w", err)
 	}
 	defer closeFS()
-	x := &restore.Applier{FS: fsys, Resuming: true}
+	x := &restore.Applier{FS: fsys, Resuming: true, TempsSince: j.Started}
 	if err := x.Apply(ctx, plan); err != nil {
 		return fmt.Errorf("remove the interrupted restore's temporary files: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -65,8 +66,16 @@ type Applier struct {
 	// identically: a restore leaves them alone (a conflict) unless Force.
 	Unsaved map[string]bool
 	// Resuming: this run completes an interrupted restore, whose
-	// temporary files are removed whatever the guard says.
+	// temporary files are removed whatever the guard says (those that
+	// TempsSince does not show to be a user's).
 	Resuming bool
+	// TempsSince, when set, is when the interrupted restore whose
+	// temporaries this run removes began (its journal's Started). A path
+	// with a temporary's name (TempPrefix, a number, "-", a number) last
+	// changed before then is not one of them but a user's, named alike
+	// (see foreign): a sweep leaves it alone, and the guard protects it
+	// as any other path.
+	TempsSince time.Time
 	// NameProblem, when set, says why the workspace's file system cannot
 	// hold a name ("" when it can); such paths become conflicts.
 	NameProblem func(name string) string
@@ -89,7 +98,7 @@ type Applier struct {
 	// syncfs, rename them into place and end with a second syncfs.
 	syncEach bool
 
-	mu      sync.Mutex      // guards Result, blocked, dirs, made, staged and held
+	mu      sync.Mutex      // guards Result, blocked, dirs, made, staged, held and aged
 	blocked []string        // paths (and their subtrees) left alone because of a conflict
 	dirs    map[string]bool // directories whose entries this restore changed
 	made    map[string]bool // directories this restore created
@@ -101,7 +110,8 @@ type Applier struct {
 	// made at its own name there, and the subtree's one rename places it
 	// all, after the syncfs. Written by the directories' step only.
 	subtrees map[string]string
-	inside   []string // the files and links written inside subtrees (guarded by mu)
+	inside   []string        // the files and links written inside subtrees (guarded by mu)
+	aged     map[string]bool // foreign's answers, by temporary
 }
 
 // maxHeld bounds the files a restore holds: far below the open files a
@@ -234,7 +244,48 @@ func (x *Applier) guarded(o op) bool {
 	if x.Force || x.Unsaved == nil || o.fresh || o.kind == opRemoveDir || o.kind == opMkdir || !x.Unsaved[o.path] {
 		return false
 	}
-	return !(x.Resuming && inTemp(o.path))
+	return !(x.Resuming && inTemp(o.path) && !x.foreign(o.path))
+}
+
+// tempClockSlack is how long before TempsSince a temporary of the
+// interrupted restore may seem to have been changed: file systems keep
+// modification times coarser than the clock the journal's Started was
+// read from (FAT to 2 s), so only a path changed longer before than that
+// is surely not the restore's.
+const tempClockSlack = 2 * time.Second
+
+// foreign reports whether rel, which lies in a temporary (inTemp), is a
+// user's path named alike: TempsSince is set, and the outermost element
+// of rel named as a temporary (the one the restore would have made: a
+// file beside its target, or a fresh subtree's root, in which the files
+// bear their own names) was last changed before TempsSince, less
+// tempClockSlack. A path it cannot look up is not foreign.
+func (x *Applier) foreign(rel string) bool {
+	if x.TempsSince.IsZero() {
+		return false
+	}
+	tmp := ""
+	for name := range strings.SplitSeq(rel, "/") {
+		tmp = path.Join(tmp, name)
+		if isTempName(name) {
+			break
+		}
+	}
+	x.mu.Lock()
+	aged, ok := x.aged[tmp]
+	x.mu.Unlock()
+	if ok {
+		return aged
+	}
+	fi, err := x.FS.Lstat(tmp)
+	aged = err == nil && fi.ModTime().Before(x.TempsSince.Add(-tempClockSlack))
+	x.mu.Lock()
+	if x.aged == nil {
+		x.aged = map[string]bool{}
+	}
+	x.aged[tmp] = aged
+	x.mu.Unlock()
+	return aged
 }
 
 // inTemp reports whether rel is a temporary file or symlink of a restore,
@@ -506,9 +557,10 @@ func (x *Applier) sync() error {
 }
 
 // mayRemove reports whether removal o goes ahead: not below a path left
-// alone, and not of unsaved content (a conflict).
+// alone, not a sweep's of a user's path named as a temporary (foreign),
+// and not of unsaved content (a conflict).
 func (x *Applier) mayRemove(o op) bool {
-	if x.isBlocked(o.path) {
+	if x.isBlocked(o.path) || o.swept && x.foreign(o.path) {
 		return false
 	}
 	if x.guarded(o) {

@@ -34,6 +34,9 @@ type op struct {
 	fresh bool
 	// kept is, on a name clash, the name of the target entry restored instead.
 	kept string
+	// swept is set on removals of temporaries (inTemp) that only the
+	// sweep plans: the filter does not cover them, or the plan is Sweep's.
+	swept bool
 }
 
 // Plan is the change from the current tree to the target tree, in
@@ -91,6 +94,9 @@ func Sweep(ctx context.Context, src diffview.TreeSource, cur objects.ID, filter 
 	p := &planner{ctx: ctx, src: src, filter: filter, sweep: true}
 	if err := p.sweepDir("", cur); err != nil {
 		return nil, err
+	}
+	for i := range p.plan.removes {
+		p.plan.removes[i].swept = true
 	}
 	return &p.plan, nil
 }
@@ -225,17 +231,16 @@ func (p *planner) remove(rel string, c objects.Entry, replaced bool) error {
 	if p.writesOnly {
 		return nil
 	}
-	if c.Kind != objects.KindDir {
-		if p.covers(rel) || replaced {
-			p.plan.removes = append(p.plan.removes, op{kind: opRemove, path: rel, ent: c, replaced: replaced})
+	kind := opRemove
+	if c.Kind == objects.KindDir {
+		kind = opRemoveDir
+		if err := p.dir(rel, c.ID, objects.ID{}); err != nil {
+			return err
 		}
-		return nil
-	}
-	if err := p.dir(rel, c.ID, objects.ID{}); err != nil {
-		return err
 	}
 	if p.covers(rel) || replaced {
-		p.plan.removes = append(p.plan.removes, op{kind: opRemoveDir, path: rel, ent: c, replaced: replaced})
+		swept := !replaced && !p.filter.Covers(rel) // covered as a temporary only
+		p.plan.removes = append(p.plan.removes, op{kind: kind, path: rel, ent: c, replaced: replaced, swept: swept})
 	}
 	return nil
 }
