@@ -141,12 +141,12 @@ func (x *exporter) to(ctx context.Context, root objects.ID) (restore.Result, err
 	if _, err := x.e.fetchBlobs(ctx, slices.Collect(maps.Keys(plan.Blobs())), nil); err != nil {
 		return restore.Result{}, err
 	}
-	fsys, closeFS, err := restore.OpenRoot(x.dir, nil)
+	fsys, closeFS, err := restore.OpenRoot(x.dir, x.e.opts.hooks.wrapExportFS)
 	if err != nil {
 		return restore.Result{}, fmt.Errorf("export: %w", err)
 	}
 	defer closeFS()
-	a := &restore.Applier{FS: fsys, Blobs: x.e.blobs.ReadSession(), Force: true, NameProblem: osfs.NameProblem}
+	a := &restore.Applier{FS: fsys, Blobs: x.e.blobs.ReadSession(), Force: true, Export: true, NameProblem: osfs.NameProblem}
 	if err := a.Apply(ctx, plan); err != nil {
 		return a.Result, err
 	}

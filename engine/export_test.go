@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
 
@@ -229,5 +231,46 @@ func TestBisectSkipsAndRewritesWhatTheTestChanged(t *testing.T) {
 		return BisectGood, nil
 	}}); !errors.Is(err, ErrBadRequest) {
 		t.Errorf("good after bad: %v, want ErrBadRequest", err)
+	}
+}
+
+// afterCreate is a restore.FS that calls then after each file it creates.
+type afterCreate struct {
+	restore.FS
+	then func()
+}
+
+func (a afterCreate) Create(name string) (restore.TempFile, error) {
+	f, err := a.FS.Create(name)
+	a.then()
+	return f, err
+}
+
+// An export into a directory inside the workspace keeps its temporaries
+// while the same process discards an interrupted restore's journal and
+// sweeps the whole workspace for that restore's: the sweep takes no
+// export's temporary for one.
+func TestAnExportInsideTheWorkspaceOutlivesADiscardsSweep(t *testing.T) {
+	t.Parallel()
+	f := outdatedRestore(t, nil)
+	ctx := context.Background()
+	var once sync.Once
+	var settled *SettledRestore
+	var settleErr error
+	discard := func() { settled, settleErr = f.e.SettleRestore(ctx) }
+	f.open(Options{hooks: testHooks{wrapExportFS: func(fsys restore.FS) restore.FS {
+		return afterCreate{fsys, func() { once.Do(discard) }}
+	}}})
+	out := filepath.Join(f.ws, "out")
+	if _, err := f.e.Export(ctx, "@1", out, ExportOptions{}); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	if settleErr != nil || settled == nil || settled.Discarded == "" {
+		t.Fatalf("settle during the export: %+v, %v; want the journal discarded", settled, settleErr)
+	}
+	for rel, want := range map[string]string{"b": "b1", "d/a": "a1", "e/c": "c1"} {
+		if got := f.readFile(filepath.Join("out", rel)); got != want {
+			t.Errorf("out/%s = %q, want @1's %q", rel, got, want)
+		}
 	}
 }

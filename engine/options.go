@@ -151,6 +151,8 @@ type testHooks struct {
 	// wrapRestoreFS wraps the file-system seam that restore writes the
 	// workspace through (to inject faults).
 	wrapRestoreFS func(restore.FS) restore.FS
+	// wrapExportFS wraps the seam an export writes its directory through.
+	wrapExportFS func(restore.FS) restore.FS
 	// probeNames replaces osfs.ProbeNames (to play a
 	// case-insensitive or normalizing file system).
 	probeNames func(dir string) (osfs.NameRules, error)

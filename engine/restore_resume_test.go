@@ -251,6 +251,30 @@ func TestCompletingARestoreOfSomePathsRemovesItsTemporaries(t *testing.T) {
 	checkTemps(t, f, "d/"+restore.TempPrefix+"1-9", restore.TempPrefix+"1-8/deep/x")
 }
 
+// outdatedRestore is cutOffRestore(t, paths) whose task's head then
+// moved on (b saved as "newer work") while its journal was out of sight:
+// the next settling discards the journal. The engine is closed.
+func outdatedRestore(t *testing.T, paths []string) *fixture {
+	t.Helper()
+	f := cutOffRestore(t, paths)
+	stale, err := os.ReadFile(filepath.Join(f.store, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An engine that never saw the journal moves the head on.
+	if err := os.Remove(filepath.Join(f.store, journalName)); err != nil {
+		t.Fatal(err)
+	}
+	f.open(Options{})
+	f.write("b", "newer work")
+	f.save("newer work")
+	f.e.Close()
+	if err := os.WriteFile(filepath.Join(f.store, journalName), stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // A journal discarded without replaying it (the task's head moved on)
 // takes the temporaries its restore may have left with it: in the
 // directories a restore of its paths writes in, or anywhere for a
@@ -268,22 +292,7 @@ func TestDiscardingAJournalRemovesItsTemporaries(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("paths=%q", c.paths), func(t *testing.T) {
 			t.Parallel()
-			f := cutOffRestore(t, c.paths)
-			stale, err := os.ReadFile(filepath.Join(f.store, journalName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// An engine that never saw the journal moves the head on.
-			if err := os.Remove(filepath.Join(f.store, journalName)); err != nil {
-				t.Fatal(err)
-			}
-			f.open(Options{})
-			f.write("b", "newer work")
-			f.save("newer work")
-			f.e.Close()
-			if err := os.WriteFile(filepath.Join(f.store, journalName), stale, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			f := outdatedRestore(t, c.paths)
 			leaveTemps(t, f)
 			f.open(Options{})
 			done, err := f.e.SettleRestore(context.Background())

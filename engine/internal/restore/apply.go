@@ -76,6 +76,10 @@ type Applier struct {
 	// (see foreign): a sweep leaves it alone, and the guard protects it
 	// as any other path.
 	TempsSince time.Time
+	// Export: the applier writes an export's directory, not the
+	// workspace; its temporaries are named apart from a restore's
+	// (exportTempPrefix), which a sweep removes.
+	Export bool
 	// NameProblem, when set, says why the workspace's file system cannot
 	// hold a name ("" when it can); such paths become conflicts.
 	NameProblem func(name string) string
@@ -630,7 +634,7 @@ func (x *Applier) mkdir(o op) error {
 	if at, ok := x.inSubtree(o.path); ok {
 		name = at
 	} else if !x.syncEach && o.fresh && !x.stands(o.path) {
-		name, root = tempName(o.path), true
+		name, root = tempName(o.path, x.stem()), true
 	}
 	err := x.FS.Mkdir(name, 0o700)
 	switch {
@@ -665,7 +669,7 @@ func (x *Applier) write(o op) error {
 	}
 	at, inside := x.inSubtree(o.path)
 	if !inside {
-		at = tempName(o.path)
+		at = tempName(o.path, x.stem())
 	}
 	var err error
 	if o.kind == opLink {
@@ -709,6 +713,14 @@ func (x *Applier) chmod(o op) error {
 	}
 	x.record(&x.Result.Written, o.path)
 	return nil
+}
+
+// stem starts the names of the applier's temporaries.
+func (x *Applier) stem() string {
+	if x.Export {
+		return exportStem
+	}
+	return tempStem
 }
 
 // place renames o's temporary file tmp onto its path and records it as

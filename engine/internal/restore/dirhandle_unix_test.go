@@ -23,7 +23,7 @@ func TestCreatedFileTakesEveryModeBit(t *testing.T) {
 		modes = append(modes, 0o640|fs.ModeSticky)
 	}
 	for _, mode := range modes {
-		f, err := fsys.Create(tempName("a/x"))
+		f, err := fsys.Create(tempName("a/x", tempStem))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func mkdirs(t *testing.T, fsys FS, names ...string) {
 // writeTemp creates a temporary file beside rel and renames it to rel.
 func writeTemp(t *testing.T, fsys FS, rel, content string) {
 	t.Helper()
-	f, err := fsys.Create(tempName(rel))
+	f, err := fsys.Create(tempName(rel, tempStem))
 	if err != nil {
 		t.Fatal(err)
 	}

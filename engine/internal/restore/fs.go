@@ -25,7 +25,8 @@ import (
 type FS interface {
 	// Create creates a new file, open for writing with mode 0600; it never
 	// replaces an existing file. A restore creates each file under a
-	// temporary name (".ckpt-tmp-*", tempName) and renames it into place,
+	// temporary name (".ckpt-tmp-*", an export ".ckpt-export-*":
+	// tempName) and renames it into place,
 	// or at its own name in a directory it made under a temporary name,
 	// where nothing sees it before that directory's rename.
 	Create(name string) (TempFile, error)
@@ -93,12 +94,25 @@ const TempPrefix = ".ckpt-tmp-"
 // tempSeq makes temporary names unique within this process.
 var tempSeq atomic.Uint64
 
-// tempStem starts the name of every temporary file this process creates.
+// tempStem starts the name of every temporary file a restore of this
+// process creates.
 var tempStem = fmt.Sprintf("%s%d-", TempPrefix, os.Getpid())
 
-// tempName is a hidden sibling of rel for an atomic replace.
-func tempName(rel string) string {
-	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d", tempStem, tempSeq.Add(1)))
+// exportTempPrefix starts the name of every temporary file an export
+// (Applier.Export) creates, as TempPrefix does a restore's: another
+// prefix, which no sweep (Sweep, NewPlan's) removes, so that an export
+// into a directory inside the workspace never loses one to the sweep of
+// a restore's journal, in this process or another.
+const exportTempPrefix = ".ckpt-export-"
+
+// exportStem starts the name of every temporary file an export of this
+// process creates.
+var exportStem = fmt.Sprintf("%s%d-", exportTempPrefix, os.Getpid())
+
+// tempName is a hidden sibling of rel for an atomic replace, whose name
+// starts with stem (tempStem or exportStem).
+func tempName(rel, stem string) string {
+	return path.Join(path.Dir(rel), fmt.Sprintf("%s%d", stem, tempSeq.Add(1)))
 }
 
 // isTempName reports whether name (one element of a path) is one tempName
