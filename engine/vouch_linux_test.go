@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -62,14 +65,20 @@ func (v *vouchWorld) lastScan() *save.Snapshot {
 }
 
 // saveVouched saves with both Engines and checks that the watched one
-// walked nothing and reported what the cold one did.
+// walked nothing (it listed no file and found no directory changed: a
+// save that re-reads only directories holding no file lists none) and
+// reported what the cold one did.
 func (v *vouchWorld) saveVouched(what string) (objects.ID, *SaveResult) {
 	v.t.Helper()
 	v.lastScan()
 	root, res := v.save()
 	snap := v.lastScan()
-	if snap == nil || snap.Files.Load() != 0 || !snap.Partial() || res.Stats.BytesHashed != 0 {
-		v.t.Fatalf("%s: the save walked (snapshot %+v, %d bytes read); want the restore's vouch", what, snap, res.Stats.BytesHashed)
+	if snap == nil {
+		v.t.Fatalf("%s: no scan", what)
+	}
+	if changed := len(snap.Trees) + len(snap.Caches) + len(snap.GoneDirs); snap.Files.Load() != 0 || changed > 0 || !snap.Partial() || res.Stats.BytesHashed != 0 {
+		v.t.Fatalf("%s: the save walked (%d files listed, %d directories found changed, %d bytes read); want the restore's vouch",
+			what, snap.Files.Load(), changed, res.Stats.BytesHashed)
 	}
 	if cold := v.coldSaved; !slices.Equal(res.Skipped, cold.Skipped) || len(res.Skipped) != 1 {
 		v.t.Fatalf("%s: skipped %+v, a cold save %+v", what, res.Skipped, cold.Skipped)
@@ -101,20 +110,36 @@ func TestRestoreVouchesForItsTarget(t *testing.T) {
 }
 
 // meddler is a restore FS through which another writer changes the
-// workspace while the restore runs: after the restore renames a file into
-// place, meddle runs once.
+// workspace while the restore runs: after each rename, removal and
+// directory made that succeeded, meddle is told the operation ("rename",
+// "remove", "mkdir") and the name, until it says it meddled.
 type meddler struct {
 	restore.FS
-	meddle func(renamed string)
-	once   sync.Once // renames run in parallel
+	meddle func(op, name string) bool
+	mu     sync.Mutex // renames run in parallel
+	done   bool
+}
+
+func (m *meddler) after(op, name string, err error) error {
+	if err != nil || m.meddle == nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.done {
+		m.done = m.meddle(op, name)
+	}
+	return nil
 }
 
 func (m *meddler) Rename(oldname, newname string) error {
-	err := m.FS.Rename(oldname, newname)
-	if err == nil {
-		m.once.Do(func() { m.meddle(newname) })
-	}
-	return err
+	return m.after("rename", newname, m.FS.Rename(oldname, newname))
+}
+
+func (m *meddler) Remove(name string) error { return m.after("remove", name, m.FS.Remove(name)) }
+
+func (m *meddler) Mkdir(name string, perm fs.FileMode) error {
+	return m.after("mkdir", name, m.FS.Mkdir(name, perm))
 }
 
 // A write by someone else while the restore runs, to a file it restored
@@ -142,7 +167,13 @@ func TestRestoreVouchesForNothingAnotherWriterTouched(t *testing.T) {
 			var v *vouchWorld
 			opts := Options{}
 			opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS {
-				return &meddler{FS: fsys, meddle: func(renamed string) { c.meddle(v.refreshWorld, renamed) }}
+				return &meddler{FS: fsys, meddle: func(op, name string) bool {
+					if op != "rename" {
+						return false
+					}
+					c.meddle(v.refreshWorld, name)
+					return true
+				}}
 			}
 			v = newVouchWorld(t, opts)
 			root, first := v.save()
@@ -185,6 +216,80 @@ func TestAWalkEndsARestoresVouch(t *testing.T) {
 			}
 			if got, _ := v.save(); got == root {
 				t.Fatalf("the save after the %s kept the restored root", by)
+			}
+		})
+	}
+}
+
+// addDir adds top/newdir: 20 files, and a subdirectory with 3.
+func (v *vouchWorld) addDir() {
+	v.t.Helper()
+	if err := os.MkdirAll(filepath.Join(v.ws, "top", "newdir", "sub"), 0o755); err != nil {
+		v.t.Fatal(err)
+	}
+	for i := range 20 {
+		v.write(fmt.Sprintf("top/newdir/f%03d.txt", i), fmt.Sprintf("new %d", i))
+	}
+	for i := range 3 {
+		v.write(fmt.Sprintf("top/newdir/sub/g%03d.txt", i), fmt.Sprintf("new sub %d", i))
+	}
+}
+
+// A restore whose plan removes a directory with its files vouches for its
+// target as one that only writes files does: the save after it walks
+// nothing and captures what a cold save does.
+func TestRestoreVouchesAcrossADirectoryRemoved(t *testing.T) {
+	v := newVouchWorld(t, Options{})
+	firstRoot, first := v.save()
+	v.addDir()
+	_, second := v.save()
+	v.restore(first.ID)
+	if root, res := v.saveVouched("after the directory's removal"); res.Created || root != firstRoot {
+		t.Fatalf("save after the restore: created %v, want the first checkpoint's root", res.Created)
+	}
+	v.restore(second.ID)
+	v.save() // against a cold save
+}
+
+// A file another writer drops into a directory while a restore removes
+// it, or anywhere while it does, is not the restore's own: nothing is
+// vouched for, and the next save captures the file, as a cold save does.
+func TestRestoreVouchesForNoDirectoryAnotherWriterTouched(t *testing.T) {
+	inNewdir := func(name string) bool { return name == "top/newdir" || strings.HasPrefix(name, "top/newdir/") }
+	for _, c := range []struct {
+		name string
+		// at says whether to meddle after op on name, and into which directory.
+		at func(op, name string) (string, bool)
+	}{
+		{"into the directory removed", func(op, name string) (string, bool) {
+			return "top/newdir", op == "remove" && inNewdir(name)
+		}},
+		{"elsewhere while a directory is removed", func(op, name string) (string, bool) {
+			return "top/d010", op == "remove" && inNewdir(name)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var v *vouchWorld
+			armed := false
+			opts := Options{}
+			opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS {
+				return &meddler{FS: fsys, meddle: func(op, name string) bool {
+					dir, ok := c.at(op, name)
+					if ok && armed {
+						v.write(dir+"/foreign.txt", "x")
+					}
+					return ok && armed
+				}}
+			}
+			v = newVouchWorld(t, opts)
+			_, first := v.save()
+			v.addDir()
+			v.save()
+			armed = true
+			v.restore(first.ID)
+			v.lastScan()
+			if _, res := v.save(); !res.Created || res.Stats.BytesHashed == 0 { // against a cold save
+				t.Fatalf("save after a restore another writer meddled with: created %v, read %d bytes; want the foreign file read", res.Created, res.Stats.BytesHashed)
 			}
 		})
 	}

@@ -8,10 +8,10 @@ const (
 	OpCreated   Op = iota + 1 // the entry was created
 	OpWritten                 // its content was written, or a file written to was closed
 	OpAttrib                  // its mode, owner, link count or times changed
-	OpRemoved                 // it was removed
+	OpRemoved                 // it was removed (for Dir itself: Dir was deleted)
 	OpMovedFrom               // it was renamed away (Cookie pairs it with its OpMovedTo)
 	OpMovedTo                 // something was renamed onto it
-	OpOther                   // anything else (the directory itself deleted or moved, a watch ending)
+	OpOther                   // anything else (Dir itself moved, its watch ended)
 )
 
 // Event is one event an Audit recorded.
@@ -85,7 +85,9 @@ func (w *Watcher) StartAudit() (*Audit, Changes) {
 // next Changes does not report them again); no event falls between the
 // two. complete is false when an event may be missing from events: the
 // queue overflowed or the watcher was reset, an event came from a watch no
-// longer mapped to a directory, or there were more than maxAuditEvents.
+// longer mapped to a directory (but for the last events of the watch of a
+// directory whose deletion was recorded already, which are not), or there
+// were more than maxAuditEvents.
 func (a *Audit) End() (events []Event, complete bool, c Changes) {
 	c = a.b.endAudit(a.log)
 	normalizeChanges(&c)

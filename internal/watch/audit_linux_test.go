@@ -96,3 +96,42 @@ func TestAuditOverflowIsIncomplete(t *testing.T) {
 		t.Fatalf("after %d new files and a removal: complete %v with %d events; want incomplete with %d", maxAuditEvents/2, complete, len(events), maxAuditEvents)
 	}
 }
+
+// TestAuditRecordsDirectoriesRemoved: a watched directory removed during
+// an audit (its file, then itself) leaves the audit complete, with the
+// directory's deletion on its own watch and in its parent, and not the end
+// of its watch, which the kernel reports after.
+func TestAuditRecordsDirectoriesRemoved(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 5, 1)
+	w, _ := startWalked(t, root, Options{})
+	at, must := treeHelpers(t, root)
+	a, _ := w.StartAudit()
+	must(os.Remove(at("d1/e1/f0")))
+	must(os.Remove(at("d1/e1")))
+	events, complete, c := a.End()
+	if !complete {
+		t.Fatal("audit incomplete")
+	}
+	if !slices.Equal(c.Dirty, []string{"d1", "d1/e1"}) || len(c.Rescan) > 0 || c.All {
+		t.Fatalf("changes of the audit: %+v", c)
+	}
+	want := []string{fmt.Sprintf("d1/e1:f0 %d false", OpRemoved), fmt.Sprintf("d1/e1: %d", OpRemoved), fmt.Sprintf("d1:e1 %d true", OpRemoved)}
+	if got := eventList(events); !slices.Equal(got, want) {
+		t.Fatalf("events\n%q, want\n%q", got, want)
+	}
+}
+
+// eventList describes each event as "dir:name op", with whether it is a
+// directory for an event about an entry.
+func eventList(events []Event) []string {
+	var out []string
+	for _, e := range events {
+		if e.Name == "" {
+			out = append(out, fmt.Sprintf("%s: %d", e.Dir, e.Op))
+		} else {
+			out = append(out, fmt.Sprintf("%s:%s %d %v", e.Dir, e.Name, e.Op, e.IsDir))
+		}
+	}
+	return out
+}

@@ -61,15 +61,12 @@ func (b *inotify) eventLocked(wd int32, mask, cookie uint32, name string) bool {
 		b.armRulesLocked()
 	}
 	n := b.mu.wds[wd]
-	if a := b.mu.audit; a != nil {
-		if n == nil {
-			a.complete = false
-		} else {
-			a.add(Event{Dir: n.rel(), Name: name, Op: eventOp(mask), IsDir: mask&unix.IN_ISDIR != 0, Cookie: cookie})
-		}
-	}
 	if n == nil {
-		return true // a watch already dropped, or a rule-file watch only
+		b.unmappedLocked(wd, mask, name)
+		return true
+	}
+	if a := b.mu.audit; a != nil {
+		a.add(Event{Dir: n.rel(), Name: name, Op: eventOp(mask), IsDir: mask&unix.IN_ISDIR != 0, Cookie: cookie})
 	}
 	if name == "" {
 		if !b.selfEventLocked(n, mask) {
@@ -84,6 +81,24 @@ func (b *inotify) eventLocked(wd int32, mask, cookie uint32, name string) bool {
 	return true
 }
 
+// unmappedLocked handles an event of a watch that maps no directory: a
+// watch already dropped, or a rule-file watch only. The last events of a
+// deleted directory's watch, which the kernel ends itself, tell nothing
+// new: its IN_DELETE_SELF (which comes when the directory's last user lets
+// it go, maybe long after its parent reported its deletion) and the
+// IN_IGNORED that ends it. Of any other, an audit cannot tell what it was
+// about.
+func (b *inotify) unmappedLocked(wd int32, mask uint32, name string) {
+	_, ended := b.mu.ended[wd]
+	switch {
+	case ended && mask&unix.IN_IGNORED != 0:
+		delete(b.mu.ended, wd)
+	case ended && name == "" && mask&unix.IN_DELETE_SELF != 0:
+	case b.mu.audit != nil:
+		b.mu.audit.complete = false
+	}
+}
+
 // eventOp says what an event with mask did to the entry it names.
 func eventOp(mask uint32) Op {
 	switch {
@@ -93,7 +108,7 @@ func eventOp(mask uint32) Op {
 		return OpWritten
 	case mask&unix.IN_ATTRIB != 0:
 		return OpAttrib
-	case mask&unix.IN_DELETE != 0:
+	case mask&(unix.IN_DELETE|unix.IN_DELETE_SELF) != 0:
 		return OpRemoved
 	case mask&unix.IN_MOVED_FROM != 0:
 		return OpMovedFrom
@@ -188,14 +203,16 @@ func (b *inotify) childEventLocked(n *dirNode, mask uint32, name string) {
 }
 
 // dropLocked forgets n and every node below it, removing their kernel
-// watches when rm is set (the kernel removes those of deleted directories
-// itself).
+// watches when rm is set; without it they are a deleted directory's,
+// which the kernel removes itself (see unmappedLocked).
 func (b *inotify) dropLocked(n *dirNode, rm bool) {
 	n.each(func(m *dirNode) {
 		if m.wd != 0 {
 			delete(b.mu.wds, m.wd)
 			if _, rule := b.mu.rules[m.wd]; rm && !rule {
 				unix.InotifyRmWatch(b.mu.fd, uint32(m.wd))
+			} else if !rm {
+				b.mu.ended[m.wd] = struct{}{}
 			}
 			m.wd = 0
 		}

@@ -46,6 +46,9 @@ type inotify struct {
 		clock   clockCheck
 		st      Stats
 		buf     []byte
+		// ended holds the watches of deleted directories, which the
+		// kernel ends itself, until their IN_IGNORED.
+		ended map[int32]struct{}
 	}
 }
 
@@ -80,6 +83,7 @@ func (b *inotify) startTreeLocked() {
 	b.mu.wds = map[int32]*dirNode{}
 	b.mu.failed = map[*dirNode]struct{}{}
 	b.mu.rules = map[int32][]string{}
+	b.mu.ended = map[int32]struct{}{}
 	if b.mu.fd < 0 {
 		return
 	}
