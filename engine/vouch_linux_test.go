@@ -112,14 +112,12 @@ func TestRestoreVouchesForItsTarget(t *testing.T) {
 // meddler is a restore FS through which another writer changes the
 // workspace while the restore runs: after each rename, removal and
 // directory made that succeeded, meddle is told the operation ("rename",
-// "remove", "mkdir") and the name, until it says it meddled. syncState,
-// when set, is what SyncAllState reports (see restoreSyncModes).
+// "remove", "mkdir") and the name, until it says it meddled.
 type meddler struct {
 	restore.FS
-	meddle    func(op, name string) bool
-	syncState *[2]bool
-	mu        sync.Mutex // renames run in parallel
-	done      bool
+	meddle func(op, name string) bool
+	mu     sync.Mutex // renames run in parallel
+	done   bool
 }
 
 func (m *meddler) after(op, name string, err error) error {
@@ -142,13 +140,6 @@ func (m *meddler) Remove(name string) error { return m.after("remove", name, m.F
 
 func (m *meddler) Mkdir(name string, perm fs.FileMode) error {
 	return m.after("mkdir", name, m.FS.Mkdir(name, perm))
-}
-
-func (m *meddler) SyncAllState() (sound, cheap bool) {
-	if m.syncState == nil {
-		return m.FS.SyncAllState()
-	}
-	return m.syncState[0], m.syncState[1]
 }
 
 // A write by someone else while the restore runs, to a file it restored
@@ -230,15 +221,6 @@ func TestAWalkEndsARestoresVouch(t *testing.T) {
 	}
 }
 
-// restoreSyncModes are the two ways a restore makes a directory, as
-// meddler.syncState chooses them: in place, where a small restore syncs
-// each file; or, where one syncfs is cheap, as a fresh subtree under a
-// temporary name, renamed into place after the syncfs.
-var restoreSyncModes = []struct {
-	name  string
-	state [2]bool
-}{{"each file synced", [2]bool{true, false}}, {"fresh subtrees", [2]bool{true, true}}}
-
 // addDir adds top/newdir: 20 files, and a subdirectory with 3.
 func (v *vouchWorld) addDir() {
 	v.t.Helper()
@@ -253,93 +235,62 @@ func (v *vouchWorld) addDir() {
 	}
 }
 
-// A restore whose plan removes a directory with its files, and the redo
-// that makes it again, vouch for their targets as restores that only
-// write files do, whichever way the restore makes directories: the save
-// after each walks nothing and captures what a cold save does. The watch
-// of the directory made follows it into place: a write in it after the
-// redo ends the vouch, and the save reads it.
-func TestRestoreVouchesAcrossDirectoriesRemovedAndMade(t *testing.T) {
-	for _, mode := range restoreSyncModes {
-		t.Run(mode.name, func(t *testing.T) {
-			opts := Options{}
-			opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS { return &meddler{FS: fsys, syncState: &mode.state} }
-			v := newVouchWorld(t, opts)
-			firstRoot, first := v.save()
-			v.addDir()
-			secondRoot, second := v.save()
-			v.restore(first.ID)
-			if root, res := v.saveVouched("after the directory's removal"); res.Created || root != firstRoot {
-				t.Fatalf("save after the restore: created %v, want the first checkpoint's root", res.Created)
-			}
-			v.restore(second.ID)
-			if root, res := v.saveVouched("after the redo"); res.Created || root != secondRoot {
-				t.Fatalf("save after the redo: created %v, want the second checkpoint's root", res.Created)
-			}
-			v.write("top/newdir/sub/g001.txt", "changed after the redo")
-			if _, res := v.save(); !res.Created || res.Stats.BytesHashed == 0 {
-				t.Fatalf("save after a change in the directory made: created %v, read %d bytes; want the change read", res.Created, res.Stats.BytesHashed)
-			}
-		})
+// A restore whose plan removes a directory with its files vouches for its
+// target as one that only writes files does: the save after it walks
+// nothing and captures what a cold save does.
+func TestRestoreVouchesAcrossADirectoryRemoved(t *testing.T) {
+	v := newVouchWorld(t, Options{})
+	firstRoot, first := v.save()
+	v.addDir()
+	_, second := v.save()
+	v.restore(first.ID)
+	if root, res := v.saveVouched("after the directory's removal"); res.Created || root != firstRoot {
+		t.Fatalf("save after the restore: created %v, want the first checkpoint's root", res.Created)
 	}
+	v.restore(second.ID)
+	v.save() // against a cold save
 }
 
 // A file another writer drops into a directory while a restore removes
-// it, or anywhere while it does, or into a directory the redo makes,
-// before the directory's watch exists or once it is in place, is not the
-// restore's own: nothing is vouched for, and the next save captures the
-// file, as a cold save does.
+// it, or anywhere while it does, is not the restore's own: nothing is
+// vouched for, and the next save captures the file, as a cold save does.
 func TestRestoreVouchesForNoDirectoryAnotherWriterTouched(t *testing.T) {
 	inNewdir := func(name string) bool { return name == "top/newdir" || strings.HasPrefix(name, "top/newdir/") }
 	for _, c := range []struct {
 		name string
-		redo bool // meddle with the redo, which makes top/newdir, not with the restore removing it
 		// at says whether to meddle after op on name, and into which directory.
 		at func(op, name string) (string, bool)
 	}{
-		{"into the directory removed", false, func(op, name string) (string, bool) {
+		{"into the directory removed", func(op, name string) (string, bool) {
 			return "top/newdir", op == "remove" && inNewdir(name)
 		}},
-		{"elsewhere while a directory is removed", false, func(op, name string) (string, bool) {
+		{"elsewhere while a directory is removed", func(op, name string) (string, bool) {
 			return "top/d010", op == "remove" && inNewdir(name)
 		}},
-		{"into the directory made, before its watch", true, func(op, name string) (string, bool) {
-			return name, op == "mkdir"
-		}},
-		{"into the directory made, once in place", true, func(op, name string) (string, bool) {
-			return "top/newdir", op == "rename" && inNewdir(name)
-		}},
 	} {
-		for _, mode := range restoreSyncModes {
-			t.Run(c.name+", "+mode.name, func(t *testing.T) {
-				var v *vouchWorld
-				armed := false
-				opts := Options{}
-				opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS {
-					return &meddler{FS: fsys, syncState: &mode.state, meddle: func(op, name string) bool {
-						dir, ok := c.at(op, name)
-						if ok && armed {
-							v.write(dir+"/foreign.txt", "x")
-						}
-						return ok && armed
-					}}
-				}
-				v = newVouchWorld(t, opts)
-				_, first := v.save()
-				v.addDir()
-				_, second := v.save()
-				target := first
-				if c.redo {
-					v.restore(first.ID)
-					target = second
-				}
-				armed = true
-				v.restore(target.ID)
-				v.lastScan()
-				if _, res := v.save(); !res.Created || res.Stats.BytesHashed == 0 { // against a cold save
-					t.Fatalf("save after a restore another writer meddled with: created %v, read %d bytes; want the foreign file read", res.Created, res.Stats.BytesHashed)
-				}
-			})
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var v *vouchWorld
+			armed := false
+			opts := Options{}
+			opts.hooks.wrapRestoreFS = func(fsys restore.FS) restore.FS {
+				return &meddler{FS: fsys, meddle: func(op, name string) bool {
+					dir, ok := c.at(op, name)
+					if ok && armed {
+						v.write(dir+"/foreign.txt", "x")
+					}
+					return ok && armed
+				}}
+			}
+			v = newVouchWorld(t, opts)
+			_, first := v.save()
+			v.addDir()
+			v.save()
+			armed = true
+			v.restore(first.ID)
+			v.lastScan()
+			if _, res := v.save(); !res.Created || res.Stats.BytesHashed == 0 { // against a cold save
+				t.Fatalf("save after a restore another writer meddled with: created %v, read %d bytes; want the foreign file read", res.Created, res.Stats.BytesHashed)
+			}
+		})
 	}
 }

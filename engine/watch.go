@@ -87,9 +87,7 @@ func (e *Engine) muteReadAhead() (unmute func()) {
 // watcher records events. The returned function, called with Apply's
 // error, vouches that the workspace holds root when Apply left no conflict
 // and every event meanwhile was its own (restore.Plan.Explains): the next
-// save then walks nothing until the watcher reports a change. It has x
-// tell the audit of each directory Apply makes (save.Audit.MadeDir), so
-// that nothing made in one escapes the audit.
+// save then walks nothing until the watcher reports a change.
 func (e *Engine) auditRestore(x *restore.Applier, plan *restore.Plan, from, root objects.ID) (audited func(error)) {
 	if root.IsZero() || e.save.Tracker == nil || e.places.roots != nil {
 		return func(error) {}
@@ -98,7 +96,6 @@ func (e *Engine) auditRestore(x *restore.Applier, plan *restore.Plan, from, root
 	if a == nil {
 		return func(error) {}
 	}
-	x.MadeDir = a.MadeDir
 	return func(err error) {
 		var own func([]watch.Event) bool
 		if err == nil && len(x.Result.Conflicts) == 0 {

@@ -47,10 +47,6 @@ type auditor interface {
 	// endAudit takes the changes so far, as changes does, and stops
 	// recording into log, atomically.
 	endAudit(log *auditLog) Changes
-	// watchMade applies the events queued so far, then, unless log is
-	// incomplete by then, does what watch does, and reports whether it
-	// did.
-	watchMade(rel string, log *auditLog) bool
 }
 
 // auditLog is what an audit recorded. The backend writes it under its lock
@@ -83,16 +79,6 @@ func (w *Watcher) StartAudit() (*Audit, Changes) {
 	return &Audit{b: au, log: log}, c
 }
 
-// Watch is Watcher.Watch for a directory the audited operation has just
-// made, before it puts anything in it: the events queued before the call,
-// its making among them, are applied first, so that its new watch is not
-// taken for one of whatever stood at its path before (which its making
-// would drop). As with Watch, the caller lists it after Watch returns:
-// what was made in it before then raised no event. It watches nothing, and
-// returns false, once the audit is incomplete: its events are then moot,
-// and the directory is a Rescan anyway.
-func (a *Audit) Watch(rel string) bool { return a.b.watchMade(cleanRel(rel), a.log) }
-
 // End stops the recording and returns the events recorded (every event of
 // an operation that completed before the call among them) together with
 // the changes since StartAudit, exactly as Changes would return them (the
@@ -101,10 +87,7 @@ func (a *Audit) Watch(rel string) bool { return a.b.watchMade(cleanRel(rel), a.l
 // queue overflowed or the watcher was reset, an event came from a watch no
 // longer mapped to a directory (but for the last events of the watch of a
 // directory whose deletion was recorded already, which are not), or there
-// were more than maxAuditEvents. A directory renamed within the tree keeps
-// its watches (see the package doc): its events before the rename are
-// recorded at its old path, those after at its new one, and the
-// IN_MOVE_SELF on its own watch is not recorded.
+// were more than maxAuditEvents.
 func (a *Audit) End() (events []Event, complete bool, c Changes) {
 	c = a.b.endAudit(a.log)
 	normalizeChanges(&c)

@@ -52,11 +52,7 @@
 //   - a directory created or moved into a watched directory: Rescan of it
 //     (files may be created in it before its watch exists);
 //   - a directory moved out of a watched directory: its watches and those
-//     below it are removed, since their paths are no longer true; on
-//     Linux, one renamed into a watched directory (its IN_MOVED_TO next
-//     after its IN_MOVED_FROM in the queue) keeps them instead, under its
-//     new path (a watch belongs to the directory, not to its path), which
-//     is a Rescan all the same;
+//     below it are removed, since their paths are no longer true;
 //   - a change to an ignore-rule file (Options.RuleNames) in a watched
 //     directory: Rescan of that directory; a change to one of
 //     Options.RuleFiles (.git/info/exclude, the global excludes file): All;
@@ -106,11 +102,9 @@
 // with Watcher.StartAudit and Audit.End: under the same barrier as
 // Changes, the audit holds every event in between in the order the kernel
 // queued them, with the cookie that pairs a rename's two halves, so the
-// caller can match each event to its own operations. A directory the
-// caller makes meanwhile it watches with Audit.Watch before it puts
-// anything in it, and lists: so nothing in it escapes the audit either.
-// Only the Linux backend records events; an audit that may have missed
-// one (overflow, reset) says it is incomplete.
+// caller can match each event to its own operations. Only the Linux
+// backend records events; an audit that may have missed one (overflow,
+// reset) says it is incomplete.
 //
 // # Platforms
 //

@@ -61,16 +61,8 @@ func (b *inotify) eventLocked(wd int32, mask, cookie uint32, name string) bool {
 		b.armRulesLocked()
 	}
 	n := b.mu.wds[wd]
-	if m := b.mu.moved; m != nil && (n == nil || mask&unix.IN_MOVED_TO == 0 || cookie != m.cookie) {
-		b.unfollowLocked()
-		n = b.mu.wds[wd]
-	}
 	if n == nil {
 		b.unmappedLocked(wd, mask, name)
-		return true
-	}
-	if _, echo := b.mu.echoes[wd]; echo && name == "" && mask&unix.IN_MOVE_SELF != 0 {
-		delete(b.mu.echoes, wd) // the move was followed already
 		return true
 	}
 	if a := b.mu.audit; a != nil {
@@ -81,7 +73,7 @@ func (b *inotify) eventLocked(wd int32, mask, cookie uint32, name string) bool {
 			return false
 		}
 	} else {
-		b.childEventLocked(n, mask, cookie, name)
+		b.childEventLocked(n, mask, name)
 	}
 	if m := b.opts.MaxPending; m > 0 && b.mu.p.size() > m {
 		return b.overflowLocked()
@@ -156,8 +148,7 @@ func (b *inotify) selfEventLocked(n *dirNode, mask uint32) bool {
 	case mask&unix.IN_DELETE_SELF != 0:
 		b.dropLocked(n, false)
 	case mask&unix.IN_MOVE_SELF != 0:
-		// The parent's IN_MOVED_FROM normally dropped the watch already,
-		// or followed the move (eventLocked takes the echo of that);
+		// The parent's IN_MOVED_FROM normally dropped the watch already;
 		// still mapped means the parent did not see the move.
 		b.mu.p.markDirty(parentRel(rel))
 		b.mu.p.markRescan(rel, ReasonDropped)
@@ -179,7 +170,7 @@ const writtenMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_MOVED_TO
 // childEventLocked applies an event about the entry name of directory n.
 // An event about a file, symlink or special file names that entry (see
 // Changes.Entries); one about a subdirectory makes n dirty whole.
-func (b *inotify) childEventLocked(n *dirNode, mask, cookie uint32, name string) {
+func (b *inotify) childEventLocked(n *dirNode, mask uint32, name string) {
 	rel := n.rel()
 	if slices.Contains(b.opts.RuleNames, name) {
 		b.mu.p.markRescan(rel, ReasonRuleFile)
@@ -201,54 +192,14 @@ func (b *inotify) childEventLocked(n *dirNode, mask, cookie uint32, name string)
 		if child != nil {
 			b.dropLocked(child, true)
 		}
-		if b.mu.moved != nil { // renamed from a watched directory: eventLocked matched the cookie
-			b.followLocked(n, name)
-		}
 	case mask&unix.IN_MOVED_FROM != 0 && child != nil:
-		// Its watches now follow the directory elsewhere: the next
-		// event says whether to a watched directory (see followLocked).
-		b.mu.moved = &movedDir{cookie: cookie, node: child}
+		// Its watches now follow the directory elsewhere; their paths
+		// are no longer true. Where it landed inside the tree, the
+		// IN_MOVED_TO makes it a Rescan.
+		b.dropLocked(child, true)
 	case mask&unix.IN_DELETE != 0 && child != nil:
 		b.dropLocked(child, false)
 	}
-}
-
-// movedDir is a watched directory renamed away, by the cookie of the
-// rename.
-type movedDir struct {
-	cookie uint32
-	node   *dirNode
-}
-
-// followLocked takes the directory renamed away (moved) to its new name
-// in n, where the IN_MOVED_TO right after its IN_MOVED_FROM put it: a
-// watch belongs to the directory, not to its path, so its watches and
-// those below it keep reporting what changes there, under its new path.
-// The new path is a Rescan all the same (its contents are new there),
-// and the IN_MOVE_SELF that follows on its own watch tells nothing new.
-func (b *inotify) followLocked(n *dirNode, name string) {
-	d := b.mu.moved.node
-	b.mu.moved = nil
-	from := d.parent
-	delete(from.children, foldName(d.name))
-	d.name, d.parent = name, n
-	if n.children == nil {
-		n.children = map[string]*dirNode{}
-	}
-	n.children[foldName(name)] = d
-	from.prune()
-	if d.wd != 0 {
-		b.mu.echoes[d.wd] = struct{}{}
-	}
-}
-
-// unfollowLocked drops the directory renamed away whose IN_MOVED_TO did
-// not come next: it left the tree, or where it went is in doubt; its
-// watches' paths are no longer true.
-func (b *inotify) unfollowLocked() {
-	d := b.mu.moved.node
-	b.mu.moved = nil
-	b.dropLocked(d, true)
 }
 
 // dropLocked forgets n and every node below it, removing their kernel
@@ -258,7 +209,6 @@ func (b *inotify) dropLocked(n *dirNode, rm bool) {
 	n.each(func(m *dirNode) {
 		if m.wd != 0 {
 			delete(b.mu.wds, m.wd)
-			delete(b.mu.echoes, m.wd)
 			if _, rule := b.mu.rules[m.wd]; rm && !rule {
 				unix.InotifyRmWatch(b.mu.fd, uint32(m.wd))
 			} else if !rm {

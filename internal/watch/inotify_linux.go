@@ -49,12 +49,6 @@ type inotify struct {
 		// ended holds the watches of deleted directories, which the
 		// kernel ends itself, until their IN_IGNORED.
 		ended map[int32]struct{}
-		// moved is the watched directory an IN_MOVED_FROM renamed away,
-		// until the next event tells where it went (see followLocked).
-		moved *movedDir
-		// echoes holds the watches of directories whose move the watcher
-		// followed, until their IN_MOVE_SELF, which tells nothing new.
-		echoes map[int32]struct{}
 	}
 }
 
@@ -89,7 +83,7 @@ func (b *inotify) startTreeLocked() {
 	b.mu.wds = map[int32]*dirNode{}
 	b.mu.failed = map[*dirNode]struct{}{}
 	b.mu.rules = map[int32][]string{}
-	b.mu.ended, b.mu.moved, b.mu.echoes = map[int32]struct{}{}, nil, map[int32]struct{}{}
+	b.mu.ended = map[int32]struct{}{}
 	if b.mu.fd < 0 {
 		return
 	}
@@ -128,24 +122,6 @@ func (b *inotify) armRulesLocked() {
 func (b *inotify) watch(rel string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.watchLocked(rel)
-}
-
-func (b *inotify) watchMade(rel string, log *auditLog) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.mu.fd >= 0 {
-		b.drainLocked()
-	}
-	if !log.complete || b.mu.audit != log {
-		return false
-	}
-	b.watchLocked(rel)
-	return true
-}
-
-// watchLocked is watch with the lock held.
-func (b *inotify) watchLocked(rel string) {
 	if b.mu.closed || b.mu.fd < 0 {
 		return
 	}
@@ -230,11 +206,6 @@ func (b *inotify) changesLocked() Changes {
 	}
 	if b.mu.fd >= 0 {
 		b.drainLocked()
-		if b.mu.moved != nil {
-			// A rename within the tree queued its IN_MOVED_TO with its
-			// IN_MOVED_FROM: this one left the tree (or is under way).
-			b.unfollowLocked()
-		}
 		b.mountsLocked()
 	}
 	if b.mu.clock.jumped() {

@@ -90,13 +90,7 @@ type Applier struct {
 	// task's head there: the index's commit and the workspace's last flush
 	// then wait on the disk together instead of one after the other.
 	Alongside func() error
-	// MadeDir, when set, is told each directory Apply makes, by the name
-	// it makes it at (a fresh subtree's temporary name, or one below
-	// it), right after making it and before putting anything in it, and
-	// each directory it finds standing where it would make one: an audit
-	// of the restore watches them then (see Plan.Explains).
-	MadeDir func(name string)
-	Result  Result
+	Result    Result
 	// Timing is where Apply's time went, filled in as it goes (a failed
 	// Apply fills the phases it ended).
 	Timing Timing
@@ -652,20 +646,11 @@ func (x *Applier) mkdir(o op) error {
 		if root {
 			x.subtrees[o.path] = name
 		}
-		x.madeDir(name)
 		return nil
 	case errors.Is(err, os.ErrExist) && name == o.path:
-		x.madeDir(name)
 		return nil
 	}
 	return x.fault("mkdir", o.path, err)
-}
-
-// madeDir tells MadeDir, when set, of directory name.
-func (x *Applier) madeDir(name string) {
-	if x.MadeDir != nil {
-		x.MadeDir(name)
-	}
 }
 
 func (x *Applier) write(o op) error {

@@ -25,8 +25,7 @@ import (
 //
 // It is safe for concurrent use.
 type Tracker struct {
-	w         *watch.Watcher
-	workspace string
+	w *watch.Watcher
 	// rules stat-checks the rule files outside the workspace's captured
 	// directories at every scan; guarded by mu.
 	rules *ruleFiles
@@ -55,7 +54,7 @@ type Tracker struct {
 // as its .git/info/exclude): any sign of change to one of them, or to a
 // directory on its path, makes the next scan walk everything.
 func NewTracker(w *watch.Watcher, workspace string, ruleFiles []string) *Tracker {
-	return &Tracker{w: w, workspace: workspace, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{},
+	return &Tracker{w: w, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{},
 		entries: map[string]map[string]uint64{}, linked: map[string]links{}}
 }
 

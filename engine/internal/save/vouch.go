@@ -1,9 +1,6 @@
 package save
 
 import (
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/ckpt/ckpt/internal/watch"
@@ -22,9 +19,6 @@ type Audit struct {
 	// committed scan, or the Tracker vouched for from; and no directory
 	// held a file with several links (which may change with no event).
 	clean bool
-	// blind: a directory told to MadeDir was not watched, or held an
-	// entry when it was.
-	blind bool
 }
 
 // StartAudit begins following the workspace's events, for an operation
@@ -47,27 +41,6 @@ func (t *Tracker) settledLocked() bool {
 	return t.all == 0 && len(t.dirty) == 0 && len(t.rescan) == 0 && len(t.entries) == 0
 }
 
-// MadeDir watches dir (workspace-relative), a directory the operation
-// has just made, or found standing where it makes one, before it puts
-// anything in it, and lists it: an entry already there is someone else's,
-// made before the watch could report it, and the audit then vouches for
-// nothing. Once it cannot vouch (that, or its record is incomplete), it
-// watches no more. It is called from one goroutine at a time, before End.
-func (a *Audit) MadeDir(dir string) {
-	if a.blind || !a.w.Watch(dir) {
-		a.blind = true
-		return
-	}
-	f, err := os.Open(filepath.Join(a.t.workspace, filepath.FromSlash(dir)))
-	if err == nil {
-		_, err = f.Readdirnames(1)
-		f.Close()
-	}
-	if err != io.EOF {
-		a.blind = true
-	}
-}
-
 // End stops following the events and takes the changes they made, as any
 // scan would find them pending. Then, when own (nil: never) finds every
 // event recorded since StartAudit to be the operation's own and the audit
@@ -80,16 +53,11 @@ func (a *Audit) End(own func([]watch.Event) bool, root objects.ID) {
 	defer t.mu.Unlock()
 	events, complete, c := a.w.End()
 	t.absorbChangesLocked(c)
-	// Of the reasons for a wider report, a rule file changed may capture
-	// what the root does not; an unwatched directory (one that could not
-	// be watched, or whose watch the kernel dropped, or a mount point) may
-	// change with no event. Only a directory made (a Rescan for new-dir)
-	// may be the operation's own: own finds its making among its events,
-	// and the operation told MadeDir of it, so it was empty once watched
-	// and raised an event for every change since. (The linked directories
+	// A rule file changed (Rescan) may capture what the root does not; an
+	// unwatched directory may change with no event. (The linked directories
 	// cannot have changed since StartAudit: only a committed scan sets
 	// them, and the operation holds the engine's write lock.)
-	if own == nil || !a.clean || a.blind || !complete || t.all != 0 || c.Reasons&^watch.ReasonNewDir != 0 {
+	if own == nil || !a.clean || !complete || t.all != 0 || len(c.Rescan) > 0 || c.Reasons&watch.ReasonUnwatched != 0 {
 		return
 	}
 	if own(events) {
