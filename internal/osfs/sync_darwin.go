@@ -16,6 +16,9 @@ func dataSyncFd(fd int) error {
 	return fsyncFd(fd)
 }
 
+// syncFd is SyncFd: F_FULLFSYNC flushes the metadata with the data.
+func syncFd(fd int) error { return dataSyncFd(fd) }
+
 func syncFilesystem(*os.File) error { return ErrNoFilesystemSync }
 
 func soundFilesystemSync(*os.File, string) bool { return false }

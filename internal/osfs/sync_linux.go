@@ -21,6 +21,9 @@ func dataSyncFd(fd int) error {
 	}
 }
 
+// syncFd is SyncFd: fsync(2), since fdatasync may leave a mode change unwritten.
+func syncFd(fd int) error { return fsyncFd(fd) }
+
 func syncFilesystem(f *os.File) error {
 	for {
 		err := unix.Syncfs(int(f.Fd()))

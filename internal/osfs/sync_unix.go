@@ -4,7 +4,6 @@ package osfs
 
 import (
 	"os"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,12 +16,7 @@ func DataSyncFd(fd int) error { return dataSyncFd(fd) }
 // (Linux's fdatasync leaves a mode change unwritten); on macOS,
 // F_FULLFSYNC (DataSyncFd's), which flushes both through the drive's
 // cache.
-func SyncFd(fd int) error {
-	if runtime.GOOS == "darwin" {
-		return dataSyncFd(fd)
-	}
-	return fsyncFd(fd)
-}
+func SyncFd(fd int) error { return syncFd(fd) }
 
 // fsyncFd is fsync(2), retried when a signal interrupts it.
 func fsyncFd(fd int) error {
