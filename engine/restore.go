@@ -394,7 +394,6 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
-	phases.Journal = lap()
 	if !x.Resuming {
 		_ = e.pauseAt(ctx, pauseRestoreJournaled) // Apply reports a cancellation
 	}
@@ -408,14 +407,15 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	}
 	unmute := e.muteReadAhead()
 	audited := e.auditRestore(x, plan, from, vouch)
+	phases.Journal = lap()
 	err := x.Apply(ctx, plan)
+	lap() // Apply's own time, in its Timing
 	phases.applied(x.Timing)
 	audited(err)
 	unmute()
 	if err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
 	}
-	lap()
 	if err := e.removeJournal(); err != nil {
 		return err
 	}

@@ -207,7 +207,7 @@ export interface RestorePhases {
   backup: number;
   /** The plan, and finding (or fetching) the blobs it writes. */
   plan: number;
-  /** Writing the journal durably. */
+  /** Writing the journal durably (and, watched, the audit of the restore's events beginning). */
   journal: number;
   /** Removals, directories and file contents (small restores: each file made durable). */
   write: number;
@@ -215,7 +215,7 @@ export interface RestorePhases {
   place: number;
   /** The workspace's last flush, the task's head moving beside it. */
   flush: number;
-  /** Removing the journal durably. */
+  /** The audit's end (watched) and removing the journal durably. */
   finish: number;
 }
 
