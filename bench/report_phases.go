@@ -18,7 +18,7 @@ var restorePhases = []struct{ name, label string }{
 	{"write", "files written"},
 	{"place", "syncfs and renames"},
 	{"flush", "last flush, head moved"},
-	{"finish", "journal removed"},
+	{"finish", "journal cleared"},
 }
 
 // phaseQuantity is the metric quantity of a restore phase.

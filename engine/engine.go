@@ -148,7 +148,7 @@ func open(ctx context.Context, workspace string, opts Options) (_ *Engine, err e
 		e.Close()
 		return nil, translate(err, storeDir)
 	}
-	if e.pending, err = readJournal(e.fs, e.journalPath()); err != nil {
+	if e.pending, err = readJournal(e.fs, e.storeDir); err != nil {
 		e.Close()
 		return nil, translate(err, storeDir)
 	}

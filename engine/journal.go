@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,7 +18,7 @@ import (
 )
 
 // Journal records a restore in progress. It is written (and synced) before
-// the first workspace change and removed (durably) after the task head
+// the first workspace change and cleared (durably) after the task head
 // moves, so a journal found at Open means a restore was interrupted. Open
 // only reads it (PendingRestore); the first operation that may change the
 // workspace or a task's head settles it before anything else (see
@@ -62,50 +64,163 @@ type journalLine struct {
 	PathsBase64 []string `json:"paths_base64,omitempty"`
 }
 
-// journalName is the journal's file name inside the store directory.
-const journalName = "restore.journal"
+// journalName is the journal's file name inside the store directory;
+// legacyJournalName the one-JSON-object journal of older versions, which
+// Open still reads and clearing removes.
+const (
+	journalName       = "restore-journal.v2"
+	legacyJournalName = "restore.journal"
+)
 
 func (e *Engine) journalPath() string { return filepath.Join(e.storeDir, journalName) }
 
-// readJournal returns the journal at path, nil when there is none.
-func readJournal(fsys vfs.FS, path string) (*Journal, error) {
+// The journal file is written in place, so that recording a restore and
+// clearing it each cost one data sync of a file that stays, not the
+// file-system commits that creating, renaming and removing a name need
+// (on a journaling file system each of those commits everything else
+// pending too). Its layout:
+//
+//	0..2   journalMagic
+//	3      journalPending or journalClear
+//	4..7   n, the length of the record (little endian)
+//	8..11  CRC-32C of bytes 4..7 and of the record
+//	12..   the record: n bytes of journalLine's JSON
+//
+// Bytes past the record are left from longer ones before it. A record is
+// written whole, header first, and synced before the restore changes
+// anything; one whose checksum fails was cut off by a crash before that
+// sync returned, so no change followed it and it records nothing. Clearing
+// writes the state byte alone, which no crash can tear. Versions that know
+// only legacyJournalName see no journal in a store this one cleared.
+const (
+	journalMagic   = "CKJ"
+	journalPending = '1'
+	journalClear   = '0'
+	journalHeader  = 12
+)
+
+// journalCRC is the checksum of journal records.
+var journalCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// readJournal returns the journal of the store in dir, nil when there is
+// none or it is clear. A journal an older version left (legacyJournalName)
+// counts when the current one is clear or absent.
+func readJournal(fsys vfs.FS, dir string) (*Journal, error) {
+	path := filepath.Join(dir, journalName)
 	b, err := storefs.ReadFile(fsys, path)
+	if err == nil {
+		var pending bool
+		if b, pending, err = journalRecord(b); err != nil {
+			return nil, corruptJournal(path, err)
+		}
+		if !pending {
+			err = os.ErrNotExist
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		path = filepath.Join(dir, legacyJournalName)
+		if b, err = storefs.ReadFile(fsys, path); errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read restore journal: %w", err)
 	}
 	var j journalLine
 	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, objects.MarkCorrupt(fmt.Errorf("restore journal %s is unreadable (%v); remove it after checking the workspace", path, err))
+		return nil, corruptJournal(path, err)
 	}
 	if j.PathsBase64 != nil {
 		if j.Paths, err = lossless.DecodeList("paths_base64", j.PathsBase64); err != nil {
-			return nil, objects.MarkCorrupt(fmt.Errorf("restore journal %s is unreadable (%v); remove it after checking the workspace", path, err))
+			return nil, corruptJournal(path, err)
 		}
 	}
 	return (*Journal)(&j.journalFile), nil
 }
 
-// writeJournal stores j durably (file and directory synced) before any
-// workspace change: a temporary file, then a rename over the journal.
+// corruptJournal is the error of a journal file at path that cannot be
+// read: the workspace may be half restored, so a person decides.
+func corruptJournal(path string, why error) error {
+	return objects.MarkCorrupt(fmt.Errorf("restore journal %s is unreadable (%v); remove it after checking the workspace", path, why))
+}
+
+// journalRecord returns the record of journal file b, ok false when the
+// file is clear or its record was cut off.
+func journalRecord(b []byte) (rec []byte, ok bool, err error) {
+	if len(b) < journalHeader || string(b[:3]) != journalMagic {
+		return nil, false, errors.New("not a journal")
+	}
+	switch b[3] {
+	case journalClear:
+		return nil, false, nil
+	case journalPending:
+	default:
+		return nil, false, fmt.Errorf("unknown state %q", b[3])
+	}
+	n := int64(binary.LittleEndian.Uint32(b[4:8]))
+	if journalHeader+n > int64(len(b)) {
+		return nil, false, nil
+	}
+	rec = b[journalHeader : journalHeader+n]
+	if crc32.Update(crc32.Checksum(b[4:8], journalCRC), journalCRC, rec) != binary.LittleEndian.Uint32(b[8:12]) {
+		return nil, false, nil
+	}
+	return rec, true, nil
+}
+
+// writeJournal stores j durably before any workspace change: written over
+// the journal file in place and data-synced; the first journal of a store
+// creates the file (and syncs its directory).
 func (e *Engine) writeJournal(j *Journal) error {
-	b, err := json.Marshal(journalLine{journalFile: journalFile(*j), PathsBase64: lossless.Base64List(j.Paths)})
+	rec, err := json.Marshal(journalLine{journalFile: journalFile(*j), PathsBase64: lossless.Base64List(j.Paths)})
 	if err != nil {
 		return err
 	}
-	if err := storefs.WriteFile(e.fs, e.journalPath(), b); err != nil {
+	b := make([]byte, journalHeader, journalHeader+len(rec))
+	copy(b, journalMagic)
+	b[3] = journalPending
+	binary.LittleEndian.PutUint32(b[4:8], uint32(len(rec)))
+	binary.LittleEndian.PutUint32(b[8:12], crc32.Update(crc32.Checksum(b[4:8], journalCRC), journalCRC, rec))
+	b = append(b, rec...)
+	if _, err = e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
+		err = storefs.WriteFile(e.fs, e.journalPath(), b)
+	} else if err == nil {
+		err = e.overwriteJournal(b, 0)
+	}
+	if err != nil {
 		return fmt.Errorf("write restore journal: %w", err)
 	}
 	return nil
 }
 
-// removeJournal deletes the journal durably, so a crash after a completed
-// restore can never bring it back and roll the workspace forward again.
+// removeJournal clears the journal durably, so a crash after a completed
+// restore can never bring it back and roll the workspace forward again. A
+// journal of an older version is removed.
 func (e *Engine) removeJournal() error {
-	if err := storefs.Remove(e.fs, e.journalPath()); err != nil {
-		return fmt.Errorf("remove restore journal: %w", err)
+	legacy := filepath.Join(e.storeDir, legacyJournalName)
+	if _, err := e.fs.Stat(legacy); err == nil {
+		if err := storefs.Remove(e.fs, legacy); err != nil {
+			return fmt.Errorf("remove restore journal: %w", err)
+		}
+	}
+	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := e.overwriteJournal([]byte{journalClear}, 3); err != nil {
+		return fmt.Errorf("clear restore journal: %w", err)
 	}
 	return nil
+}
+
+// overwriteJournal writes p at off in the existing journal file and syncs
+// its data.
+func (e *Engine) overwriteJournal(p []byte, off int64) error {
+	f, err := e.fs.OpenReadWrite(e.journalPath(), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err = f.WriteAt(p, off); err == nil {
+		err = f.SyncData()
+	}
+	return errors.Join(err, f.Close())
 }

@@ -2,16 +2,20 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 func TestInterruptedRestoreIsCompletedByTheNextWrite(t *testing.T) {
@@ -150,7 +154,7 @@ func TestJournalKeepsNamesThatAreNotUTF8(t *testing.T) {
 	if err := f.e.writeJournal(j); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readJournal(f.e.fs, f.e.journalPath())
+	got, err := readJournal(f.e.fs, f.store)
 	if err != nil || got == nil || !slices.Equal(got.Paths, j.Paths) {
 		t.Fatalf("journal read back %+v, %v; want paths %q", got, err, j.Paths)
 	}
@@ -168,17 +172,151 @@ func TestJournalRecordsForce(t *testing.T) {
 	if err := f.e.writeJournal(j); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := readJournal(f.e.fs, f.e.journalPath()); err != nil || got == nil || !got.Force {
+	if got, err := readJournal(f.e.fs, f.store); err != nil || got == nil || !got.Force {
 		t.Fatalf("journal read back %+v, %v; want Force", got, err)
 	}
 	legacy := `{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`
-	if err := os.WriteFile(f.e.journalPath(), []byte(legacy), 0o600); err != nil {
+	if err := f.e.removeJournal(); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := readJournal(f.e.fs, f.e.journalPath()); err != nil || got == nil || got.Force {
+	if err := os.WriteFile(filepath.Join(f.store, legacyJournalName), []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readJournal(f.e.fs, f.store); err != nil || got == nil || got.Force {
 		t.Fatalf("legacy journal read back %+v, %v; want no Force", got, err)
 	}
 	if err := f.e.removeJournal(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pendingOnDisk says whether the store in dir holds a journal that is not
+// clear.
+func pendingOnDisk(t *testing.T, dir string) bool {
+	t.Helper()
+	j, err := readJournal(storefs.OS, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j != nil
+}
+
+// The journal file is written in place and cleared by its state byte: a
+// record a crash cut off before its sync (a torn tail, a length past the
+// file's end) reads as no journal, a shorter record over a longer one reads
+// whole, a state or header that is no journal's is corrupt, and an older
+// version's journal counts while the current one is clear.
+func TestJournalFileIsRewrittenInPlace(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"x": testtree.File{Content: "x"}})
+	path := f.e.journalPath()
+	read := func() (*Journal, error) { return readJournal(f.e.fs, f.store) }
+	long := &Journal{Task: DefaultTask, Paths: []string{"a/long/path/one", "a/long/path/two", "three"}, Started: time.Now().UTC().Round(0)}
+	if err := f.e.writeJournal(long); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); err != nil || got == nil || !slices.Equal(got.Paths, long.Paths) {
+		t.Fatalf("journal read back %+v, %v", got, err)
+	}
+	if err := f.e.removeJournal(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); err != nil || got != nil {
+		t.Fatalf("cleared journal read back %+v, %v", got, err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("the cleared journal's file is gone: %v", err)
+	}
+	short := &Journal{Task: DefaultTask, Force: true, Started: long.Started}
+	if err := f.e.writeJournal(short); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); err != nil || got == nil || got.Paths != nil || !got.Force {
+		t.Fatalf("the shorter journal read back %+v, %v", got, err)
+	}
+	after, err := os.Stat(path)
+	if err != nil || !os.SameFile(before, after) || after.Size() != before.Size() {
+		t.Fatalf("the journal's file was replaced or cut: %v, %v", after, err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.LittleEndian.Uint32(good[4:8]))
+	damage := func(name string, change func(b []byte), corrupt bool) {
+		b := slices.Clone(good)
+		change(b)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := read()
+		if corrupt != errors.Is(err, objects.ErrCorrupt) || got != nil {
+			t.Errorf("%s: read %+v, %v; want corrupt %v and no journal", name, got, err, corrupt)
+		}
+	}
+	damage("a torn record", func(b []byte) { b[journalHeader+n-1] ^= 1 }, false)
+	damage("a torn length", func(b []byte) { b[4]++ }, false)
+	damage("a length past the end", func(b []byte) { binary.LittleEndian.PutUint32(b[4:8], uint32(len(b))) }, false)
+	damage("an unknown state", func(b []byte) { b[3] = 'x' }, true)
+	damage("no journal's header", func(b []byte) { copy(b, "{}!") }, true)
+
+	good[3] = journalClear
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	legacy := filepath.Join(f.store, legacyJournalName)
+	if err := os.WriteFile(legacy, []byte(`{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); err != nil || got == nil || !got.Started.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Fatalf("an older version's journal beside a clear one read back %+v, %v", got, err)
+	}
+	if err := f.e.removeJournal(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("an older version's journal stays after clearing: %v", err)
+	}
+	if got, err := read(); err != nil || got != nil {
+		t.Fatalf("after clearing both read back %+v, %v", got, err)
+	}
+}
+
+// A restore whose journal's write over the file of an earlier one fails
+// half way (a full disk) changes nothing and leaves nothing pending: the
+// torn record reads as no journal. One whose write landed but whose sync
+// failed stays pending, and settling it completes it.
+func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
+	t.Parallel()
+	for _, failing := range []faultfs.OpKind{faultfs.OpFileWrite, faultfs.OpFileSync} {
+		t.Run(failing.String(), func(t *testing.T) {
+			t.Parallel()
+			c := newFaultCase(t)
+			c.f.restore("@1", RestoreOptions{NoBackup: true}) // the journal's file now exists
+			c.f.restore(c.two.String(), RestoreOptions{NoBackup: true})
+			plan := newFaultPlan(-1, syscall.ENOSPC, func(_ int, op faultfs.Op) bool {
+				return op.Kind == failing && filepath.Base(op.Path) == journalName
+			})
+			c.f.open(plan.options(c.f.store))
+			if _, err := restoreBounded(t, c.f.e, "@1"); !errors.Is(err, syscall.ENOSPC) || plan.Hit() == "" {
+				t.Fatalf("restore with the journal's %v failing: %v (hit %q)", failing, err, plan.Hit())
+			}
+			pending := c.f.e.PendingRestore() != nil
+			if pending != (failing == faultfs.OpFileSync) || pending != pendingOnDisk(t, c.f.store) {
+				t.Fatalf("pending %v in the engine, %v on disk", pending, pendingOnDisk(t, c.f.store))
+			}
+			assertSameTree(t, c.trees[c.two], c.f.read())
+			c.f.open(Options{})
+			settled, err := c.f.e.SettleRestore(context.Background())
+			if err != nil || (settled != nil) != pending {
+				t.Fatalf("settled %+v, %v", settled, err)
+			}
+			want := c.trees[c.two]
+			if pending {
+				want = c.trees[c.one]
+			}
+			assertSameTree(t, want, c.f.read())
+		})
 	}
 }

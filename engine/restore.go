@@ -384,9 +384,9 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	lap := restore.Laps()
 	if !x.Resuming {
 		if err := e.writeJournal(j); err != nil {
-			// A journal renamed into place whose directory sync failed
-			// is there all the same: the restore is pending.
-			if _, statErr := e.fs.Stat(e.journalPath()); statErr == nil {
+			// A journal written whose sync failed reads as written all
+			// the same: the restore is pending.
+			if on, _ := readJournal(e.fs, e.storeDir); on != nil {
 				e.pending = j
 			}
 			return err

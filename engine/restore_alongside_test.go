@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,8 +143,8 @@ func TestRestoreMovesTheHeadWhileItFlushesTheWorkspace(t *testing.T) {
 			if head := f.list().Head; head != one {
 				t.Fatalf("head %s after the restore, want @1 %s", head.Short(), one.Short())
 			}
-			if _, err := os.Stat(filepath.Join(f.store, journalName)); !os.IsNotExist(err) {
-				t.Fatalf("journal after the restore: %v", err)
+			if pendingOnDisk(t, f.store) {
+				t.Fatal("journal pending after the restore")
 			}
 			if got := f.read(); got["top"].Content != "1" || got["d/x"].Content != "1" || got["d/e/z"].Kind != "" {
 				t.Fatalf("workspace after the restore: %v", got)

@@ -35,9 +35,10 @@ func newFaultPlan(failAt int, errno syscall.Errno, fails func(n int, op faultfs.
 }
 
 // options are the Options of an Engine on store whose restores run
-// under p: the store's operations on the journal, and the syncs of the
-// directory holding it once the journal was touched, go to p too; the rest
-// (the index's sync of that directory at open among them) pass.
+// under p: the store's operations on the journal (a failed write torn),
+// and the syncs of the directory holding it once the journal was touched,
+// go to p too; the rest (the index's sync of that directory at open among
+// them) pass.
 func (p faultPlan) options(store string) Options {
 	var touched atomic.Bool
 	journal := func(op faultfs.Op) error {
@@ -51,8 +52,15 @@ func (p faultPlan) options(store string) Options {
 		}
 		return nil
 	}
-	return Options{hooks: testHooks{wrapRestoreFS: p.wrap, storeFS: faultfs.Wrap(storefs.OS, faultfs.InjectorFunc(journal))}}
+	return Options{hooks: testHooks{wrapRestoreFS: p.wrap, storeFS: faultfs.Wrap(storefs.OS, tearing(journal))}}
 }
+
+// tearing is an injector whose failed writes write half their bytes first,
+// as faultfs.Nth's do: a journal's record cut short.
+type tearing func(faultfs.Op) error
+
+func (f tearing) MaybeError(op faultfs.Op) error { return f(op) }
+func (tearing) TearsWrites() bool                { return true }
 
 // wrap is the Options.wrapRestoreFS of a test using p.
 func (p faultPlan) wrap(inner restore.FS) restore.FS {

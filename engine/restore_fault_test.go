@@ -78,7 +78,7 @@ func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error)
 // restored but for reported conflicts (a permission fault concerns one
 // path), untouched (the fault came before the journal), or resumable: the
 // journal present and the next writing Open completing it. Only the sync
-// that makes the journal's removal durable may fail after the workspace is
+// that makes the journal's clearing durable may fail after the workspace is
 // complete; the error says so and nothing is left to do. The store must
 // verify and every checkpoint restore byte-exact afterwards.
 // restoreFaultStride spaces the points TestRestoreFaultInjection fails
@@ -172,7 +172,7 @@ func (c *faultCase) checkInterrupted(where string, err error, errno syscall.Errn
 	if !errors.Is(err, errno) {
 		t.Fatalf("%s: error %v does not wrap the injected one", where, err)
 	}
-	if _, statErr := os.Stat(f.e.journalPath()); errors.Is(statErr, os.ErrNotExist) {
+	if !pendingOnDisk(t, f.store) {
 		// Untouched (the journal never made it), or complete (only the
 		// sync of its removal failed): the head says which.
 		head := c.head()
@@ -190,8 +190,8 @@ func (c *faultCase) checkInterrupted(where string, err error, errno syscall.Errn
 	if err != nil || done == nil || done.Completed == nil || len(done.Completed.Conflicts) != 0 {
 		t.Fatalf("%s: settling did not complete the restore: %+v, %v", where, done, err)
 	}
-	if _, statErr := os.Stat(f.e.journalPath()); !errors.Is(statErr, os.ErrNotExist) || c.head() != c.one {
-		t.Fatalf("%s: after completion journal %v, head %s", where, statErr, c.head().Short())
+	if pendingOnDisk(t, f.store) || c.head() != c.one {
+		t.Fatalf("%s: after completion a journal pending, or head %s", where, c.head().Short())
 	}
 	assertSameTree(t, c.trees[c.one], f.read())
 }

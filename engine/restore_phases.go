@@ -17,7 +17,7 @@ type RestorePhases struct {
 	Write   time.Duration // removals, directories and file contents (small restores: each file made durable)
 	Place   time.Duration // the staged files' syncfs and renames (larger restores), directory modes
 	Flush   time.Duration // the workspace's last flush, the task's head moving beside it
-	Finish  time.Duration // the audit's end (watched) and removing the journal durably
+	Finish  time.Duration // the audit's end (watched) and clearing the journal durably
 }
 
 // applied takes the applier's phases.

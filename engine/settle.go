@@ -47,11 +47,11 @@ func (e *PendingRestoreError) Unwrap() error { return e.Err }
 //
 // While the task's head is still the one the journal recorded (or already
 // the target: the restore moved it while its last flush ran, and that
-// flush failed or was cut off, or the journal's removal was), the restore
+// flush failed or was cut off, or the journal's clearing was), the restore
 // is completed as Restore would resume it (removing the temporary files
 // the interrupted run left, in the directories it writes in), and an
 // EventRestore with Resumed set is emitted. Otherwise the head moved after
-// the journal was written: the journal is removed without restoring
+// the journal was written: the journal is cleared without restoring
 // anything, only those temporary files are removed from the workspace,
 // and an EventWarning says so. It fails with a
 // *PendingRestoreError, keeping the journal, when the completion fails,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/faultfs"
@@ -105,9 +106,15 @@ func TestJournalIsNeverReplayedOverANewerHead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if legacy { // written before journals recorded the head
+			staleName := journalName
+			if legacy { // an older version's, written before journals recorded the head
+				staleName = legacyJournalName
+				rec, pending, err := journalRecord(stale)
+				if err != nil || !pending {
+					t.Fatalf("journal of the cancelled restore: pending %v, %v", pending, err)
+				}
 				var m map[string]any
-				if err := json.Unmarshal(stale, &m); err != nil {
+				if err := json.Unmarshal(rec, &m); err != nil {
 					t.Fatal(err)
 				}
 				delete(m, "head")
@@ -122,7 +129,7 @@ func TestJournalIsNeverReplayedOverANewerHead(t *testing.T) {
 			// The stale journal is back, as an engine that never settled
 			// it would have left it.
 			f.e.Close()
-			if err := os.WriteFile(f.e.journalPath(), stale, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(f.store, staleName), stale, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			var events []Event
@@ -145,8 +152,8 @@ func TestJournalIsNeverReplayedOverANewerHead(t *testing.T) {
 			if !warned {
 				t.Fatalf("events %+v, want a warning", events)
 			}
-			if _, err := os.Stat(f.e.journalPath()); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("journal still on disk: %v", err)
+			if pendingOnDisk(t, f.store) {
+				t.Fatal("journal still pending")
 			}
 		})
 	}

@@ -74,7 +74,7 @@ type interruptedRestore struct {
 // replayed over them.
 func (e *env) checkNeverReplayed(r interruptedRestore) {
 	e.t.Helper()
-	if _, err := os.Stat(filepath.Join(e.store, "restore.journal")); err != nil {
+	if _, err := os.Stat(filepath.Join(e.store, "restore-journal.v2")); err != nil {
 		e.t.Fatalf("the interrupted restore left no journal (%v); the test interrupts nothing", err)
 	}
 	first := r.save("after the interrupted restore")

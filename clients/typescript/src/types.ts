@@ -215,7 +215,7 @@ export interface RestorePhases {
   place: number;
   /** The workspace's last flush, the task's head moving beside it. */
   flush: number;
-  /** The audit's end (watched) and removing the journal durably. */
+  /** The audit's end (watched) and clearing the journal durably. */
   finish: number;
 }
 

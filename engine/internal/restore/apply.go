@@ -444,7 +444,7 @@ func (x *Applier) writers() int {
 
 // Apply carries out the plan: removals, directories, contents in parallel,
 // directory modes. Everything it changed is durable before it returns (and
-// so before the journal is removed), and no path is ever renamed onto
+// so before the journal is cleared), and no path is ever renamed onto
 // before its new content is durable, so a power cut leaves each path with
 // its old content or its new one (and temporary files, which completing
 // the restore with a plan that sweeps them removes, as Sweep's does when
