@@ -66,7 +66,9 @@ type journalLine struct {
 
 // journalName is the journal's file name inside the store directory;
 // legacyJournalName the one-JSON-object journal of older versions, which
-// Open still reads and clearing removes.
+// Open still reads and clearing removes. An older version does not see a
+// journal this one left pending: a store must not go back to one while a
+// restore is interrupted.
 const (
 	journalName       = "restore-journal.v2"
 	legacyJournalName = "restore.journal"
@@ -87,11 +89,14 @@ func (e *Engine) journalPath() string { return filepath.Join(e.storeDir, journal
 //	12..   the record: n bytes of journalLine's JSON
 //
 // Bytes past the record are left from longer ones before it. A record is
-// written whole, header first, and synced before the restore changes
-// anything; one whose checksum fails was cut off by a crash before that
-// sync returned, so no change followed it and it records nothing. Clearing
-// writes the state byte alone, which no crash can tear. Versions that know
-// only legacyJournalName see no journal in a store this one cleared.
+// written in one call and synced before the restore changes anything; one
+// whose checksum fails was cut off by a crash before that sync returned
+// (its bytes reach the disk in no set order), so no change followed it and
+// it records nothing. The price: a synced record damaged later reads as no
+// journal too, where the older format reported it. Clearing writes the
+// state, a zero length and a zero checksum in one call within the first
+// sector, so that no cut-off write of a later record can make the cleared
+// one valid again.
 const (
 	journalMagic   = "CKJ"
 	journalPending = '1'
@@ -102,29 +107,52 @@ const (
 // journalCRC is the checksum of journal records.
 var journalCRC = crc32.MakeTable(crc32.Castagnoli)
 
+// clearedJournal is what clearing writes at offset 3: the state, a zero
+// length and a zero checksum (no record's: that of an empty one is not 0).
+var clearedJournal = [journalHeader - 3]byte{journalClear}
+
 // readJournal returns the journal of the store in dir, nil when there is
 // none or it is clear. A journal an older version left (legacyJournalName)
-// counts when the current one is clear or absent.
+// counts when the current one is clear or absent, or records the same
+// restore (a resumed one writes it anew before removing the old). Two
+// records of different restores (each version interrupted one) are for a
+// person to untangle.
 func readJournal(fsys vfs.FS, dir string) (*Journal, error) {
-	path := filepath.Join(dir, journalName)
+	cur, err := readJournalFile(fsys, filepath.Join(dir, journalName), true)
+	if err != nil {
+		return nil, err
+	}
+	legacy := filepath.Join(dir, legacyJournalName)
+	old, err := readJournalFile(fsys, legacy, false)
+	switch {
+	case err != nil:
+		return nil, err
+	case cur == nil:
+		return old, nil
+	case old == nil || old.Task == cur.Task && old.Target == cur.Target && old.Started.Equal(cur.Started):
+		return cur, nil
+	}
+	return nil, corruptJournal(legacy, errors.New("an older version's interrupted restore, beside another one"))
+}
+
+// readJournalFile returns the journal in the file at path, nil when there
+// is none or (framed: the current format) it is clear.
+func readJournalFile(fsys vfs.FS, path string, framed bool) (*Journal, error) {
 	b, err := storefs.ReadFile(fsys, path)
-	if err == nil {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read restore journal: %w", err)
+	}
+	if framed {
 		var pending bool
 		if b, pending, err = journalRecord(b); err != nil {
 			return nil, corruptJournal(path, err)
 		}
 		if !pending {
-			err = os.ErrNotExist
-		}
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		path = filepath.Join(dir, legacyJournalName)
-		if b, err = storefs.ReadFile(fsys, path); errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read restore journal: %w", err)
 	}
 	var j journalLine
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -170,7 +198,8 @@ func journalRecord(b []byte) (rec []byte, ok bool, err error) {
 
 // writeJournal stores j durably before any workspace change: written over
 // the journal file in place and data-synced; the first journal of a store
-// creates the file (and syncs its directory).
+// creates the file (and syncs its directory). An older version's journal,
+// which a resumed restore writes anew, is removed once it is.
 func (e *Engine) writeJournal(j *Journal) error {
 	rec, err := json.Marshal(journalLine{journalFile: journalFile(*j), PathsBase64: lossless.Base64List(j.Paths)})
 	if err != nil {
@@ -187,26 +216,36 @@ func (e *Engine) writeJournal(j *Journal) error {
 	} else if err == nil {
 		err = e.overwriteJournal(b, 0)
 	}
+	if err == nil {
+		err = e.removeLegacyJournal()
+	}
 	if err != nil {
 		return fmt.Errorf("write restore journal: %w", err)
 	}
 	return nil
 }
 
-// removeJournal clears the journal durably, so a crash after a completed
+// removeLegacyJournal removes durably the journal an older version left,
+// if any.
+func (e *Engine) removeLegacyJournal() error {
+	legacy := filepath.Join(e.storeDir, legacyJournalName)
+	if _, err := e.fs.Stat(legacy); err != nil {
+		return nil
+	}
+	return storefs.Remove(e.fs, legacy)
+}
+
+// clearJournal clears the journal durably, so a crash after a completed
 // restore can never bring it back and roll the workspace forward again. A
 // journal of an older version is removed.
-func (e *Engine) removeJournal() error {
-	legacy := filepath.Join(e.storeDir, legacyJournalName)
-	if _, err := e.fs.Stat(legacy); err == nil {
-		if err := storefs.Remove(e.fs, legacy); err != nil {
-			return fmt.Errorf("remove restore journal: %w", err)
-		}
+func (e *Engine) clearJournal() error {
+	if err := e.removeLegacyJournal(); err != nil {
+		return fmt.Errorf("remove restore journal: %w", err)
 	}
 	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := e.overwriteJournal([]byte{journalClear}, 3); err != nil {
+	if err := e.overwriteJournal(clearedJournal[:], 3); err != nil {
 		return fmt.Errorf("clear restore journal: %w", err)
 	}
 	return nil

@@ -158,7 +158,7 @@ func TestJournalKeepsNamesThatAreNotUTF8(t *testing.T) {
 	if err != nil || got == nil || !slices.Equal(got.Paths, j.Paths) {
 		t.Fatalf("journal read back %+v, %v; want paths %q", got, err, j.Paths)
 	}
-	if err := f.e.removeJournal(); err != nil {
+	if err := f.e.clearJournal(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -176,7 +176,7 @@ func TestJournalRecordsForce(t *testing.T) {
 		t.Fatalf("journal read back %+v, %v; want Force", got, err)
 	}
 	legacy := `{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`
-	if err := f.e.removeJournal(); err != nil {
+	if err := f.e.clearJournal(); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(f.store, legacyJournalName), []byte(legacy), 0o600); err != nil {
@@ -185,7 +185,7 @@ func TestJournalRecordsForce(t *testing.T) {
 	if got, err := readJournal(f.e.fs, f.store); err != nil || got == nil || got.Force {
 		t.Fatalf("legacy journal read back %+v, %v; want no Force", got, err)
 	}
-	if err := f.e.removeJournal(); err != nil {
+	if err := f.e.clearJournal(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -218,7 +218,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	if got, err := read(); err != nil || got == nil || !slices.Equal(got.Paths, long.Paths) {
 		t.Fatalf("journal read back %+v, %v", got, err)
 	}
-	if err := f.e.removeJournal(); err != nil {
+	if err := f.e.clearJournal(); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := read(); err != nil || got != nil {
@@ -261,18 +261,63 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	damage("an unknown state", func(b []byte) { b[3] = 'x' }, true)
 	damage("no journal's header", func(b []byte) { copy(b, "{}!") }, true)
 
-	good[3] = journalClear
 	if err := os.WriteFile(path, good, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.e.clearJournal(); err != nil {
+		t.Fatal(err)
+	}
+	cleared, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good = cleared
+	// A later record cut off after its first four bytes: the cleared one
+	// under it must not come back.
+	damage("a cleared record under a later state byte", func(b []byte) { b[3] = journalPending }, false)
+
+	if err := os.WriteFile(path, cleared, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	legacy := filepath.Join(f.store, legacyJournalName)
-	if err := os.WriteFile(legacy, []byte(`{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`), 0o600); err != nil {
+	old := `{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`
+	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := read(); err != nil || got == nil || !got.Started.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
 		t.Fatalf("an older version's journal beside a clear one read back %+v, %v", got, err)
 	}
-	if err := f.e.removeJournal(); err != nil {
+	// Resuming writes the same restore's record anew, then removes the
+	// old one: between the two both are read as one.
+	same, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same.Paths = []string{"only"}
+	if err := f.e.writeJournal(same); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("writing the journal left the older version's: %v", err)
+	}
+	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); err != nil || got == nil || !slices.Equal(got.Paths, same.Paths) {
+		t.Fatalf("the same restore in both files read back %+v, %v; want the current one", got, err)
+	}
+	other := *same
+	other.Started = other.Started.Add(time.Second)
+	if err := f.e.writeJournal(&other); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); !errors.Is(err, objects.ErrCorrupt) || got != nil {
+		t.Fatalf("two restores pending, one in each file, read back %+v, %v; want a corrupt store", got, err)
+	}
+	if err := f.e.clearJournal(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
@@ -286,7 +331,8 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 // A restore whose journal's write over the file of an earlier one fails
 // half way (a full disk) changes nothing and leaves nothing pending: the
 // torn record reads as no journal. One whose write landed but whose sync
-// failed stays pending, and settling it completes it.
+// failed stays pending, and completing it, in the same engine, writes the
+// journal again before it changes the workspace: the disk may not hold it.
 func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 	t.Parallel()
 	for _, failing := range []faultfs.OpKind{faultfs.OpFileWrite, faultfs.OpFileSync} {
@@ -295,28 +341,47 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 			c := newFaultCase(t)
 			c.f.restore("@1", RestoreOptions{NoBackup: true}) // the journal's file now exists
 			c.f.restore(c.two.String(), RestoreOptions{NoBackup: true})
+			failed := false
+			var ops []faultfs.Op
 			plan := newFaultPlan(-1, syscall.ENOSPC, func(_ int, op faultfs.Op) bool {
-				return op.Kind == failing && filepath.Base(op.Path) == journalName
+				ops = append(ops, op)
+				if failed || op.Kind != failing || filepath.Base(op.Path) != journalName {
+					return false
+				}
+				failed = true
+				return true
 			})
 			c.f.open(plan.options(c.f.store))
-			if _, err := restoreBounded(t, c.f.e, "@1"); !errors.Is(err, syscall.ENOSPC) || plan.Hit() == "" {
-				t.Fatalf("restore with the journal's %v failing: %v (hit %q)", failing, err, plan.Hit())
+			if _, err := restoreBounded(t, c.f.e, "@1"); !errors.Is(err, syscall.ENOSPC) || !failed {
+				t.Fatalf("restore with the journal's %v failing: %v", failing, err)
 			}
 			pending := c.f.e.PendingRestore() != nil
 			if pending != (failing == faultfs.OpFileSync) || pending != pendingOnDisk(t, c.f.store) {
 				t.Fatalf("pending %v in the engine, %v on disk", pending, pendingOnDisk(t, c.f.store))
 			}
+			if b, err := os.ReadFile(c.f.e.journalPath()); failing == faultfs.OpFileWrite {
+				if _, ok, rerr := journalRecord(b); err != nil || b[3] != journalPending || ok || rerr != nil {
+					t.Fatalf("the journal's file after its write failed: %q, %v; want a torn pending record", b, err)
+				}
+			}
 			assertSameTree(t, c.trees[c.two], c.f.read())
-			c.f.open(Options{})
+			ops = nil
 			settled, err := c.f.e.SettleRestore(context.Background())
 			if err != nil || (settled != nil) != pending {
 				t.Fatalf("settled %+v, %v", settled, err)
 			}
-			want := c.trees[c.two]
-			if pending {
-				want = c.trees[c.one]
+			if !pending {
+				assertSameTree(t, c.trees[c.two], c.f.read())
+				return
 			}
-			assertSameTree(t, want, c.f.read())
+			synced := slices.IndexFunc(ops, func(op faultfs.Op) bool {
+				return op.Kind == faultfs.OpFileSync && filepath.Base(op.Path) == journalName
+			})
+			changed := slices.IndexFunc(ops, func(op faultfs.Op) bool { return !filepath.IsAbs(op.Path) })
+			if synced < 0 || changed < synced {
+				t.Fatalf("completing the restore synced its journal at %d, changed the workspace first at %d: %v", synced, changed, ops)
+			}
+			assertSameTree(t, c.trees[c.one], c.f.read())
 		})
 	}
 }

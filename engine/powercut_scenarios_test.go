@@ -35,6 +35,18 @@ var pcEdit = map[string]string{"src/main.go": "package main\n\nfunc main() { pri
 func powerCutScenarios() []pcScenario {
 	ctx := context.Background()
 	saveFirst := func(w *pcWorld, e *Engine) { w.save(e, DefaultTask, SaveOptions{Message: "first"}) }
+	saveEdit := func(w *pcWorld, e *Engine) {
+		saveFirst(w, e)
+		w.write(pcEdit)
+		w.save(e, DefaultTask, SaveOptions{Message: "edit"})
+	}
+	restoreFirst := func(w *pcWorld, e *Engine) {
+		w.restored = &pcRestore{before: maps.Clone(w.files), target: pcFiles()}
+		if _, err := e.Restore(ctx, "@1", RestoreOptions{}); err != nil {
+			w.t.Fatal(err)
+		}
+		w.files = pcFiles()
+	}
 	return []pcScenario{
 		{name: "first-save", files: pcFiles(), run: saveFirst},
 		{name: "edit-save", files: pcFiles(), setup: saveFirst, run: func(w *pcWorld, e *Engine) {
@@ -54,17 +66,17 @@ func powerCutScenarios() []pcScenario {
 			w.write(pcEdit)
 			w.save(e, DefaultTask, SaveOptions{Message: "over the cap"})
 		}},
-		{name: "restore", files: pcFiles(), setup: func(w *pcWorld, e *Engine) {
-			saveFirst(w, e)
-			w.write(pcEdit)
-			w.save(e, DefaultTask, SaveOptions{Message: "edit"})
-		}, run: func(w *pcWorld, e *Engine) {
-			w.restored = &pcRestore{before: maps.Clone(w.files), target: pcFiles()}
-			if _, err := e.Restore(ctx, "@1", RestoreOptions{}); err != nil {
-				w.t.Fatal(err)
+		{name: "restore", files: pcFiles(), setup: saveEdit, run: restoreFirst},
+		// The journal's file left by a restore there and back: the cut
+		// restore writes over it in place.
+		{name: "restore-again", files: pcFiles(), setup: func(w *pcWorld, e *Engine) {
+			saveEdit(w, e)
+			for _, ref := range []string{"@1", "@2"} {
+				if _, err := e.Restore(ctx, ref, RestoreOptions{NoBackup: true}); err != nil {
+					w.t.Fatal(err)
+				}
 			}
-			w.files = pcFiles()
-		}},
+		}, run: restoreFirst},
 		{name: "drop-and-gc", files: pcFiles(), setup: func(w *pcWorld, e *Engine) {
 			saveFirst(w, e)
 			w.write(pcEdit)

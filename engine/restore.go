@@ -113,7 +113,7 @@ type RestoreResult struct {
 //
 // Durability: when Restore returns, every change it made (file contents,
 // renames, removals, new directories) is on disk. A journal, written before
-// the first change and removed after the head moves, makes an interrupted
+// the first change and cleared after the head moves, makes an interrupted
 // restore resumable: a Restore of the same task, target, Paths (in any
 // order) and Force resumes it without a new backup, emitting its
 // EventRestore with Resumed set, and any other Restore or writing
@@ -311,7 +311,7 @@ func (e *Engine) resumes(ref string, opts RestoreOptions) bool {
 // target, paths and Force. Only that one may carry on from where the
 // journal left off: the plan covers the request's paths while the
 // journal's decide whether the head moves, so a restore of other paths
-// would remove the journal with the workspace half restored, or leave
+// would clear the journal with the workspace half restored, or leave
 // the head behind a whole restore; and a restore with another Force would
 // finish the journal's with conflicts it did not ask for, or overwrite
 // what it would have left alone.
@@ -374,23 +374,22 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 	}
 }
 
-// applyJournaled carries out plan between the journal's write (unless it
-// resumes the journal's restore) and its removal; the head moves (for a
+// applyJournaled carries out plan between the journal's write (again when
+// it resumes the journal's restore) and its clearing; the head moves (for a
 // whole-workspace restore) in between, alongside the workspace's last
 // flush (restore.Applier.Alongside). vouch, unless zero, is the
 // target's root, which the restore may vouch for; from is the plan's
 // source root (see auditRestore). It records its phases in phases.
 func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal, from, vouch objects.ID, phases *RestorePhases) error {
 	lap := restore.Laps()
-	if !x.Resuming {
-		if err := e.writeJournal(j); err != nil {
-			// A journal written whose sync failed reads as written all
-			// the same: the restore is pending.
-			if on, _ := readJournal(e.fs, e.storeDir); on != nil {
-				e.pending = j
-			}
-			return err
+	// Resuming writes the journal again too: one whose sync failed reads
+	// as written all the same (the page cache has it, the disk may not),
+	// here or in a later process.
+	if err := e.writeJournal(j); err != nil {
+		if on, _ := readJournal(e.fs, e.storeDir); on != nil {
+			e.pending = on
 		}
+		return err
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	e.pending = j
@@ -416,7 +415,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	if err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
 	}
-	if err := e.removeJournal(); err != nil {
+	if err := e.clearJournal(); err != nil {
 		return err
 	}
 	phases.Finish = lap()

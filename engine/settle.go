@@ -100,7 +100,7 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 		if err := e.sweepTemps(ctx, j); err != nil {
 			return nil, &PendingRestoreError{Journal: j, Err: err}
 		}
-		if err := e.removeJournal(); err != nil {
+		if err := e.clearJournal(); err != nil {
 			return nil, &PendingRestoreError{Journal: j, Err: err}
 		}
 		e.pending = nil

@@ -74,8 +74,11 @@ type interruptedRestore struct {
 // replayed over them.
 func (e *env) checkNeverReplayed(r interruptedRestore) {
 	e.t.Helper()
-	if _, err := os.Stat(filepath.Join(e.store, "restore-journal.v2")); err != nil {
-		e.t.Fatalf("the interrupted restore left no journal (%v); the test interrupts nothing", err)
+	var list struct {
+		Pending *struct{} `json:"pending_restore"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("--lock-timeout", "0", "list", "--json")), &list); err != nil || list.Pending == nil {
+		e.t.Fatalf("no restore pending after the interruption (%v); the test interrupts nothing", err)
 	}
 	first := r.save("after the interrupted restore")
 	if first.CompletedRestore == nil || first.CompletedRestore.Restored != r.one.ID {

@@ -106,6 +106,9 @@ func TestCLIInterruptedRestoreIsReportedThenCompleted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.ws, ".ckpt-tmp-99999-1")); !os.IsNotExist(err) {
 		t.Errorf("the temporary file is still there: %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(e.store, "restore.journal")); !os.IsNotExist(err) {
+		t.Errorf("the older version's journal is still there: %v", err)
+	}
 	if r := e.run("", "list", "--json"); strings.Contains(r.stdout, "pending_restore") {
 		t.Errorf("still pending after completion: %s", r.stdout)
 	}
