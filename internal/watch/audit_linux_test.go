@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestAuditRecordsEveryEventInOrder: an audit holds each event of the
@@ -134,4 +136,57 @@ func eventList(events []Event) []string {
 		}
 	}
 	return out
+}
+
+// The watches of deleted directories are remembered only until the kernel
+// ends them: after a subtree is removed, and after a watch whose end came
+// while it was still mapped (its IN_IGNORED before any deletion was heard
+// of), none is left.
+func TestEndedWatchesAreForgotten(t *testing.T) {
+	root := t.TempDir()
+	seedTree(t, root, 5, 3)
+	w, _ := startWalked(t, root, Options{})
+	b, ok := w.b.(*inotify)
+	if !ok {
+		t.Fatalf("backend %T, want inotify", w.b)
+	}
+	at, must := treeHelpers(t, root)
+	ended := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.mu.ended)
+	}
+	// Removed: rmdir queues each watch's IN_DELETE_SELF and IN_IGNORED
+	// before it returns, and Changes reads the queue to its end.
+	must(os.RemoveAll(at("d1")))
+	if c := w.Changes(); !slices.Contains(c.Dirty, "d1") && !slices.Contains(c.Dirty, ".") && !c.All {
+		t.Fatalf("changes %+v after removing d1", c)
+	}
+	if n := ended(); n != 0 {
+		t.Fatalf("%d ended watches remembered after the subtree's removal", n)
+	}
+	// Ended while mapped.
+	b.mu.Lock()
+	var wd int32
+	for id, n := range b.mu.wds {
+		if n.rel() == "d0/e0" {
+			wd = id
+		}
+	}
+	if wd == 0 {
+		b.mu.Unlock()
+		t.Fatal("d0/e0 has no watch")
+	}
+	b.eventLocked(wd, unix.IN_IGNORED, 0, "")
+	_, still := b.mu.wds[wd]
+	b.mu.Unlock()
+	if still {
+		t.Fatal("the ended watch is still mapped")
+	}
+	if n := ended(); n != 0 {
+		t.Fatalf("%d ended watches remembered after an IN_IGNORED of a mapped watch", n)
+	}
+	if c := w.Changes(); !slices.Contains(c.Rescan, "d0/e0") {
+		t.Fatalf("changes %+v, want d0/e0 rescanned", c)
+	}
 }

@@ -155,7 +155,10 @@ func (b *inotify) selfEventLocked(n *dirNode, mask uint32) bool {
 		b.dropLocked(n, true)
 	case mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
 		b.mu.p.markRescan(rel, ReasonDropped)
+		wd := n.wd
 		b.dropLocked(n, mask&unix.IN_UNMOUNT != 0)
+		// Its IN_IGNORED is this one: nothing more comes of the watch.
+		delete(b.mu.ended, wd)
 	default:
 		b.mu.p.markDirty(rel)
 	}
