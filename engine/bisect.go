@@ -216,6 +216,6 @@ func (s *bisection) result(ctx context.Context, filter diffview.PathFilter) (*Bi
 		res.Candidates = slices.Clone(s.chain[s.lo+1 : s.hi+1])
 	}
 	var err error
-	res.Diff, err = s.e.chainDiff(ctx, s.e.save.TreeSource(nil), storeLoader{s.e, s.e.blobs.ReadSession()}, res.FirstBad, s.chain[s.hi-1].Root, filter)
+	res.Diff, err = s.e.chainDiff(ctx, s.e.save.TreeSource(nil), s.e.storeLoader(ctx), res.FirstBad, s.chain[s.hi-1].Root, filter)
 	return res, err
 }

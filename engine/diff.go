@@ -106,7 +106,7 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	store := storeLoader{e, e.blobs.ReadSession()}
+	store := e.storeLoader(ctx)
 	res := &DiffResult{From: ID(fromID), places: e.places, storeDir: e.storeDir, before: store, after: store}
 	var snap *save.Snapshot
 	var toRoot objects.ID
@@ -144,7 +144,9 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 }
 
 // Content returns the bytes of one side of a change (after=false: before).
-// A side that does not exist has no content (nil, nil).
+// A side that does not exist has no content (nil, nil). A side a pull left
+// on a remote is fetched with the values of Diff's context (see
+// Options.OpenRemote), also after that context is done.
 func (r *DiffResult) Content(c Change, after bool) ([]byte, error) {
 	side, loader, p := c.Before, r.before, c.OldPath
 	if after {
@@ -222,22 +224,31 @@ func (r *DiffResult) EachFile(f DiffFormat, fn func(i int, fd FileDiff) error) e
 
 // storeLoader reads blobs from the store, through one read session for
 // the diff (the changed files of one save share a few group records), and
-// from a remote those a pull left there.
+// from a remote those a pull left there, opened with the values of the
+// diff's context (a server's client's environment: its credentials and
+// passphrase) but not its end: a DiffResult's contents are read after
+// Diff returns.
 type storeLoader struct {
 	e     *Engine
 	reads *objects.ReadSession
+	ctx   context.Context
+}
+
+// storeLoader starts the reads of one call with context ctx.
+func (e *Engine) storeLoader(ctx context.Context) storeLoader {
+	return storeLoader{e, e.blobs.ReadSession(), context.WithoutCancel(ctx)}
 }
 
 func (s storeLoader) LoadBlob(_ string, id objects.ID) ([]byte, error) {
 	if b, err := s.reads.Get(id); !errors.Is(err, objects.ErrNotFound) {
 		return b, err
 	}
-	return s.e.getBlob(context.Background(), id)
+	return s.e.getBlob(s.ctx, id)
 }
 
 // LoadBlobPrefix reads only the first n bytes, for the binary test of large blobs.
 func (s storeLoader) LoadBlobPrefix(_ string, id objects.ID, n int) ([]byte, error) {
-	rc, _, err := s.e.openBlob(context.Background(), id)
+	rc, _, err := s.e.openBlob(s.ctx, id)
 	if err != nil {
 		return nil, err
 	}

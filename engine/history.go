@@ -65,7 +65,7 @@ func (e *Engine) history(ctx context.Context, opts HistoryOptions) (*History, er
 		return nil, err
 	}
 	src := &countingTrees{src: e.save.TreeSource(nil), trees: map[objects.ID]objects.Tree{}}
-	store := storeLoader{e, e.blobs.ReadSession()}
+	store := e.storeLoader(ctx)
 	h := &History{}
 	var searched []objects.ID // the roots compared, newest first within a task
 	for _, task := range tasks {

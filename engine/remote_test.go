@@ -218,15 +218,17 @@ func TestEachCallFetchesThroughABackendOpenedWithItsContext(t *testing.T) {
 	pushedFixture(t, b, url, "one")
 	var opened []*closingBackend
 	var callers []string
-	g := newFixtureOpts(t, testtree.Dir{}, Options{OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
+	openRemote := func(ctx context.Context, r RemoteInfo) (Backend, error) {
 		rb, err := openByURL(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		callers = append(callers, ctx.Value(whoKey{}).(string))
+		who, _ := ctx.Value(whoKey{}).(string)
+		callers = append(callers, who)
 		opened = append(opened, &closingBackend{Backend: rb})
 		return opened[len(opened)-1], nil
-	}})
+	}
+	g := newFixtureOpts(t, testtree.Dir{}, Options{OpenRemote: openRemote})
 	ctx := context.Background()
 	if err := g.e.AddRemote(ctx, "origin", url); err != nil {
 		t.Fatal(err)
@@ -253,6 +255,21 @@ func TestEachCallFetchesThroughABackendOpenedWithItsContext(t *testing.T) {
 	}
 	if n := pulled.ranges.Load(); n != 0 {
 		t.Fatalf("the pull's backend served %d reads after the pull", n)
+	}
+	// A read-only engine fetches a diff's sides as they are read, with
+	// the diff's context, even once that context is done.
+	g.open(Options{ReadOnly: true, OpenRemote: openRemote})
+	diffCtx, done := context.WithCancel(context.WithValue(ctx, whoKey{}, "diff"))
+	res, err := g.e.Diff(diffCtx, "HEAD", WorkspaceRef, DiffOptions{Paths: []string{"README.md"}})
+	done()
+	if err != nil || len(res.Changes) != 1 {
+		t.Fatalf("diff of README.md: %+v, %v", res, err)
+	}
+	if b, err := res.Content(res.Changes[0], false); err != nil || string(b) != "hello\n" {
+		t.Fatalf("README.md before: %q, %v", b, err)
+	}
+	if len(callers) != 3 || callers[2] != "diff" {
+		t.Fatalf("remote opened for %q; want the diff's context last", callers)
 	}
 }
 
