@@ -88,11 +88,13 @@ func (e *Engine) journalPath() string { return filepath.Join(e.storeDir, journal
 //	8..11  CRC-32C of bytes 4..7 and of the record
 //	12..   the record: n bytes of journalLine's JSON
 //
-// Bytes past the record are left from longer ones before it. A record is
-// written in one call and synced before the restore changes anything; one
-// whose checksum fails was cut off by a crash before that sync returned
-// (its bytes reach the disk in no set order), so no change followed it and
-// it records nothing. The price: a synced record damaged later reads as no
+// Bytes past the record are left from longer ones before it. A restore's
+// record is written over a clear one in one call and synced before the
+// restore changes anything; one whose checksum fails was cut off by a crash
+// before that sync returned (its bytes reach the disk in no set order), so
+// no change followed it and it records nothing. A pending record, whose
+// restore may have changed the workspace, is never written over: resuming
+// writes the journal anew (a temporary file, renamed over it). The price: a synced record damaged later reads as no
 // journal too, where the older format reported it. Clearing writes the
 // state, a zero length and a zero checksum in one call within the first
 // sector, so that no cut-off write of a later record can make the cleared
@@ -132,7 +134,9 @@ func readJournal(fsys vfs.FS, dir string) (*Journal, error) {
 	case old == nil || old.Task == cur.Task && old.Target == cur.Target && old.Started.Equal(cur.Started):
 		return cur, nil
 	}
-	return nil, corruptJournal(legacy, errors.New("an older version's interrupted restore, beside another one"))
+	return nil, objects.MarkCorrupt(fmt.Errorf("two interrupted restores: an older version's in %s, to %s, and this one's in %s, to %s; "+
+		"after checking the workspace remove the file of the one not to complete (the next writing command completes the other)",
+		legacy, old.Target.Short(), filepath.Join(dir, journalName), cur.Target.Short()))
 }
 
 // readJournalFile returns the journal in the file at path, nil when there
@@ -197,10 +201,12 @@ func journalRecord(b []byte) (rec []byte, ok bool, err error) {
 }
 
 // writeJournal stores j durably before any workspace change: written over
-// the journal file in place and data-synced; the first journal of a store
-// creates the file (and syncs its directory). An older version's journal,
-// which a resumed restore writes anew, is removed once it is.
-func (e *Engine) writeJournal(j *Journal) error {
+// the clear journal file in place and data-synced, or, for a store's first
+// journal and when resuming (inPlace false: the file may hold j pending,
+// and may not be durable itself), as a new file renamed over it with its
+// directory synced. An older version's journal, which a resumed restore
+// writes anew, is removed once it is.
+func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 	rec, err := json.Marshal(journalLine{journalFile: journalFile(*j), PathsBase64: lossless.Base64List(j.Paths)})
 	if err != nil {
 		return err
@@ -211,7 +217,7 @@ func (e *Engine) writeJournal(j *Journal) error {
 	binary.LittleEndian.PutUint32(b[4:8], uint32(len(rec)))
 	binary.LittleEndian.PutUint32(b[8:12], crc32.Update(crc32.Checksum(b[4:8], journalCRC), journalCRC, rec))
 	b = append(b, rec...)
-	if _, err = e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
+	if _, err = e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) || err == nil && !inPlace {
 		err = storefs.WriteFile(e.fs, e.journalPath(), b)
 	} else if err == nil {
 		err = e.overwriteJournal(b, 0)
@@ -229,8 +235,10 @@ func (e *Engine) writeJournal(j *Journal) error {
 // if any.
 func (e *Engine) removeLegacyJournal() error {
 	legacy := filepath.Join(e.storeDir, legacyJournalName)
-	if _, err := e.fs.Stat(legacy); err != nil {
+	if _, err := e.fs.Stat(legacy); errors.Is(err, os.ErrNotExist) {
 		return nil
+	} else if err != nil {
+		return err
 	}
 	return storefs.Remove(e.fs, legacy)
 }

@@ -151,7 +151,7 @@ func TestJournalKeepsNamesThatAreNotUTF8(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{"x": testtree.File{Content: "x"}})
 	j := &Journal{Task: DefaultTask, Paths: []string{"d/a\xff", "d/a\xfe", "ok"}, Started: time.Now().UTC().Round(0)}
-	if err := f.e.writeJournal(j); err != nil {
+	if err := f.e.writeJournal(j, true); err != nil {
 		t.Fatal(err)
 	}
 	got, err := readJournal(f.e.fs, f.store)
@@ -169,7 +169,7 @@ func TestJournalRecordsForce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, testtree.Dir{"x": testtree.File{Content: "x"}})
 	j := &Journal{Task: DefaultTask, Force: true, Started: time.Now().UTC().Round(0)}
-	if err := f.e.writeJournal(j); err != nil {
+	if err := f.e.writeJournal(j, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := readJournal(f.e.fs, f.store); err != nil || got == nil || !got.Force {
@@ -212,7 +212,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	path := f.e.journalPath()
 	read := func() (*Journal, error) { return readJournal(f.e.fs, f.store) }
 	long := &Journal{Task: DefaultTask, Paths: []string{"a/long/path/one", "a/long/path/two", "three"}, Started: time.Now().UTC().Round(0)}
-	if err := f.e.writeJournal(long); err != nil {
+	if err := f.e.writeJournal(long, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := read(); err != nil || got == nil || !slices.Equal(got.Paths, long.Paths) {
@@ -229,7 +229,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 		t.Fatalf("the cleared journal's file is gone: %v", err)
 	}
 	short := &Journal{Task: DefaultTask, Force: true, Started: long.Started}
-	if err := f.e.writeJournal(short); err != nil {
+	if err := f.e.writeJournal(short, true); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := read(); err != nil || got == nil || got.Paths != nil || !got.Force {
@@ -294,7 +294,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	same.Paths = []string{"only"}
-	if err := f.e.writeJournal(same); err != nil {
+	if err := f.e.writeJournal(same, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
@@ -308,7 +308,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	}
 	other := *same
 	other.Started = other.Started.Add(time.Second)
-	if err := f.e.writeJournal(&other); err != nil {
+	if err := f.e.writeJournal(&other, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
@@ -332,7 +332,8 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 // half way (a full disk) changes nothing and leaves nothing pending: the
 // torn record reads as no journal. One whose write landed but whose sync
 // failed stays pending, and completing it, in the same engine, writes the
-// journal again before it changes the workspace: the disk may not hold it.
+// journal anew (renamed into place, its directory synced) before it changes
+// the workspace: the disk may not hold it.
 func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 	t.Parallel()
 	for _, failing := range []faultfs.OpKind{faultfs.OpFileWrite, faultfs.OpFileSync} {
@@ -374,12 +375,16 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 				assertSameTree(t, c.trees[c.two], c.f.read())
 				return
 			}
-			synced := slices.IndexFunc(ops, func(op faultfs.Op) bool {
-				return op.Kind == faultfs.OpFileSync && filepath.Base(op.Path) == journalName
+			renamed := slices.IndexFunc(ops, func(op faultfs.Op) bool {
+				return op.Kind == faultfs.OpRename && filepath.Base(op.Path) == journalName
 			})
+			synced := slices.IndexFunc(ops[max(renamed, 0):], func(op faultfs.Op) bool {
+				return op.Kind == faultfs.OpFileSync && op.Path == c.f.store
+			}) + max(renamed, 0)
 			changed := slices.IndexFunc(ops, func(op faultfs.Op) bool { return !filepath.IsAbs(op.Path) })
-			if synced < 0 || changed < synced {
-				t.Fatalf("completing the restore synced its journal at %d, changed the workspace first at %d: %v", synced, changed, ops)
+			if renamed < 0 || synced < renamed || changed < synced {
+				t.Fatalf("completing the restore renamed its journal into place at %d, synced the store at %d, changed the workspace first at %d: %v",
+					renamed, synced, changed, ops)
 			}
 			assertSameTree(t, c.trees[c.one], c.f.read())
 		})

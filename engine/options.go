@@ -121,9 +121,11 @@ type Options struct {
 	// as the store records it: by its URL, and for an encrypted remote
 	// (r.Key set) through EncryptRemote with the secret r.Key points to.
 	// The Engine calls it, with the ctx of the call, when a Restore,
-	// Diff, Cat, ReadState or export needs blobs that a pull left on that
-	// remote, once per fetch (a restore fetches once, however many blobs
-	// it needs), and closes the backend when that fetch ends. No backend
+	// Diff, History, Bisect, Cat, ReadState or export needs blobs that a
+	// pull left on that remote, once per fetch (a restore fetches once,
+	// however many blobs it needs), and closes the backend when that fetch
+	// ends; for the contents of a DiffResult read after Diff returns, with
+	// the values of Diff's ctx but not its cancellation or deadline. No backend
 	// serves another call: not one OpenRemote opened, nor one given to
 	// Push or Pull (a Clone's serves its own restore only). So each call
 	// reaches the remote with the credentials its ctx gives OpenRemote,

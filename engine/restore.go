@@ -382,10 +382,10 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 // source root (see auditRestore). It records its phases in phases.
 func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal, from, vouch objects.ID, phases *RestorePhases) error {
 	lap := restore.Laps()
-	// Resuming writes the journal again too: one whose sync failed reads
-	// as written all the same (the page cache has it, the disk may not),
-	// here or in a later process.
-	if err := e.writeJournal(j); err != nil {
+	// Resuming writes the journal again too, anew: one whose sync failed
+	// reads as written all the same (the page cache has it, the disk may
+	// not), here or in a later process.
+	if err := e.writeJournal(j, !x.Resuming); err != nil {
 		if on, _ := readJournal(e.fs, e.storeDir); on != nil {
 			e.pending = on
 		}

@@ -174,7 +174,7 @@ func TestCompletingARestoreWhoseHeadMovedRestoresEveryPath(t *testing.T) {
 	log := f.list()
 	one, two := log.Checkpoints[0].ID, log.Head
 	j := &Journal{Task: DefaultTask, Target: one, Head: two, Started: time.Now().UTC()}
-	if err := f.e.writeJournal(j); err != nil {
+	if err := f.e.writeJournal(j, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.e.moveHead(DefaultTask, objects.ID(one)); err != nil {

@@ -154,11 +154,12 @@ func (b *inotify) selfEventLocked(n *dirNode, mask uint32) bool {
 		b.mu.p.markRescan(rel, ReasonDropped)
 		b.dropLocked(n, true)
 	case mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+		// The kernel ended this watch (its IN_IGNORED is this one, or
+		// follows): nothing more comes of it to wait for. The watches
+		// below it, of directories that may well still be there, are
+		// removed.
 		b.mu.p.markRescan(rel, ReasonDropped)
-		wd := n.wd
-		b.dropLocked(n, mask&unix.IN_UNMOUNT != 0)
-		// Its IN_IGNORED is this one: nothing more comes of the watch.
-		delete(b.mu.ended, wd)
+		b.dropLocked(n, true)
 	default:
 		b.mu.p.markDirty(rel)
 	}
