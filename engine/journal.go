@@ -94,11 +94,11 @@ func (e *Engine) journalPath() string { return filepath.Join(e.storeDir, journal
 // before that sync returned (its bytes reach the disk in no set order), so
 // no change followed it and it records nothing. A pending record, whose
 // restore may have changed the workspace, is never written over: resuming
-// writes the journal anew (a temporary file, renamed over it). The price: a synced record damaged later reads as no
-// journal too, where the older format reported it. Clearing writes the
-// state, a zero length and a zero checksum in one call within the first
-// sector, so that no cut-off write of a later record can make the cleared
-// one valid again.
+// writes the journal anew (a temporary file, renamed over it). The price: a
+// synced record damaged later reads as no journal too, where the older
+// format reported it. Clearing writes the state, a zero length and a zero
+// checksum in one call within the first sector, so that no cut-off write of
+// a later record can make the cleared one valid again.
 const (
 	journalMagic   = "CKJ"
 	journalPending = '1'
@@ -108,6 +108,12 @@ const (
 
 // journalCRC is the checksum of journal records.
 var journalCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// recordSum is the checksum of a record whose header is h: of its length
+// (h[4:8]) and of rec.
+func recordSum(h, rec []byte) uint32 {
+	return crc32.Update(crc32.Checksum(h[4:8], journalCRC), journalCRC, rec)
+}
 
 // clearedJournal is what clearing writes at offset 3: the state, a zero
 // length and a zero checksum (no record's: that of an empty one is not 0).
@@ -194,7 +200,7 @@ func journalRecord(b []byte) (rec []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	rec = b[journalHeader : journalHeader+n]
-	if crc32.Update(crc32.Checksum(b[4:8], journalCRC), journalCRC, rec) != binary.LittleEndian.Uint32(b[8:12]) {
+	if recordSum(b, rec) != binary.LittleEndian.Uint32(b[8:12]) {
 		return nil, false, nil
 	}
 	return rec, true, nil
@@ -215,7 +221,7 @@ func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 	copy(b, journalMagic)
 	b[3] = journalPending
 	binary.LittleEndian.PutUint32(b[4:8], uint32(len(rec)))
-	binary.LittleEndian.PutUint32(b[8:12], crc32.Update(crc32.Checksum(b[4:8], journalCRC), journalCRC, rec))
+	binary.LittleEndian.PutUint32(b[8:12], recordSum(b, rec))
 	b = append(b, rec...)
 	if _, err = e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) || err == nil && !inPlace {
 		err = storefs.WriteFile(e.fs, e.journalPath(), b)

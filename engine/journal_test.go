@@ -190,6 +190,16 @@ func TestJournalRecordsForce(t *testing.T) {
 	}
 }
 
+// leaveJournalFile restores @1 and then the head again, without backups:
+// the store's journal file is there, clear, as any restore leaves it, and
+// the next restore writes over it in place.
+func (f *fixture) leaveJournalFile() {
+	f.t.Helper()
+	head := f.list().Head
+	f.restore("@1", RestoreOptions{NoBackup: true})
+	f.restore(head.String(), RestoreOptions{NoBackup: true})
+}
+
 // pendingOnDisk says whether the store in dir holds a journal that is not
 // clear.
 func pendingOnDisk(t *testing.T, dir string) bool {
@@ -340,8 +350,7 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 		t.Run(failing.String(), func(t *testing.T) {
 			t.Parallel()
 			c := newFaultCase(t)
-			c.f.restore("@1", RestoreOptions{NoBackup: true}) // the journal's file now exists
-			c.f.restore(c.two.String(), RestoreOptions{NoBackup: true})
+			c.f.leaveJournalFile()
 			failed := false
 			var ops []faultfs.Op
 			plan := newFaultPlan(-1, syscall.ENOSPC, func(_ int, op faultfs.Op) bool {

@@ -386,8 +386,12 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	// reads as written all the same (the page cache has it, the disk may
 	// not), here or in a later process.
 	if err := e.writeJournal(j, !x.Resuming); err != nil {
-		if on, _ := readJournal(e.fs, e.storeDir); on != nil {
+		on, rerr := readJournal(e.fs, e.storeDir)
+		if on != nil {
 			e.pending = on
+		}
+		if rerr != nil {
+			return fmt.Errorf("%w (and reading it back: %v)", err, rerr)
 		}
 		return err
 	}
