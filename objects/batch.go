@@ -47,12 +47,15 @@ type Batch struct {
 		idle    []*packWriter // writers not in use
 		live    []*packWriter // every open writer
 		pending map[ID]*pendingBlob
-		synced  map[ID]struct{} // fresh batches: every id a Sync returned
-		placed  []Placement     // written since the last Sync
-		newPack bool            // a pack was created since the last Sync
-		written []uint32        // packs written to (deferred batches: to mark at Sync)
-		err     error           // a failure that loses written records; Sync reports it
-		closed  bool
+		// returned: the ids the last Sync returned, whose pending entries
+		// the next Sync drops (the caller has committed them by then).
+		returned []ID
+		synced   map[ID]struct{} // fresh batches: every id a Sync returned
+		placed   []Placement     // written since the last Sync
+		newPack  bool            // a pack was created since the last Sync
+		written  []uint32        // packs written to (deferred batches: to mark at Sync)
+		err      error           // a failure that loses written records; Sync reports it
+		closed   bool
 	}
 }
 
@@ -162,8 +165,7 @@ func (b *Batch) PutBytes(data []byte) (ID, error) {
 }
 
 // Has reports whether blob id is stored by this Batch or committed in the
-// index. Blobs a Sync returned count again once the caller has committed
-// their placements.
+// index.
 func (b *Batch) Has(id ID) (bool, error) {
 	b.mu.Lock()
 	p := b.mu.pending[id]
@@ -213,6 +215,9 @@ func (b *Batch) putChunked(r io.Reader) (ID, int64, error) {
 		}
 		chunks = append(chunks, c)
 		size += int64(len(chunk))
+	}
+	if len(chunks) == 1 { // its id is the content's: no list to point at it
+		return chunks[0].id, size, nil
 	}
 	id := ID(whole.Sum(nil))
 	return id, size, b.store(id, size, appendChunkList(nil, chunks), true, ID{})
@@ -383,7 +388,9 @@ func (b *Batch) exclusive() func() {
 // Sync flushes and fsyncs every pack this Batch wrote to, and the packs
 // directory when a pack was created, then returns the Placements written
 // since the previous Sync. The caller commits them (all of them: chunks are
-// blobs too) to its index after Sync returns. An error means some records
+// blobs too) to its index after Sync returns and before its next Sync:
+// until that next Sync the Batch itself still counts them as stored, so
+// no Put in between writes a second copy. An error means some records
 // written since the last successful Sync may be lost; the Batch should be
 // closed and the save abandoned.
 func (b *Batch) Sync() ([]Placement, error) {
@@ -423,12 +430,17 @@ func (b *Batch) Sync() ([]Placement, error) {
 	defer b.mu.Unlock()
 	placed := b.mu.placed
 	b.mu.placed, b.mu.newPack = nil, false
-	// The caller commits these placements to the index next; their pending
-	// entries go, so the map holds only blobs not yet synced and memory stays
-	// bounded by what a save writes between two Syncs. (Until the caller's
-	// commit, a Put of the same content stores a second, harmless copy.)
+	// The placements the previous Sync returned are committed now, so the
+	// index (or, fresh, synced) answers for them and their pending entries
+	// go: the map holds what two Syncs' intervals wrote, no more. These
+	// placements keep theirs until the caller's commit: a Put in between
+	// finding neither would write the blob again.
+	for _, id := range b.mu.returned {
+		delete(b.mu.pending, id)
+	}
+	b.mu.returned = b.mu.returned[:0]
 	for _, pl := range placed {
-		delete(b.mu.pending, pl.ID)
+		b.mu.returned = append(b.mu.returned, pl.ID)
 		if b.fresh {
 			b.mu.synced[pl.ID] = struct{}{}
 		}

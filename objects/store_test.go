@@ -190,6 +190,58 @@ func TestDedup(t *testing.T) {
 	}
 }
 
+// A Put of content a Sync returned, before the caller has committed its
+// placements, writes nothing: the Batch counts them as stored until its
+// next Sync. Content of one chunk above the threshold is that chunk's
+// plain blob, never a chunk list under the chunk's own id (which a save's
+// flush between the two stores once wrote, making the file unreadable).
+func TestPutBeforeCommitWritesNothing(t *testing.T) {
+	for _, groups := range []bool{false, true} {
+		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) {
+			s, idx := testStore(t, Options{ChunkThreshold: 256 << 10, Groups: groups})
+			oneChunk := make([]byte, 700<<10) // zeros never cut before chunkMax
+			content := [][]byte{textBytes(1, 1000), randomBytes(2, 200<<10), oneChunk, randomBytes(3, 3*chunkMax)}
+			b := s.NewBatch()
+			defer b.Close()
+			putAll := func() {
+				t.Helper()
+				for _, d := range content {
+					if id, err := b.PutBytes(d); err != nil || id != Sum(d) {
+						t.Fatalf("put: %s, %v", id.Short(), err)
+					}
+				}
+			}
+			sync := func() []Placement {
+				t.Helper()
+				ps, err := b.Sync()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ps
+			}
+			putAll()
+			first := sync()
+			for _, p := range first {
+				if p.ID == Sum(oneChunk) && p.Loc.Chunked() {
+					t.Fatal("content of one chunk stored as a chunk list")
+				}
+			}
+			putAll() // before the commit
+			if again := sync(); len(again) != 0 {
+				t.Fatalf("%d placements written again before the commit", len(again))
+			}
+			idx.commit(first)
+			putAll() // the index answers now
+			if again := sync(); len(again) != 0 {
+				t.Fatalf("%d placements written again after the commit", len(again))
+			}
+			for _, d := range content {
+				mustGet(t, s, Sum(d), d)
+			}
+		})
+	}
+}
+
 // packBytes sums the sizes of the pack files.
 func packBytes(t testing.TB, s *Store) int64 {
 	t.Helper()
