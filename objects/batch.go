@@ -18,8 +18,9 @@ var errBatchClosed = errors.New("batch closed")
 
 // Batch is one writer session (one save). Put, PutBytes and Has are safe
 // for concurrent use by many goroutines; Sync and Close wait for appends in
-// progress. Content already committed in the index or already written by
-// this Batch is never written again. Nothing a Batch writes is durable
+// progress. Content Put already committed in the index or already written
+// by this Batch is never written again (PutRecord has its own rule).
+// Nothing a Batch writes is durable
 // until Sync returns, and nothing is visible to Store reads until the
 // caller commits the Placements to its index.
 type Batch struct {
@@ -105,7 +106,8 @@ func (b *Batch) committed(id ID) (bool, error) {
 // bounded whatever the length: content above Options.ChunkThreshold is
 // split into content-defined chunks, each stored as a blob, and the file's
 // id (BLAKE3 of the whole content) maps to a chunk-list record listing
-// them.
+// them; content that makes one chunk is stored as that chunk's plain blob,
+// its id the file's, with no list.
 //
 // Content is read into a small buffer first and into larger ones only
 // when it is longer (64 KiB, 1 MiB, then ChunkThreshold bytes), so the
@@ -390,7 +392,10 @@ func (b *Batch) exclusive() func() {
 // since the previous Sync. The caller commits them (all of them: chunks are
 // blobs too) to its index after Sync returns and before its next Sync:
 // until that next Sync the Batch itself still counts them as stored, so
-// no Put in between writes a second copy. An error means some records
+// no Put in between writes a second copy. (PutRecord checks the index
+// only: its placements may wait longer.) Should that commit fail, close
+// the Batch: the Puts since this Sync may rest on placements the index
+// lacks. An error means some records
 // written since the last successful Sync may be lost; the Batch should be
 // closed and the save abandoned.
 func (b *Batch) Sync() ([]Placement, error) {

@@ -49,7 +49,8 @@
 // of at most 1 MiB are stored together in group records (15% smaller on
 // real source code), and content above Options.ChunkThreshold is split
 // into content-defined chunks, each a blob, listed by a chunk-list record
-// under the whole file's id (Locator.Chunked, Store.ChunkList). Every read
+// under the whole file's id (Locator.Chunked, Store.ChunkList); content
+// that makes one chunk is that chunk's plain blob, with no list. Every read
 // verifies what it returns against the blob's id, a group member's read
 // included. The members of a group share its record's Offset and Length
 // (Locator.Grouped), so a caller that sums Locator.Length per blob (live

