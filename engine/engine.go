@@ -61,6 +61,9 @@ type Engine struct {
 	// left by a Restore of this Engine), nil when none; guarded by writeMu
 	// once Open has returned.
 	pending *Journal
+	// legacyJournal is what the Engine knows of an older version's journal
+	// file (removeLegacyJournal); guarded by writeMu.
+	legacyJournal legacyJournalState
 	// run holds the index of the heads' files for the recompression of
 	// deferred packs (similar.go): Options.RecompressRun, or the Engine's
 	// own. deltaBases holds the bases of the delta records this Engine's

@@ -237,16 +237,41 @@ func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 	return nil
 }
 
+// legacyJournalState is what an Engine knows of the older version's
+// journal file (guarded by writeMu): nothing yet, removed by it with the
+// directory's sync failed, or durably absent.
+type legacyJournalState uint8
+
+const (
+	legacyJournalUnknown legacyJournalState = iota
+	legacyJournalUnsynced
+	legacyJournalGone
+)
+
 // removeLegacyJournal removes durably the journal an older version left,
-// if any.
+// if any. A removal whose directory sync failed is synced again by the next
+// call (the name is gone already, so a look finds nothing to remove); once
+// the journal is known gone no call looks again.
 func (e *Engine) removeLegacyJournal() error {
-	legacy := filepath.Join(e.storeDir, legacyJournalName)
-	if _, err := e.fs.Stat(legacy); errors.Is(err, os.ErrNotExist) {
+	if e.legacyJournal == legacyJournalGone {
 		return nil
-	} else if err != nil {
+	}
+	legacy := filepath.Join(e.storeDir, legacyJournalName)
+	_, err := e.fs.Stat(legacy)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && e.legacyJournal == legacyJournalUnsynced:
+		err = storefs.SyncDir(e.fs, e.storeDir)
+	case errors.Is(err, os.ErrNotExist):
+		err = nil
+	case err == nil:
+		e.legacyJournal = legacyJournalUnsynced
+		err = storefs.Remove(e.fs, legacy)
+	}
+	if err != nil {
 		return err
 	}
-	return storefs.Remove(e.fs, legacy)
+	e.legacyJournal = legacyJournalGone
+	return nil
 }
 
 // clearJournal clears the journal durably, so a crash after a completed

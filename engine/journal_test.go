@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -190,6 +191,55 @@ func TestJournalRecordsForce(t *testing.T) {
 	}
 }
 
+// An older version's journal whose removal's directory sync failed is
+// synced by the next clearing, though its name is gone already; once its
+// absence is durable no clearing looks for it again.
+func TestALegacyJournalsRemovalIsSyncedAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"x": testtree.File{Content: "x"}})
+	legacy := filepath.Join(f.store, legacyJournalName)
+	var (
+		mu              sync.Mutex
+		removed, failed bool
+		dirSyncs, looks int
+	)
+	inj := faultfs.InjectorFunc(func(op faultfs.Op) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case op.Kind == faultfs.OpRemove && op.Path == legacy:
+			removed = true
+		case op.Kind == faultfs.OpStat && op.Path == legacy:
+			looks++
+		case op.Kind == faultfs.OpFileSync && op.Path == f.store && removed:
+			dirSyncs++
+			if !failed {
+				failed = true
+				return syscall.EIO
+			}
+		}
+		return nil
+	})
+	f.e.Close()
+	if err := os.WriteFile(legacy, []byte(`{"task":"default","started":"2024-01-02T03:04:05Z"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.open(Options{hooks: testHooks{storeFS: faultfs.Wrap(storefs.OS, inj)}})
+	if err := f.e.clearJournal(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("clearing with the removal's directory sync failing: %v", err)
+	}
+	for range 2 {
+		if err := f.e.clearJournal(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if dirSyncs != 2 || looks != 2 {
+		t.Fatalf("the store's directory synced %d times after the removal, the older journal looked for %d times; want 2 and 2", dirSyncs, looks)
+	}
+}
+
 // leaveJournalFile restores @1 and then the head again, without backups:
 // the store's journal file is there, clear, as any restore leaves it, and
 // the next restore writes over it in place.
@@ -291,9 +341,16 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	}
 	legacy := filepath.Join(f.store, legacyJournalName)
 	old := `{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`
-	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
-		t.Fatal(err)
+	// plantLegacy leaves an older version's journal, and the engine knowing
+	// of it no more than one opened on the store would.
+	plantLegacy := func() {
+		t.Helper()
+		if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f.e.legacyJournal = legacyJournalUnknown
 	}
+	plantLegacy()
 	if got, err := read(); err != nil || got == nil || !got.Started.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
 		t.Fatalf("an older version's journal beside a clear one read back %+v, %v", got, err)
 	}
@@ -310,9 +367,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("writing the journal left the older version's: %v", err)
 	}
-	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	plantLegacy()
 	if got, err := read(); err != nil || got == nil || !slices.Equal(got.Paths, same.Paths) {
 		t.Fatalf("the same restore in both files read back %+v, %v; want the current one", got, err)
 	}
@@ -321,9 +376,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	if err := f.e.writeJournal(&other, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	plantLegacy()
 	if got, err := read(); !errors.Is(err, objects.ErrCorrupt) || got != nil {
 		t.Fatalf("two restores pending, one in each file, read back %+v, %v; want a corrupt store", got, err)
 	}
