@@ -14,6 +14,10 @@ var (
 	// condition did not hold: the object existed for IfAbsent, or was absent
 	// or had another ETag for IfMatch. Nothing was written.
 	ErrPrecondition = errors.New("remote: precondition failed")
+	// ErrStalled is wrapped by the error of a read of an object that
+	// received nothing for Config.ReadStall: the service, or the network
+	// to it, stopped sending.
+	ErrStalled = errors.New("remote: no bytes received")
 	// ErrInvalidKey is wrapped by the error of any call given a key that
 	// ValidKey rejects. Nothing was sent or written.
 	ErrInvalidKey = errors.New("remote: invalid key")

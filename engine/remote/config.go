@@ -1,6 +1,9 @@
 package remote
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"time"
+)
 
 // Config holds what an s3:// remote needs besides its URL: where the
 // service is and who is calling. A file:// remote ignores it.
@@ -25,6 +28,11 @@ type Config struct {
 	// objects larger than it; 0 lets the client choose (at least 16 MiB).
 	// S3 requires at least 5 MiB.
 	PartSize uint64
+	// ReadStall bounds the wait for the next bytes of an object being
+	// read: a read that receives nothing for this long fails with an error
+	// wrapping ErrStalled. 0 means one minute, the client's wait for a
+	// response's headers.
+	ReadStall time.Duration
 }
 
 // ConfigFromEnv reads the standard AWS variables through getenv (os.Getenv

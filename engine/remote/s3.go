@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -35,10 +37,11 @@ const maxSinglePut = 5 << 30
 // minio-go leaves the condition headers off the request that completes a
 // multipart upload.
 type s3Backend struct {
-	client   *minio.Client
-	bucket   string
-	prefix   string // "" or ending in "/"
-	partSize uint64
+	client    *minio.Client
+	bucket    string
+	prefix    string // "" or ending in "/"
+	partSize  uint64
+	readStall time.Duration // Config.ReadStall, its default applied
 }
 
 // OpenS3 opens the bucket and key prefix of an s3://bucket/prefix URL. It
@@ -70,7 +73,8 @@ func OpenS3(u *url.URL, cfg Config) (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("remote: %s: %w", u.Redacted(), err)
 	}
-	return &s3Backend{client: client, bucket: u.Host, prefix: prefix, partSize: cfg.PartSize}, nil
+	return &s3Backend{client: client, bucket: u.Host, prefix: prefix, partSize: cfg.PartSize,
+		readStall: cmp.Or(cfg.ReadStall, defaultReadStall)}, nil
 }
 
 // splitEndpoint turns an endpoint URL into minio's host[:port] and TLS flag.
@@ -170,12 +174,14 @@ func (b *s3Backend) Get(ctx context.Context, key string) (io.ReadCloser, ObjectI
 	// One request: the body is the response that carried the info, so
 	// both describe one version. (minio.Client.GetObject would issue
 	// further requests as the body is read.)
-	body, st, _, err := b.core().GetObject(ctx, b.bucket, b.prefix+key, minio.GetObjectOptions{})
+	rctx, guard := newStallGuard(ctx, b.readStall)
+	body, st, _, err := b.core().GetObject(rctx, b.bucket, b.prefix+key, minio.GetObjectOptions{})
 	if err != nil {
+		guard.stop()
 		return nil, ObjectInfo{}, b.readError(ctx, key, err)
 	}
 	st.Key = b.prefix + key
-	return &exactReadCloser{exactReader{r: ctxReader{ctx, body}, left: st.Size}, body}, b.info(st), nil
+	return exactBody(ctx, guard, body, st.Size), b.info(st), nil
 }
 
 func (b *s3Backend) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
@@ -200,15 +206,17 @@ func (b *s3Backend) GetRange(ctx context.Context, key string, off, n int64) (io.
 	if err := opts.SetRange(off, off+n-1); err != nil {
 		return nil, fmt.Errorf("remote: get %s: %w", key, err)
 	}
-	body, _, _, err := b.core().GetObject(ctx, b.bucket, b.prefix+key, opts)
+	rctx, guard := newStallGuard(ctx, b.readStall)
+	body, _, _, err := b.core().GetObject(rctx, b.bucket, b.prefix+key, opts)
 	if err != nil {
+		guard.stop()
 		var resp minio.ErrorResponse
 		if errors.As(err, &resp) && resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
 			return nil, fmt.Errorf("remote: get %s bytes %d+%d: %w", key, off, n, io.ErrUnexpectedEOF)
 		}
 		return nil, b.readError(ctx, key, err)
 	}
-	return &exactReadCloser{exactReader{r: ctxReader{ctx, body}, left: n}, body}, nil
+	return exactBody(ctx, guard, body, n), nil
 }
 
 func (b *s3Backend) Stat(ctx context.Context, key string) (ObjectInfo, error) {
@@ -290,6 +298,13 @@ func ctxOr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%v)", cerr, err)
 	}
 	return err
+}
+
+// exactBody is the reader of the n bytes of body, a response to a request
+// made under guard's context: a cancellation of ctx or a stall ends it.
+func exactBody(ctx context.Context, guard *stallGuard, body io.ReadCloser, n int64) io.ReadCloser {
+	r := guard.guarded(ctxReader{ctx, body}, body)
+	return &exactReadCloser{exactReader{r: r, left: n}, r}
 }
 
 // exactReader passes on exactly left bytes of r and fails with

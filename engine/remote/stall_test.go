@@ -1,0 +1,109 @@
+package remote
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// A read of an object whose body stops half way fails with ErrStalled
+// once it has waited ReadStall, whole or ranged, rather than holding the
+// operation for ever; a body that keeps sending, each byte within
+// ReadStall of the last though the whole takes longer, is read to its end,
+// and so is one whose reader pauses longer than ReadStall between reads.
+func TestS3ReadOfAStalledBodyFails(t *testing.T) {
+	const size = 64
+	// The server sends its bytes paced by pause; after sending stopAfter
+	// bytes it sends nothing until the client goes.
+	serve := func(stopAfter int, pause time.Duration) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(size))
+			w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef"`)
+			w.Header().Set("Last-Modified", time.Unix(1e9, 0).UTC().Format(http.TimeFormat))
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.WriteHeader(http.StatusOK)
+			for i := range size {
+				if i == stopAfter {
+					<-r.Context().Done()
+					return
+				}
+				w.Write([]byte{byte(i)})
+				w.(http.Flusher).Flush()
+				time.Sleep(pause) // the pace under test
+			}
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	open := func(srv *httptest.Server, stall time.Duration) Backend {
+		u, _ := url.Parse("s3://bucket/prefix")
+		b, err := OpenS3(u, Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s", ReadStall: stall})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	reads := map[string]func(b Backend) (io.ReadCloser, error){
+		"whole": func(b Backend) (io.ReadCloser, error) {
+			rc, _, err := b.Get(t.Context(), "key")
+			return rc, err
+		},
+		"range": func(b Backend) (io.ReadCloser, error) { return b.GetRange(t.Context(), "key", 0, size) },
+	}
+	for name, read := range reads {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			stalled := serve(size/2, 0)
+			rc, err := read(open(stalled, 100*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(rc)
+			rc.Close()
+			if !errors.Is(err, ErrStalled) || len(got) != size/2 {
+				t.Fatalf("read of a body stalled after %d bytes: %d bytes, %v; want them and ErrStalled", size/2, len(got), err)
+			}
+
+			// 64 bytes 20 ms apart: over a second in all, 15x the
+			// pause between two within the stall's bound.
+			slow := serve(-1, 20*time.Millisecond)
+			rc, err = read(open(slow, 300*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err = io.ReadAll(rc)
+			rc.Close()
+			if err != nil || len(got) != size {
+				t.Fatalf("read of a slow body: %d bytes, %v", len(got), err)
+			}
+
+			fast := serve(-1, 0)
+			rc, err = read(open(fast, 20*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = nil
+			for {
+				buf := make([]byte, size/4)
+				n, err := rc.Read(buf)
+				got = append(got, buf[:n]...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("read after a pause of the reader's: %v", err)
+				}
+				time.Sleep(100 * time.Millisecond) // the reader's pause under test
+			}
+			rc.Close()
+			if len(got) != size {
+				t.Fatalf("read with pauses: %d bytes", len(got))
+			}
+		})
+	}
+}
