@@ -251,7 +251,11 @@ const (
 // removeLegacyJournal removes durably the journal an older version left,
 // if any. A removal whose directory sync failed is synced again by the next
 // call (the name is gone already, so a look finds nothing to remove); once
-// the journal is known gone no call looks again.
+// the journal is known gone no call looks again. Only within one Engine: a
+// process that exits after such a failure leaves the next one finding no
+// file and nothing to sync (a directory sync per Engine would cost every
+// cold restore one more flush for a store whose directory already failed
+// one).
 func (e *Engine) removeLegacyJournal() error {
 	if e.legacyJournal == legacyJournalGone {
 		return nil

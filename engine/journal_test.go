@@ -183,11 +183,15 @@ func TestJournalRecordsForce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.store, legacyJournalName), []byte(legacy), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	f.e.legacyJournal = legacyJournalUnknown // as an Engine opened on it knows it
 	if got, err := readJournal(f.e.fs, f.store); err != nil || got == nil || got.Force {
 		t.Fatalf("legacy journal read back %+v, %v; want no Force", got, err)
 	}
 	if err := f.e.clearJournal(); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := readJournal(f.e.fs, f.store); err != nil || got != nil {
+		t.Fatalf("after clearing, the journals read back %+v, %v", got, err)
 	}
 }
 

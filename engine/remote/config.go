@@ -30,8 +30,8 @@ type Config struct {
 	PartSize uint64
 	// ReadStall bounds the wait for the next bytes of an object being
 	// read: a read that receives nothing for this long fails with an error
-	// wrapping ErrStalled. 0 means one minute, the client's wait for a
-	// response's headers.
+	// wrapping ErrStalled. 0 (or less) means one minute, the client's wait
+	// for a response's headers.
 	ReadStall time.Duration
 }
 

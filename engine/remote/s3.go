@@ -74,7 +74,7 @@ func OpenS3(u *url.URL, cfg Config) (Backend, error) {
 		return nil, fmt.Errorf("remote: %s: %w", u.Redacted(), err)
 	}
 	return &s3Backend{client: client, bucket: u.Host, prefix: prefix, partSize: cfg.PartSize,
-		readStall: cmp.Or(cfg.ReadStall, defaultReadStall)}, nil
+		readStall: cmp.Or(max(cfg.ReadStall, 0), defaultReadStall)}, nil
 }
 
 // splitEndpoint turns an endpoint URL into minio's host[:port] and TLS flag.

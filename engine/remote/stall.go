@@ -19,6 +19,7 @@ const defaultReadStall = time.Minute
 // clock runs only inside Read, so a caller that takes its time between
 // reads (a diff shown page by page) is never cut off.
 type stallGuard struct {
+	ctx    context.Context // the caller's
 	d      time.Duration
 	timer  *time.Timer
 	fired  atomic.Bool
@@ -28,11 +29,11 @@ type stallGuard struct {
 // newStallGuard returns the context to make the request with, and its
 // guard; the caller stops the guard (Close of guarded, or stop) when done.
 func newStallGuard(ctx context.Context, d time.Duration) (context.Context, *stallGuard) {
-	ctx, cancel := context.WithCancel(ctx)
-	g := &stallGuard{d: d, cancel: cancel}
+	g := &stallGuard{ctx: ctx, d: d}
+	ctx, g.cancel = context.WithCancel(ctx)
 	g.timer = time.AfterFunc(d, func() {
 		g.fired.Store(true)
-		cancel() // the transport ends the blocked read
+		g.cancel() // the transport ends the blocked read
 	})
 	g.timer.Stop()
 	return ctx, g
@@ -56,14 +57,17 @@ type stallReader struct {
 }
 
 // Read fails with an error wrapping ErrStalled once a Read waited d for
-// bytes.
+// bytes. The timer sets fired before it cancels, so a read the
+// cancellation ended sees it (a callback of an earlier arming may come
+// late, after Reset: its cancellation is reported as the stall it was).
 func (s *stallReader) Read(p []byte) (int, error) {
 	if s.g.fired.Load() {
 		return 0, s.g.err()
 	}
 	s.g.timer.Reset(s.g.d)
 	n, err := s.r.Read(p)
-	if !s.g.timer.Stop() && s.g.fired.Load() {
+	s.g.timer.Stop()
+	if err != nil && err != io.EOF && s.g.fired.Load() {
 		return n, s.g.err()
 	}
 	return n, err
@@ -74,6 +78,11 @@ func (s *stallReader) Close() error {
 	return s.body.Close()
 }
 
+// err is the error of a read after the timer fired: the caller's own
+// context's, should it have ended meanwhile, else the stall.
 func (g *stallGuard) err() error {
+	if err := g.ctx.Err(); err != nil {
+		return err
+	}
 	return fmt.Errorf("%w for %v", ErrStalled, g.d)
 }

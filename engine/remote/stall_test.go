@@ -18,8 +18,9 @@ import (
 // and so is one whose reader pauses longer than ReadStall between reads.
 func TestS3ReadOfAStalledBodyFails(t *testing.T) {
 	const size = 64
-	// The server sends its bytes paced by pause; after sending stopAfter
-	// bytes it sends nothing until the client goes.
+	// The server sends its bytes one by one paced by pause, or (pause 0)
+	// at once; after sending stopAfter bytes it sends nothing until the
+	// client goes.
 	serve := func(stopAfter int, pause time.Duration) *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(size))
@@ -27,12 +28,21 @@ func TestS3ReadOfAStalledBodyFails(t *testing.T) {
 			w.Header().Set("Last-Modified", time.Unix(1e9, 0).UTC().Format(http.TimeFormat))
 			w.Header().Set("Content-Type", "application/octet-stream")
 			w.WriteHeader(http.StatusOK)
-			for i := range size {
-				if i == stopAfter {
-					<-r.Context().Done()
-					return
+			body := make([]byte, size)
+			if pause == 0 {
+				end := size
+				if stopAfter >= 0 {
+					end = stopAfter
 				}
-				w.Write([]byte{byte(i)})
+				w.Write(body[:end])
+				w.(http.Flusher).Flush()
+				if end < size {
+					<-r.Context().Done()
+				}
+				return
+			}
+			for i := range size {
+				w.Write(body[i : i+1])
 				w.(http.Flusher).Flush()
 				time.Sleep(pause) // the pace under test
 			}
@@ -69,10 +79,10 @@ func TestS3ReadOfAStalledBodyFails(t *testing.T) {
 				t.Fatalf("read of a body stalled after %d bytes: %d bytes, %v; want them and ErrStalled", size/2, len(got), err)
 			}
 
-			// 64 bytes 20 ms apart: over a second in all, 15x the
-			// pause between two within the stall's bound.
-			slow := serve(-1, 20*time.Millisecond)
-			rc, err = read(open(slow, 300*time.Millisecond))
+			// 64 bytes 30 ms apart: about two seconds in all, twice the
+			// stall's bound, with 33 times the pace within it.
+			slow := serve(-1, 30*time.Millisecond)
+			rc, err = read(open(slow, time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,13 +93,13 @@ func TestS3ReadOfAStalledBodyFails(t *testing.T) {
 			}
 
 			fast := serve(-1, 0)
-			rc, err = read(open(fast, 20*time.Millisecond))
+			rc, err = read(open(fast, 150*time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}
 			got = nil
 			for {
-				buf := make([]byte, size/4)
+				buf := make([]byte, size/2)
 				n, err := rc.Read(buf)
 				got = append(got, buf[:n]...)
 				if err == io.EOF {
@@ -98,7 +108,7 @@ func TestS3ReadOfAStalledBodyFails(t *testing.T) {
 				if err != nil {
 					t.Fatalf("read after a pause of the reader's: %v", err)
 				}
-				time.Sleep(100 * time.Millisecond) // the reader's pause under test
+				time.Sleep(500 * time.Millisecond) // the reader's pause under test
 			}
 			rc.Close()
 			if len(got) != size {
