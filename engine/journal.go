@@ -238,13 +238,14 @@ func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 }
 
 // legacyJournalState is what an Engine knows of the older version's
-// journal file (guarded by writeMu): nothing yet, removed by it with the
-// directory's sync failed, or durably absent.
+// journal file (guarded by writeMu): nothing yet, its removal begun and not
+// known durable (the unlink or the directory's sync failed), or durably
+// absent.
 type legacyJournalState uint8
 
 const (
 	legacyJournalUnknown legacyJournalState = iota
-	legacyJournalUnsynced
+	legacyJournalRemoving
 	legacyJournalGone
 )
 
@@ -253,9 +254,8 @@ const (
 // call (the name is gone already, so a look finds nothing to remove); once
 // the journal is known gone no call looks again. Only within one Engine: a
 // process that exits after such a failure leaves the next one finding no
-// file and nothing to sync (a directory sync per Engine would cost every
-// cold restore one more flush for a store whose directory already failed
-// one).
+// file, and not syncing (syncing the directory once per Engine, to cover
+// it, would add a flush to every cold restore).
 func (e *Engine) removeLegacyJournal() error {
 	if e.legacyJournal == legacyJournalGone {
 		return nil
@@ -263,12 +263,12 @@ func (e *Engine) removeLegacyJournal() error {
 	legacy := filepath.Join(e.storeDir, legacyJournalName)
 	_, err := e.fs.Stat(legacy)
 	switch {
-	case errors.Is(err, os.ErrNotExist) && e.legacyJournal == legacyJournalUnsynced:
+	case errors.Is(err, os.ErrNotExist) && e.legacyJournal == legacyJournalRemoving:
 		err = storefs.SyncDir(e.fs, e.storeDir)
 	case errors.Is(err, os.ErrNotExist):
 		err = nil
 	case err == nil:
-		e.legacyJournal = legacyJournalUnsynced
+		e.legacyJournal = legacyJournalRemoving
 		err = storefs.Remove(e.fs, legacy)
 	}
 	if err != nil {

@@ -18,8 +18,9 @@ var errBatchClosed = errors.New("batch closed")
 
 // Batch is one writer session (one save). Put, PutBytes and Has are safe
 // for concurrent use by many goroutines; Sync and Close wait for appends in
-// progress. Content Put already committed in the index or already written
-// by this Batch is never written again (PutRecord has its own rule).
+// progress. Content a Put stores that is already committed in the index or
+// written by this Batch is never written again (PutRecord has its own
+// rule).
 // Nothing a Batch writes is durable
 // until Sync returns, and nothing is visible to Store reads until the
 // caller commits the Placements to its index.

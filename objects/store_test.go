@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testbound"
@@ -192,11 +193,7 @@ func TestDedup(t *testing.T) {
 
 // A Put of content a Sync returned, before the caller has committed its
 // placements, writes nothing: the Batch counts them as stored until its
-// next Sync (a save's flush commits while other files are put; a chunked
-// Put of one chunk in that window once wrote a chunk list under the
-// chunk's own id, making the file unreadable). The check that content of
-// one chunk is stored as its plain blob guards against a regression; the
-// window itself has no hook to hold it open.
+// next Sync (a save's flush commits while other files are put).
 func TestPutBeforeCommitWritesNothing(t *testing.T) {
 	for _, groups := range []bool{false, true} {
 		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) {
@@ -223,11 +220,6 @@ func TestPutBeforeCommitWritesNothing(t *testing.T) {
 			}
 			putAll()
 			first := sync()
-			for _, p := range first {
-				if p.ID == Sum(oneChunk) && p.Loc.Chunked() {
-					t.Fatal("content of one chunk stored as a chunk list")
-				}
-			}
 			putAll() // before the commit
 			idx.commit(first)
 			if again := sync(); len(again) != 0 {
@@ -241,6 +233,61 @@ func TestPutBeforeCommitWritesNothing(t *testing.T) {
 				mustGet(t, s, Sum(d), d)
 			}
 		})
+	}
+}
+
+// Content above the threshold that makes one chunk is that chunk's plain
+// blob, with no chunk list, even when its chunk's pending entry goes while
+// the Put waits on it (a Sync dropping it, the way Sync once did before the
+// caller's commit): a list written then under the chunk's own id would be
+// committed over the chunk's locator, and the file read as corrupt.
+func TestOneChunkContentIsItsChunk(t *testing.T) {
+	s, _ := testStore(t, Options{ChunkThreshold: 256 << 10})
+	oneChunk := make([]byte, 700<<10) // zeros never cut before chunkMax
+	id := Sum(oneChunk)
+	b := s.NewBatch()
+	defer b.Close()
+	held := &pendingBlob{done: make(chan struct{})}
+	b.mu.Lock()
+	b.mu.pending[id] = held
+	b.mu.Unlock()
+	put := make(chan error, 1)
+	go func() {
+		_, err := b.PutBytes(oneChunk)
+		put <- err
+	}()
+	waitForWaitingStore(t)
+	b.mu.Lock()
+	delete(b.mu.pending, id)
+	b.mu.Unlock()
+	close(held.done)
+	if err := <-put; err != nil {
+		t.Fatal(err)
+	}
+	ps, err := b.Sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Loc.Chunked() {
+			t.Fatalf("content of one chunk stored as a chunk list: %+v", p)
+		}
+	}
+}
+
+// waitForWaitingStore returns once a goroutine waits in Batch.store for
+// another store of the same blob, as the goroutine stacks show it.
+func waitForWaitingStore(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for {
+		stacks := buf[:runtime.Stack(buf, true)]
+		for g := range bytes.SplitSeq(stacks, []byte("\n\n")) {
+			if bytes.Contains(g, []byte("[chan receive")) && bytes.Contains(g, []byte("objects.(*Batch).store(")) {
+				return
+			}
+		}
+		runtime.Gosched()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -31,11 +32,10 @@ type stallGuard struct {
 func newStallGuard(ctx context.Context, d time.Duration) (context.Context, *stallGuard) {
 	g := &stallGuard{ctx: ctx, d: d}
 	ctx, g.cancel = context.WithCancel(ctx)
-	g.timer = time.AfterFunc(d, func() {
+	g.timer = time.AfterFunc(math.MaxInt64, func() { // armed by each Read
 		g.fired.Store(true)
 		g.cancel() // the transport ends the blocked read
 	})
-	g.timer.Stop()
 	return ctx, g
 }
 
@@ -50,6 +50,7 @@ func (g *stallGuard) guarded(r io.Reader, body io.Closer) io.ReadCloser {
 	return &stallReader{g: g, r: r, body: body}
 }
 
+// stallReader is a body read under its stallGuard's clock.
 type stallReader struct {
 	g    *stallGuard
 	r    io.Reader

@@ -45,7 +45,7 @@ type Step struct {
 }
 
 // Steps are the saves, in order. They cover small files (group records),
-// a file above the chunk threshold (a chunk list and its chunks), an
+// a file above the chunk threshold (one chunk, so a plain blob), an
 // empty file, an executable, nested and empty directories, a second task,
 // and a change, a deletion and a rename between two checkpoints of a task.
 func Steps() []Step {
