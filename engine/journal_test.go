@@ -180,10 +180,7 @@ func TestJournalRecordsForce(t *testing.T) {
 	if err := f.e.clearJournal(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(f.store, legacyJournalName), []byte(legacy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.e.legacyJournal = legacyJournalUnknown // as an Engine opened on it knows it
+	f.plantLegacyJournal(legacy)
 	if got, err := readJournal(f.e.fs, f.store); err != nil || got == nil || got.Force {
 		t.Fatalf("legacy journal read back %+v, %v; want no Force", got, err)
 	}
@@ -242,6 +239,16 @@ func TestALegacyJournalsRemovalIsSyncedAgain(t *testing.T) {
 	if dirSyncs != 2 || looks != 2 {
 		t.Fatalf("the store's directory synced %d times after the removal, the older journal looked for %d times; want 2 and 2", dirSyncs, looks)
 	}
+}
+
+// plantLegacyJournal leaves an older version's journal holding content, the
+// engine knowing of it no more than one opened on the store would.
+func (f *fixture) plantLegacyJournal(content string) {
+	f.t.Helper()
+	if err := os.WriteFile(filepath.Join(f.store, legacyJournalName), []byte(content), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	f.e.legacyJournal = legacyJournalUnknown
 }
 
 // leaveJournalFile restores @1 and then the head again, without backups:
@@ -345,15 +352,7 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 	}
 	legacy := filepath.Join(f.store, legacyJournalName)
 	old := `{"task":"default","target":"","backup":"","head":"","started":"2024-01-02T03:04:05Z"}`
-	// plantLegacy leaves an older version's journal, and the engine knowing
-	// of it no more than one opened on the store would.
-	plantLegacy := func() {
-		t.Helper()
-		if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f.e.legacyJournal = legacyJournalUnknown
-	}
+	plantLegacy := func() { t.Helper(); f.plantLegacyJournal(old) }
 	plantLegacy()
 	if got, err := read(); err != nil || got == nil || !got.Started.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
 		t.Fatalf("an older version's journal beside a clear one read back %+v, %v", got, err)

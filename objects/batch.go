@@ -20,10 +20,9 @@ var errBatchClosed = errors.New("batch closed")
 // for concurrent use by many goroutines; Sync and Close wait for appends in
 // progress. Content a Put stores that is already committed in the index or
 // written by this Batch is never written again (PutRecord has its own
-// rule).
-// Nothing a Batch writes is durable
-// until Sync returns, and nothing is visible to Store reads until the
-// caller commits the Placements to its index.
+// rule). Nothing a Batch writes is durable until Sync returns, and nothing
+// is visible to Store reads until the caller commits the Placements to its
+// index.
 type Batch struct {
 	s      *Store
 	tokens chan struct{} // one per pack writer in use; Sync and Close take them all
@@ -50,7 +49,8 @@ type Batch struct {
 		live    []*packWriter // every open writer
 		pending map[ID]*pendingBlob
 		// returned: the ids the last Sync returned, whose pending entries
-		// the next Sync drops (the caller has committed them by then).
+		// the next Sync drops (the caller has committed them by then); not
+		// kept by fresh batches, whose synced answers for them at once.
 		returned []ID
 		synced   map[ID]struct{} // fresh batches: every id a Sync returned
 		placed   []Placement     // written since the last Sync
@@ -396,9 +396,8 @@ func (b *Batch) exclusive() func() {
 // no Put in between writes a second copy. (PutRecord checks the index
 // only: its placements may wait longer.) Should that commit fail, close
 // the Batch: the Puts since this Sync may rest on placements the index
-// lacks. An error means some records
-// written since the last successful Sync may be lost; the Batch should be
-// closed and the save abandoned.
+// lacks. An error means some records written since the last successful
+// Sync may be lost; the Batch should be closed and the save abandoned.
 func (b *Batch) Sync() ([]Placement, error) {
 	defer b.flushGroups()()
 	defer b.exclusive()()
@@ -437,18 +436,22 @@ func (b *Batch) Sync() ([]Placement, error) {
 	placed := b.mu.placed
 	b.mu.placed, b.mu.newPack = nil, false
 	// The placements the previous Sync returned are committed now, so the
-	// index (or, fresh, synced) answers for them and their pending entries
-	// go: the map holds what two Syncs' intervals wrote, no more. These
-	// placements keep theirs until the caller's commit: a Put in between
-	// finding neither would write the blob again.
+	// index answers for them and their pending entries go: the map holds
+	// what two Syncs' intervals wrote, no more. These placements keep
+	// theirs until the caller's commit: a Put in between finding neither
+	// would write the blob again. A fresh batch's synced answers for them
+	// from now on, so theirs go at once (a first save, the largest, keeps
+	// one interval's).
 	for _, id := range b.mu.returned {
 		delete(b.mu.pending, id)
 	}
 	b.mu.returned = b.mu.returned[:0]
 	for _, pl := range placed {
-		b.mu.returned = append(b.mu.returned, pl.ID)
 		if b.fresh {
 			b.mu.synced[pl.ID] = struct{}{}
+			delete(b.mu.pending, pl.ID)
+		} else {
+			b.mu.returned = append(b.mu.returned, pl.ID)
 		}
 	}
 	return placed, nil

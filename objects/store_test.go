@@ -193,14 +193,19 @@ func TestDedup(t *testing.T) {
 
 // A Put of content a Sync returned, before the caller has committed its
 // placements, writes nothing: the Batch counts them as stored until its
-// next Sync (a save's flush commits while other files are put).
+// next Sync (a save's flush commits while other files are put), a fresh
+// one (a first save's) by the ids it synced.
 func TestPutBeforeCommitWritesNothing(t *testing.T) {
-	for _, groups := range []bool{false, true} {
-		t.Run(fmt.Sprintf("groups=%v", groups), func(t *testing.T) {
-			s, idx := testStore(t, Options{ChunkThreshold: 256 << 10, Groups: groups})
+	for _, c := range []struct{ groups, fresh bool }{{false, false}, {true, false}, {true, true}} {
+		t.Run(fmt.Sprintf("groups=%v,fresh=%v", c.groups, c.fresh), func(t *testing.T) {
+			s, idx := testStore(t, Options{ChunkThreshold: 256 << 10, Groups: c.groups})
 			oneChunk := make([]byte, 700<<10) // zeros never cut before chunkMax
 			content := [][]byte{textBytes(1, 1000), randomBytes(2, 200<<10), oneChunk, randomBytes(3, 3*chunkMax)}
-			b := s.NewBatch()
+			newBatch := s.NewBatch
+			if c.fresh {
+				newBatch = s.NewFreshBatch
+			}
+			b := newBatch()
 			defer b.Close()
 			putAll := func() {
 				t.Helper()
@@ -273,6 +278,9 @@ func TestOneChunkContentIsItsChunk(t *testing.T) {
 			t.Fatalf("content of one chunk stored as a chunk list: %+v", p)
 		}
 	}
+	if len(ps) != 0 { // the held store stood for the chunk's
+		t.Fatalf("%d records written for content whose one chunk another store holds", len(ps))
+	}
 }
 
 // waitForWaitingStore returns once a goroutine waits in Batch.store for
@@ -280,15 +288,15 @@ func TestOneChunkContentIsItsChunk(t *testing.T) {
 func waitForWaitingStore(t *testing.T) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
-	for {
+	testbound.Until(t, "a Put waiting on its chunk's store", func() bool {
 		stacks := buf[:runtime.Stack(buf, true)]
 		for g := range bytes.SplitSeq(stacks, []byte("\n\n")) {
 			if bytes.Contains(g, []byte("[chan receive")) && bytes.Contains(g, []byte("objects.(*Batch).store(")) {
-				return
+				return true
 			}
 		}
-		runtime.Gosched()
-	}
+		return false
+	})
 }
 
 // packBytes sums the sizes of the pack files.
