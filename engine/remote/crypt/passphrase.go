@@ -35,7 +35,9 @@ const saltSize = 16
 // end with the one salt that won, and every later client reads it. A wrong
 // passphrase, or a remote encrypted with a key file, is an error wrapping
 // ErrWrongKey; a params object that is malformed or asks for less work
-// than the costs above is one wrapping ErrAuth.
+// than the costs above is one wrapping ErrAuth. A process stretches a
+// passphrase once per remote's params (derivedKeys): a later call on the
+// same remote returns the same Key, checked again.
 //
 // b is the remote itself, not a Backend returned by Wrap.
 func PassphraseKey(ctx context.Context, b remote.Backend, passphrase []byte) (*Key, error) {
@@ -56,6 +58,7 @@ func passphraseKey(ctx context.Context, b remote.Backend, passphrase []byte, cos
 			return nil, err
 		}
 		p.Check = k.check
+		derivedKeys.add(p, passphrase, k) // the params that win the race are these or another salt's
 		return p, nil
 	})
 	if err != nil {
@@ -67,13 +70,16 @@ func passphraseKey(ctx context.Context, b remote.Backend, passphrase []byte, cos
 	if err := p.validKDF(cost); err != nil {
 		return nil, fmt.Errorf("crypt: %s: %w: %w", ParamsKey, ErrAuth, err)
 	}
-	k, err := newKey(p.derive(passphrase))
-	if err != nil {
-		return nil, err
+	k := derivedKeys.lookup(p, passphrase)
+	if k == nil {
+		if k, err = newKey(p.derive(passphrase)); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.verify(k); err != nil {
 		return nil, err
 	}
+	derivedKeys.add(p, passphrase, k)
 	return k, nil
 }
 
