@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
@@ -17,8 +18,9 @@ type SettledRestore struct {
 	Completed *RestoreResult
 	// Discarded says why the journal was dropped without replaying it: the
 	// task's head moved after it was written, so replaying it would rewind
-	// newer checkpointed work. The workspace is left as it is, but for the
-	// temporary files the restore may have left, which are removed.
+	// newer checkpointed work, or the store cannot give the content it
+	// writes. The workspace is left as it is, but for the temporary files
+	// the restore may have left, which are removed.
 	Discarded string
 }
 
@@ -53,9 +55,13 @@ func (e *PendingRestoreError) Unwrap() error { return e.Err }
 // EventRestore with Resumed set is emitted. Otherwise the head moved after
 // the journal was written: the journal is cleared without restoring
 // anything, only those temporary files are removed from the workspace,
-// and an EventWarning says so. It fails with a
-// *PendingRestoreError, keeping the journal, when the completion fails,
-// and with ErrBadRequest on an Engine opened ReadOnly.
+// and an EventWarning says so. A completion that fails because the store
+// cannot give the target's content (ErrCorrupt: a blob or tree damaged or
+// missing) could never succeed: its journal is dropped the same way, with
+// the reason in Discarded, and the write that settled it goes on (a Clone
+// run again keeps it, to complete it once the remote is mended). It fails
+// with a *PendingRestoreError, keeping the journal, when the completion
+// fails otherwise, and with ErrBadRequest on an Engine opened ReadOnly.
 func (e *Engine) SettleRestore(ctx context.Context) (*SettledRestore, error) {
 	unlock, err := e.lockForWrite()
 	if err != nil {
@@ -97,24 +103,85 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 		return nil, &PendingRestoreError{Journal: j, Err: err}
 	}
 	if why != "" {
-		if err := e.sweepTemps(ctx, j); err != nil {
+		if err := e.discardJournal(ctx, j, why); err != nil {
 			return nil, &PendingRestoreError{Journal: j, Err: err}
 		}
-		if err := e.clearJournal(); err != nil {
-			return nil, &PendingRestoreError{Journal: j, Err: err}
-		}
-		e.pending = nil
-		msg := fmt.Sprintf("discarded an interrupted restore to %s (task %s) without replaying it: %s",
-			j.Target.Short(), j.Task, why)
-		e.emit(Event{Type: EventWarning, Task: j.Task, Commit: j.Target, Message: msg})
 		return &SettledRestore{Journal: j, Discarded: why}, nil
 	}
 	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, Force: j.Force, streamFrom: streamFrom})
 	if err != nil {
+		if streamFrom == "" { // a clone's rerun completes it once its remote is mended
+			err = e.abandonIfUnreadable(ctx, err)
+		}
+		if abandoned := (*abandonedRestoreError)(nil); errors.As(err, &abandoned) {
+			return &SettledRestore{Journal: j, Discarded: abandoned.why()}, nil
+		}
 		return nil, &PendingRestoreError{Journal: j, Err: err}
 	}
 	e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: true})
 	return &SettledRestore{Journal: j, Completed: res}, nil
+}
+
+// discardJournal drops journal j without replaying it, for reason why:
+// the temporary files its restore may have left are removed, the journal
+// is cleared, and an EventWarning says so.
+func (e *Engine) discardJournal(ctx context.Context, j *Journal, why string) error {
+	if err := e.sweepTemps(ctx, j); err != nil {
+		return err
+	}
+	if err := e.clearJournal(); err != nil {
+		return err
+	}
+	e.pending = nil
+	msg := fmt.Sprintf("discarded an interrupted restore to %s (task %s) without replaying it: %s",
+		j.Target.Short(), j.Task, why)
+	e.emit(Event{Type: EventWarning, Task: j.Task, Commit: j.Target, Message: msg})
+	return nil
+}
+
+// abandonedRestoreError is the error of a restore that stopped because
+// the store cannot give it the content it writes (ErrCorrupt: a blob
+// damaged or missing), and whose journal was then dropped: completing it
+// could never succeed, and its journal would stop every later write. The
+// paths it had renamed into place hold the target's content and the
+// others what they held (never a mix within a file); the temporaries it
+// left are removed, and its backup, when it took one, holds the
+// workspace from before.
+type abandonedRestoreError struct {
+	journal *Journal
+	err     error
+}
+
+func (a *abandonedRestoreError) Error() string {
+	msg := fmt.Sprintf("restore to %s stopped and was abandoned: %v; the paths it had not reached are as they were", a.journal.Target.Short(), a.err)
+	if !a.journal.Backup.IsZero() {
+		msg += fmt.Sprintf(", and the backup %s holds the workspace from before it", a.journal.Backup.Short())
+	}
+	return msg
+}
+
+func (a *abandonedRestoreError) Unwrap() error { return a.err }
+
+// why is the reason a settlement gives for the journal it dropped.
+func (a *abandonedRestoreError) why() string {
+	return fmt.Sprintf("the store cannot give its content (%v)", a.err)
+}
+
+// abandonIfUnreadable drops the pending journal when err, its restore's
+// failure, says the store cannot give the content the restore writes, and
+// returns the *abandonedRestoreError that reports it; any other err is
+// returned as it is, with the journal kept. Should the drop fail, the
+// journal stays too.
+func (e *Engine) abandonIfUnreadable(ctx context.Context, err error) error {
+	j := e.pending
+	if j == nil || !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	a := &abandonedRestoreError{journal: j, err: err}
+	if derr := e.discardJournal(ctx, j, a.why()); derr != nil {
+		return fmt.Errorf("%w (and abandoning it: %v)", err, derr)
+	}
+	return a
 }
 
 // sweepTemps removes the temporary files and directories an interrupted

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,4 +166,46 @@ func TestCLIGCWhileSaveWaits(t *testing.T) {
 		}
 	}
 	e.ok("verify")
+}
+
+// A restore the store cannot give the content of (a damaged pack) fails
+// with exit 5 and says it was abandoned; the commands after it work, cold
+// and through a live server, where its journal used to stop every write.
+func TestCLIRestoreOfDamagedContentIsAbandoned(t *testing.T) {
+	t.Parallel()
+	for _, served := range []bool{false, true} {
+		t.Run(fmt.Sprintf("served=%v", served), func(t *testing.T) {
+			e := newEnv(t)
+			content := make([]byte, 4096) // incompressible: stored as it is
+			rand.NewChaCha8([32]byte{1}).Read(content)
+			e.write("src/data.bin", string(content))
+			e.ok("save", "-q", "-m", "one")
+			e.write("src/data.bin", "changed\n")
+			e.ok("save", "-q", "-m", "two")
+			packs, _ := filepath.Glob(filepath.Join(e.store, "packs", "*.pack"))
+			b, err := os.ReadFile(packs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := bytes.Index(b, content[:64])
+			if i < 0 {
+				t.Fatal("the first version is not stored as it is")
+			}
+			b[i+2000] ^= 1
+			if err := os.WriteFile(packs[0], b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if served {
+				e.listenServer()
+			}
+			r := e.run("", "restore", "@1")
+			if r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "abandoned") || strings.Count(r.stderr, "\n") != 1 {
+				t.Fatalf("restore of damaged content: exit %d %q", r.code, r.stderr)
+			}
+			e.write("new.txt", "new work\n")
+			if out := e.ok("save", "-m", "after"); !strings.Contains(out, "1 added") {
+				t.Fatalf("save after the abandoned restore: %q", out)
+			}
+		})
+	}
 }
