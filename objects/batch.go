@@ -457,8 +457,9 @@ func (b *Batch) Sync() ([]Placement, error) {
 	return placed, nil
 }
 
-// Close releases the Batch's pack writers. Records not yet Synced stay in
-// the packs as unreferenced bytes that GC reclaims. Close is idempotent;
+// Close releases the Batch's pack writers, cutting the records not yet
+// Synced off their packs (nothing references them), so that a failed or
+// abandoned batch gives back the space it took. Close is idempotent;
 // every other method fails after it.
 func (b *Batch) Close() error {
 	defer b.exclusive()()

@@ -177,8 +177,8 @@ func (r *rewriter) Sync() ([]Placement, error) {
 	return placed, nil
 }
 
-// Close releases the current pack; records not yet synced stay as
-// unreferenced bytes. Close is idempotent.
+// Close releases the current pack, cutting off the records not yet
+// synced. Close is idempotent.
 func (r *rewriter) Close() error {
 	if r.w != nil {
 		r.s.releaseWriter(r.w)

@@ -14,7 +14,9 @@
 // after that. A crash or power cut at any point therefore leaves only
 // unreferenced bytes at pack tails: records never referenced, or a record
 // cut short. Readers ignore a torn tail, a writer resuming a
-// pack cuts it off, and GC reclaims unreferenced records. Open creates
+// pack cuts it off, and GC reclaims unreferenced records. Without a crash
+// nothing is left: a Batch closed before it synced its last records (a
+// failed or cancelled save) cuts them off its packs. Open creates
 // DIR/packs and syncs DIR (and each parent it had to create), so a pack
 // synced later cannot lose its directory to a power cut; RemovePack syncs
 // the packs directory after the removal, TruncatePack the pack after the

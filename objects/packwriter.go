@@ -32,6 +32,10 @@ type packWriter struct {
 	size     int64 // logical end of the pack, buffered bytes included
 	written  int64 // where the device was last asked to start writing from
 	unsynced bool  // bytes were appended since the last sync
+	// kept is the end below which the writer never cuts the pack: its end
+	// when the writer opened it, then its end at each sync. Nothing above
+	// it is referenced: locators are handed out for synced records only.
+	kept int64
 	// writeback starts the device writing a range of the file (Store.writeback).
 	writeback func(f vfs.File, off, n int64)
 	err       error // sticky write failure
@@ -77,17 +81,24 @@ func (w *packWriter) sync() error {
 		return w.err
 	}
 	w.unsynced = false
+	w.kept = w.size
 	return nil
 }
 
-// close flushes without fsync and closes the file. It reports whether the
-// file now ends exactly at w.size (a clean end the next writer can trust).
-func (w *packWriter) close() bool {
-	clean := w.err == nil
-	if clean {
-		clean = w.bw.Flush() == nil
+// close closes the file, first cutting off the records appended since the
+// last sync (those of a failed or abandoned batch, which nothing
+// references), so that they leave no bytes behind: on a full disk, the
+// space the failed save took is free again. It returns the pack's end and
+// whether the file now ends exactly there (a clean end the next writer
+// can trust). The cut is not synced: a crash may bring the records back,
+// unreferenced, as it may any unsynced append.
+func (w *packWriter) close() (end int64, clean bool) {
+	if w.size == w.kept {
+		clean = w.err == nil && w.bw.Flush() == nil
+		return w.size, w.f.Close() == nil && clean
 	}
-	return w.f.Close() == nil && clean
+	err := storefs.Truncate(w.f, w.path, w.kept)
+	return w.kept, w.f.Close() == nil && err == nil
 }
 
 // newPackWriter returns a writer on the newest pack that is under the size
@@ -184,7 +195,7 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 	// Appends go at the clean end (the file's own offset is that of
 	// whoever opened it last, so it is not trusted).
 	w.bw = bufio.NewWriterSize(io.NewOffsetWriter(f, w.size), packWriterBuffer)
-	w.written = w.size
+	w.written, w.kept = w.size, w.size
 	if w.size == 0 {
 		w.bw.Write(packHeader())
 		w.size, w.unsynced = int64(pack.HeaderLen), true
@@ -195,8 +206,8 @@ func (s *Store) resumePack(n uint32, size int64, clean bool) (*packWriter, error
 // releaseWriter closes w and returns its pack to the pool of append
 // candidates.
 func (s *Store) releaseWriter(w *packWriter) {
-	clean := w.close()
-	s.releasePackState(w.n, w.size, clean)
+	end, clean := w.close()
+	s.releasePackState(w.n, end, clean)
 }
 
 func (s *Store) releasePackState(n uint32, size int64, clean bool) {

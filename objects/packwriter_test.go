@@ -1,10 +1,17 @@
 package objects
 
 import (
+	"bytes"
+	"errors"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ckpt/ckpt/internal/faultfs"
+	"github.com/ckpt/ckpt/internal/storefs"
 )
 
 // A pack writer starts the device writing each writebackStep of a pack as
@@ -57,4 +64,102 @@ func TestPackWriterStartsWritebackAsThePackGrows(t *testing.T) {
 	first := write(1)
 	check(0, first, 2)
 	check(first, write(100), 2)
+}
+
+// A batch closed before it synced its last records (a failed or cancelled
+// save) cuts them off its packs: what it gives back is exactly what it
+// wrote after its last Sync, whether it stopped on its own or on a full
+// disk, and a later batch appends after the synced records.
+func TestABatchClosedUnsyncedGivesBackWhatItWrote(t *testing.T) {
+	fsys := &faultfs.Nth{FailAt: -1, Errno: syscall.ENOSPC}
+	idx := newMapIndex()
+	s, err := Open(t.TempDir(), idx, Options{FS: faultfs.Wrap(storefs.OS, fsys), Writers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	packBytes := func() int64 {
+		t.Helper()
+		packs, err := s.Packs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, p := range packs {
+			fi, err := os.Stat(s.PackPath(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += fi.Size()
+		}
+		return n
+	}
+	blobs := func(seed uint64) [][]byte { // 3 MiB that do not compress: past the writer's buffer
+		var out [][]byte
+		for i := range 3 {
+			out = append(out, randomBytes(seed+uint64(i), 1<<20))
+		}
+		return out
+	}
+	kept, _ := save(t, s, idx, blobs(1)...)
+	synced := packBytes()
+
+	// Abandoned: a Sync, then more records, then Close.
+	b := s.NewBatch()
+	for _, data := range blobs(10) {
+		if _, _, err := b.Put(bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps, err := b.Sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.commit(ps)
+	synced = packBytes()
+	for _, data := range blobs(20) {
+		if _, _, err := b.Put(bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if packBytes() <= synced {
+		t.Fatal("the unsynced records never reached the pack: the test shows nothing")
+	}
+	b.Close()
+	if got := packBytes(); got != synced {
+		t.Fatalf("an abandoned batch left the packs at %d bytes, want %d", got, synced)
+	}
+
+	// Stopped by a full disk: the second buffered write fails.
+	writes := 0
+	fsys.Fails = func(_ int, op faultfs.Op) bool {
+		if op.Kind != faultfs.OpFileWrite {
+			return false
+		}
+		writes++
+		return writes == 2
+	}
+	b = s.NewBatch()
+	var putErr error
+	for _, data := range blobs(30) {
+		if _, _, putErr = b.Put(bytes.NewReader(data)); putErr != nil {
+			break
+		}
+	}
+	if _, err := b.Sync(); !errors.Is(errors.Join(putErr, err), syscall.ENOSPC) {
+		t.Fatalf("a batch on a full disk: put %v, sync %v; want ENOSPC", putErr, err)
+	}
+	b.Close()
+	fsys.Fails = nil
+	if got := packBytes(); got != synced {
+		t.Fatalf("a batch failed on a full disk left the packs at %d bytes, want %d", got, synced)
+	}
+
+	after, _ := save(t, s, idx, blobs(40)...)
+	for i, data := range blobs(1) {
+		mustGet(t, s, kept[i], data)
+	}
+	for i, data := range blobs(40) {
+		mustGet(t, s, after[i], data)
+	}
 }
