@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -368,6 +369,31 @@ func TestCLIStateFlavours(t *testing.T) {
 	}
 	if got := e.ok("restore", "@2", "--only", "both", "--state-out", "-"); !strings.HasPrefix(got, `{"turn":2}`) {
 		t.Fatalf("--only both state = %q", got)
+	}
+	// A FILE that cannot be written fails the restore before it changes
+	// anything: no file restored, no backup taken.
+	r := e.run("", "restore", "@1", "--only", "both", "--state-out", filepath.Join(t.TempDir(), "missing", "state.json"))
+	if r.code != 1 || !strings.Contains(r.stderr, "write state") {
+		t.Fatalf("restore with an unwritable --state-out: exit %d %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "f")); string(b) != "v2" {
+		t.Fatalf("the failed restore changed files: %q", b)
+	}
+	if list := decode[protocol.LogJSON](t, e.ok("list", "--json")); len(list.Checkpoints) != 2 {
+		t.Fatalf("%d checkpoints after the failed restore, want 2 (no backup)", len(list.Checkpoints))
+	}
+	// A restore that fails removes the FILE it created, and leaves one
+	// that was there as it was.
+	e.run("", "restore", "@9", "--only", "both", "--state-out", out)
+	if b, _ := os.ReadFile(out); string(b) != `{"turn":1}` {
+		t.Fatalf("a failed restore changed the FILE that was there: %q", b)
+	}
+	created := filepath.Join(t.TempDir(), "new.json")
+	if r := e.run("", "restore", "@9", "--only", "both", "--state-out", created); r.code == 0 {
+		t.Fatal("a restore of an unknown ref succeeded")
+	}
+	if _, err := os.Stat(created); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed restore left the FILE it created: %v", err)
 	}
 }
 
