@@ -67,9 +67,11 @@ func (g serverGone) Error() string {
 
 func (g serverGone) Unwrap() error { return g.err }
 
-// engineFor checks a forwarded command's workspace and the global flags it
-// gives (--profile, --exclude, --max-file-size; those it leaves out are
-// the server's) against the server's and returns its engine.
+// engineFor checks a forwarded command's workspace and, for a command
+// that reads the workspace, the global flags it gives (--profile,
+// --exclude, --max-file-size; those it leaves out are the server's)
+// against the server's, and returns its engine. A command that reads only
+// the store (list, show, cat, ...) is indifferent to them, as it is cold.
 func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, error) {
 	ws, err := a.workspaceIdentity(s.cwd)
 	if err != nil {
@@ -79,11 +81,18 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 	if ws != r.e.Workspace() { // as the store itself refuses it, without a server
 		return nil, &engine.WorkspaceMismatchError{Store: r.e.StoreDir(), Recorded: r.e.Workspace(), Workspace: ws}
 	}
-	if err := r.checkOptions(a.givenOptions(cmd)); err != nil {
-		return nil, err
+	if readsWorkspace[cmd.Name()] {
+		if err := r.checkOptions(a.givenOptions(cmd)); err != nil {
+			return nil, err
+		}
 	}
 	return r.e, nil
 }
+
+// readsWorkspace names the commands whose result depends on what the
+// capture options include: they save, restore over or compare against the
+// workspace.
+var readsWorkspace = map[string]bool{"save": true, "restore": true, "diff": true, "ui": true}
 
 // givenOptions is the capture options a's command line gives (--profile,
 // --exclude, --max-file-size), as an attaching client states them: each

@@ -264,4 +264,14 @@ func TestServerRefusesAnotherWorkspaceAsTheStoreDoes(t *testing.T) {
 	if r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "--profile default, not roo") || strings.Contains(r.stderr, "max-file-size") {
 		t.Fatalf("save with another profile through the server: exit %d %q; want exit 2 naming --profile only", r.code, r.stderr)
 	}
+	// So is a diff against the workspace; a command that reads only the
+	// store does not depend on the options and runs, as it does cold.
+	if r := e.run("", "--lock-timeout", "0", "--exclude", "*.x", "diff"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "--exclude") {
+		t.Fatalf("diff with another --exclude through the server: exit %d %q; want exit 2", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"list"}, {"show", "@1"}, {"cat", "@1", "a.txt"}, {"ls", "@1"}, {"stats"}} {
+		if r := e.run("", append([]string{"--lock-timeout", "0", "--exclude", "*.x", "--profile", "roo"}, args...)...); r.code != 0 {
+			t.Fatalf("%v with other capture options through the server: exit %d %q", args, r.code, r.stderr)
+		}
+	}
 }
