@@ -109,16 +109,26 @@ func (a *app) catCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cat REF PATH",
 		Short: "Print a file as it was in a checkpoint",
-		Args:  cobra.ExactArgs(2),
+		Long: "Cat prints the file's bytes as they are; with --json, one document holding them\n" +
+			"(content when they are valid UTF-8, else content_base64), as the cat method's result.",
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				rc, _, err := e.Cat(cmd.Context(), a.task, args[0], args[1])
+				rc, size, err := e.Cat(cmd.Context(), a.task, args[0], args[1])
 				if err != nil {
 					return err
 				}
 				defer rc.Close()
-				_, err = io.Copy(a.stdout, rc)
-				return err
+				if !a.json {
+					_, err = io.Copy(a.stdout, rc)
+					return err
+				}
+				b, err := io.ReadAll(rc)
+				if err != nil {
+					return fmt.Errorf("read %q: %w", args[1], err)
+				}
+				a.printJSON(protocol.CatView(args[1], size, b))
+				return nil
 			})
 		},
 	}

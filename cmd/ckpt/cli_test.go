@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -218,6 +219,9 @@ func TestCLILifecycle(t *testing.T) {
 	if got := e.ok("cat", "@1", "docs/a.md"); got != "# a\n" {
 		t.Fatalf("cat = %q", got)
 	}
+	if got := decode[protocol.CatJSON](t, e.ok("--json", "cat", "@1", "docs/a.md")); got.Path != "docs/a.md" || got.Size != 4 || got.Content == nil || *got.Content != "# a\n" || got.ContentBase64 != nil {
+		t.Fatalf("cat --json = %+v", got)
+	}
 	patch := e.ok("diff", "@1", "@2")
 	if !strings.Contains(patch, "diff --git a/main.go b/main.go") || !strings.Contains(patch, "+func main() {}") {
 		t.Fatalf("patch:\n%s", patch)
@@ -405,5 +409,20 @@ func TestCLISaveWithFIFO(t *testing.T) {
 	res := decode[protocol.SaveJSON](t, e.ok("save", "--json"))
 	if len(res.Skipped) != 1 || res.Skipped[0].Path != "fifo" {
 		t.Fatalf("skipped = %+v", res.Skipped)
+	}
+}
+
+// cat --json holds bytes that are not UTF-8 as content_base64, exactly.
+func TestCLICatJSONHoldsBytesThatAreNotText(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("latin1.txt", "caf\xe9\n")
+	e.ok("save")
+	got := decode[protocol.CatJSON](t, e.ok("--json", "cat", "@1", "latin1.txt"))
+	if got.Content != nil || got.ContentBase64 == nil || got.Size != 5 {
+		t.Fatalf("cat --json of latin-1 = %+v", got)
+	}
+	if b, err := base64.StdEncoding.DecodeString(*got.ContentBase64); err != nil || string(b) != "caf\xe9\n" {
+		t.Fatalf("content_base64 holds %q, %v", b, err)
 	}
 }

@@ -174,7 +174,8 @@ func (h *host) ls(ctx context.Context, p lsParams) (LsJSON, error) {
 	return LsView(entries), nil
 }
 
-// CatJSON is a file's bytes: content when valid UTF-8, else content_base64.
+// CatJSON is a file's bytes: content when valid UTF-8, else
+// content_base64 (the cat method's result, and cat --json's).
 type CatJSON struct {
 	Path          string  `json:"path"`
 	PathBase64    *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8 (package lossless)
@@ -200,9 +201,14 @@ func (h *host) cat(ctx context.Context, p catParams) (CatJSON, error) {
 	if err != nil {
 		return CatJSON{}, fmt.Errorf("read %q: %w", file, err)
 	}
+	return CatView(file, size, b), nil
+}
+
+// CatView is the CatJSON of file, of size bytes, holding b.
+func CatView(file string, size int64, b []byte) CatJSON {
 	out := CatJSON{Path: file, PathBase64: lossless.Base64(file), Size: size}
 	out.Content, out.ContentBase64 = splitText(b)
-	return out, nil
+	return out
 }
 
 func (h *host) tasks(ctx context.Context, _ noParams) (TasksJSON, error) {
