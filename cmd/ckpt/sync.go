@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -203,20 +204,16 @@ func (a *app) cloneCommand() *cobra.Command {
 				return err
 			}
 			defer b.Close()
-			for _, dir := range a.workspaceDirs() { // several: a multi-root remote's roots
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
-				}
+			made, err := a.makeCloneDirs()
+			if err != nil {
+				return err
 			}
-			return a.withEngine(cmd, func(e *engine.Engine) error {
+			err = a.withEngine(cmd, func(e *engine.Engine) error {
 				res, err := e.Clone(cmd.Context(), b, engine.CloneOptions{Remote: name, URL: args[0], Task: a.task,
 					Key: key, Progress: a.syncProgress("clone")})
 				a.progress.clear()
 				if res != nil && res.Resumed != nil {
 					a.reportSettled(res.Resumed)
-				}
-				if errors.Is(err, engine.ErrUnfinishedClone) {
-					return fmt.Errorf("%w (the same ckpt clone run again finishes it)", err)
 				}
 				if err != nil {
 					return err
@@ -241,11 +238,75 @@ func (a *app) cloneCommand() *cobra.Command {
 					view.Checkpoints, view.Written, humanBytes(res.Traffic.BytesDown))
 				return nil
 			})
+			switch {
+			case errors.Is(err, engine.ErrUnknownRef) && made.undo():
+				return fmt.Errorf("%w; nothing was cloned, and the workspace and store this clone made are removed", withoutUnfinished(err))
+			case errors.Is(err, engine.ErrUnfinishedClone):
+				return fmt.Errorf("%w (the same ckpt clone run again finishes it)", err)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "origin", "the name the remote gets in the new store")
 	kf.register(cmd, false)
 	return cmd
+}
+
+// cloneDirs are the directories a clone made: the store, when there was
+// none, and the workspace directories that did not exist.
+type cloneDirs struct {
+	store      string // "" when the store was there
+	workspaces []string
+}
+
+// makeCloneDirs makes the clone's workspace directories (several: a
+// multi-root remote's roots) and notes which it made, and whether the
+// store is still to be made.
+func (a *app) makeCloneDirs() (*cloneDirs, error) {
+	made := &cloneDirs{}
+	if store, ok := a.endpointStore(); ok {
+		if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) {
+			made.store = store
+		}
+	}
+	for _, dir := range a.workspaceDirs() {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			made.workspaces = append(made.workspaces, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return made, nil
+}
+
+// undo removes what a clone that imported nothing made: the store it
+// created and the workspace directories it made, if still empty. It
+// reports whether the store was the clone's to remove.
+func (d *cloneDirs) undo() bool {
+	if d.store == "" {
+		return false
+	}
+	if err := os.RemoveAll(d.store); err != nil {
+		return false
+	}
+	for _, dir := range d.workspaces {
+		os.Remove(dir) // only an empty directory goes
+	}
+	return true
+}
+
+// withoutUnfinished is the error of a Clone without its ErrUnfinishedClone
+// mark, for a clone that undid what it made.
+func withoutUnfinished(err error) error {
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, cause := range u.Unwrap() {
+			if cause != engine.ErrUnfinishedClone {
+				return cause
+			}
+		}
+	}
+	return err
 }
 
 // remoteGC runs gc --remote name with policy.

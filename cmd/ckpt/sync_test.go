@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -300,4 +301,32 @@ func TestCLICloneRerunThatFailsReportsTheRestoreItCompleted(t *testing.T) {
 		t.Fatalf("the clone run a third time: %q", got)
 	}
 	assertCloned(t, dst)
+}
+
+// A clone of a task the remote lacks imports nothing: it removes the
+// store and the workspace directory it made (a directory that was there
+// stays), and does not promise that running it again finishes it.
+func TestCLICloneOfATaskTheRemoteLacksLeavesNothing(t *testing.T) {
+	t.Parallel()
+	url := remote.FileURL(t.TempDir())
+	parent := t.TempDir()
+	dst := &env{t: t, ws: filepath.Join(parent, "ws"), store: filepath.Join(parent, "store"), home: t.TempDir()}
+	r := dst.run("", "clone", url)
+	if r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "nothing was cloned") || strings.Contains(r.stderr, "run again") {
+		t.Fatalf("clone of a task the remote lacks: exit %d %q", r.code, r.stderr)
+	}
+	for _, dir := range []string{dst.ws, dst.store} {
+		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the failed clone left %s: %v", dir, err)
+		}
+	}
+	if err := os.Mkdir(dst.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := dst.run("", "clone", url); r.code != protocol.ExitUsage {
+		t.Fatalf("clone into a directory that was there: exit %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dst.ws); err != nil {
+		t.Fatalf("the clone removed the workspace directory that was there: %v", err)
+	}
 }
