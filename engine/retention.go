@@ -35,8 +35,13 @@ type RetentionPolicy struct {
 func (p RetentionPolicy) IsZero() bool { return p == RetentionPolicy{} }
 
 func (p RetentionPolicy) validate() error {
-	if p.KeepLast < 0 || p.MaxAge < 0 || p.MaxSize < 0 {
-		return fmt.Errorf("%w: retention limits must not be negative (%+v)", ErrBadRequest, p)
+	switch {
+	case p.KeepLast < 0:
+		return fmt.Errorf("%w: keep-last must not be negative, not %d", ErrBadRequest, p.KeepLast)
+	case p.MaxAge < 0:
+		return fmt.Errorf("%w: max-age must not be negative, not %v", ErrBadRequest, p.MaxAge)
+	case p.MaxSize < 0:
+		return fmt.Errorf("%w: max-size must not be negative, not %d", ErrBadRequest, p.MaxSize)
 	}
 	return nil
 }

@@ -368,8 +368,8 @@ func (a *app) reportSettled(settled *engine.SettledRestore) {
 	for _, c := range res.Conflicts {
 		a.notef("conflict: %s: %s", c.Path, protocol.ConflictReason(c))
 	}
-	a.notef("completed an interrupted restore to %s: %d written, %d deleted, %d conflicts",
-		res.Restored.Short(), len(res.Written), len(res.Deleted), len(res.Conflicts))
+	a.notef("completed an interrupted restore to %s: %d written, %d deleted, %s",
+		res.Restored.Short(), len(res.Written), len(res.Deleted), conflictCount(len(res.Conflicts)))
 }
 
 // notef prints a notice line on stderr, unless -q or --json.

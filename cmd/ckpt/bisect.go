@@ -58,9 +58,9 @@ func (a *app) printBisect(res *engine.BisectResult) error {
 	if len(res.Candidates) > 0 {
 		fmt.Fprintf(a.stdout, "skipped checkpoints hide which came first; the first bad is one of:\n")
 		for _, k := range res.Candidates {
-			fmt.Fprintf(a.stdout, "  @%d %s %s\n", k.Seq, k.ID.Short(), k.Message)
+			fmt.Fprintf(a.stdout, "  @%d %s %s\n", k.Seq, k.ID.Short(), subject(k.Message))
 		}
 	}
-	fmt.Fprintf(a.stdout, "first bad checkpoint: @%d %s %s\n", c.Seq, c.ID.Short(), c.Message)
+	fmt.Fprintf(a.stdout, "first bad checkpoint: @%d %s %s\n", c.Seq, c.ID.Short(), subject(c.Message))
 	return res.Diff.WritePatch(a.stdout, engine.DiffFormat{Color: a.colour})
 }

@@ -426,3 +426,22 @@ func TestCLICatJSONHoldsBytesThatAreNotText(t *testing.T) {
 		t.Fatalf("content_base64 holds %q, %v", b, err)
 	}
 }
+
+// list prints one row per checkpoint whatever its message holds; show
+// prints the message whole.
+func TestCLIListShowsOneLinePerCheckpoint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("a", "1")
+	e.ok("save", "-m", "subject\n\nbody line\tand \x1b[2J escape")
+	e.write("a", "2")
+	e.ok("save", "-m", "caf\xe9")
+	out := e.ok("list")
+	if lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); len(lines) != 3 ||
+		!strings.HasSuffix(lines[1], "subject …") || !strings.HasSuffix(lines[2], "caf\uFFFD") {
+		t.Fatalf("list:\n%s", out)
+	}
+	if out := e.ok("show", "@1"); !strings.Contains(out, "body line\tand") {
+		t.Fatalf("show lost the message's body:\n%s", out)
+	}
+}

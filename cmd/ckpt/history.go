@@ -49,7 +49,7 @@ func (a *app) printHistory(h *engine.History, patch bool) error {
 	}
 	for _, e := range h.Entries {
 		c := e.Checkpoint
-		fmt.Fprintf(a.stdout, "@%d %s %s  %s  %s\n", c.Seq, c.ID.Short(), c.Task, c.Time.Local().Format(time.DateTime), c.Message)
+		fmt.Fprintf(a.stdout, "@%d %s %s  %s  %s\n", c.Seq, c.ID.Short(), c.Task, c.Time.Local().Format(time.DateTime), subject(c.Message))
 		for _, ch := range e.Diff.Changes {
 			name := engine.QuotePath(ch.Path)
 			if ch.OldPath != "" {

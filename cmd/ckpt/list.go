@@ -78,7 +78,7 @@ func (a *app) printLog(log *engine.Log) {
 			mark = "*"
 		}
 		fmt.Fprintf(tw, "%s\t@%d\t%s\t%s\t%s\t+%d ~%d -%d\t%s\n", mark, c.Seq, c.ID.Short(),
-			c.Time.Local().Format(time.DateTime), c.Kind, c.Stats.Added, c.Stats.Modified, c.Stats.Deleted, c.Message)
+			c.Time.Local().Format(time.DateTime), c.Kind, c.Stats.Added, c.Stats.Modified, c.Stats.Deleted, subject(c.Message))
 	}
 	tw.Flush()
 }

@@ -150,7 +150,7 @@ func (a *app) listenFlags(serve *cobra.Command) *cobra.Command {
 	serve.Flags().BoolVar(&listen, "listen", false,
 		"serve every ckpt command of this store over a socket (a named pipe on Windows) found in the store directory instead of JSON-RPC on stdio")
 	serve.Flags().DurationVar(&idle, "idle", 0, "with --listen: stop after this long without a client (0: never)")
-	serve.Flags().StringVar(&push, "push", "", "with --listen: push each task to this remote after every save (retried with backoff; state in `ckpt tasks`)")
+	serve.Flags().StringVar(&push, "push", "", "with --listen: push each task to `REMOTE` after every save (retried with backoff; ckpt tasks shows its state)")
 	stdio := serve.RunE
 	serve.RunE = func(cmd *cobra.Command, args []string) error {
 		if !listen {

@@ -188,6 +188,14 @@ func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 	if !res.Backup.IsZero() {
 		backup = fmt.Sprintf("; backup %s (undo: ckpt restore %s)", res.Backup.Short(), res.Backup.Short())
 	}
-	a.say("%s %s: %d written, %d deleted, %d conflicts%s", verb, res.Restored.Short(),
-		len(res.Written), len(res.Deleted), len(res.Conflicts), backup)
+	a.say("%s %s: %d written, %d deleted, %s%s", verb, res.Restored.Short(),
+		len(res.Written), len(res.Deleted), conflictCount(len(res.Conflicts)), backup)
+}
+
+// conflictCount is "1 conflict" or "n conflicts".
+func conflictCount(n int) string {
+	if n == 1 {
+		return "1 conflict"
+	}
+	return fmt.Sprintf("%d conflicts", n)
 }

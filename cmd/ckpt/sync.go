@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ func (a *app) remoteCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				if err := e.RemoveRemote(cmd.Context(), args[0], force); err != nil {
-					if errors.Is(err, engine.ErrBadRequest) && !force {
+					if errors.Is(err, engine.ErrBadRequest) && !force && knownRemote(cmd.Context(), e, args[0]) {
 						return fmt.Errorf("%w (restore what you need first, or pass --force)", err)
 					}
 					return err
@@ -294,6 +295,13 @@ func (d *cloneDirs) undo() bool {
 		os.Remove(dir) // only an empty directory goes
 	}
 	return true
+}
+
+// knownRemote reports whether the store records remote name: a removal
+// it refuses then needs the store's blobs, not another name.
+func knownRemote(ctx context.Context, e *engine.Engine, name string) bool {
+	remotes, err := e.Remotes(ctx)
+	return err == nil && slices.ContainsFunc(remotes, func(r engine.RemoteInfo) bool { return r.Name == name })
 }
 
 // withoutUnfinished is the error of a Clone without its ErrUnfinishedClone
