@@ -63,6 +63,8 @@ type app struct {
 	// storeEvents, set by serve and mcp before the open, receives the
 	// engine's store-wide events for every client.
 	storeEvents *protocol.StoreEvents
+	// background prints the index's background errors (engineOptions).
+	background *backgroundNotes
 	// writeErr is the first failure to write a JSON document: the command
 	// then exits non-zero even if its work succeeded.
 	writeErr error
@@ -100,6 +102,9 @@ func (a *app) execute(ctx context.Context, args []string, stop func(), signalled
 	root.SetErr(a.stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	stop()
+	if a.background != nil {
+		a.background.flush(err)
+	}
 	var usage protocol.UsageError
 	var remote remoteExit
 	switch {
@@ -295,7 +300,10 @@ const serverLookSlice = 100 * time.Millisecond
 // engineOptions are the options a command opens the store with: the global
 // flags, and background errors of the index printed on stderr.
 func (a *app) engineOptions(command string, readOnly bool) engine.Options {
-	stderr := a.stderr
+	if a.background == nil {
+		a.background = newBackgroundNotes(a.stderr, command)
+	}
+	notes := a.background
 	opts := engine.Options{
 		StoreDir:    a.store,
 		Profile:     a.profile,
@@ -312,7 +320,7 @@ func (a *app) engineOptions(command string, readOnly bool) engine.Options {
 			// Operations return their own errors; background ones arrive only here.
 			var bg *engine.BackgroundError
 			if ev.Type == engine.EventError && errors.As(ev.Err, &bg) {
-				fmt.Fprintf(stderr, "ckpt: %v\n", bg)
+				notes.note(bg)
 			}
 			if a.storeEvents != nil {
 				a.storeEvents.Send(ev)

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// backgroundNotes prints the index's background errors on stderr, each
+// once. A command that ends (all but serve, mcp and ui) holds them until
+// then and leaves out those its own error already tells, so that one
+// failure reads as one line: a full disk failed the index's background
+// flush, then the command, with the same cause.
+type backgroundNotes struct {
+	w    io.Writer
+	hold bool
+	mu   sync.Mutex
+	seen map[string]bool
+	held []*engine.BackgroundError
+}
+
+// newBackgroundNotes prints to w, holding the notes of every command but
+// the resident ones.
+func newBackgroundNotes(w io.Writer, command string) *backgroundNotes {
+	resident := command == "serve" || command == "mcp" || command == "ui"
+	return &backgroundNotes{w: w, hold: !resident, seen: map[string]bool{}}
+}
+
+// note prints bg, or holds it, unless the same was noted before.
+func (n *backgroundNotes) note(bg *engine.BackgroundError) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.seen[bg.Error()] {
+		return
+	}
+	n.seen[bg.Error()] = true
+	if n.hold {
+		n.held = append(n.held, bg)
+		return
+	}
+	fmt.Fprintf(n.w, "ckpt: %v\n", bg)
+}
+
+// flush prints the held notes whose cause the command's own error (final,
+// nil when it succeeded) does not already tell.
+func (n *backgroundNotes) flush(final error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, bg := range n.held {
+		if final == nil || !strings.Contains(final.Error(), bg.Err.Error()) {
+			fmt.Fprintf(n.w, "ckpt: %v\n", bg)
+		}
+	}
+	n.held = nil
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/ckpt/ckpt/engine"
+)
+
+// A command's background errors print once each, after it ends, without
+// those its own error tells; a resident command's print as they come.
+func TestBackgroundNotesTellEachFailureOnce(t *testing.T) {
+	full := &engine.BackgroundError{Err: errors.New("write 000005.sst: no space left on device")}
+	other := &engine.BackgroundError{Err: errors.New("compaction: EIO")}
+
+	var out bytes.Buffer
+	n := newBackgroundNotes(&out, "save")
+	n.note(full)
+	n.note(other)
+	n.note(full)
+	if out.Len() != 0 {
+		t.Fatalf("a command's notes printed before it ended: %q", out.String())
+	}
+	n.flush(errors.New("open index: index flush: write 000005.sst: no space left on device"))
+	if want := "ckpt: index background work: compaction: EIO\n"; out.String() != want {
+		t.Fatalf("notes after the command failed: %q, want %q", out.String(), want)
+	}
+
+	out.Reset()
+	n = newBackgroundNotes(&out, "list")
+	n.note(full)
+	n.flush(nil)
+	if want := "ckpt: index background work: write 000005.sst: no space left on device\n"; out.String() != want {
+		t.Fatalf("notes after the command succeeded: %q, want %q", out.String(), want)
+	}
+
+	out.Reset()
+	n = newBackgroundNotes(&out, "serve")
+	n.note(other)
+	n.note(other)
+	if want := "ckpt: index background work: compaction: EIO\n"; out.String() != want {
+		t.Fatalf("a server's notes: %q, want %q", out.String(), want)
+	}
+}
