@@ -123,15 +123,7 @@ func TestReadOnlyStoreRefusesWritersAtOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "a"), []byte("two"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var prefix []string
-	binary := os.Args[0]
-	if os.Geteuid() == 0 {
-		// Root ignores permission bits: run the check as nobody.
-		binary = filepath.Join(base, "engine.test")
-		copyFile(t, os.Args[0], binary)
-		chownTree(t, base, 65534)
-		prefix = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}
-	}
+	binary, prefix := unprivileged(t, base)
 	for _, d := range append([]string{base}, ro...) {
 		mode := os.FileMode(0o555)
 		if d == base {
@@ -228,6 +220,21 @@ func sameContentFiles(t *testing.T, ws string, n int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// unprivileged returns how to run this test binary as a user whom
+// permission bits bind: as it is, when not root; as root (which ignores
+// them), a copy of it in base, run by setpriv as nobody, base and all in
+// it made nobody's.
+func unprivileged(t *testing.T, base string) (binary string, prefix []string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return os.Args[0], nil
+	}
+	binary = filepath.Join(base, "engine.test")
+	copyFile(t, os.Args[0], binary)
+	chownTree(t, base, 65534)
+	return binary, []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}
 }
 
 func copyFile(t *testing.T, from, to string) {

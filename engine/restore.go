@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // Only selects what a restore rewinds.
@@ -59,10 +60,11 @@ type Conflict struct {
 // ConflictKind says why a restore left a path alone.
 type ConflictKind string
 
-// Conflict kinds. RestoreOptions.Force overwrites the first three.
+// Conflict kinds. RestoreOptions.Force overwrites the first four.
 const (
 	ConflictUncaptured   ConflictKind = "uncaptured"    // an uncaptured file stands where the target puts something
 	ConflictUnsaved      ConflictKind = "unsaved"       // current content no checkpoint captures, with no backup taken
+	ConflictUnread       ConflictKind = "unread"        // current content the restore could not read (Skipped.Kept): no checkpoint holds it
 	ConflictDirHolds     ConflictKind = "dir-holds"     // a directory to replace holds uncaptured files
 	ConflictBlockedBelow ConflictKind = "blocked-below" // a directory to replace holds paths left alone below it
 	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied, held open)
@@ -233,6 +235,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if resuming {
 		x.TempsSince = e.pending.Started
 	}
+	x.Unread = unreadPaths(cur.snap.Skipped)
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
 		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {
@@ -489,6 +492,20 @@ func (e *Engine) currentState(ctx context.Context, task string, seq uint64, resu
 	}
 	res.Backup = ID(sr.id)
 	return &current{snap: snap}, nil
+}
+
+// unreadPaths are the paths a scan could not read (restore.Applier.Unread).
+func unreadPaths(skipped []walker.Skipped) map[string]bool {
+	var unread map[string]bool
+	for _, s := range skipped {
+		if s.Reason == walker.ReasonUnreadable {
+			if unread == nil {
+				unread = map[string]bool{}
+			}
+			unread[s.Path] = true
+		}
+	}
+	return unread
 }
 
 // baselines returns the root trees of the checkpoints also (those not

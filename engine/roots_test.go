@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -170,16 +169,7 @@ func TestRootsFilters(t *testing.T) {
 
 func (f *fixture) catHead(rel string) string {
 	f.t.Helper()
-	r, _, err := f.e.Cat(context.Background(), "", "HEAD", rel)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return string(b)
+	return catString(f.t, f.e, "HEAD", rel)
 }
 
 // TestRootsIdentity: the store records its set of roots; opening it with

@@ -55,11 +55,12 @@ type saved struct {
 	kind       index.CheckpointKind
 	stats      index.Stats
 	skipped    []walker.Skipped
+	kept       map[string]bool // the unreadable paths of skipped the checkpoint keeps
 }
 
 func (s *saved) public() *SaveResult {
 	return &SaveResult{ID: ID(s.id), Parent: ID(s.parent), Task: s.task, Seq: s.seq, Created: s.created,
-		Empty: s.empty, Kind: publicKind(s.kind), Stats: publicStats(s.stats), Skipped: publicSkipped(s.skipped)}
+		Empty: s.empty, Kind: publicKind(s.kind), Stats: publicStats(s.stats), Skipped: publicSkipped(s.skipped, s.kept)}
 }
 
 // Save checkpoints the workspace into a task. It reads only files whose stat
@@ -135,6 +136,9 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		}
 	}
 	res := &saved{task: task, kind: kind, skipped: snap.Skipped, parent: head.Head}
+	if res.kept, err = keptPaths(e.save.TreeSource(snap), snap.Root, snap.Skipped); err != nil {
+		return nil, nil, err
+	}
 	hashed := e.presaved + snap.Hashed.Load() // the presaves' reading was this save's
 	empty := hasHead && snap.Root == parent.Root
 	// Without a state blob only the files decide whether anything changed.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"time"
 
 	"github.com/ckpt/ckpt/diffview"
@@ -46,11 +47,16 @@ type CheckpointInfo struct {
 	Head    bool // it is its task's head
 }
 
-// Skipped is a path a save left out, with the reason.
+// Skipped is a path a save could not read or would not capture, with the
+// reason. An unreadable path (a file the save may not read, a directory it
+// may not list) that an earlier save read keeps, in the checkpoint, the
+// version read last (Kept), as git keeps an index entry it cannot
+// refresh: it is not recorded as deleted. Any other is left out.
 type Skipped struct {
 	Path   string // slash-separated, relative to the workspace
 	Reason string // "fifo", "socket", "device", "too large", "unreadable", "vanished" or "unknown type"
 	Err    error  // the underlying error for unreadable and vanished paths
+	Kept   bool   // unreadable, and the checkpoint holds its last version read
 }
 
 // EntryKind is the kind of a checkpointed path.
@@ -94,12 +100,35 @@ func checkpointInfo(id ID, cp index.Checkpoint, head bool) CheckpointInfo {
 		Root: ID(cp.Root), Stats: publicStats(cp.Stats), Head: head}
 }
 
-func publicSkipped(in []walker.Skipped) []Skipped {
+func publicSkipped(in []walker.Skipped, kept map[string]bool) []Skipped {
 	out := make([]Skipped, len(in))
 	for i, s := range in {
-		out[i] = Skipped(s)
+		out[i] = Skipped{Path: s.Path, Reason: s.Reason, Err: s.Err, Kept: kept[s.Path]}
 	}
 	return out
+}
+
+// keptPaths returns the unreadable paths of skipped that the tree rooted at
+// root holds: the versions a save kept of paths it could not read.
+func keptPaths(src diffview.TreeSource, root objects.ID, skipped []walker.Skipped) (map[string]bool, error) {
+	var kept map[string]bool
+	for _, s := range skipped {
+		if s.Reason != walker.ReasonUnreadable {
+			continue
+		}
+		_, err := findEntry(src, root, s.Path)
+		if errors.Is(err, ErrBadRequest) {
+			continue // not in the tree: left out
+		}
+		if err != nil {
+			return nil, err
+		}
+		if kept == nil {
+			kept = map[string]bool{}
+		}
+		kept[s.Path] = true
+	}
+	return kept, nil
 }
 
 func entryKind(k objects.Kind) EntryKind {

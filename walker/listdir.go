@@ -159,7 +159,7 @@ func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool)
 			return Entry{}, false
 		}
 		if err := w.cfg.perm.check(n.fd, name, &st, accessRead); err != nil {
-			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
+			w.unreadable(n, name, &fs.PathError{Op: "open", Path: rel, Err: err})
 			return Entry{}, false
 		}
 		e.Kind = KindFile
@@ -175,7 +175,7 @@ func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool)
 			return Entry{}, false
 		}
 		if err := w.cfg.perm.check(n.fd, name, &st, accessList); err != nil {
-			w.report(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
+			w.unreadable(n, name, &fs.PathError{Op: "open", Path: rel, Err: err})
 			return Entry{}, false
 		}
 		e.Kind, e.Size = KindDir, 0
@@ -184,6 +184,14 @@ func (w *walk[T]) entry(n *node[T], name string, listed *fileStat) (Entry, bool)
 		return Entry{}, false
 	}
 	return e, true
+}
+
+// unreadable reports entry name of n, which could not be read because of
+// err, and notes it in n's Dir.Unreadable.
+func (w *walk[T]) unreadable(n *node[T], name string, err error) {
+	if w.report(join(n.dir.Path, name), err) {
+		n.dir.Unreadable = append(n.dir.Unreadable, name)
+	}
 }
 
 func specialReason(typ fileType) string {

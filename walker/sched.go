@@ -146,9 +146,9 @@ func (w *walk[T]) process(n *node[T]) {
 		}
 	}
 	if err != nil {
-		w.report(n.dir.Path, err)
+		unread := w.report(n.dir.Path, err)
 		var zero T
-		w.finishFrom(w.complete(n, zero, false))
+		w.finishFrom(w.complete(n, zero, false, unread))
 		return
 	}
 	w.schedule(n)
@@ -234,14 +234,15 @@ func (w *walk[T]) finishFrom(n *node[T]) {
 			w.fail(err)
 			return
 		}
-		n = w.complete(n, v, true)
+		n = w.complete(n, v, true, false)
 	}
 }
 
-// complete hands n's value (ok) or its removal (!ok) to its parent and
-// returns the parent if that was its last pending subdirectory. For the
-// root it records the result and ends the walk.
-func (w *walk[T]) complete(n *node[T], v T, ok bool) *node[T] {
+// complete hands n's value (ok) or its removal (!ok; unread when it could
+// not be read, see Dir.Unreadable) to its parent and returns the parent if
+// that was its last pending subdirectory. For the root it records the
+// result and ends the walk.
+func (w *walk[T]) complete(n *node[T], v T, ok, unread bool) *node[T] {
 	p := n.parent
 	if p == nil {
 		w.mu.Lock()
@@ -263,6 +264,9 @@ func (w *walk[T]) complete(n *node[T], v T, ok bool) *node[T] {
 		return strings.Compare(e.Name, name)
 	}); found {
 		p.dir.Entries = slices.Delete(p.dir.Entries, i, i+1)
+		if unread {
+			p.dir.Unreadable = append(p.dir.Unreadable, n.name)
+		}
 	}
 	p.pending--
 	if p.pending == 0 {
@@ -271,18 +275,20 @@ func (w *walk[T]) complete(n *node[T], v T, ok bool) *node[T] {
 	return nil
 }
 
-// report records a path that could not be included because of err. A
-// path that no longer exists is not reported: the walk simply saw the
+// report records a path that could not be included because of err, and
+// says whether it was reported unreadable (rather than vanished). A path
+// that no longer exists is not reported: the walk simply saw the
 // directory a moment later.
-func (w *walk[T]) report(path string, err error) {
+func (w *walk[T]) report(path string, err error) (unread bool) {
 	if errors.Is(err, fs.ErrNotExist) {
-		return
+		return false
 	}
 	reason := ReasonUnreadable
 	if isVanished(err) {
 		reason = ReasonVanished
 	}
 	w.skip(Skipped{Path: path, Reason: reason, Err: err})
+	return reason == ReasonUnreadable
 }
 
 func (w *walk[T]) skip(s Skipped) {

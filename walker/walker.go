@@ -68,6 +68,12 @@ type Dir struct {
 	// change to the directory. (An included one is in Entries, with its
 	// Nlink.)
 	ExcludedRuleLinked bool
+	// Unreadable names the entries left out of Entries because they could
+	// not be read (a file it may not read, a directory it may not list or
+	// enter; reported in Skipped as ReasonUnreadable), in no set order: the
+	// caller may keep what it knew of them. An entry that vanished or
+	// changed type while the walk ran is not among them.
+	Unreadable []string
 }
 
 // Skip reasons reported in Skipped.Reason.

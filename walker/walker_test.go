@@ -111,9 +111,10 @@ func TestUnreadableInjected(t *testing.T) {
 			return nil
 		},
 	}
-	var visited sync.Map
+	var visited, unread sync.Map
 	_, skipped, err := Walk(context.Background(), root, Options{hooks: h}, func(_ context.Context, d *Dir, sub map[string]bool) (bool, error) {
 		visited.Store(d.Path, d.Entries)
+		unread.Store(d.Path, slices.Sorted(slices.Values(d.Unreadable)))
 		for _, e := range d.Entries {
 			if _, ok := sub[e.Name]; e.Kind == KindDir && !ok {
 				return false, fmt.Errorf("entry %s/%s has no visited value", d.Path, e.Name)
@@ -138,6 +139,14 @@ func TestUnreadableInjected(t *testing.T) {
 	}
 	if _, ok := visited.Load("a/secret"); ok {
 		t.Fatal("unreadable directory visited")
+	}
+	// Each directory names the entries it left out as unreadable, for
+	// its caller to keep what it knew of them.
+	for dir, want := range map[string][]string{"": nil, "a": {"secret"}, "c": {"locked.txt"}} {
+		got, _ := unread.Load(dir)
+		if names, _ := got.([]string); !slices.Equal(names, want) {
+			t.Errorf("Unreadable of %q = %q, want %q", dir, names, want)
+		}
 	}
 }
 

@@ -94,7 +94,11 @@ func (a *app) printSave(res *engine.SaveResult, background int) {
 	}
 	for _, s := range res.Skipped {
 		if !a.quiet {
-			fmt.Fprintf(a.stderr, "ckpt: skipped %s (%s)\n", s.Path, s.Reason)
+			kept := ""
+			if s.Kept {
+				kept = "; the checkpoint keeps the version last read"
+			}
+			fmt.Fprintf(a.stderr, "ckpt: skipped %s (%s%s)\n", s.Path, s.Reason, kept)
 		}
 	}
 	if !res.Created {

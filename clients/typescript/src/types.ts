@@ -49,7 +49,7 @@ export interface SaveResult {
   empty: boolean;
   kind: string;
   stats: SaveStats;
-  skipped: { path: string; path_base64?: NameBase64; reason: string; error?: string }[];
+  skipped: { path: string; path_base64?: NameBase64; reason: string; error?: string; kept?: boolean }[];
 }
 
 export interface Checkpoint {

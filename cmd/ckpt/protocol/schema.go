@@ -40,6 +40,9 @@ type SkippedJSON struct {
 	PathBase64 *string `json:"path_base64,omitempty"` // path's bytes when it is not valid UTF-8 (package lossless)
 	Reason     string  `json:"reason"`
 	Error      string  `json:"error,omitempty"`
+	// Kept: unreadable, and the checkpoint holds the version last read
+	// (not recorded as deleted).
+	Kept bool `json:"kept,omitempty"`
 }
 
 // SaveView is the JSON shape of a save result.
@@ -53,7 +56,7 @@ func SaveView(res *engine.SaveResult) SaveJSON {
 		SettledJSON: SettledView(res.Settled),
 	}
 	for _, s := range res.Skipped {
-		sj := SkippedJSON{Path: s.Path, PathBase64: lossless.Base64(s.Path), Reason: s.Reason}
+		sj := SkippedJSON{Path: s.Path, PathBase64: lossless.Base64(s.Path), Reason: s.Reason, Kept: s.Kept}
 		if s.Err != nil {
 			sj.Error = s.Err.Error()
 		}
@@ -270,6 +273,7 @@ func nonNil(s []string) []string {
 var conflictAdvice = map[engine.ConflictKind]string{
 	engine.ConflictUncaptured: "; use --force to overwrite it",
 	engine.ConflictUnsaved:    "; use --force to discard it, or restore with a backup",
+	engine.ConflictUnread:     "; make it readable and restore again, or use --force to replace it",
 	engine.ConflictDirHolds:   "; use --force to remove them",
 }
 

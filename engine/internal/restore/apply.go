@@ -49,6 +49,7 @@ type ConflictKind string
 const (
 	ConflictUncaptured   ConflictKind = "uncaptured"
 	ConflictUnsaved      ConflictKind = "unsaved"
+	ConflictUnread       ConflictKind = "unread"
 	ConflictDirHolds     ConflictKind = "dir-holds"
 	ConflictBlockedBelow ConflictKind = "blocked-below"
 	ConflictFault        ConflictKind = "fault"
@@ -65,6 +66,12 @@ type Applier struct {
 	// holds the paths whose current entry no checkpoint captures
 	// identically: a restore leaves them alone (a conflict) unless Force.
 	Unsaved map[string]bool
+	// Unread holds the paths the scan of the current state could not read
+	// (a file it may not read, a directory it may not list): what they
+	// hold now is in no checkpoint (the current state keeps the version
+	// last read), so a restore leaves them, and all below them, alone (a
+	// conflict) unless Force.
+	Unread map[string]bool
 	// Resuming: this run completes an interrupted restore, whose
 	// temporary files are removed whatever the guard says (those that
 	// TempsSince does not show to be a user's).
@@ -133,6 +140,7 @@ type staged struct {
 var conflictReasons = map[ConflictKind]string{
 	ConflictUncaptured:   "a file not captured by any checkpoint (ignored, skipped or unsaved) stands here",
 	ConflictUnsaved:      "the current content is not captured by a checkpoint (an unsaved edit or a new file) and no backup is taken",
+	ConflictUnread:       "the current content could not be read, so no checkpoint holds it",
 	ConflictDirHolds:     "the directory holds files not captured by any checkpoint",
 	ConflictBlockedBelow: "the directory still holds paths the restore left alone (see their conflicts)",
 }
@@ -241,14 +249,37 @@ func (x *Applier) fault(op, rel string, err error) error {
 	return fmt.Errorf("%s %s: %w", op, rel, err)
 }
 
-// guarded reports whether o would destroy current content that no
-// checkpoint captures (restores without a backup); such a path becomes a
-// conflict unless force.
-func (x *Applier) guarded(o op) bool {
-	if x.Force || x.Unsaved == nil || o.fresh || o.kind == opRemoveDir || o.kind == opMkdir || !x.Unsaved[o.path] {
-		return false
+// guarded says why o would destroy current content that no checkpoint
+// captures ("" when it would not): content the restore's scan could not
+// read (Unread), or, restoring without a backup, unsaved content
+// (Unsaved). Such a path becomes a conflict unless Force.
+func (x *Applier) guarded(o op) ConflictKind {
+	if x.Force || o.fresh || o.kind == opMkdir {
+		return ""
 	}
-	return !(x.Resuming && inTemp(o.path) && !x.foreign(o.path))
+	if x.unread(o.path) {
+		return ConflictUnread
+	}
+	if x.Unsaved == nil || o.kind == opRemoveDir || !x.Unsaved[o.path] {
+		return ""
+	}
+	if x.Resuming && inTemp(o.path) && !x.foreign(o.path) {
+		return ""
+	}
+	return ConflictUnsaved
+}
+
+// unread reports whether rel or a directory above it is in Unread.
+func (x *Applier) unread(rel string) bool {
+	for p := rel; len(x.Unread) > 0; p = path.Dir(p) {
+		if x.Unread[p] {
+			return true
+		}
+		if !strings.Contains(p, "/") {
+			return false
+		}
+	}
+	return false
 }
 
 // tempClockSlack is how long before TempsSince a temporary of the
@@ -384,8 +415,8 @@ func (x *Applier) Preview(p *Plan) {
 		for _, o := range list {
 			switch {
 			case x.isBlocked(o.path) || x.badName(o):
-			case x.guarded(o):
-				x.conflict(o.path, ConflictUnsaved)
+			case x.guarded(o) != "":
+				x.conflict(o.path, x.guarded(o))
 			case x.obstructed(o) && !x.Force:
 				x.conflict(o.path, ConflictUncaptured)
 			case o.kind != opMkdir:
@@ -567,8 +598,8 @@ func (x *Applier) mayRemove(o op) bool {
 	if x.isBlocked(o.path) || o.swept && x.foreign(o.path) {
 		return false
 	}
-	if x.guarded(o) {
-		x.conflict(o.path, ConflictUnsaved)
+	if kind := x.guarded(o); kind != "" {
+		x.conflict(o.path, kind)
 		return false
 	}
 	return true
@@ -657,8 +688,8 @@ func (x *Applier) write(o op) error {
 	if x.isBlocked(path.Dir(o.path)) || x.isBlocked(o.path) || x.badName(o) {
 		return nil
 	}
-	if x.guarded(o) {
-		x.conflict(o.path, ConflictUnsaved)
+	if kind := x.guarded(o); kind != "" {
+		x.conflict(o.path, kind)
 		return nil
 	}
 	if ok, err := x.clear(o); !ok || err != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -255,10 +257,14 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 	reuse := cached && len(dc.Entries) == len(d.Entries)
 	tree := objects.Tree{Entries: make([]objects.Entry, 0, len(d.Entries))}
 	fresh := index.DirCache{WrittenNs: s.writtenNs, Entries: make([]index.CachedFile, 0, len(d.Entries))}
+	var unread []string
 	for i := range d.Entries {
 		ent, r := &d.Entries[i], &results[i]
 		if r.skipped { // vanished or unreadable: reported, left out
 			reuse = false
+			if r.kept {
+				unread = append(unread, ent.Name)
+			}
 			continue
 		}
 		reuse = reuse && r.hit
@@ -267,6 +273,18 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		}
 		tree.Entries = append(tree.Entries, objects.Entry{Name: ent.Name, Kind: objects.Kind(ent.Kind), Mode: s.carry.mode(based, ent, r.id), Size: r.size, ID: r.id})
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
+	}
+	if kept := keptEntries(&dc, append(unread, d.Unreadable...)); len(kept) > 0 {
+		reuse = false
+		for _, c := range kept {
+			tree.Entries = append(tree.Entries, objects.Entry{Name: c.Name, Kind: objects.Kind(cachedKind(c.Mode)), Mode: c.Mode & permBits, Size: c.Size, ID: c.ID})
+			fresh.Entries = append(fresh.Entries, keptRecord(c))
+			if cachedKind(c.Mode) != walker.KindDir {
+				s.snap.Files.Add(1)
+			}
+		}
+		slices.SortFunc(tree.Entries, func(a, b objects.Entry) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(fresh.Entries, func(a, b index.CachedFile) int { return strings.Compare(a.Name, b.Name) })
 	}
 	s.progress(s.snap.Files.Load(), s.snap.Hashed.Load())
 	if reuse, err = s.carry.sameModes(reuse, dc.Tree, tree); err != nil {
@@ -516,6 +534,38 @@ func cacheRecord(ent *walker.Entry, id objects.ID, size int64) index.CachedFile 
 	}
 }
 
+// keptEntries returns the stat-cache records of dc for the entries names
+// that could not be read now: a file the scan may not read, a directory it
+// may not list keeps, in the checkpoint, the version the last scan to
+// read it recorded, as git keeps an index entry it cannot refresh (so an
+// unreadable path is not saved as deleted). A name with no record (not
+// read before) stays out. Records of the other kinds (symlinks) are not
+// kept.
+func keptEntries(dc *index.DirCache, names []string) []index.CachedFile {
+	var kept []index.CachedFile
+	for _, name := range names {
+		i, found := slices.BinarySearchFunc(dc.Entries, name, func(c index.CachedFile, name string) int {
+			return strings.Compare(c.Name, name)
+		})
+		if found {
+			if k := cachedKind(dc.Entries[i].Mode); k == walker.KindFile || k == walker.KindDir {
+				kept = append(kept, dc.Entries[i])
+			}
+		}
+	}
+	return kept
+}
+
+// keptRecord is the stat-cache record of an entry kept unread: its version
+// and kind as before, and no stat (zero times and inode), which no entry
+// the walker finds matches, so the next scan reads it again. A replayed
+// directory lists it, so the next scan tries it, and keeps it again, as a
+// listing does.
+func keptRecord(c index.CachedFile) index.CachedFile {
+	c.MtimeNs, c.CtimeNs, c.Inode = 0, 0, 0
+	return c
+}
+
 // statMatches reports whether a cached record still describes ent and can be
 // trusted (not racy with respect to the moment the cache was written).
 func statMatches(prev *index.CachedFile, ent *walker.Entry, cacheWrittenNs int64) bool {
@@ -534,7 +584,10 @@ type entryResult struct {
 	size    int64
 	hit     bool // the stat cache supplied it unchanged
 	skipped bool // left out (reported)
-	read    bool // a regular file whose content must be read
+	// kept: a file left out because it could not be read, whose version
+	// the stat cache recorded the directory keeps (see keptEntries)
+	kept bool
+	read bool // a regular file whose content must be read
 	// prev is, for a file to read, its previous version, which the store
 	// may keep the new content as a delta against: the content the stat
 	// cache recorded for it, else the base checkpoint's (zero: neither).
@@ -579,7 +632,7 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 		var err error
 		r.id, r.size, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), &d.Entries[i], r.prev)
 		if errors.Is(err, errSkipFile) {
-			r.skipped, err = true, nil
+			r.skipped, r.kept, err = true, errors.Is(err, errKeepFile), nil
 		}
 		return err
 	}
@@ -655,8 +708,13 @@ func (s *scanner) entryID(ent *walker.Entry, prev *index.CachedFile, sub map[str
 	return r, nil
 }
 
-// errSkipFile marks a file that readFile reported as skipped.
-var errSkipFile = errors.New("file skipped")
+// errSkipFile marks a file that readFile reported as skipped; errKeepFile
+// (which matches it) one that could not be read, whose last version the
+// directory keeps.
+var (
+	errSkipFile = errors.New("file skipped")
+	errKeepFile = fmt.Errorf("%w: its last version kept", errSkipFile)
+)
 
 // readFile hashes (and, when storing, stores) one regular file. The file is
 // opened without following symlinks and without blocking (it may have become
@@ -673,6 +731,9 @@ func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry, p
 		var unreadable *unreadableError
 		if errors.As(err, &unreadable) {
 			s.skip(rel, "unreadable", unreadable.err)
+			if keepsLastVersion(unreadable.err) {
+				return id, 0, errKeepFile
+			}
 			return id, 0, errSkipFile
 		}
 		if err != nil {
@@ -714,6 +775,14 @@ func (s *scanner) readOnce(abs string, prev objects.ID) (id objects.ID, size int
 		return id, 0, false, &unreadableError{err}
 	}
 	return id, size, before == after && size == after.Size, nil
+}
+
+// keepsLastVersion reports whether a file whose read failed with err is
+// one that is there but may not be read (permission, I/O), whose last
+// version a checkpoint keeps, rather than one that went or turned into
+// something else (no such file, not a regular file, a symlink now).
+func keepsLastVersion(err error) bool {
+	return !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, osfs.ErrNotRegular) && !errors.Is(err, syscall.ELOOP)
 }
 
 // unreadableError is a failure to read a workspace file: the file is skipped
