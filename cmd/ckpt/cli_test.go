@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -386,18 +385,22 @@ func TestCLIStateFlavours(t *testing.T) {
 	if list := decode[protocol.LogJSON](t, e.ok("list", "--json")); len(list.Checkpoints) != 2 {
 		t.Fatalf("%d checkpoints after the failed restore, want 2 (no backup)", len(list.Checkpoints))
 	}
-	// A restore that fails removes the FILE it created, and leaves one
-	// that was there as it was.
-	e.run("", "restore", "@9", "--only", "both", "--state-out", out)
-	if b, _ := os.ReadFile(out); string(b) != `{"turn":1}` {
-		t.Fatalf("a failed restore changed the FILE that was there: %q", b)
+	// A FILE in the workspace is written after the restore, not captured
+	// by its backup nor removed by it.
+	e.write("f", "v3") // a change, so that the restore takes a backup
+	r = e.run("", "restore", "@1", "--json", "--only", "both", "--state-out", filepath.Join(e.ws, "state.json"))
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "state.json")); r.code != 0 || string(b) != `{"turn":1}` {
+		t.Fatalf("--state-out in the workspace: exit %d %q, state %q", r.code, r.stderr, b)
 	}
-	created := filepath.Join(t.TempDir(), "new.json")
-	if r := e.run("", "restore", "@9", "--only", "both", "--state-out", created); r.code == 0 {
-		t.Fatal("a restore of an unknown ref succeeded")
+	backup := decode[protocol.RestoreJSON](t, r.stdout).Backup
+	if backup == "" {
+		t.Fatalf("the restore took no backup: %s", r.stdout)
 	}
-	if _, err := os.Stat(created); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a failed restore left the FILE it created: %v", err)
+	if r := e.run("", "cat", backup, "state.json"); r.code == 0 {
+		t.Fatalf("the backup captured the state FILE: %q", r.stdout)
+	}
+	if got := e.ok("cat", backup, "f"); got != "v3" {
+		t.Fatalf("the backup holds f = %q, want v3", got)
 	}
 }
 

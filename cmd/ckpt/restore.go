@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -47,16 +46,14 @@ func (a *app) restoreCommand() *cobra.Command {
 				if opts.Paths, err = withRoots(e, roots, opts.Paths); err != nil {
 					return err
 				}
-				out, err := a.openStateOut(stateOut, opts)
-				if err != nil {
+				if err := a.checkStateOut(stateOut, opts); err != nil {
 					return err // before any change
 				}
 				res, err := e.Restore(cmd.Context(), refs[0], opts)
 				if err != nil {
-					out.abandon()
 					return err
 				}
-				state, err := a.writeState(cmd.Context(), e, res, out, opts)
+				state, err := a.writeState(cmd.Context(), e, res, stateOut, opts)
 				if err != nil {
 					return err
 				}
@@ -91,63 +88,41 @@ func (a *app) restoreCommand() *cobra.Command {
 	return cmd
 }
 
-// stateSink is where a restore delivers the state blob: nowhere, stdout
-// ("-"), or a file opened before the restore changes anything, so that a
-// FILE that cannot be written fails the command before it restores.
-type stateSink struct {
-	stdout  bool
-	f       *os.File
-	created bool // the restore's opening created f
-}
-
-// openStateOut opens --state-out's FILE for a restore of opts that
-// delivers the state (not a dry run, --only state or both); a zero
-// stateSink when there is nothing to deliver.
-func (a *app) openStateOut(out string, opts engine.RestoreOptions) (*stateSink, error) {
-	if out == "" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
-		return &stateSink{}, nil
-	}
-	if out == "-" {
-		return &stateSink{stdout: true}, nil
+// checkStateOut fails, before the restore changes anything, for a
+// --state-out FILE that surely cannot be written: one in a directory that
+// does not exist, or a directory itself. It creates nothing (a FILE in the
+// workspace would be captured by the backup, and removed by the restore).
+func (a *app) checkStateOut(out string, opts engine.RestoreOptions) error {
+	if out == "" || out == "-" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
+		return nil
 	}
 	// Through a server, a relative FILE names a file in the client's directory.
 	path := a.localPath(out)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	created := err == nil
-	if errors.Is(err, fs.ErrExist) {
-		f, err = os.OpenFile(path, os.O_WRONLY, 0)
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("write state: %s is a directory", path)
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%s is not a directory", filepath.Dir(path))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("write state: %w", err)
+		return fmt.Errorf("write state: %w", err)
 	}
-	return &stateSink{f: f, created: created}, nil
+	return nil
 }
 
-// abandon closes the file of a restore that failed, removing it if the
-// restore created it; a file that was there keeps its content.
-func (o *stateSink) abandon() {
-	if o.f == nil {
-		return
-	}
-	o.f.Close()
-	if o.created {
-		os.Remove(o.f.Name())
-	}
-}
-
-// writeState delivers the state blob for --only state|both to out's file,
-// or for stdout returns it (written here unless --json, whose document
-// holds it); nil otherwise.
-func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.RestoreResult, out *stateSink, opts engine.RestoreOptions) ([]byte, error) {
-	if !out.stdout && out.f == nil {
+// writeState delivers the state blob for --only state|both to FILE, or
+// with "-" returns it, for stdout (written here unless --json, whose
+// document holds it); nil otherwise.
+func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.RestoreResult, out string, opts engine.RestoreOptions) ([]byte, error) {
+	if out == "" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
 		return nil, nil
 	}
 	state, err := e.ReadState(ctx, res.State)
 	if err != nil {
-		out.abandon()
 		return nil, err
 	}
-	if out.stdout {
+	if out == "-" {
 		if state == nil {
 			state = []byte{}
 		}
@@ -156,11 +131,7 @@ func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.Rest
 		}
 		return state, err
 	}
-	err = out.f.Truncate(0)
-	if err == nil {
-		_, err = out.f.Write(state)
-	}
-	if err = errors.Join(err, out.f.Close()); err != nil {
+	if err := os.WriteFile(a.localPath(out), state, 0o600); err != nil {
 		return nil, fmt.Errorf("write state: %w", err)
 	}
 	return nil, nil
