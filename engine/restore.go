@@ -125,13 +125,14 @@ type RestoreResult struct {
 // the journal once the task's head has moved on (see SettleRestore). A
 // cancelled ctx or another error (no space, I/O) stops the restore with the
 // journal kept; the head has moved to ref already when the error came from
-// the last flush, once every file was in place. A restore the store cannot
-// give the content of (an error matching ErrCorrupt: a blob damaged or
-// missing) stops and drops its journal, which no completion could ever
-// clear: the paths it had renamed into place hold ref's content, the others
-// what they held, and its backup the workspace from before. (A Clone's
-// restore, fetching as it writes, keeps its journal instead: the same
-// clone run again, once the remote is mended, completes it.)
+// the last flush, once every file was in place. A restore this store
+// cannot give the content of (an error matching ErrCorrupt: a blob or tree
+// damaged, a pack missing) stops and drops its journal, which no
+// completion could ever clear: the paths it had renamed into place hold
+// ref's content, the others what they held, and its backup the workspace
+// from before. Damage a remote reports (blobs fetched as the restore
+// writes, a Clone's) keeps the journal: once the remote is mended the
+// restore completes.
 func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
 	start := time.Now()
 	unlock, err := e.lockForWrite()
@@ -147,7 +148,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	}
 	res, err := e.restoreLocked(ctx, ref, opts)
 	if err != nil {
-		if !opts.DryRun && opts.streamFrom == "" {
+		if !opts.DryRun {
 			err = e.abandonIfUnreadable(ctx, err)
 		}
 		return nil, e.report(err, start)
@@ -430,7 +431,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	audited(err)
 	unmute()
 	if errors.Is(err, ErrCorrupt) {
-		return err // the caller drops the journal (abandonIfUnreadable) or a clone's rerun completes it
+		return err // the caller drops the journal (abandonIfUnreadable) unless a remote's damage
 	}
 	if err != nil {
 		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
 	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/engine/remote"
+	"github.com/ckpt/ckpt/engine/remote/crypt"
 )
 
 // SettledRestore reports what became of a restore that was interrupted: a
@@ -57,9 +61,9 @@ func (e *PendingRestoreError) Unwrap() error { return e.Err }
 // anything, only those temporary files are removed from the workspace,
 // and an EventWarning says so. A completion that fails because the store
 // cannot give the target's content (ErrCorrupt: a blob or tree damaged or
-// missing) could never succeed: its journal is dropped the same way, with
-// the reason in Discarded, and the write that settled it goes on (a Clone
-// run again keeps it, to complete it once the remote is mended). It fails
+// missing in this store, not on a remote) could never succeed: its journal
+// is dropped the same way, with the reason in Discarded, and the write
+// that settled it goes on. It fails
 // with a *PendingRestoreError, keeping the journal, when the completion
 // fails otherwise, and with ErrBadRequest on an Engine opened ReadOnly.
 func (e *Engine) SettleRestore(ctx context.Context) (*SettledRestore, error) {
@@ -110,9 +114,7 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 	}
 	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, Force: j.Force, streamFrom: streamFrom})
 	if err != nil {
-		if streamFrom == "" { // a clone's rerun completes it once its remote is mended
-			err = e.abandonIfUnreadable(ctx, err)
-		}
+		err = e.abandonIfUnreadable(ctx, err)
 		if abandoned := (*abandonedRestoreError)(nil); errors.As(err, &abandoned) {
 			return &SettledRestore{Journal: j, Discarded: abandoned.why()}, nil
 		}
@@ -168,13 +170,16 @@ func (a *abandonedRestoreError) why() string {
 }
 
 // abandonIfUnreadable drops the pending journal when err, its restore's
-// failure, says the store cannot give the content the restore writes, and
-// returns the *abandonedRestoreError that reports it; any other err is
-// returned as it is, with the journal kept. Should the drop fail, the
-// journal stays too.
+// failure, says this store cannot give the content the restore writes
+// (ErrCorrupt: a damaged blob or tree, a missing pack), and returns the
+// *abandonedRestoreError that reports it; any other err is returned as it
+// is, with the journal kept. Damage a remote reported (a blob fetched as
+// the restore writes, a clone's) keeps it too: the remote may be mended,
+// and the restore completed then. Should the drop fail, the journal stays
+// too.
 func (e *Engine) abandonIfUnreadable(ctx context.Context, err error) error {
 	j := e.pending
-	if j == nil || !errors.Is(err, ErrCorrupt) {
+	if j == nil || !errors.Is(err, ErrCorrupt) || fromRemote(err) {
 		return err
 	}
 	a := &abandonedRestoreError{journal: j, err: err}
@@ -182,6 +187,16 @@ func (e *Engine) abandonIfUnreadable(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (and abandoning it: %v)", err, derr)
 	}
 	return a
+}
+
+// fromRemote reports whether err is damage a remote reported: an object
+// that does not verify or authenticate, in the remote's terms or in this
+// package's (remoteError).
+func fromRemote(err error) bool {
+	var sync *remotesync.CorruptError
+	var public *CorruptError
+	return errors.As(err, &sync) || errors.Is(err, remote.ErrDamaged) || errors.Is(err, crypt.ErrAuth) ||
+		errors.As(err, &public) && strings.HasPrefix(public.Store, "remote")
 }
 
 // sweepTemps removes the temporary files and directories an interrupted
