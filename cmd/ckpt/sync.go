@@ -265,17 +265,19 @@ type cloneDirs struct {
 // store is still to be made.
 func (a *app) makeCloneDirs() (*cloneDirs, error) {
 	made := &cloneDirs{}
-	if store, ok := a.endpointStore(); ok {
-		if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) {
-			made.store = store
-		}
-	}
 	for _, dir := range a.workspaceDirs() {
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 			made.workspaces = append(made.workspaces, dir)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
+		}
+	}
+	// The default store is named after the workspace, which must exist
+	// to be named.
+	if store, ok := a.endpointStore(); ok {
+		if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) {
+			made.store = store
 		}
 	}
 	return made, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,9 +217,10 @@ func TestCLIRolledBackHeadExitsCorrupt(t *testing.T) {
 
 // cutOffClone pushes a one-file workspace to a file:// remote and clones
 // it while the remote's data objects are truncated, which stops the clone
-// while it writes; it then puts the data back. It returns the clone's
-// environment and the remote's directory.
-func cutOffClone(t *testing.T) (dst *env, dir string) {
+// while it writes; it then runs whileDamaged, unless nil, and puts the
+// data back. It returns the clone's environment and the remote's
+// directory.
+func cutOffClone(t *testing.T, whileDamaged func(dst *env)) (dst *env, dir string) {
 	t.Helper()
 	src := newEnv(t)
 	src.write("a.txt", "alpha\n")
@@ -240,6 +242,9 @@ func cutOffClone(t *testing.T) (dst *env, dir string) {
 	if r := dst.run("", "clone", remote.FileURL(dir)); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "run again finishes it") {
 		t.Fatalf("clone with truncated data objects: exit %d %s", r.code, r.stderr)
 	}
+	if whileDamaged != nil {
+		whileDamaged(dst)
+	}
 	if err := os.RemoveAll(filepath.Join(dir, "data")); err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +252,24 @@ func cutOffClone(t *testing.T) (dst *env, dir string) {
 		t.Fatal(err)
 	}
 	return dst, dir
+}
+
+// A save in a clone cut off by damage on its remote fails and keeps the
+// clone's restore pending, rather than dropping it and saving the files
+// it had not written as deleted: once the remote is mended, the clone run
+// again completes it.
+func TestCLISaveInACloneCutOffByRemoteDamageKeepsItPending(t *testing.T) {
+	t.Parallel()
+	dst, dir := cutOffClone(t, func(dst *env) {
+		if r := dst.run("", "save"); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "could not be completed") {
+			t.Fatalf("save while the remote is damaged: exit %d %q", r.code, r.stderr)
+		}
+	})
+	dst.ok("clone", remote.FileURL(dir))
+	assertCloned(t, dst)
+	if list := decode[protocol.LogJSON](t, dst.ok("list", "--json")); len(list.Checkpoints) != 1 {
+		t.Fatalf("%d checkpoints in the clone, want the remote's one", len(list.Checkpoints))
+	}
 }
 
 // assertCloned checks the file cutOffClone's workspace holds.
@@ -259,7 +282,7 @@ func assertCloned(t *testing.T, dst *env) {
 
 func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 	t.Parallel()
-	dst, dir := cutOffClone(t)
+	dst, dir := cutOffClone(t, nil)
 	// The rerun completes the first run's restore, fetching as it writes,
 	// and reports it as the clone's: it does not restore the head again.
 	var res struct {
@@ -277,7 +300,7 @@ func TestCLICloneThatFailedFinishesWhenRunAgain(t *testing.T) {
 
 func TestCLICloneRerunThatFailsReportsTheRestoreItCompleted(t *testing.T) {
 	t.Parallel()
-	dst, dir := cutOffClone(t)
+	dst, dir := cutOffClone(t, nil)
 	// The rerun completes the first run's restore, then its pull finds no
 	// head: its error document carries the completed restore.
 	heads, hidden := filepath.Join(dir, "heads"), filepath.Join(dir, "heads.hidden")
@@ -328,5 +351,25 @@ func TestCLICloneOfATaskTheRemoteLacksLeavesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(dst.ws); err != nil {
 		t.Fatalf("the clone removed the workspace directory that was there: %v", err)
+	}
+
+	// With the default store, named after the workspace the clone makes.
+	home := t.TempDir()
+	def := &env{t: t, ws: filepath.Join(t.TempDir(), "ws"), home: home}
+	if r := def.run("", "clone", url); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "nothing was cloned") {
+		t.Fatalf("clone with the default store: exit %d %q", r.code, r.stderr)
+	}
+	var left []string
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "workspaces" {
+			ents, _ := os.ReadDir(p)
+			for _, e := range ents {
+				left = append(left, e.Name())
+			}
+		}
+		return nil
+	})
+	if _, err := os.Lstat(def.ws); len(left) > 0 || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the failed clone left stores %q and workspace %v", left, err)
 	}
 }
