@@ -274,7 +274,11 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 		tree.Entries = append(tree.Entries, objects.Entry{Name: ent.Name, Kind: objects.Kind(ent.Kind), Mode: s.carry.mode(based, ent, r.id), Size: r.size, ID: r.id})
 		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
 	}
-	if kept := keptEntries(&dc, append(unread, d.Unreadable...)); len(kept) > 0 {
+	kept, err := s.keptEntries(d.Path, &dc, append(unread, d.Unreadable...))
+	if err != nil {
+		return objects.ID{}, err
+	}
+	if len(kept) > 0 {
 		reuse = false
 		for _, c := range kept {
 			tree.Entries = append(tree.Entries, objects.Entry{Name: c.Name, Kind: objects.Kind(cachedKind(c.Mode)), Mode: c.Mode & permBits, Size: c.Size, ID: c.ID})
@@ -534,26 +538,38 @@ func cacheRecord(ent *walker.Entry, id objects.ID, size int64) index.CachedFile 
 	}
 }
 
-// keptEntries returns the stat-cache records of dc for the entries names
-// that could not be read now: a file the scan may not read, a directory it
-// may not list keeps, in the checkpoint, the version the last scan to
-// read it recorded, as git keeps an index entry it cannot refresh (so an
-// unreadable path is not saved as deleted). A name with no record (not
-// read before) stays out. Records of the other kinds (symlinks) are not
-// kept.
-func keptEntries(dc *index.DirCache, names []string) []index.CachedFile {
+// keptEntries returns the records to keep for the entries names of
+// directory dir (stat-cache record dc) that could not be read now: a file
+// the scan may not read, a directory it may not list keeps, in the
+// checkpoint, the version the last scan to read it recorded, as git keeps
+// an index entry it cannot refresh (so an unreadable path is not saved as
+// deleted); with no such record, the base checkpoint's. A name neither
+// holds (never read) stays out, and so do symlinks.
+func (s *scanner) keptEntries(dir string, dc *index.DirCache, names []string) ([]index.CachedFile, error) {
 	var kept []index.CachedFile
 	for _, name := range names {
 		i, found := slices.BinarySearchFunc(dc.Entries, name, func(c index.CachedFile, name string) int {
 			return strings.Compare(c.Name, name)
 		})
+		c := index.CachedFile{}
 		if found {
-			if k := cachedKind(dc.Entries[i].Mode); k == walker.KindFile || k == walker.KindDir {
-				kept = append(kept, dc.Entries[i])
+			c = dc.Entries[i]
+		} else {
+			based, err := s.bases.entries(dir)
+			if err != nil {
+				return nil, err
 			}
+			e, ok := based[name]
+			if !ok {
+				continue
+			}
+			c = index.CachedFile{Name: name, Size: e.Size, Mode: cacheMode(walker.Kind(e.Kind), e.Mode&permBits), ID: e.ID}
+		}
+		if k := cachedKind(c.Mode); k == walker.KindFile || k == walker.KindDir {
+			kept = append(kept, c)
 		}
 	}
-	return kept
+	return kept, nil
 }
 
 // keptRecord is the stat-cache record of an entry kept unread: its version
