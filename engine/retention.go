@@ -37,11 +37,11 @@ func (p RetentionPolicy) IsZero() bool { return p == RetentionPolicy{} }
 func (p RetentionPolicy) validate() error {
 	switch {
 	case p.KeepLast < 0:
-		return fmt.Errorf("%w: keep-last must not be negative, not %d", ErrBadRequest, p.KeepLast)
+		return fmt.Errorf("%w: the number of checkpoints to keep must not be negative, not %d", ErrBadRequest, p.KeepLast)
 	case p.MaxAge < 0:
-		return fmt.Errorf("%w: max-age must not be negative, not %v", ErrBadRequest, p.MaxAge)
+		return fmt.Errorf("%w: the age limit must not be negative, not %v", ErrBadRequest, p.MaxAge)
 	case p.MaxSize < 0:
-		return fmt.Errorf("%w: max-size must not be negative, not %d", ErrBadRequest, p.MaxSize)
+		return fmt.Errorf("%w: the size limit must not be negative, not %d", ErrBadRequest, p.MaxSize)
 	}
 	return nil
 }

@@ -9,16 +9,18 @@ import (
 	"github.com/ckpt/ckpt/engine"
 )
 
-// backgroundNotes prints the index's background errors on stderr, each
-// once. A command that ends (all but serve, mcp and ui) holds them until
-// then and leaves out those its own error already tells, so that one
-// failure reads as one line: a full disk failed the index's background
-// flush, then the command, with the same cause.
+// backgroundNotes prints the index's background errors on stderr. A
+// command that ends (all but serve, mcp and ui) holds them until then,
+// prints each once and leaves out those its own error already tells, so
+// that one failure reads as one line: a full disk failed the index's
+// background flush, then the command, with the same cause. A resident
+// command prints them as they come, but not one just like the last.
 type backgroundNotes struct {
 	w    io.Writer
 	hold bool
 	mu   sync.Mutex
-	seen map[string]bool
+	seen map[string]bool // held: those noted
+	last string          // resident: the last printed
 	held []*engine.BackgroundError
 }
 
@@ -29,19 +31,20 @@ func newBackgroundNotes(w io.Writer, command string) *backgroundNotes {
 	return &backgroundNotes{w: w, hold: !resident, seen: map[string]bool{}}
 }
 
-// note prints bg, or holds it, unless the same was noted before.
+// note holds bg unless the same was held, or prints it unless it is the
+// last printed.
 func (n *backgroundNotes) note(bg *engine.BackgroundError) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.seen[bg.Error()] {
-		return
-	}
-	n.seen[bg.Error()] = true
-	if n.hold {
+	msg := bg.Error()
+	switch {
+	case n.hold && !n.seen[msg]:
+		n.seen[msg] = true
 		n.held = append(n.held, bg)
-		return
+	case !n.hold && msg != n.last:
+		n.last = msg
+		fmt.Fprintf(n.w, "ckpt: %v\n", bg)
 	}
-	fmt.Fprintf(n.w, "ckpt: %v\n", bg)
 }
 
 // flush prints the held notes whose cause the command's own error (final,

@@ -81,7 +81,7 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 	if ws != r.e.Workspace() { // as the store itself refuses it, without a server
 		return nil, &engine.WorkspaceMismatchError{Store: r.e.StoreDir(), Recorded: r.e.Workspace(), Workspace: ws}
 	}
-	if readsWorkspace[cmd.Name()] {
+	if readsWorkspace(cmd) {
 		if err := r.checkOptions(a.givenOptions(cmd)); err != nil {
 			return nil, err
 		}
@@ -89,10 +89,27 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 	return r.e, nil
 }
 
-// readsWorkspace names the commands whose result depends on what the
-// capture options include: they save, restore over or compare against the
-// workspace.
-var readsWorkspace = map[string]bool{"save": true, "restore": true, "diff": true, "ui": true}
+// readsWorkspace reports whether cmd's result depends on what the capture
+// options include: it saves, restores over or compares against the
+// workspace (a diff of two checkpoints and a restore of the state only do
+// not).
+func readsWorkspace(cmd *cobra.Command) bool {
+	switch cmd.Name() {
+	case "save", "ui":
+		return true
+	case "restore":
+		only, _ := cmd.Flags().GetString("only")
+		return only != string(engine.OnlyState)
+	case "diff":
+		refs := cmd.Flags().Args()
+		if at := cmd.ArgsLenAtDash(); at >= 0 {
+			refs = refs[:at]
+		}
+		mode, _ := cmd.Flags().GetString("mode")
+		return len(refs) < 2 || mode != ""
+	}
+	return false
+}
 
 // givenOptions is the capture options a's command line gives (--profile,
 // --exclude, --max-file-size), as an attaching client states them: each

@@ -269,7 +269,7 @@ func TestServerRefusesAnotherWorkspaceAsTheStoreDoes(t *testing.T) {
 	if r := e.run("", "--lock-timeout", "0", "--exclude", "*.x", "diff"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "--exclude") {
 		t.Fatalf("diff with another --exclude through the server: exit %d %q; want exit 2", r.code, r.stderr)
 	}
-	for _, args := range [][]string{{"list"}, {"show", "@1"}, {"cat", "@1", "a.txt"}, {"ls", "@1"}, {"stats"}} {
+	for _, args := range [][]string{{"list"}, {"show", "@1"}, {"cat", "@1", "a.txt"}, {"ls", "@1"}, {"stats"}, {"diff", "@1", "@1"}, {"restore", "@1", "--only", "state"}} {
 		if r := e.run("", append([]string{"--lock-timeout", "0", "--exclude", "*.x", "--profile", "roo"}, args...)...); r.code != 0 {
 			t.Fatalf("%v with other capture options through the server: exit %d %q", args, r.code, r.stderr)
 		}
