@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -83,7 +84,7 @@ func waitForLockFile(t *testing.T, pid int, lock string) {
 
 // TestSignalStopsEveryCommandWaitingForTheLock holds the store lock in one
 // process, starts every command in another with a 60 s lock timeout, signals
-// it while it waits, and requires exit 143 (SIGTERM) or 130 (SIGINT) within
+// it while it waits, and requires exit 143 (SIGTERM), 130 (SIGINT) or 129 (SIGHUP) within
 // a few seconds; a serve that owns the store, idle on stdin, stops the same
 // way and removes its endpoint, and the store verifies afterwards.
 func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
@@ -103,11 +104,12 @@ func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
 	}
 	commands := [][]string{{"save"}, {"list"}, {"show", "@1"}, {"ls", "@1"}, {"cat", "@1", "f"}, {"diff"},
 		{"restore", "@1"}, {"tasks"}, {"drop", "default"}, {"gc"}, {"verify"}, {"stats"}, {"serve"}, {"mcp"}}
+	sigs := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
+	if signal.Ignored(syscall.SIGHUP) {
+		sigs = sigs[:2] // started under nohup: the commands keep SIGHUP ignored, as they should
+	}
 	for i, args := range commands {
-		sig := syscall.SIGTERM
-		if i%2 == 1 {
-			sig = syscall.SIGINT
-		}
+		sig := sigs[i%len(sigs)]
 		cmd, _, stderr := e.start(strings.NewReader(""), append([]string{"--lock-timeout", "60s"}, args...)...)
 		waitForLockFile(t, cmd.Process.Pid, lock)
 		sent := time.Now()
@@ -139,6 +141,40 @@ func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
 	e.ok("verify")
 	if out := e.ok("list"); strings.Count(out, "@") != 1 {
 		t.Errorf("after the signalled commands:\n%s", out)
+	}
+}
+
+// A command started under nohup keeps SIGHUP ignored: a hangup sent before
+// a SIGTERM (pending signals are delivered lowest number first) is not
+// what stops it.
+func TestNohupKeepsSIGHUPIgnored(t *testing.T) {
+	nohup, err := exec.LookPath("nohup")
+	if err != nil || runtime.GOOS == "windows" {
+		t.Skip("needs nohup and SIGHUP")
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc to see that a process waits for the lock")
+	}
+	e := newEnv(t)
+	e.write("f", "one")
+	e.ok("save")
+	e.holdLock()
+	lock, err := filepath.EvalSymlinks(filepath.Join(e.store, "lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd := testbound.Start(t, func() *exec.Cmd {
+		cmd := exec.Command(nohup, ckptBin, "-C", e.ws, "--store", e.store, "--lock-timeout", "60s", "save")
+		cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+		cmd.Stderr = &errb
+		return cmd
+	})
+	waitForLockFile(t, cmd.Process.Pid, lock)
+	cmd.Process.Signal(syscall.SIGHUP)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code, _ := waitExit(t, cmd); code != 143 || !strings.Contains(errb.String(), "interrupted by SIGTERM") {
+		t.Fatalf("nohup ckpt save, SIGHUP then SIGTERM: exit %d %q; want 143, by SIGTERM", code, errb.String())
 	}
 }
 

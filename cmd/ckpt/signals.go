@@ -11,9 +11,9 @@ import (
 	"github.com/ckpt/ckpt/internal/osfs"
 )
 
-// interrupt turns the first SIGINT or SIGTERM into the cancellation of a
+// interrupt turns the first SIGINT, SIGTERM or SIGHUP into the cancellation of a
 // command's context, and remembers the signal so the process can exit with
-// the shell's code for it (128 + signal number: 130, 143).
+// the shell's code for it (128 + signal number: 130, 143, 129).
 type interrupt struct {
 	sigs   chan os.Signal
 	cancel context.CancelFunc
@@ -74,6 +74,8 @@ func signalName(sig syscall.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return sig.String()
 }

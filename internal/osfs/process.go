@@ -1,7 +1,8 @@
 package osfs
 
 // TerminationSignals are the signals that ask a ckpt process to stop:
-// interrupt and SIGTERM on unix, interrupt (Ctrl-C, Ctrl-Break) on Windows.
+// interrupt, SIGTERM and SIGHUP (unless ignored at start, as nohup does) on
+// unix, interrupt (Ctrl-C, Ctrl-Break) on Windows.
 var TerminationSignals = terminationSignals
 
 // PrivateFiles makes the files and directories this process creates from
