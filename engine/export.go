@@ -77,7 +77,9 @@ func (e *Engine) export(ctx context.Context, ref, dir string, opts ExportOptions
 }
 
 // prepareExportDir makes dir, or checks that it is an empty directory,
-// and returns its absolute path.
+// and returns its absolute path. A dir it makes is 0755 whatever the
+// process's umask (the ckpt CLI's keeps its store private), as the
+// directories below it get the modes their checkpoint records.
 func prepareExportDir(dir string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("%w: export needs a directory", ErrBadRequest)
@@ -89,6 +91,9 @@ func prepareExportDir(dir string) (string, error) {
 	switch names, err := readDirNames(abs); {
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return "", fmt.Errorf("export: %w", err)
+		}
+		if err := os.Chmod(abs, 0o755); err != nil {
 			return "", fmt.Errorf("export: %w", err)
 		}
 	case err != nil:

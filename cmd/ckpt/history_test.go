@@ -60,6 +60,9 @@ func checkLogExportBisect(t *testing.T, e *env, n, bad int) {
 	if b, err := os.ReadFile(filepath.Join(out, "n")); err != nil || string(b) != "12" {
 		t.Errorf("exported n = %q, %v", b, err)
 	}
+	if fi, err := os.Stat(out); runtime.GOOS != "windows" && (err != nil || fi.Mode().Perm() != 0o755) {
+		t.Errorf("the directory export made: %v, %v; want mode 0755 whatever ckpt's umask", fi.Mode(), err)
+	}
 	if r := e.run("", "export", "@12", out); r.code != 2 {
 		t.Errorf("export into a full directory: exit %d, want 2\n%s", r.code, r.stderr)
 	}
