@@ -50,6 +50,8 @@ var badInputs = []badInput{
 		msg: "bad request: the age limit must not be negative, not -1h0m0s"},
 	{name: "unknown remote", args: []string{"remote", "remove", "nosuch"}, code: 2,
 		msg: `bad request: no remote "nosuch"`},
+	{name: "two diff formats", args: []string{"diff", "--stat", "--name-status"}, code: 2,
+		msg: "--stat and --name-status: give one"},
 	{name: "blank task", args: []string{"--task", " ", "save"}, code: 2,
 		msg: `bad request: invalid task name " ": use 1-200 characters without '/', newlines or NUL, not all blank`},
 	{name: "overlong task", args: []string{"--task", strings.Repeat("t", 5000), "list"}, code: 2,

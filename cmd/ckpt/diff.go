@@ -26,6 +26,9 @@ func (a *app) diffCommand() *cobra.Command {
 			if len(refs) > 2 {
 				return protocol.UsageError("diff takes at most two refs")
 			}
+			if stat && nameStatus {
+				return protocol.UsageError("--stat and --name-status: give one")
+			}
 			from, to, err := diffRefs(engine.DiffMode(mode), refs)
 			if err != nil {
 				return err
