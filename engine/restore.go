@@ -125,10 +125,10 @@ type RestoreResult struct {
 // the journal once the task's head has moved on (see SettleRestore). A
 // cancelled ctx or another error (no space, I/O) stops the restore with the
 // journal kept; the head has moved to ref already when the error came from
-// the last flush, once every file was in place. A restore this store
-// cannot give the content of (an error matching ErrCorrupt: a blob or tree
-// damaged, a pack missing) stops and drops its journal, which no
-// completion could ever clear: the paths it had renamed into place hold
+// the last flush, once every file was in place. A restore whose content
+// cannot be had (an error matching ErrCorrupt: a blob or tree damaged, a
+// pack missing; or a blob no store or reachable remote holds) stops and
+// drops its journal, which no completion could ever clear: the paths it had renamed into place hold
 // ref's content, the others what they held, and its backup the workspace
 // from before. Damage a remote reports (blobs fetched as the restore
 // writes, a Clone's) keeps the journal: once the remote is mended the

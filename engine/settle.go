@@ -10,6 +10,7 @@ import (
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/engine/remote"
 	"github.com/ckpt/ckpt/engine/remote/crypt"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // SettledRestore reports what became of a restore that was interrupted: a
@@ -35,10 +36,17 @@ type PendingRestoreError struct {
 	Err     error
 }
 
-// Error names the restore and why it could not be completed.
+// Error names the restore and why it could not be completed, and, for
+// damage a remote reported, the ways on: mend the remote, or give up the
+// blobs the store left there (RemoveRemote with force), after which the
+// next write drops the journal.
 func (e *PendingRestoreError) Error() string {
-	return fmt.Sprintf("an interrupted restore to %s (task %s) could not be completed: %v",
+	msg := fmt.Sprintf("an interrupted restore to %s (task %s) could not be completed: %v",
 		e.Journal.Target.Short(), e.Journal.Task, e.Err)
+	if fromRemote(e.Err) {
+		msg += "; it completes once the remote is mended, or is dropped by the next write once the remote is removed with force"
+	}
+	return msg
 }
 
 // Unwrap returns the cause.
@@ -61,9 +69,9 @@ func (e *PendingRestoreError) Unwrap() error { return e.Err }
 // anything, only those temporary files are removed from the workspace,
 // and an EventWarning says so. A completion that fails because the store
 // cannot give the target's content (ErrCorrupt: a blob or tree damaged or
-// missing in this store, not on a remote) could never succeed: its journal
-// is dropped the same way, with the reason in Discarded, and the write
-// that settled it goes on. It fails
+// missing in this store, not on a remote; or a blob no store or reachable
+// remote holds) could never succeed: its journal is dropped the same way,
+// with the reason in Discarded, and the write that settled it goes on. It fails
 // with a *PendingRestoreError, keeping the journal, when the completion
 // fails otherwise, and with ErrBadRequest on an Engine opened ReadOnly.
 func (e *Engine) SettleRestore(ctx context.Context) (*SettledRestore, error) {
@@ -142,8 +150,8 @@ func (e *Engine) discardJournal(ctx context.Context, j *Journal, why string) err
 }
 
 // abandonedRestoreError is the error of a restore that stopped because
-// the store cannot give it the content it writes (ErrCorrupt: a blob
-// damaged or missing), and whose journal was then dropped: completing it
+// the content it writes cannot be had (see abandonIfUnreadable), and
+// whose journal was then dropped: completing it
 // could never succeed, and its journal would stop every later write. The
 // paths it had renamed into place hold the target's content and the
 // others what they held (never a mix within a file); the temporaries it
@@ -170,16 +178,18 @@ func (a *abandonedRestoreError) why() string {
 }
 
 // abandonIfUnreadable drops the pending journal when err, its restore's
-// failure, says this store cannot give the content the restore writes
-// (ErrCorrupt: a damaged blob or tree, a missing pack), and returns the
-// *abandonedRestoreError that reports it; any other err is returned as it
-// is, with the journal kept. Damage a remote reported (a blob fetched as
-// the restore writes, a clone's) keeps it too: the remote may be mended,
-// and the restore completed then. Should the drop fail, the journal stays
-// too.
+// failure, says the content the restore writes cannot be had: this store
+// holds it damaged (ErrCorrupt: a blob or tree, a missing pack), or
+// neither it nor a remote it can reach holds it at all (a blob not found).
+// It returns the *abandonedRestoreError that reports it; any other err is
+// returned as it is, with the journal kept. Damage a remote reported (a
+// blob fetched as the restore writes, a clone's) keeps it too: the remote
+// may be mended, and the restore completed then. Should the drop fail, the
+// journal stays too.
 func (e *Engine) abandonIfUnreadable(ctx context.Context, err error) error {
 	j := e.pending
-	if j == nil || !errors.Is(err, ErrCorrupt) || fromRemote(err) {
+	unreadable := errors.Is(err, ErrCorrupt) && !fromRemote(err) || errors.Is(err, objects.ErrNotFound)
+	if j == nil || !unreadable {
 		return err
 	}
 	a := &abandonedRestoreError{journal: j, err: err}

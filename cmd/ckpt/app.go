@@ -239,7 +239,11 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.noticeRestores(cmd.Context(), e, cmd.Name()); err != nil {
+	command := cmd.Name()
+	if cmd.HasParent() && cmd.Parent().Name() == "remote" {
+		command = "remote " + command
+	}
+	if err := a.noticeRestores(cmd.Context(), e, command); err != nil {
 		if a.server == nil {
 			e.Close()
 		}
@@ -340,7 +344,9 @@ var testOptions func(*engine.Options)
 // noticeRestores settles an interrupted restore before a command that may
 // write (the engine would settle it at its first write anyway; doing it
 // here reports it), or reports one a command that only reads finds
-// pending. Text goes to stderr (unless -q); under --json every document
+// pending. The remote commands change only the store's records of its
+// remotes, not the workspace or a head, so they report one too: removing
+// a remote whose damage keeps a restore pending is a way on. Text goes to stderr (unless -q); under --json every document
 // carries it. serve and mcp leave it to their first writing request, and
 // clone to its own settling (engine.CloneResult.Resumed, reported the
 // same way).
@@ -348,7 +354,7 @@ func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command stri
 	if selfSettlingCommands[command] {
 		return nil
 	}
-	if readOnlyCommands[command] || residentCommands[command] {
+	if readOnlyCommands[command] || residentCommands[command] || strings.HasPrefix(command, "remote ") {
 		if j := e.PendingRestore(); j != nil {
 			a.notices.PendingRestore = protocol.JournalView(j)
 			a.notef("a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it",

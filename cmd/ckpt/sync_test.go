@@ -261,7 +261,7 @@ func cutOffClone(t *testing.T, whileDamaged func(dst *env)) (dst *env, dir strin
 func TestCLISaveInACloneCutOffByRemoteDamageKeepsItPending(t *testing.T) {
 	t.Parallel()
 	dst, dir := cutOffClone(t, func(dst *env) {
-		if r := dst.run("", "save"); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "could not be completed") {
+		if r := dst.run("", "save"); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "could not be completed") || !strings.Contains(r.stderr, "once the remote is mended") {
 			t.Fatalf("save while the remote is damaged: exit %d %q", r.code, r.stderr)
 		}
 	})
@@ -270,6 +270,23 @@ func TestCLISaveInACloneCutOffByRemoteDamageKeepsItPending(t *testing.T) {
 	if list := decode[protocol.LogJSON](t, dst.ok("list", "--json")); len(list.Checkpoints) != 1 {
 		t.Fatalf("%d checkpoints in the clone, want the remote's one", len(list.Checkpoints))
 	}
+}
+
+// Giving up the damaged remote's blobs (remote remove --force) lets the
+// next write drop the clone's restore, which nothing could complete now.
+func TestCLIRemovingTheDamagedRemoteLetsTheNextWriteGoOn(t *testing.T) {
+	t.Parallel()
+	cutOffClone(t, func(dst *env) {
+		dst.ok("remote", "remove", "--force", "origin")
+		dst.write("new.txt", "new work\n")
+		r := dst.run("", "save")
+		if r.code != 0 || !strings.Contains(r.stderr, "discarded an interrupted restore") {
+			t.Fatalf("save once the damaged remote is removed: exit %d %q", r.code, r.stderr)
+		}
+		if got := dst.ok("cat", "HEAD", "new.txt"); got != "new work\n" {
+			t.Fatalf("new.txt in the save: %q", got)
+		}
+	})
 }
 
 // assertCloned checks the file cutOffClone's workspace holds.
