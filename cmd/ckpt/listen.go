@@ -91,8 +91,8 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 
 // readsWorkspace reports whether cmd's result depends on what the capture
 // options include: it saves, restores over or compares against the
-// workspace (a diff of two checkpoints and a restore of the state only do
-// not).
+// workspace (a diff of two checkpoints, neither the word workspace, and a
+// restore of the state only do not).
 func readsWorkspace(cmd *cobra.Command) bool {
 	switch cmd.Name() {
 	case "save", "ui":
@@ -106,7 +106,7 @@ func readsWorkspace(cmd *cobra.Command) bool {
 			refs = refs[:at]
 		}
 		mode, _ := cmd.Flags().GetString("mode")
-		return len(refs) < 2 || mode != ""
+		return len(refs) < 2 || mode != "" || slices.ContainsFunc(refs, func(r string) bool { return r == "" || r == engine.WorkspaceRef })
 	}
 	return false
 }

@@ -266,8 +266,10 @@ func TestServerRefusesAnotherWorkspaceAsTheStoreDoes(t *testing.T) {
 	}
 	// So is a diff against the workspace; a command that reads only the
 	// store does not depend on the options and runs, as it does cold.
-	if r := e.run("", "--lock-timeout", "0", "--exclude", "*.x", "diff"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "--exclude") {
-		t.Fatalf("diff with another --exclude through the server: exit %d %q; want exit 2", r.code, r.stderr)
+	for _, args := range [][]string{{"diff"}, {"diff", "@1", "workspace"}, {"diff", "workspace", "@1"}, {"restore", "@1", "--dry-run"}} {
+		if r := e.run("", append([]string{"--lock-timeout", "0", "--exclude", "*.x"}, args...)...); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "--exclude") {
+			t.Fatalf("%v with another --exclude through the server: exit %d %q; want exit 2", args, r.code, r.stderr)
+		}
 	}
 	for _, args := range [][]string{{"list"}, {"show", "@1"}, {"cat", "@1", "a.txt"}, {"ls", "@1"}, {"stats"}, {"diff", "@1", "@1"}, {"restore", "@1", "--only", "state"}} {
 		if r := e.run("", append([]string{"--lock-timeout", "0", "--exclude", "*.x", "--profile", "roo"}, args...)...); r.code != 0 {
