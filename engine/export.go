@@ -77,9 +77,10 @@ func (e *Engine) export(ctx context.Context, ref, dir string, opts ExportOptions
 }
 
 // prepareExportDir makes dir, or checks that it is an empty directory,
-// and returns its absolute path. A dir it makes is 0755 whatever the
-// process's umask (the ckpt CLI's keeps its store private), as the
-// directories below it get the modes their checkpoint records.
+// and returns its absolute path. The directories it makes get the user's
+// umask, not the one a process that keeps its store private set
+// (osfs.UserPerm: the ckpt CLI's 077), as the directories below them get
+// the modes their checkpoint records.
 func prepareExportDir(dir string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("%w: export needs a directory", ErrBadRequest)
@@ -90,10 +91,7 @@ func prepareExportDir(dir string) (string, error) {
 	}
 	switch names, err := readDirNames(abs); {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return "", fmt.Errorf("export: %w", err)
-		}
-		if err := os.Chmod(abs, 0o755); err != nil {
+		if err := mkdirAllUser(abs); err != nil {
 			return "", fmt.Errorf("export: %w", err)
 		}
 	case err != nil:
@@ -102,6 +100,32 @@ func prepareExportDir(dir string) (string, error) {
 		return "", fmt.Errorf("%w: export directory %s is not empty", ErrBadRequest, abs)
 	}
 	return abs, nil
+}
+
+// mkdirAllUser makes dir and the parents it lacks (0777 less the umask),
+// then gives those it made the mode the user's own umask gives
+// (osfs.UserPerm), when the process replaced it.
+func mkdirAllUser(dir string) error {
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) || d == filepath.Dir(d) {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	perm, ok := osfs.UserPerm(0o777)
+	if !ok {
+		return nil
+	}
+	for _, d := range made {
+		if err := os.Chmod(d, perm); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readDirNames lists up to one name of dir: enough to tell it is not empty.

@@ -55,13 +55,24 @@ func checkLogExportBisect(t *testing.T, e *env, n, bad int) {
 		t.Errorf("log -p shows no patch:\n%s", out)
 	}
 
-	out := filepath.Join(t.TempDir(), "at12")
+	parent := t.TempDir()
+	out := filepath.Join(parent, "a", "at12")
 	e.ok("export", "@12", out)
 	if b, err := os.ReadFile(filepath.Join(out, "n")); err != nil || string(b) != "12" {
 		t.Errorf("exported n = %q, %v", b, err)
 	}
-	if fi, err := os.Stat(out); runtime.GOOS != "windows" && (err != nil || fi.Mode().Perm() != 0o755) {
-		t.Errorf("the directory export made: %v, %v; want mode 0755 whatever ckpt's umask", fi.Mode(), err)
+	// The directories export made have the user's umask, not the 077
+	// ckpt keeps its store with: this process's, as a directory it makes
+	// shows.
+	ref := filepath.Join(parent, "ref")
+	if err := os.Mkdir(ref, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.Stat(ref)
+	for _, dir := range []string{filepath.Dir(out), out} {
+		if fi, err := os.Stat(dir); runtime.GOOS != "windows" && (err != nil || fi.Mode().Perm() != want.Mode().Perm()) {
+			t.Errorf("%s, which export made: %v, %v; want %v", dir, fi.Mode(), err, want.Mode())
+		}
 	}
 	if r := e.run("", "export", "@12", out); r.code != 2 {
 		t.Errorf("export into a full directory: exit %d, want 2\n%s", r.code, r.stderr)

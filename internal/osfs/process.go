@@ -1,5 +1,7 @@
 package osfs
 
+import "os"
+
 // TerminationSignals are the signals that ask a ckpt process to stop:
 // interrupt, SIGTERM and SIGHUP (unless ignored at start, as nohup does) on
 // unix, interrupt (Ctrl-C, Ctrl-Break) on Windows.
@@ -10,3 +12,9 @@ var TerminationSignals = terminationSignals
 // files inherit the parent directory's ACL, it does nothing; the store's
 // location under the user's profile keeps it private.
 func PrivateFiles() { privateFiles() }
+
+// UserPerm is perm as the user's own umask, the one PrivateFiles replaced,
+// would leave it, for what a process that made its files private writes
+// for the user to use (an export); ok is false when PrivateFiles did not
+// run or changed nothing (Windows), and the process's umask is the user's.
+func UserPerm(perm os.FileMode) (_ os.FileMode, ok bool) { return userPerm(perm) }

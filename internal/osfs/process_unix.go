@@ -21,4 +21,19 @@ func unixTerminationSignals() []os.Signal {
 	return sigs
 }
 
-func privateFiles() { syscall.Umask(0o077) }
+// userUmask is the umask privateFiles replaced; -1 before it ran.
+var userUmask = -1
+
+func privateFiles() {
+	old := syscall.Umask(0o077)
+	if userUmask < 0 {
+		userUmask = old
+	}
+}
+
+func userPerm(perm os.FileMode) (os.FileMode, bool) {
+	if userUmask < 0 {
+		return perm, false
+	}
+	return perm &^ os.FileMode(userUmask), true
+}
