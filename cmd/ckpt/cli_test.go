@@ -121,8 +121,11 @@ func (e *env) runIn(dir, stdin string, args ...string) result {
 	cmd := testbound.Start(e.t, func() *exec.Cmd {
 		cmd := exec.Command(ckptBin, append(e.flags(), args...)...)
 		cmd.Dir = dir
-		// USERPROFILE is the home directory on Windows.
-		cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1")
+		// USERPROFILE is the home directory on Windows; the data
+		// directories (default stores) are under it too, whatever the
+		// test's environment says.
+		cmd.Env = append(os.Environ(), "HOME="+e.home, "USERPROFILE="+e.home, "CKPT_TASK=", "NO_COLOR=1",
+			"XDG_DATA_HOME="+filepath.Join(e.home, ".local", "share"), "LOCALAPPDATA="+filepath.Join(e.home, "AppData", "Local"))
 		if !e.background {
 			cmd.Env = append(cmd.Env, noBackgroundEnv+"=1")
 		}

@@ -65,7 +65,7 @@ func (a *app) uiCommand() *cobra.Command {
 			if err := wait(); err != nil {
 				return err
 			}
-			return ctx.Err() // a signal stopped the page: exit 130/143 as every command does
+			return ctx.Err() // a signal stopped the page: exit 130/143/129 as every command does
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", ui.DefaultAddr, "address to listen on (loopback; port 0 picks a free one)")
