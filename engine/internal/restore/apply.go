@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -159,13 +160,14 @@ func faultReason(err error) string {
 }
 
 // pathFault reports whether err concerns only the path it names (permission
-// denied, another program holding it open, no symlinks here), so the restore records a
-// conflict and goes on; any other error (no space, I/O) stops the restore,
-// which stays resumable.
+// denied, another program holding it open, no symlinks here, a path too
+// long for the file system), so the restore records a conflict and goes
+// on; any other error (no space, I/O) stops the restore, which stays
+// resumable.
 func pathFault(err error) bool {
 	var sv *SharingViolationError
 	var su *SymlinkUnsupportedError
-	return errors.Is(err, fs.ErrPermission) || errors.As(err, &sv) || errors.As(err, &su)
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENAMETOOLONG) || errors.As(err, &sv) || errors.As(err, &su)
 }
 
 // specialModes pairs the stored mode bits beyond the permissions (the
