@@ -227,9 +227,29 @@ func TestEncryptedRemoteWithAFlippedByteIsCorrupt(t *testing.T) {
 	if err := os.WriteFile(p, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = cloneEncrypted(t, encrypt(t, b, secret), url, RemoteKey{KeyFile: secret.KeyFile})
+	g, err := cloneEncrypted(t, encrypt(t, b, secret), url, RemoteKey{KeyFile: secret.KeyFile})
 	if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrWrongKey) {
 		t.Fatalf("clone of a tampered data object: %v", err)
+	}
+	// The remote's damage (an object that does not authenticate) may be
+	// mended: a save that settles the clone's restore, fetching through
+	// the remote, fails and keeps its journal.
+	if g.e.PendingRestore() == nil {
+		t.Fatal("the clone's restore left no journal")
+	}
+	g.open(Options{OpenRemote: func(ctx context.Context, r RemoteInfo) (Backend, error) {
+		raw, err := remote.OpenDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		return EncryptRemote(ctx, raw, secret)
+	}})
+	var pending *PendingRestoreError
+	if _, err := g.e.Save(context.Background(), SaveOptions{}); !errors.As(err, &pending) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("save over the clone's restore: %v, want a PendingRestoreError of the remote's damage", err)
+	}
+	if g.e.PendingRestore() == nil {
+		t.Fatal("the save dropped the clone's journal over the remote's damage")
 	}
 }
 
