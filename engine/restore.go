@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/objects"
-	"github.com/ckpt/ckpt/walker"
 )
 
 // Only selects what a restore rewinds.
@@ -149,7 +147,9 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	res, err := e.restoreLocked(ctx, ref, opts)
 	if err != nil {
 		if !opts.DryRun {
-			err = e.abandonIfUnreadable(ctx, err)
+			if err = e.abandonIfUnreadable(ctx, err); e.pending != nil {
+				err = fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
+			}
 		}
 		return nil, e.report(err, start)
 	}
@@ -430,11 +430,8 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	phases.applied(x.Timing)
 	audited(err)
 	unmute()
-	if errors.Is(err, ErrCorrupt) {
-		return err // the caller drops the journal (abandonIfUnreadable) unless a remote's damage
-	}
 	if err != nil {
-		return fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
+		return err // the journal stays pending, unless the caller abandons it (abandonIfUnreadable)
 	}
 	if err := e.clearJournal(); err != nil {
 		return err
@@ -493,20 +490,6 @@ func (e *Engine) currentState(ctx context.Context, task string, seq uint64, resu
 	}
 	res.Backup = ID(sr.id)
 	return &current{snap: snap}, nil
-}
-
-// unreadPaths are the paths a scan could not read (restore.Applier.Unread).
-func unreadPaths(skipped []walker.Skipped) map[string]bool {
-	var unread map[string]bool
-	for _, s := range skipped {
-		if s.Reason == walker.ReasonUnreadable {
-			if unread == nil {
-				unread = map[string]bool{}
-			}
-			unread[s.Path] = true
-		}
-	}
-	return unread
 }
 
 // baselines returns the root trees of the checkpoints also (those not
