@@ -108,25 +108,31 @@ func publicSkipped(in []walker.Skipped, kept map[string]bool) []Skipped {
 	return out
 }
 
+// unreadPaths are the paths a scan could not read (restore.Applier.Unread).
+func unreadPaths(skipped []walker.Skipped) map[string]bool {
+	var unread map[string]bool
+	for _, s := range skipped {
+		if s.Reason == walker.ReasonUnreadable {
+			if unread == nil {
+				unread = map[string]bool{}
+			}
+			unread[s.Path] = true
+		}
+	}
+	return unread
+}
+
 // keptPaths returns the unreadable paths of skipped that the tree rooted at
 // root holds: the versions a save kept of paths it could not read.
 func keptPaths(src diffview.TreeSource, root objects.ID, skipped []walker.Skipped) (map[string]bool, error) {
-	var kept map[string]bool
-	for _, s := range skipped {
-		if s.Reason != walker.ReasonUnreadable {
-			continue
-		}
-		_, err := findEntry(src, root, s.Path)
+	kept := unreadPaths(skipped)
+	for p := range kept {
+		_, err := findEntry(src, root, p)
 		if errors.Is(err, ErrBadRequest) {
-			continue // not in the tree: left out
-		}
-		if err != nil {
+			delete(kept, p) // not in the tree: left out
+		} else if err != nil {
 			return nil, err
 		}
-		if kept == nil {
-			kept = map[string]bool{}
-		}
-		kept[s.Path] = true
 	}
 	return kept, nil
 }

@@ -27,7 +27,7 @@ type backgroundNotes struct {
 // newBackgroundNotes prints to w, holding the notes of every command but
 // the resident ones.
 func newBackgroundNotes(w io.Writer, command string) *backgroundNotes {
-	resident := command == "serve" || command == "mcp" || command == "ui"
+	resident := residentCommands[command] || command == "ui"
 	return &backgroundNotes{w: w, hold: !resident, seen: map[string]bool{}}
 }
 

@@ -273,7 +273,10 @@ func (x *Applier) guarded(o op) ConflictKind {
 
 // unread reports whether rel or a directory above it is in Unread.
 func (x *Applier) unread(rel string) bool {
-	for p := rel; len(x.Unread) > 0; p = path.Dir(p) {
+	if len(x.Unread) == 0 {
+		return false
+	}
+	for p := rel; ; p = path.Dir(p) {
 		if x.Unread[p] {
 			return true
 		}
@@ -281,7 +284,6 @@ func (x *Applier) unread(rel string) bool {
 			return false
 		}
 	}
-	return false
 }
 
 // tempClockSlack is how long before TempsSince a temporary of the
@@ -415,10 +417,12 @@ func (x *Applier) Preview(p *Plan) {
 	}
 	for _, list := range [][]op{p.mkdirs, p.writes} {
 		for _, o := range list {
-			switch {
-			case x.isBlocked(o.path) || x.badName(o):
-			case x.guarded(o) != "":
-				x.conflict(o.path, x.guarded(o))
+			if x.isBlocked(o.path) || x.badName(o) {
+				continue
+			}
+			switch guard := x.guarded(o); {
+			case guard != "":
+				x.conflict(o.path, guard)
 			case x.obstructed(o) && !x.Force:
 				x.conflict(o.path, ConflictUncaptured)
 			case o.kind != opMkdir:

@@ -70,8 +70,9 @@ func passphraseKey(ctx context.Context, b remote.Backend, passphrase []byte, cos
 	if err := p.validKDF(cost); err != nil {
 		return nil, fmt.Errorf("crypt: %s: %w: %w", ParamsKey, ErrAuth, err)
 	}
-	k := derivedKeys.lookup(p, passphrase)
-	if k == nil {
+	k := derivedKeys.lookup(p, passphrase) // a hit is the most recently used already
+	derived := k == nil
+	if derived {
 		if k, err = newKey(p.derive(passphrase)); err != nil {
 			return nil, err
 		}
@@ -79,7 +80,9 @@ func passphraseKey(ctx context.Context, b remote.Backend, passphrase []byte, cos
 	if err := p.verify(k); err != nil {
 		return nil, err
 	}
-	derivedKeys.add(p, passphrase, k)
+	if derived {
+		derivedKeys.add(p, passphrase, k)
+	}
 	return k, nil
 }
 
