@@ -297,7 +297,7 @@ func listPacks(fsys vfs.FS, dir string) ([]string, error) {
 }
 
 // probeWritable creates and removes a file in each of dirs that exists,
-// returning "store is not writable" with the first refusal.
+// returning ErrNotWritable with the first refusal.
 func probeWritable(fsys vfs.FS, dirs ...string) error {
 	for _, dir := range dirs {
 		if _, err := fsys.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -309,7 +309,7 @@ func probeWritable(fsys vfs.FS, dirs ...string) error {
 			err = errors.Join(f.Close(), fsys.Remove(name))
 		}
 		if err != nil {
-			return fmt.Errorf("store is not writable: %w", err)
+			return fmt.Errorf("%w: %w", ErrNotWritable, err)
 		}
 	}
 	return nil

@@ -33,6 +33,10 @@ var (
 	// its ancestors, where a restore would delete the store's own files. A
 	// store inside the workspace is fine: saves exclude it.
 	ErrStoreHoldsWorkspace = errors.New("the store may not be the workspace or a directory above it")
+	// ErrNotWritable: Open, for a writer, found the store's directories
+	// unwritable (permissions, a read-only file system). The same store
+	// opens for reading (Options.ReadOnly).
+	ErrNotWritable = errors.New("store is not writable")
 )
 
 // AmbiguousRefError reports a hex prefix that matches several checkpoints.

@@ -76,13 +76,9 @@ func holderOf(opts Options) holder { return holder{command: opts.Command, givesW
 // mustExist, a path with no file fails with an error wrapping
 // fs.ErrNotExist.
 func acquireLock(ctx context.Context, path string, who holder, timeout time.Duration, mustExist bool) (*storeLock, error) {
-	flags := os.O_RDWR | os.O_CREATE
-	if mustExist {
-		flags = os.O_RDWR
-	}
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		f, err := os.OpenFile(path, flags, 0o600)
+		f, err := osfs.OpenLockFile(path, !mustExist)
 		if err != nil {
 			return nil, fmt.Errorf("open lock file: %w", err)
 		}

@@ -185,6 +185,9 @@ func pebbleOptions(opts Options, h *health) *pebble.Options {
 		// already under way when a flush fails.
 		MemTableStopWritesThreshold: 16,
 	}
+	if opts.ReadOnly {
+		popts.FS = readOnlyFS{popts.FS}
+	}
 	// Bloom filters at every level: most lookups of a save are of blobs the
 	// store does not have yet, which the filter answers without a block read.
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)

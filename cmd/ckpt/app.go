@@ -65,6 +65,9 @@ type app struct {
 	storeEvents *protocol.StoreEvents
 	// background prints the index's background errors (engineOptions).
 	background *backgroundNotes
+	// readOnlyOpen: openEngine opened the store for reading only, so a
+	// pending restore is reported, not settled (noticeRestores).
+	readOnlyOpen bool
 	// writeErr is the first failure to write a JSON document: the command
 	// then exits non-zero even if its work succeeded.
 	writeErr error
@@ -209,6 +212,12 @@ var readOnlyCommands = map[string]bool{
 	"list": true, "show": true, "ls": true, "cat": true, "diff": true, "log": true, "tasks": true, "verify": true, "stats": true,
 }
 
+// readsWhereUnwritable open the store for writing, to keep what they
+// fetch from a remote, and for reading only where it cannot be written
+// (a read-only mount of a store): what the store holds is exported all the
+// same.
+var readsWhereUnwritable = map[string]bool{"export": true}
+
 // checkGlobalFlags refuses global flag values that mean nothing, as usage
 // errors naming the flag.
 func (a *app) checkGlobalFlags() error {
@@ -291,6 +300,11 @@ func (a *app) openEngine(cmd *cobra.Command) (*engine.Engine, error) {
 		}
 		opts.LockTimeout = min(serverLookSlice, max(0, time.Until(deadline)))
 		e, err := a.openWorkspace(cmd.Context(), opts)
+		if errors.Is(err, engine.ErrNotWritable) && readsWhereUnwritable[cmd.Name()] && !opts.ReadOnly {
+			opts.ReadOnly = true
+			e, err = a.openWorkspace(cmd.Context(), opts)
+		}
+		a.readOnlyOpen = opts.ReadOnly
 		if err == nil || !errors.Is(err, engine.ErrBusy) || !time.Now().Before(deadline) {
 			return e, err
 		}
@@ -344,7 +358,8 @@ var testOptions func(*engine.Options)
 // noticeRestores settles an interrupted restore before a command that may
 // write (the engine would settle it at its first write anyway; doing it
 // here reports it), or reports one a command that only reads finds
-// pending. The remote commands change only the store's records of its
+// pending (also an export that opened the store for reading only, which
+// it could not write). The remote commands change only the store's records of its
 // remotes, not the workspace or a head, so they report one too: removing
 // a remote whose damage keeps a restore pending is a way on. Text goes to stderr (unless -q); under --json every document
 // carries it. serve and mcp leave it to their first writing request, and
@@ -354,7 +369,7 @@ func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command stri
 	if selfSettlingCommands[command] {
 		return nil
 	}
-	if readOnlyCommands[command] || residentCommands[command] || strings.HasPrefix(command, "remote ") {
+	if readOnlyCommands[command] || a.readOnlyOpen || residentCommands[command] || strings.HasPrefix(command, "remote ") {
 		if j := e.PendingRestore(); j != nil {
 			a.notices.PendingRestore = protocol.JournalView(j)
 			a.notef("a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it",

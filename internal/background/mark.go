@@ -64,7 +64,7 @@ func Claim(store string) (release func() error, ok bool, err error) {
 // between taking the mark and writing its pid, or clearing it and
 // letting go.
 func Running(store string) (int, error) {
-	f, err := os.OpenFile(filepath.Join(store, markName), os.O_RDWR, 0)
+	f, err := osfs.OpenLockFile(filepath.Join(store, markName), false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

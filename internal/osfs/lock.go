@@ -1,6 +1,10 @@
 package osfs
 
-import "os"
+import (
+	"errors"
+	"os"
+	"syscall"
+)
 
 // TryLock takes an exclusive lock on f without waiting. It reports false,
 // with a nil error, when another holder has the lock: another process, or
@@ -17,3 +21,24 @@ func TryLock(f *os.File) (bool, error) { return tryLock(f) }
 // another open file while one of them holds it. It reports false, with a
 // nil error, when the lock is held exclusively. Released like TryLock's.
 func TryLockShared(f *os.File) (bool, error) { return tryLockShared(f) }
+
+// OpenLockFile opens name to take a lock on it (TryLock): for reading and
+// writing, created first when create is set, so that a holder can
+// describe itself in it; or, on a read-only file system (a read-only
+// mount of a store), for reading only, where it exists: a lock needs no
+// write access, and every mount of the file shares the one lock, so a
+// reader there still waits for a writer that reaches the file through a
+// writable mount.
+func OpenLockFile(name string, create bool) (*os.File, error) {
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(name, flags, 0o600)
+	if errors.Is(err, syscall.EROFS) {
+		if ro, rerr := os.Open(name); rerr == nil {
+			return ro, nil
+		}
+	}
+	return f, err
+}
