@@ -39,3 +39,30 @@ func TestCLIStoreOnAReadOnlyMount(t *testing.T) {
 		t.Fatalf("save into a read-only mount: exit %d, stderr %q; want exit 1 and one line saying the store is not writable", r.code, r.stderr)
 	}
 }
+
+// A --state-out FILE on a read-only mount, new or existing, fails the
+// restore before it changes anything (which the FILE's directory alone
+// would not tell).
+func TestCLIStateOutOnAReadOnlyMountFailsFirst(t *testing.T) {
+	e := newEnv(t)
+	e.write("f", "v1")
+	if r := e.run(`{"turn":1}`, "save", "--state", "-", "-m", "one"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	e.write("f", "v2")
+	e.ok("save", "-m", "two")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "old.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro := testmount.ReadOnly(t, dir)
+	for _, name := range []string{"new.json", "old.json"} {
+		r := e.run("", "restore", "@1", "--only", "both", "--state-out", filepath.Join(ro, name))
+		if r.code != 1 || !strings.Contains(r.stderr, "write state") || !strings.Contains(r.stderr, "read-only file system") {
+			t.Fatalf("restore --state-out %s on a read-only mount: exit %d %q", name, r.code, r.stderr)
+		}
+		if got := e.read("f"); got != "v2" {
+			t.Fatalf("the refused restore changed f to %q", got)
+		}
+	}
+}

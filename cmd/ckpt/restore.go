@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 func (a *app) restoreCommand() *cobra.Command {
@@ -90,20 +91,30 @@ func (a *app) restoreCommand() *cobra.Command {
 
 // checkStateOut fails, before the restore changes anything, for a
 // --state-out FILE that surely cannot be written: one in a directory that
-// does not exist, or a directory itself. It creates nothing (a FILE in the
-// workspace would be captured by the backup, and removed by the restore).
+// does not exist, a directory itself, an existing file this process may
+// not write, or a new one in a directory where it may not create files.
+// It creates nothing (a FILE in the workspace would be captured by the
+// backup, and removed by the restore).
 func (a *app) checkStateOut(out string, opts engine.RestoreOptions) error {
 	if out == "" || out == "-" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
 		return nil
 	}
 	// Through a server, a relative FILE names a file in the client's directory.
 	path := a.localPath(out)
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
 		return fmt.Errorf("write state: %s is a directory", path)
-	}
-	fi, err := os.Stat(filepath.Dir(path))
-	if err == nil && !fi.IsDir() {
-		err = fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	case err == nil:
+		err = osfs.CheckWritable(path)
+	default:
+		dir := filepath.Dir(path)
+		var di os.FileInfo
+		if di, err = os.Stat(dir); err == nil && !di.IsDir() {
+			err = fmt.Errorf("%s is not a directory", dir)
+		} else if err == nil {
+			err = osfs.CheckWritable(dir)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)
