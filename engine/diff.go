@@ -57,6 +57,9 @@ type DiffOptions struct {
 	// of the from and to refs: from is then the mode's REF (ignored by
 	// ModeFull) and to must be empty.
 	Mode DiffMode
+	// Capture, when set, is what a diff against the workspace reads of it
+	// instead of the Engine's Options (see Capture).
+	Capture *Capture
 }
 
 // DiffResult is a change set. Contents are loaded only when asked for, so a
@@ -111,7 +114,11 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	var snap *save.Snapshot
 	var toRoot objects.ID
 	if to == "" || to == WorkspaceRef {
-		if snap, err = e.scan(ctx, nil, fromCP.Root); err != nil {
+		st, err := e.saveStore(opts.Capture)
+		if err != nil {
+			return nil, err
+		}
+		if snap, err = e.scan(ctx, st, nil, fromCP.Root); err != nil {
 			return nil, err
 		}
 		toRoot, res.ToWorkspace, res.after = snap.Root, true, workspaceLoader{e.places}

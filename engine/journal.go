@@ -41,7 +41,12 @@ type Journal struct {
 	Paths []string
 	// Force is the restore's RestoreOptions.Force, which its completion
 	// keeps. False in journals written before it was recorded.
-	Force   bool
+	Force bool
+	// Capture is what the restore read of the workspace (RestoreOptions:
+	// the Engine's own when it was given none), which its completion reads
+	// alike. Nil in journals written before it was recorded: the
+	// completing Engine's own.
+	Capture *Capture
 	Started time.Time
 }
 
@@ -53,6 +58,7 @@ type journalFile struct {
 	Head    ID        `json:"head"`
 	Paths   []string  `json:"paths,omitempty"`
 	Force   bool      `json:"force,omitempty"`
+	Capture *Capture  `json:"capture,omitempty"`
 	Started time.Time `json:"started"`
 }
 

@@ -51,13 +51,14 @@ func (m *progressMeter) tick(files, hashed uint64) {
 
 // scan runs the save package's scan with this Engine's progress reports;
 // base is the root of the checkpoint the workspace is measured against
-// (modes are carried from it where the file system has none).
-func (e *Engine) scan(ctx context.Context, put *objects.Batch, base objects.ID) (*save.Snapshot, error) {
-	return e.scanRoots(ctx, put, base, nil)
+// (modes are carried from it where the file system has none), read
+// through st (see saveStore).
+func (e *Engine) scan(ctx context.Context, st *save.Store, put *objects.Batch, base objects.ID) (*save.Snapshot, error) {
+	return e.scanRoots(ctx, st, put, base, nil)
 }
 
 // scanRoots is scan of only some roots of a multi-root workspace (none:
 // all); the others keep their subtree from base.
-func (e *Engine) scanRoots(ctx context.Context, put *objects.Batch, base objects.ID, only []string) (*save.Snapshot, error) {
-	return e.save.Scan(ctx, put, base, only, newProgressMeter(e.opts.OnProgress).tick)
+func (e *Engine) scanRoots(ctx context.Context, st *save.Store, put *objects.Batch, base objects.ID, only []string) (*save.Snapshot, error) {
+	return st.Scan(ctx, put, base, only, newProgressMeter(e.opts.OnProgress).tick)
 }

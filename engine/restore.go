@@ -39,6 +39,11 @@ type RestoreOptions struct {
 	DryRun   bool // report the plan, change nothing
 	NoBackup bool // skip the backup checkpoint of the current state
 	Force    bool // overwrite uncaptured files that stand in the way instead of reporting conflicts
+	// Capture, when set, is what the restore reads of the workspace (its
+	// backup, the current state it plans from) instead of the Engine's
+	// Options (see Capture); its journal records it, so that a completion
+	// reads the workspace alike.
+	Capture *Capture
 
 	// streamFrom, when set, names the remote from which the blobs the
 	// restore lacks are fetched while it writes (a clone), each file
@@ -201,7 +206,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	if err != nil {
 		return nil, err
 	}
-	resuming := e.resumesPending(task, ID(target), filter, opts.Force)
+	resuming := e.resumesPending(task, ID(target), filter, opts)
 	res.resumed = resuming
 	cur, err := e.currentState(ctx, task, cp.Seq, resuming, opts, res)
 	if err != nil {
@@ -283,12 +288,14 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		if err != nil {
 			return nil, err
 		}
-		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Force: opts.Force, Started: time.Now().UTC()}
+		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Force: opts.Force,
+			Capture: e.captureOf(opts.Capture), Started: time.Now().UTC()}
 	}
 	// A backup taken now of the whole workspace is what the plan starts
-	// from: a target reached without another writer may be vouched for.
+	// from: a target reached without another writer may be vouched for,
+	// by the watcher of the Engine's own capture only.
 	var vouch objects.ID
-	if !cur.guard && !resuming && len(j.Paths) == 0 {
+	if !cur.guard && !resuming && len(j.Paths) == 0 && e.sameCapture(opts.Capture, nil) {
 		vouch = cp.Root
 	}
 	res.Phases.Plan = lap()
@@ -317,21 +324,23 @@ func (e *Engine) resumes(ref string, opts RestoreOptions) bool {
 		return false
 	}
 	filter, err := parsePathFilter(opts.Paths)
-	return err == nil && e.resumesPending(task, ID(target), filter, opts.Force)
+	return err == nil && e.resumesPending(task, ID(target), filter, opts)
 }
 
 // resumesPending reports whether a restore of target in task limited to
-// filter, with force, is the pending restore's own: the same task,
-// target, paths and Force. Only that one may carry on from where the
+// filter, with opts, is the pending restore's own: the same task,
+// target, paths, Force and Capture. Only that one may carry on from where the
 // journal left off: the plan covers the request's paths while the
 // journal's decide whether the head moves, so a restore of other paths
 // would clear the journal with the workspace half restored, or leave
 // the head behind a whole restore; and a restore with another Force would
 // finish the journal's with conflicts it did not ask for, or overwrite
-// what it would have left alone.
-func (e *Engine) resumesPending(task string, target ID, filter diffview.PathFilter, force bool) bool {
+// what it would have left alone; and one that reads the workspace under
+// other rules would plan from another current state.
+func (e *Engine) resumesPending(task string, target ID, filter diffview.PathFilter, opts RestoreOptions) bool {
 	j := e.pending
-	return j != nil && j.Task == task && j.Target == target && samePaths(j.Paths, filter) && j.Force == force
+	return j != nil && j.Task == task && j.Target == target && samePaths(j.Paths, filter) && j.Force == opts.Force &&
+		e.sameCapture(j.Capture, opts.Capture)
 }
 
 // samePaths reports whether two cleaned path lists name the same paths,
@@ -480,11 +489,15 @@ func (e *Engine) currentState(ctx context.Context, task string, seq uint64, resu
 		if err != nil {
 			return nil, err
 		}
-		snap, err := e.scan(ctx, nil, base)
+		st, err := e.saveStore(opts.Capture)
+		if err != nil {
+			return nil, err
+		}
+		snap, err := e.scan(ctx, st, nil, base)
 		c.snap = snap
 		return c, err
 	}
-	sr, snap, err := e.saveLocked(ctx, SaveOptions{Task: task, Message: fmt.Sprintf("backup before restore to @%d", seq)}, index.KindBackup)
+	sr, snap, err := e.saveLocked(ctx, SaveOptions{Task: task, Message: fmt.Sprintf("backup before restore to @%d", seq), Capture: opts.Capture}, index.KindBackup)
 	if err != nil {
 		return nil, fmt.Errorf("backup before restore: %w", err)
 	}

@@ -24,6 +24,9 @@ type SaveOptions struct {
 	// first checkpoint reads every root). A name that is not a root is
 	// ErrBadRequest.
 	Roots []string
+	// Capture, when set, is what the save captures instead of the
+	// Engine's Options (see Capture).
+	Capture *Capture
 }
 
 // SaveResult describes what Save did.
@@ -114,12 +117,16 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 			return nil, nil, err
 		}
 	}
-	blobs, err := e.save.NewBatch()
+	st, err := e.saveStore(opts.Capture)
+	if err != nil {
+		return nil, nil, err
+	}
+	blobs, err := st.NewBatch()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer blobs.Close()
-	snap, err := e.scanRoots(ctx, blobs, parent.Root, opts.Roots)
+	snap, err := e.scanRoots(ctx, st, blobs, parent.Root, opts.Roots)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +143,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		}
 	}
 	res := &saved{task: task, kind: kind, skipped: snap.Skipped, parent: head.Head}
-	if res.kept, err = keptPaths(e.save.TreeSource(snap), snap.Root, snap.Skipped); err != nil {
+	if res.kept, err = keptPaths(st.TreeSource(snap), snap.Root, snap.Skipped); err != nil {
 		return nil, nil, err
 	}
 	hashed := e.presaved + snap.Hashed.Load() // the presaves' reading was this save's
@@ -147,13 +154,13 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		// Nothing to record but refreshed stat-cache entries.
 		res.id, res.seq, res.parent = head.Head, parent.Seq, parent.Parent
 		res.stats = index.Stats{Files: filesIn(snap, parent, index.Stats{}), BytesHashed: hashed, DurationMs: uint64(time.Since(start).Milliseconds())}
-		if err := e.save.Commit(blobs, snap, nil, task, head); err != nil {
+		if err := st.Commit(blobs, snap, nil, task, head); err != nil {
 			return nil, nil, err
 		}
 		e.presaved = 0
 		return res, snap, nil
 	}
-	stats, err := e.save.ChangeStats(ctx, snap, parent.Root)
+	stats, err := st.ChangeStats(ctx, snap, parent.Root)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +171,7 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		Time: e.opts.now().UTC(), Message: opts.Message, Kind: kind, Empty: empty,
 		Stats: stats, Meta: opts.Meta, State: state,
 	}
-	if err := e.save.Commit(blobs, snap, cp, task, head); err != nil {
+	if err := st.Commit(blobs, snap, cp, task, head); err != nil {
 		return nil, nil, err
 	}
 	e.presaved = 0

@@ -120,7 +120,7 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 		}
 		return &SettledRestore{Journal: j, Discarded: why}, nil
 	}
-	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, Force: j.Force, streamFrom: streamFrom})
+	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, Force: j.Force, Capture: j.Capture, streamFrom: streamFrom})
 	if err != nil {
 		err = e.abandonIfUnreadable(ctx, err)
 		if abandoned := (*abandonedRestoreError)(nil); errors.As(err, &abandoned) {
@@ -221,7 +221,11 @@ func (e *Engine) sweepTemps(ctx context.Context, j *Journal) error {
 	if err != nil {
 		return err
 	}
-	snap, err := e.scan(ctx, nil, base)
+	st, err := e.saveStore(j.Capture)
+	if err != nil {
+		return err
+	}
+	snap, err := e.scan(ctx, st, nil, base)
 	if err != nil {
 		return err
 	}

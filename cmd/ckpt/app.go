@@ -65,6 +65,10 @@ type app struct {
 	storeEvents *protocol.StoreEvents
 	// background prints the index's background errors (engineOptions).
 	background *backgroundNotes
+	// capture is what a command a server runs for a client reads of the
+	// workspace, from the client's flags (resident.captureFor); nil: the
+	// engine's own, as cold.
+	capture *engine.Capture
 	// readOnlyOpen: openEngine opened the store for reading only, so a
 	// pending restore is reported, not settled (noticeRestores).
 	readOnlyOpen bool

@@ -38,7 +38,7 @@ func (a *app) diffCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				res, err := e.Diff(cmd.Context(), from, to, engine.DiffOptions{Task: a.task, Paths: paths, Mode: engine.DiffMode(mode)})
+				res, err := e.Diff(cmd.Context(), from, to, engine.DiffOptions{Task: a.task, Paths: paths, Mode: engine.DiffMode(mode), Capture: a.capture})
 				if err != nil {
 					return err
 				}

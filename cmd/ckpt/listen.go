@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,11 +68,13 @@ func (g serverGone) Error() string {
 
 func (g serverGone) Unwrap() error { return g.err }
 
-// engineFor checks a forwarded command's workspace and, for a command
-// that reads the workspace, the global flags it gives (--profile,
-// --exclude, --max-file-size; those it leaves out are the server's)
-// against the server's, and returns its engine. A command that reads only
-// the store (list, show, cat, ...) is indifferent to them, as it is cold.
+// engineFor checks a forwarded command's workspace and returns its engine.
+// A command that reads the workspace runs under the global flags it gives
+// (--profile, --exclude, --max-file-size; those it leaves out are the
+// server's: captureFor), so that it captures what it does cold; the
+// timeline page is refused other options than the server's (checkOptions).
+// A command that reads only the store (list, show, cat, ...) is
+// indifferent to them, as it is cold.
 func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, error) {
 	ws, err := a.workspaceIdentity(s.cwd)
 	if err != nil {
@@ -81,10 +84,14 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 	if ws != r.e.Workspace() { // as the store itself refuses it, without a server
 		return nil, &engine.WorkspaceMismatchError{Store: r.e.StoreDir(), Recorded: r.e.Workspace(), Workspace: ws}
 	}
-	if readsWorkspace(cmd) {
-		if err := r.checkOptions(a.givenOptions(cmd)); err != nil {
-			return nil, err
-		}
+	switch {
+	case cmd.Name() == "ui":
+		err = r.checkOptions(a.givenOptions(cmd))
+	case readsWorkspace(cmd):
+		a.capture, err = r.captureFor(a.givenOptions(cmd))
+	}
+	if err != nil {
+		return nil, err
 	}
 	return r.e, nil
 }
@@ -95,7 +102,7 @@ func (s *serverContext) engineFor(a *app, cmd *cobra.Command) (*engine.Engine, e
 // restore of the state only do not).
 func readsWorkspace(cmd *cobra.Command) bool {
 	switch cmd.Name() {
-	case "save", "ui":
+	case "save":
 		return true
 	case "restore":
 		only, _ := cmd.Flags().GetString("only")
@@ -129,9 +136,25 @@ func (a *app) givenOptions(cmd *cobra.Command) protocol.CaptureOptions {
 	return o
 }
 
-// checkOptions refuses a client whose capture options (those it gives;
-// the rest are the server's) differ from the server's: its saves would
-// capture what the client did not ask for.
+// captureFor is the capture under which the server serves a client that
+// gives o (each option left zero is the server's): the engine reads the
+// workspace under it, with its watcher when it is the server's own and
+// as a cold command would otherwise (engine.Capture). Options that mean
+// nothing are refused.
+func (r *resident) captureFor(o protocol.CaptureOptions) (*engine.Capture, error) {
+	c := engine.Capture{Profile: cmp.Or(o.Profile, r.profile), Exclude: r.exclude, MaxFileSize: cmp.Or(o.MaxFileSize, r.maxFileSize)}
+	if o.Exclude != nil {
+		c.Exclude = o.Exclude
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// checkOptions refuses a client of the timeline page whose capture
+// options (those it gives; the rest are the server's) differ from the
+// server's: the page's saves and restores are the server's own.
 func (r *resident) checkOptions(o protocol.CaptureOptions) error {
 	var differ []string
 	if o.Profile != "" && o.Profile != r.profile {
@@ -326,26 +349,27 @@ func (a *app) openOrAttach(cmd *cobra.Command, client func(net.Conn) error) (*en
 }
 
 // checkAttach refuses a JSON-RPC client that means another workspace or
-// needs other capture options than the server's (checkOptions).
-func (r *resident) checkAttach(p protocol.AttachParams) error {
+// gives capture options that mean nothing, and returns the capture its
+// requests are served under (captureFor).
+func (r *resident) checkAttach(p protocol.AttachParams) (*engine.Capture, error) {
 	if p.WorkspaceBase64 != nil {
 		ws, err := lossless.Decode("workspace_base64", *p.WorkspaceBase64)
 		if err != nil {
-			return protocol.UsageError(err.Error())
+			return nil, protocol.UsageError(err.Error())
 		}
 		p.Workspace = ws
 	}
 	if p.Workspace != "" || len(p.Roots) > 0 {
 		ws, err := attachedWorkspace(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ws != r.e.Workspace() {
-			return fmt.Errorf("%w: the server of store %s serves workspace %s, not %s", engine.ErrWorkspaceMismatch,
+			return nil, fmt.Errorf("%w: the server of store %s serves workspace %s, not %s", engine.ErrWorkspaceMismatch,
 				r.e.StoreDir(), r.e.Workspace(), ws)
 		}
 	}
-	return r.checkOptions(p.CaptureOptions)
+	return r.captureFor(p.CaptureOptions)
 }
 
 // attachedWorkspace is the workspace identity an attaching client means:

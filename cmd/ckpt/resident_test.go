@@ -88,20 +88,34 @@ func TestResidentServerSpeaksJSONRPCToManyClients(t *testing.T) {
 		t.Fatalf("the saver of t3 got %q", got)
 	}
 
-	refused := e.dialRPC().call("attach", map[string]string{"workspace": e.ws, "profile": "roo"})
-	if refused.Error == nil || refused.Error.Data.Kind != "usage" || !strings.Contains(refused.Error.Message, "profile default, not roo") {
-		t.Fatalf("attach with another profile = %+v", refused.Error)
+	// A client that needs other capture options is served under them: its
+	// saves and restores capture what its rules do, beside the clients of
+	// the server's own (two hosts' extensions on one workspace).
+	e.write("secrets/key", "k\n")
+	e.write("big.bin", strings.Repeat("b", 2<<10))
+	roo := e.dialRPC()
+	if r := roo.call("attach", map[string]any{"workspace": e.ws, "task": "roo", "profile": "roo", "exclude": []string{"secrets/"}, "max_file_size": 1 << 10}); r.Error != nil {
+		t.Fatalf("attach with other capture options: %+v", r.Error)
+	}
+	if r := roo.call("save", map[string]any{"message": "roo"}); r.Error != nil {
+		t.Fatalf("save under other options: %+v", r.Error)
+	}
+	if out := e.ok("--lock-timeout", "0", "--task", "roo", "ls", "@1"); strings.Contains(out, "secrets") || strings.Contains(out, "big.bin") || !strings.Contains(out, "a.txt") {
+		t.Fatalf("the other options' checkpoint lists %q; want a.txt without secrets/ and big.bin", out)
+	}
+	if r := one.call("save", map[string]any{"message": "own"}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if out := e.ok("--lock-timeout", "0", "--task", "t1", "ls", "@2"); !strings.Contains(out, "secrets") || !strings.Contains(out, "big.bin") {
+		t.Fatalf("the server's own options' checkpoint lists %q; want secrets and big.bin", out)
 	}
 	for name, params := range map[string]map[string]any{
-		"exclude":       {"exclude": []string{"secrets/"}},
-		"max file size": {"max_file_size": 1 << 20},
+		"profile":       {"profile": "nosuch"},
+		"max file size": {"max_file_size": -5},
 	} {
-		if r := e.dialRPC().call("attach", params); r.Error == nil || r.Error.Data.Kind != "usage" || !strings.Contains(r.Error.Message, "use its options") {
-			t.Fatalf("attach with another %s = %+v", name, r.Error)
+		if r := e.dialRPC().call("attach", params); r.Error == nil || r.Error.Data.Kind != "usage" {
+			t.Fatalf("attach with a meaningless %s = %+v", name, r.Error)
 		}
-	}
-	if same := e.dialRPC().call("attach", map[string]any{"max_file_size": 100 << 20}); same.Error != nil {
-		t.Fatalf("attach with the server's own max file size: %+v", same.Error)
 	}
 	elsewhere := e.dialRPC().call("attach", map[string]string{"workspace": t.TempDir()})
 	if elsewhere.Error == nil || elsewhere.Error.Data.ExitCode != 4 {
@@ -118,15 +132,20 @@ func TestSecondListeningServerPointsAtTheFirst(t *testing.T) {
 	if got.Listening != localsock.Endpoint(e.store) || got.Store != e.store {
 		t.Fatalf("second server said %+v", got)
 	}
-	// One of another workspace, or that would capture otherwise, fails as
-	// a client of the first would.
+	// One of another workspace, or with capture options that mean
+	// nothing, fails as a client of the first would; one with other
+	// options points at it too (its clients are served under theirs).
 	other := *e
 	other.ws = t.TempDir()
 	if r := other.run("", "--lock-timeout", "0", "serve", "--listen"); r.code != protocol.ExitRefused {
 		t.Fatalf("serve --listen of another workspace on the store: exit %d %q", r.code, r.stderr)
 	}
-	if r := e.run("", "--lock-timeout", "0", "--exclude", "secrets/", "serve", "--listen"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "use its options") {
-		t.Fatalf("serve --listen with another --exclude: exit %d %q", r.code, r.stderr)
+	if r := e.run("", "--lock-timeout", "0", "--profile", "nosuch", "serve", "--listen"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "nosuch") {
+		t.Fatalf("serve --listen with an unknown --profile: exit %d %q", r.code, r.stderr)
+	}
+	got = decode[struct{ Listening, Store string }](t, e.ok("--lock-timeout", "0", "--exclude", "secrets/", "--json", "serve", "--listen"))
+	if got.Listening != localsock.Endpoint(e.store) {
+		t.Fatalf("second server with another --exclude said %+v", got)
 	}
 }
 
@@ -159,10 +178,13 @@ func TestStdioServeAttachesToTheListeningServer(t *testing.T) {
 	if out := e.ok("--lock-timeout", "0", "--task", "host", "list"); !strings.Contains(out, "relayed") {
 		t.Fatalf("list after the relayed save = %q", out)
 	}
-	if r := e.run("", "--profile", "roo", "serve"); r.code != 2 || !strings.Contains(r.stderr, "--profile default, not roo") {
-		t.Fatalf("serve with another profile: exit %d %q", r.code, r.stderr)
+	// One with other capture options is served under them.
+	e.write("b.x", "x\n")
+	in = `{"jsonrpc":"2.0","id":1,"method":"save","params":{"message":"other rules"}}` + "\n"
+	if r := e.run(in, "--lock-timeout", "0", "--task", "rules", "--exclude", "*.x", "serve"); r.code != 0 || !strings.Contains(r.stdout, `"method":"checkpoint"`) {
+		t.Fatalf("serve with another --exclude through the server: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := e.run("", "--max-file-size", "1MiB", "mcp"); r.code != 2 || !strings.Contains(r.stderr, "--max-file-size 104857600, not 1048576") {
-		t.Fatalf("mcp with another --max-file-size: exit %d %q", r.code, r.stderr)
+	if out := e.ok("--lock-timeout", "0", "--task", "rules", "ls", "@1"); strings.Contains(out, "b.x") || !strings.Contains(out, "a.txt") {
+		t.Fatalf("the relayed save under --exclude *.x lists %q", out)
 	}
 }

@@ -50,6 +50,7 @@ func (a *app) restoreCommand() *cobra.Command {
 				if err := a.checkStateOut(stateOut, opts); err != nil {
 					return err // before any change
 				}
+				opts.Capture = a.capture // set by the engine's open, through a server
 				res, err := e.Restore(cmd.Context(), refs[0], opts)
 				if err != nil {
 					return err

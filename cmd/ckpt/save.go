@@ -31,7 +31,8 @@ func (a *app) saveCommand() *cobra.Command {
 			}
 			opts := engine.SaveOptions{Task: a.task, Message: message, AllowEmpty: allowEmpty, Meta: metaMap, Roots: roots}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				if stateFile != "" { // once the store is open: stdin may have been read for a server that then stopped
+				opts.Capture = a.capture // set by the engine's open, through a server
+				if stateFile != "" {     // once the store is open: stdin may have been read for a server that then stopped
 					r, closeFn, err := a.openInput(stateFile)
 					if err != nil {
 						return err

@@ -18,7 +18,7 @@ export interface ConnectOptions {
   store?: string;
   /** The default task of calls that name none. */
   task?: string;
-  /** The exclusion profile the server must use (default: the server's; ckpt's `default` for one this client starts). */
+  /** The exclusion profile this client's calls capture with (default: the server's; ckpt's `default` for one this client starts). */
   profile?: string;
   /** The ckpt executable; see findBinary for the search when absent. */
   binary?: string;
@@ -65,8 +65,9 @@ interface Link {
  * --listen`) over its socket or named pipe, so any number of clients, CLI
  * commands, `ckpt ui` and MCP servers use one engine at once. It connects
  * on the first call, starting the server detached when none answers (see
- * startServer), and attaches: the server checks the workspace and profile
- * are its own and takes the client's default task. The connection closes
+ * startServer), and attaches: the server checks the workspace is its own,
+ * serves the client's calls under the client's profile (its own when none
+ * is given) and takes the client's default task. The connection closes
  * lingerMs after the last call and opens again on the next, so a client
  * that is dropped without close() leaks nothing; it never keeps Node
  * running while no call is pending. Notifications of the client's tasks

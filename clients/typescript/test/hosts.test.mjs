@@ -223,6 +223,27 @@ test("each adapter applies its host's exclusions by default", async (t) => {
   assert.deepEqual((await def.getDiffSet(base2)).map((e) => e.relativePath), ["debug.log"], "the profile is overridable");
 });
 
+test("Cline's and Roo's adapters share one workspace and store, each with its host's exclusions", async (t) => {
+  const { ws, store, opts } = dirs(t);
+  const tracker = await CheckpointTracker.create("cline-task", true, ws, opts);
+  const base = await tracker.commit();
+  // The tracker's calls started the store's server with Cline's profile; Roo's
+  // service attaches to it with Roo's (refused until the server served each
+  // client under its own options).
+  const svc = RepoPerTaskCheckpointService.create({ taskId: "roo-task", workspaceDir: ws, shadowDir: store, log: () => {}, ...opts });
+  await svc.initShadowGit();
+  mkdirSync(join(ws, ".clinerules"));
+  writeFileSync(join(ws, ".clinerules", "rules.md"), "x\n");
+  writeFileSync(join(ws, "debug.log"), "x\n");
+  writeFileSync(join(ws, "kept.txt"), "x\n");
+  assert.deepEqual((await tracker.getDiffSet(base)).map((e) => e.relativePath), ["kept.txt"], "Cline's exclusions on Cline's calls");
+  assert.ok(await svc.saveCheckpoint("roo"), "Roo's save records the change");
+  assert.deepEqual((await svc.getDiff({ from: "@2" })).map((d) => d.paths.relative), [], "nothing changed since, under Roo's rules");
+  assert.deepEqual((await svc.getDiff({ from: "@1", to: "@2" })).map((d) => d.paths.relative).sort(), [".clinerules/rules.md", "kept.txt"],
+    "Roo's exclusions (*.log) on Roo's calls, Cline's (.clinerules/) not");
+  await svc.dispose();
+});
+
 test("a store a plain command keeps locked fails with CkptBusyError naming the holder", async (t) => {
   const { ws, store } = dirs(t);
   writeFileSync(join(ws, "big.bin"), randomBytes(4 << 20));

@@ -88,6 +88,10 @@ type host struct {
 	// attached is the task a client of a resident server attached with
 	// (see Resident), nil when none: it replaces the session's Task.
 	attached atomic.Pointer[string]
+	// capture is what a client of a resident server that attached with
+	// its capture options has saves, restores and workspace diffs read
+	// of the workspace (see Resident); nil: the engine's own.
+	capture atomic.Pointer[engine.Capture]
 }
 
 func newHost(e *engine.Engine, s Session, notify func(string, any)) *host {

@@ -121,7 +121,7 @@ func required(fields ...string) error {
 }
 
 func (h *host) save(ctx context.Context, p saveParams) (SaveJSON, error) {
-	opts := engine.SaveOptions{Task: h.task(p.Task), Message: p.Message, AllowEmpty: p.AllowEmpty, Meta: p.Meta, Roots: p.Roots}
+	opts := engine.SaveOptions{Task: h.task(p.Task), Message: p.Message, AllowEmpty: p.AllowEmpty, Meta: p.Meta, Roots: p.Roots, Capture: h.capture.Load()}
 	state, err := textOrBase64("state", p.State, p.StateBase64)
 	if err != nil {
 		return SaveJSON{}, err

@@ -35,7 +35,7 @@ func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	if err != nil {
 		return HostDiffJSON{}, err
 	}
-	res, err := h.e.Diff(ctx, p.From, p.To, engine.DiffOptions{Task: h.task(p.Task), Paths: paths, Mode: engine.DiffMode(p.Mode)})
+	res, err := h.e.Diff(ctx, p.From, p.To, engine.DiffOptions{Task: h.task(p.Task), Paths: paths, Mode: engine.DiffMode(p.Mode), Capture: h.capture.Load()})
 	if err != nil {
 		return HostDiffJSON{}, err
 	}
@@ -126,7 +126,7 @@ func (h *host) restore(ctx context.Context, p restoreParams) (HostRestoreJSON, e
 		return HostRestoreJSON{}, err
 	}
 	opts := engine.RestoreOptions{Task: h.task(p.Task), Only: engine.Only(p.Only), Paths: paths,
-		DryRun: p.DryRun, NoBackup: p.NoBackup, Force: p.Force}
+		DryRun: p.DryRun, NoBackup: p.NoBackup, Force: p.Force, Capture: h.capture.Load()}
 	defer h.scans.add(ctx)()
 	res, err := h.e.Restore(ctx, p.Ref, opts)
 	if err != nil {

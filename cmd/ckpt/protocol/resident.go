@@ -25,12 +25,14 @@ type AttachParams struct {
 }
 
 // CaptureOptions are what a client needs saves to capture, each left zero
-// when the client leaves it to the server; a server that captures
-// otherwise refuses the client.
+// when the client leaves it to the server. A server serves the requests
+// of a client whose options differ under the client's: its watcher
+// follows its own options, so those requests read the workspace as a
+// cold command does (engine.Capture).
 type CaptureOptions struct {
-	Profile     string   `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs; refused when the server uses another"`
-	Exclude     []string `json:"exclude,omitempty" jsonschema:"the extra gitignore-style exclusion patterns the client needs, in order; refused when the server uses others"`
-	MaxFileSize int64    `json:"max_file_size,omitempty" jsonschema:"the size above which the client's saves skip a file (-1: no limit); refused when the server's differs"`
+	Profile     string   `json:"profile,omitempty" jsonschema:"the exclusion profile the client needs (default: the server's)"`
+	Exclude     []string `json:"exclude,omitempty" jsonschema:"the extra gitignore-style exclusion patterns the client needs, in order (default: the server's)"`
+	MaxFileSize int64    `json:"max_file_size,omitempty" jsonschema:"the size above which the client's saves skip a file (-1: no limit; default: the server's)"`
 }
 
 // AttachResult is what the server serves. WorkspaceBase64 and StoreBase64
@@ -58,7 +60,7 @@ type Resident struct {
 	e       *engine.Engine
 	s       Session
 	profile string
-	check   func(AttachParams) error
+	check   func(AttachParams) (*engine.Capture, error)
 
 	mu    sync.Mutex
 	conns map[*residentConn]struct{}
@@ -67,8 +69,10 @@ type Resident struct {
 // NewResident serves e's clients. s.Task is the task of a connection that
 // does not attach with one; profile is the engine's exclusion profile;
 // check refuses the attach params the server cannot serve (another
-// workspace or profile) with an error a host can switch on (see MapError).
-func NewResident(e *engine.Engine, s Session, profile string, check func(AttachParams) error) *Resident {
+// workspace, an unknown profile) with an error a host can switch on (see
+// MapError), and returns the capture the connection's requests are served
+// under (nil: the engine's own).
+func NewResident(e *engine.Engine, s Session, profile string, check func(AttachParams) (*engine.Capture, error)) *Resident {
 	return &Resident{e: e, s: s, profile: profile, check: check, conns: map[*residentConn]struct{}{}}
 }
 
@@ -102,9 +106,11 @@ func (r *Resident) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 		routes = append(routes, m.route)
 	}
 	routes = append(routes, jsonrpc.Method("attach", func(_ context.Context, p AttachParams) (AttachResult, error) {
-		if err := r.check(p); err != nil {
+		capture, err := r.check(p)
+		if err != nil {
 			return AttachResult{}, err
 		}
+		h.capture.Store(capture)
 		if p.Task != "" {
 			h.attached.Store(&p.Task)
 			c.follow(p.Task)

@@ -72,7 +72,7 @@ func (st *Store) writeIndex(blobs *objects.Batch, p *Pending, last func(b *index
 	b := st.DB.NewBatch()
 	defer b.Close()
 	var puts errgroup.Group
-	puts.Go(func() error { return putRecords(b, p) })
+	puts.Go(func() error { return putRecords(b, p, !st.StatCacheReadOnly) })
 	placements, err := blobs.Sync()
 	if perr := puts.Wait(); err == nil && perr != nil {
 		return perr
@@ -96,11 +96,12 @@ func (st *Store) writeIndex(blobs *objects.Batch, p *Pending, last func(b *index
 	return nil
 }
 
-// putRecords adds p's trees and stat-cache changes to b, spread over the
+// putRecords adds p's trees, and its stat-cache changes when cache is
+// set, to b, the trees spread over the
 // machine's cores: a tree put looks its id (and its base, for a delta) up
 // in the index, and an edit deep in a tree changes every directory above
 // it, some hundreds of trees.
-func putRecords(b *index.Batch, p *Pending) error {
+func putRecords(b *index.Batch, p *Pending, cache bool) error {
 	ids := slices.Collect(maps.Keys(p.Trees))
 	workers := min(runtime.GOMAXPROCS(0), len(ids)/minTreesPerWorker+1)
 	var g errgroup.Group
@@ -114,7 +115,9 @@ func putRecords(b *index.Batch, p *Pending) error {
 			return nil
 		})
 	}
-	putStatCache(b, p)
+	if cache {
+		putStatCache(b, p)
+	}
 	return g.Wait()
 }
 

@@ -33,6 +33,13 @@ type Store struct {
 	// Tracker, when set, lets a scan skip the directories its watcher
 	// vouches for; nil walks everything.
 	Tracker *Tracker
+	// StatCacheReadOnly: the Store's scans read the stat cache, and its
+	// commits and flushes write none of it, neither records nor the
+	// removal of those of directories a scan did not find. For a Store
+	// whose Walk differs from the one that writes the cache (the watched
+	// one): a record vouches for a directory's tree under the rules that
+	// made it, and a directory these rules exclude is not gone.
+	StatCacheReadOnly bool
 	// DeferFirstCompression: the first save into an empty store writes its
 	// blobs uncompressed and marks its packs for a later collection to
 	// compress (objects.Batch.DeferCompression); later saves compress as
