@@ -3,7 +3,7 @@ export { CkptSharedClient, type ConnectOptions, type AttachResult } from "./shar
 export { CkptCalls } from "./calls.js";
 export { findBinary, type FindBinaryOptions } from "./binary.js";
 export type { Workspace } from "./server.js";
-export { RpcConnection, type CallOptions, type Notification } from "./rpc.js";
+export { RpcConnection, maxRequestBytes, type CallOptions, type Notification } from "./rpc.js";
 export * from "./errors.js";
 export type * from "./types.js";
 export { CheckpointTracker, type TrackerOptions, type DiffSetEntry } from "./adapters/cline.js";

@@ -1,7 +1,15 @@
 // A JSON-RPC 2.0 client over a pair of streams, one JSON document per line.
 
 import type { Readable, Writable } from "node:stream";
-import { CkptConnectionError, errorFromRpc, type RpcErrorObject } from "./errors.js";
+import { CkptConnectionError, CkptUsageError, ExitCode, RpcCode, errorFromRpc, type RpcErrorObject } from "./errors.js";
+
+/**
+ * maxRequestBytes is the largest request line ckpt serve reads (its
+ * jsonrpc.Options.MaxMessageBytes default); a larger call is rejected here
+ * before it is sent, with a CkptUsageError, since the server could not say
+ * which call it refused.
+ */
+export const maxRequestBytes = 64 << 20;
 
 /** Options of one call. */
 export interface CallOptions<P = unknown> {
@@ -36,7 +44,8 @@ export class RpcConnection {
   #pending = new Map<number, Pending>();
   #progress = new Map<string, (value: unknown) => void>();
   #failure: Error | undefined;
-  #buffer = "";
+  /** The received text after the last newline, in the chunks it came in. */
+  #partial: string[] = [];
 
   constructor(
     input: Readable,
@@ -86,7 +95,14 @@ export class RpcConnection {
       signal?.addEventListener("abort", onAbort, { once: true });
       const req: Record<string, unknown> = { jsonrpc: "2.0", id, method };
       if (sent !== undefined) req.params = sent;
-      this.#write(req);
+      const line = JSON.stringify(req) + "\n";
+      const size = Buffer.byteLength(line);
+      if (size > maxRequestBytes) {
+        this.#settle(id);
+        reject(new CkptUsageError({ code: RpcCode.InvalidParams, message: `the ${method} request is ${size} bytes, more than the ${maxRequestBytes} ckpt serve reads`, data: { exit_code: ExitCode.Usage, kind: "usage" } }));
+        return;
+      }
+      this.#writeLine(line);
     });
   }
 
@@ -101,8 +117,12 @@ export class RpcConnection {
   }
 
   #write(msg: object): void {
+    this.#writeLine(JSON.stringify(msg) + "\n");
+  }
+
+  #writeLine(line: string): void {
     if (this.#failure) return;
-    this.output.write(JSON.stringify(msg) + "\n");
+    this.output.write(line);
   }
 
   /** settle forgets a pending call; it returns it, or undefined when already settled. */
@@ -115,14 +135,18 @@ export class RpcConnection {
     return p;
   }
 
+  /** receive looks for newlines in each chunk once, joining a line's chunks when it ends: linear in a reply's size. */
   #receive(chunk: string): void {
-    this.#buffer += chunk;
+    let start = 0;
     let nl: number;
-    while ((nl = this.#buffer.indexOf("\n")) >= 0) {
-      const line = this.#buffer.slice(0, nl).trim();
-      this.#buffer = this.#buffer.slice(nl + 1);
+    while ((nl = chunk.indexOf("\n", start)) >= 0) {
+      this.#partial.push(chunk.slice(start, nl));
+      const line = this.#partial.join("").trim();
+      this.#partial = [];
+      start = nl + 1;
       if (line) this.#dispatch(line);
     }
+    if (start < chunk.length) this.#partial.push(chunk.slice(start));
   }
 
   #dispatch(line: string): void {
@@ -147,7 +171,14 @@ export class RpcConnection {
       this.onNotification({ method: m.method, params: m.params });
       return;
     }
-    if (typeof m.id !== "number") return; // a reply to no call of ours (e.g. an error with a null id)
+    if (m.id === null && m.error !== undefined) {
+      // The server could not read a request of ours, and cannot say which:
+      // no pending call may wait for ever on it.
+      const e = m.error as RpcErrorObject;
+      this.fail(new CkptConnectionError(`ckpt serve could not read a request: ${e.message}`, { code: null, signal: null, stderr: "" }));
+      return;
+    }
+    if (typeof m.id !== "number") return; // a reply to no call of ours
     const p = this.#settle(m.id);
     if (!p) return; // answered after the call was aborted
     if (m.error !== undefined) p.reject(errorFromRpc(m.error as RpcErrorObject));

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { CkptConnectionError, RpcConnection } from "../dist/index.js";
+import { CkptConnectionError, CkptUsageError, RpcConnection, maxRequestBytes } from "../dist/index.js";
 
 /** pair connects an RpcConnection to streams the test drives as the server. */
 function pair() {
@@ -43,12 +43,41 @@ test("notifications go to the handler; replies to no call are ignored", async ()
   const { rpc, next, reply, notes } = pair();
   const call = rpc.call("m");
   await next();
-  reply({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } });
   reply({ jsonrpc: "2.0", id: 99, result: "stray" });
   reply({ jsonrpc: "2.0", method: "restore", params: { commitHash: "c" } });
   reply({ jsonrpc: "2.0", id: 1, result: "ok" });
   assert.equal(await call, "ok");
   assert.deepEqual(notes, [{ method: "restore", params: { commitHash: "c" } }]);
+});
+
+test("an error with a null id (a request the server could not read) fails the calls instead of leaving them waiting", { timeout: 10_000 }, async () => {
+  const { rpc, next, reply } = pair();
+  const call = rpc.call("m");
+  await next();
+  reply({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "invalid request: message exceeds the limit" } });
+  await assert.rejects(call, (e) => e instanceof CkptConnectionError && e.message.includes("could not read a request: invalid request"));
+});
+
+test("a request larger than the server reads is refused before it is sent", async () => {
+  const { rpc, next } = pair();
+  await assert.rejects(rpc.call("save", { state: "s".repeat(maxRequestBytes) }), (e) => e instanceof CkptUsageError && e.message.includes("more than"));
+  assert.equal(rpc.pending, 0);
+  const small = rpc.call("list");
+  assert.equal((await next()).method, "list", "nothing of the refused request went out, and the connection goes on");
+  rpc.fail(new Error("done"));
+  await assert.rejects(small);
+});
+
+test("a reply that arrives in many chunks, with the next one's start, is read whole", async () => {
+  const { rpc, next, toClient } = pair();
+  const a = rpc.call("a");
+  const b = rpc.call("b");
+  await next();
+  await next();
+  const big = "x".repeat(200_000);
+  const text = JSON.stringify({ jsonrpc: "2.0", id: 1, result: big }) + "\n" + JSON.stringify({ jsonrpc: "2.0", id: 2, result: "B" }) + "\n";
+  for (let i = 0; i < text.length; i += 4096) toClient.write(text.slice(i, i + 4096));
+  assert.deepEqual(await Promise.all([a, b]), [big, "B"]);
 });
 
 test("the end of input or a line that is not JSON fails every call", async () => {
