@@ -59,7 +59,7 @@ func TestNamesThatAreNotUTF8CrossTheWire(t *testing.T) {
 	checkGolden(t, norm, "diff-lossless", diff)
 	var d protocol.HostDiffJSON
 	decode(t, diff, &d)
-	if got := lossless(t, d.Files, func(f protocol.HostFileJSON) (string, *string) { return f.Path, f.PathBase64 }); !slices.Equal(got, []string{fe, ff}) {
+	if got := lossless(t, d.Files, func(f protocol.FileJSON) (string, *string) { return f.Path, f.PathBase64 }); !slices.Equal(got, []string{fe, ff}) {
 		t.Fatalf("diff names %q, want %q", got, []string{fe, ff})
 	}
 	var hist protocol.HistoryJSON

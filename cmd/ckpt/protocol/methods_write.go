@@ -2,27 +2,16 @@ package protocol
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/engine"
 )
 
-// HostDiffJSON is the diff method's result: the CLI's diff --json shape with
-// every side's bytes kept (text, or base64 when not valid UTF-8).
-type HostDiffJSON struct {
-	From  string         `json:"from"`
-	To    string         `json:"to"`
-	Files []HostFileJSON `json:"files"`
-}
-
-type HostFileJSON struct {
-	FileJSON
-	BeforeBase64 *string `json:"before_base64,omitempty"`
-	AfterBase64  *string `json:"after_base64,omitempty"`
-}
+// HostDiffJSON is the diff method's result: the CLI's diff --json shape,
+// with the bytes of binary sides given too (base64, or text when they
+// are valid UTF-8), which the CLI's document leaves null.
+type HostDiffJSON = DiffJSON
 
 func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	if p.Mode != "" {
@@ -43,42 +32,35 @@ func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	if err != nil {
 		return HostDiffJSON{}, err
 	}
-	out := HostDiffJSON{From: view.From, To: view.To, Files: make([]HostFileJSON, len(view.Files))}
-	for i, f := range view.Files {
-		hf := HostFileJSON{FileJSON: f}
-		if !f.TooLarge {
-			if hf.Before, hf.BeforeBase64, err = sideContent(res, res.Changes[i], false, f.Before); err != nil {
-				return HostDiffJSON{}, err
-			}
-			if hf.After, hf.AfterBase64, err = sideContent(res, res.Changes[i], true, f.After); err != nil {
+	for i := range view.Files {
+		if f := &view.Files[i]; !f.TooLarge {
+			if err := binarySides(res, res.Changes[i], f); err != nil {
 				return HostDiffJSON{}, err
 			}
 		}
-		out.Files[i] = hf
 	}
-	return out, nil
+	return view, nil
 }
 
-// sideContent is one side's bytes as text or base64; both nil when the side
-// does not exist. described is the side as the diff's view holds it (a
-// text side's bytes, nil for a binary one): only a binary side is read
-// again.
-func sideContent(res *engine.DiffResult, c engine.Change, after bool, described *string) (text, b64 *string, err error) {
-	switch {
-	case (after && c.After == nil) || (!after && c.Before == nil):
-		return nil, nil, nil
-	case described != nil && utf8.ValidString(*described):
-		return described, nil, nil
-	case described != nil:
-		s := base64.StdEncoding.EncodeToString([]byte(*described))
-		return nil, &s, nil
+// binarySides fills in the bytes of f's binary sides, which the diff
+// view leaves null, as text or base64; a side that does not exist stays
+// null.
+func binarySides(res *engine.DiffResult, c engine.Change, f *FileJSON) error {
+	for _, after := range []bool{false, true} {
+		text, b64, exists := &f.Before, &f.BeforeBase64, c.Before != nil
+		if after {
+			text, b64, exists = &f.After, &f.AfterBase64, c.After != nil
+		}
+		if !exists || *text != nil || *b64 != nil {
+			continue
+		}
+		b, err := res.Content(c, after)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Path, err)
+		}
+		*text, *b64 = splitText(b)
 	}
-	b, err := res.Content(c, after)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.Path, err)
-	}
-	text, b64 = splitText(b)
-	return text, b64, nil
+	return nil
 }
 
 // HostRestoreJSON is the restore method's result: the CLI's restore --json

@@ -1,9 +1,11 @@
 package protocol
 
 import (
+	"encoding/base64"
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/lossless"
@@ -156,16 +158,20 @@ func LsView(entries []engine.LsEntry) LsJSON {
 type DiffJSON struct {
 	From  string     `json:"from"`
 	To    string     `json:"to"`
-	Files []FileJSON `json:"files"` // contents null for a side that does not exist, is binary or is too large
+	Files []FileJSON `json:"files"` // contents null for a side that does not exist or is too large, and here for a binary one
 }
 
 // FileJSON is one change of a diff, with the bytes of its names that are
-// not valid UTF-8.
+// not valid UTF-8, and of a side that is text but not valid UTF-8 (a
+// Latin-1 file): its Before or After is then null and its BeforeBase64 or
+// AfterBase64 holds it, so that no byte is lost to U+FFFD.
 type FileJSON struct {
 	engine.FileDiff
 	PathBase64     *string `json:"path_base64,omitempty"`
 	AbsoluteBase64 *string `json:"absolute_base64,omitempty"`
 	OldPathBase64  *string `json:"old_path_base64,omitempty"`
+	BeforeBase64   *string `json:"before_base64,omitempty"`
+	AfterBase64    *string `json:"after_base64,omitempty"`
 }
 
 // DiffView describes every change with its (text) contents.
@@ -193,8 +199,21 @@ func diffHead(res *engine.DiffResult) DiffJSON {
 
 // fileView is the JSON shape of one change.
 func fileView(f engine.FileDiff) FileJSON {
-	return FileJSON{FileDiff: f, PathBase64: lossless.Base64(f.Path), AbsoluteBase64: lossless.Base64(f.Absolute),
+	v := FileJSON{FileDiff: f, PathBase64: lossless.Base64(f.Path), AbsoluteBase64: lossless.Base64(f.Absolute),
 		OldPathBase64: lossless.Base64(f.OldPath)}
+	v.Before, v.BeforeBase64 = keptText(f.Before)
+	v.After, v.AfterBase64 = keptText(f.After)
+	return v
+}
+
+// keptText is a side's text as it is when it is valid UTF-8, else (nil
+// and) its bytes in base64; nil for no text.
+func keptText(side *string) (text, b64 *string) {
+	if side == nil || utf8.ValidString(*side) {
+		return side, nil
+	}
+	s := base64.StdEncoding.EncodeToString([]byte(*side))
+	return nil, &s
 }
 
 // RestoreJSON is the restore command's JSON shape.
