@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,7 +118,15 @@ func (e *env) run(stdin string, args ...string) result {
 // runIn is run from directory dir ("": this process's).
 func (e *env) runIn(dir, stdin string, args ...string) result {
 	e.t.Helper()
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	return e.runTo(dir, stdin, &out, args...)
+}
+
+// runTo is runIn with the command's stdout going to stdout (result.stdout
+// is what a *bytes.Buffer there holds).
+func (e *env) runTo(dir, stdin string, stdout io.Writer, args ...string) result {
+	e.t.Helper()
+	var errb bytes.Buffer
 	cmd := testbound.Start(e.t, func() *exec.Cmd {
 		cmd := exec.Command(ckptBin, append(e.flags(), args...)...)
 		cmd.Dir = dir
@@ -130,7 +139,7 @@ func (e *env) runIn(dir, stdin string, args ...string) result {
 			cmd.Env = append(cmd.Env, noBackgroundEnv+"=1")
 		}
 		cmd.Stdin = strings.NewReader(stdin)
-		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Stdout, cmd.Stderr = stdout, &errb
 		return cmd
 	})
 	err := cmd.Wait()
@@ -140,7 +149,11 @@ func (e *env) runIn(dir, stdin string, args ...string) result {
 	} else if err != nil {
 		e.t.Fatal(err)
 	}
-	return result{out.String(), errb.String(), code}
+	var out string
+	if b, ok := stdout.(*bytes.Buffer); ok {
+		out = b.String()
+	}
+	return result{out, errb.String(), code}
 }
 
 // flags are -C (each root's, or ws) and --store.

@@ -60,6 +60,9 @@ func (a *app) forward(cmd *cobra.Command) error {
 		if errors.Is(err, cmdwire.ErrNotAccepted) {
 			return serverUnanswered{store, a.serverAnswerWait()}
 		}
+		if out := (*cmdwire.OutputError)(nil); errors.As(err, &out) {
+			return out.Err // the client's own output failed, as it does cold
+		}
 		if err == nil {
 			return remoteExit{code}
 		}

@@ -201,10 +201,22 @@ var ErrNotRun = errors.New("the server ended the connection without running the 
 // not answer is not one that stopped, and another try would wait as long.
 var ErrNotAccepted = errors.New("the server did not accept the command in time")
 
+// OutputError is Exchange failing to write the command's output where
+// the client shows it (a full disk, a closed pipe): the client's own
+// failure, which it reports as it would without a server, not the
+// connection's or the server's.
+type OutputError struct{ Err error }
+
+func (e *OutputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the write's error.
+func (e *OutputError) Unwrap() error { return e.Err }
+
 // Exchange sends req on conn and copies the server's output frames to
 // stdout and stderr until the exit frame, whose code it returns. A
 // connection that ends first, or a malformed frame, is an error; one that
-// ends before the server accepted the command wraps ErrNotRun.
+// ends before the server accepted the command wraps ErrNotRun; a failure
+// to write stdout or stderr is an *OutputError.
 //
 // acceptBy, unless zero, ends the wait for the server to accept the
 // command (its first frame): a caller that waited for the server before
@@ -275,7 +287,7 @@ func Exchange(conn io.ReadWriteCloser, req Request, acceptBy time.Time, stdout, 
 			return 0, fmt.Errorf("malformed frame: kind %q", h[0])
 		}
 		if err != nil {
-			return 0, err
+			return 0, &OutputError{err}
 		}
 	}
 }
