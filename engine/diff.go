@@ -335,6 +335,12 @@ const (
 // diffRange resolves a diff mode against a task's checkpoints into the
 // (from, to) refs for Diff. ref is ignored by ModeFull.
 func (e *Engine) diffRange(ctx context.Context, task string, mode DiffMode, ref string) (from, to string, err error) {
+	switch {
+	case mode != ModeCheckpoint && mode != ModeFromInit && mode != ModeToCurrent && mode != ModeFull:
+		return "", "", fmt.Errorf("%w: diff mode must be checkpoint, from-init, to-current or full, not %q", ErrBadRequest, mode)
+	case ref == "" && mode != ModeFull:
+		return "", "", fmt.Errorf("%w: diff mode %s takes a ref", ErrBadRequest, mode)
+	}
 	log, err := e.list(ctx, task)
 	if err != nil {
 		return "", "", err
@@ -356,10 +362,8 @@ func (e *Engine) diffRange(ctx context.Context, task string, mode DiffMode, ref 
 		return first, id.String(), nil
 	case ModeToCurrent:
 		return id.String(), WorkspaceRef, nil
-	case ModeCheckpoint:
-		return id.String(), nextAfter(log, id), nil
 	}
-	return "", "", fmt.Errorf("%w: diff mode must be checkpoint, from-init, to-current or full, not %q", ErrBadRequest, mode)
+	return id.String(), nextAfter(log, id), nil // ModeCheckpoint
 }
 
 // nextAfter is the checkpoint that follows id in the task's sequence, or the workspace.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -99,6 +100,16 @@ func TestDiffModes(t *testing.T) {
 		}
 		if err != nil || from != tc.from || to != tc.to {
 			t.Errorf("%s %s = %s..%s (%v), want %s..%s", tc.mode, tc.ref, from, to, err, tc.from, tc.to)
+		}
+	}
+	// A mode that needs a ref and has none, or one that is no mode, is a
+	// bad request that says so (not an unknown ref "").
+	for _, tc := range []struct {
+		mode DiffMode
+		want string
+	}{{ModeCheckpoint, "diff mode checkpoint takes a ref"}, {"bogus", `not "bogus"`}} {
+		if _, err := f.e.Diff(context.Background(), "", "", DiffOptions{Mode: tc.mode}); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("diff mode %q with no ref: %v, want ErrBadRequest saying %q", tc.mode, err, tc.want)
 		}
 	}
 }

@@ -198,7 +198,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		return res, nil
 	case OnlyWorkspace, OnlyBoth:
 	default:
-		return nil, fmt.Errorf("%w: Only must be workspace, state or both, not %q", ErrBadRequest, only)
+		return nil, fmt.Errorf("%w: what a restore rewinds (only) must be workspace, state or both, not %q", ErrBadRequest, only)
 	}
 	// The probe writes in the workspace: before the backup, whose scan then
 	// covers its events, so that the restore's own are all that follow.

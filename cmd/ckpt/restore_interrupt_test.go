@@ -151,6 +151,9 @@ func TestCancelledStdioRestoreIsNeverReplayed(t *testing.T) {
 	host.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"r"}}`)
 	for {
 		m := host.Next()
+		if m.Method == "error" {
+			t.Fatalf("the cancelled restore sent an error event %s; a cancellation is no failure to tell the task's clients", m.Params)
+		}
 		if string(m.ID) != `"r"` {
 			continue
 		}

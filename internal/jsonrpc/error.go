@@ -41,12 +41,24 @@ func invalidRequest(msg string) *Error {
 	return &Error{Code: CodeInvalidRequest, Message: "invalid request: " + msg}
 }
 
-func invalidParams(err error) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}
-}
+// ParamsError is params that do not decode into the method's (unknown
+// fields, wrong types, trailing data, a malformed _meta). It reaches
+// Options.MapError, so that a server adds its error data as it does to its
+// handlers' errors; the default sends it as Invalid Params with its text.
+type ParamsError struct{ Err error }
 
-// defaultMapError sends an error that is not an *Error as a server error
-// with its text.
+func (e *ParamsError) Error() string { return "invalid params: " + e.Err.Error() }
+
+// Unwrap returns the decoding's error.
+func (e *ParamsError) Unwrap() error { return e.Err }
+
+func invalidParams(err error) error { return &ParamsError{err} }
+
+// defaultMapError sends a *ParamsError as Invalid Params and any other
+// error that is not an *Error as a server error, with its text.
 func defaultMapError(err error) *Error {
+	if pe := (*ParamsError)(nil); errors.As(err, &pe) {
+		return &Error{Code: CodeInvalidParams, Message: pe.Error()}
+	}
 	return &Error{Code: CodeServerError, Message: err.Error()}
 }

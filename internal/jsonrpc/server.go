@@ -20,8 +20,9 @@ type Options struct {
 	// included, until a request finishes: keep it well above Concurrency so
 	// queued requests can still be cancelled.
 	MaxInFlight int
-	// MapError turns a handler's error that is not an *Error into the error
-	// sent (default: CodeServerError with the error's text).
+	// MapError turns a handler's error that is not an *Error, and a
+	// *ParamsError, into the error sent (default: Invalid Params for a
+	// *ParamsError, else CodeServerError, with the error's text).
 	MapError func(error) *Error
 }
 

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -112,8 +113,15 @@ func (t *taskEvents) settled(ctx context.Context, s *engine.SettledRestore) {
 	}
 }
 
-// fail sends an error event for a failed save or restore and returns err.
+// fail sends an error event for a failed save or restore and returns err;
+// none for one its caller cancelled or asked for wrongly (a usage mistake,
+// an unknown ref), which only the caller's answer reports: the task's
+// other clients have nothing to hear of it, and a host that shows the
+// event as its error would show a cancellation the user asked for.
 func (t *taskEvents) fail(task string, err error) error {
+	if kind := errorKind(err); kind == "usage" || kind == "unknown_ref" || errors.Is(err, context.Canceled) {
+		return err
+	}
 	if t.notify != nil {
 		t.notify("error", ErrorEvent{Error: Message(err), Task: task})
 	}

@@ -15,6 +15,9 @@ type HostDiffJSON = DiffJSON
 
 func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	if p.Mode != "" {
+		if p.From != "" || p.To != "" {
+			return HostDiffJSON{}, UsageError("invalid params: mode takes ref, not from or to")
+		}
 		p.From, p.To = p.Ref, ""
 	} else if p.From == "" {
 		p.From = "HEAD"

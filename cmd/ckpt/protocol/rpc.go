@@ -43,7 +43,11 @@ func MapError(err error) *jsonrpc.Error {
 	var (
 		conflict *restoreConflictError
 		remote   *RemoteError
+		params   *jsonrpc.ParamsError
 	)
+	if errors.As(err, &params) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: params.Error(), Data: ErrorData{ExitCode: ExitUsage, Kind: "usage"}}
+	}
 	if errors.As(err, &remote) {
 		return &jsonrpc.Error{Code: remote.Code, Message: remote.Message, Data: remote.Data}
 	}

@@ -208,12 +208,22 @@ func TestServeErrorKinds(t *testing.T) {
 		{"show", map[string]any{}, jsonrpc.CodeInvalidParams, "usage"},
 		{"save", map[string]any{"state": "a", "state_base64": "YQ=="}, jsonrpc.CodeInvalidParams, "usage"},
 		{"restore", map[string]any{"ref": "HEAD", "only": "bogus"}, jsonrpc.CodeInvalidParams, "usage"},
-		{"save", map[string]any{"bogus": true}, jsonrpc.CodeInvalidParams, ""},
+		{"save", map[string]any{"bogus": true}, jsonrpc.CodeInvalidParams, "usage"},
+		{"list", []any{}, jsonrpc.CodeInvalidParams, "usage"},
+		{"list", map[string]any{"task": 5}, jsonrpc.CodeInvalidParams, "usage"},
+		{"diff", map[string]any{"mode": "checkpoint", "from": "@1"}, jsonrpc.CodeInvalidParams, "usage"},
+		{"diff", map[string]any{"mode": "checkpoint"}, jsonrpc.CodeInvalidParams, "usage"},
+		{"diff", map[string]any{"mode": "bogus", "ref": "@1"}, jsonrpc.CodeInvalidParams, "usage"},
 		{"rm", map[string]any{}, jsonrpc.CodeMethodNotFound, ""},
 	} {
-		m, _ := s.Call(c.method, c.params)
+		m, events := s.Call(c.method, c.params)
 		if m.Error == nil || m.Error.Code != c.code || m.Error.Data.Kind != c.kind {
 			t.Errorf("%s %v = %+v, want code %d kind %q", c.method, c.params, m.Error, c.code, c.kind)
+		}
+		for _, ev := range events {
+			if ev.Method == "error" {
+				t.Errorf("%s %v sent an error event %s; a caller's own mistake is only its answer", c.method, c.params, ev.Params)
+			}
 		}
 	}
 	// A restore that leaves conflicts is a conflict error holding them.
