@@ -36,8 +36,31 @@ func NewMCPServer(e *engine.Engine, s Session, version string) *mcp.Server {
 
 // newMCPServer is an MCP server without tools.
 func newMCPServer(version string) *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: "ckpt", Title: "ckpt checkpoints", Version: version},
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ckpt", Title: "ckpt checkpoints", Version: version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
+	srv.AddReceivingMiddleware(argumentErrors)
+	return srv
+}
+
+// argumentErrors gives a tool call the SDK refused before it reached a
+// tool (arguments that do not match the tool's input schema, or do not
+// decode) the structured error of a usage mistake, which every failed
+// call of a tool carries (toolError): such results are the only failed
+// ones without it.
+func argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError && r.StructuredContent == nil {
+			msg := "invalid arguments"
+			if len(r.Content) > 0 {
+				if text, ok := r.Content[0].(*mcp.TextContent); ok {
+					msg = text.Text
+				}
+			}
+			*r = *toolError(UsageError(msg))
+		}
+		return res, err
+	}
 }
 
 // mcpNotifier sends an event to every session of srv as a log message of

@@ -258,8 +258,19 @@ func TestMCPEveryToolValidAndInvalid(t *testing.T) {
 	for _, c := range valid {
 		args := map[string]any{"bogus": 1}
 		res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: args})
-		if err == nil && !res.IsError {
-			t.Errorf("%s with an unknown argument succeeded: %+v", c.name, res)
+		if err != nil || !res.IsError {
+			t.Errorf("%s with an unknown argument: %+v, %v; want a failed call", c.name, res, err)
+			continue
+		}
+		// The SDK refuses it before the tool runs; the result carries the
+		// structured error of a usage mistake all the same.
+		checkOutput(t, schemas, c.name, res)
+		data, _ := json.Marshal(res.StructuredContent)
+		var got struct {
+			Error struct{ Data ErrorData }
+		}
+		if json.Unmarshal(data, &got); got.Error.Data.Kind != "usage" || got.Error.Data.ExitCode != ExitUsage {
+			t.Errorf("%s with an unknown argument: structured content %s; want a usage error", c.name, data)
 		}
 	}
 	res := f.call(t, "ckpt_show", map[string]any{"ref": "@9"})
