@@ -38,6 +38,7 @@ export interface Notification {
  * that error. When the input ends or the output fails, `onBroken` is called
  * with the reason if given (an owner that knows more, e.g. a process's exit
  * status, then calls `fail`); otherwise the connection fails with it at once.
+ * `peer` names the other end in those reasons (default: ckpt serve).
  */
 export class RpcConnection {
   #nextId = 1;
@@ -52,12 +53,13 @@ export class RpcConnection {
     private readonly output: Writable,
     private readonly onNotification: (n: Notification) => void,
     onBroken: (reason: Error) => void = (reason) => this.fail(reason),
+    private readonly peer = "ckpt serve",
   ) {
     const broken = (message: string) => onBroken(new CkptConnectionError(message, { code: null, signal: null, stderr: "" }));
     input.setEncoding("utf8");
     input.on("data", (chunk: string) => this.#receive(chunk));
-    input.on("end", () => broken("ckpt serve closed its output"));
-    output.on("error", (err: Error) => broken(`cannot write to ckpt serve: ${err.message}`));
+    input.on("end", () => broken(`${peer} closed its output`));
+    output.on("error", (err: Error) => broken(`cannot write to ${peer}: ${err.message}`));
   }
 
   /** The number of calls awaiting a reply. */
@@ -154,7 +156,7 @@ export class RpcConnection {
     try {
       msg = JSON.parse(line);
     } catch {
-      this.fail(new CkptConnectionError(`ckpt serve sent a line that is not JSON: ${line.slice(0, 200)}`, { code: null, signal: null, stderr: "" }));
+      this.fail(new CkptConnectionError(`${this.peer} sent a line that is not JSON: ${line.slice(0, 200)}`, { code: null, signal: null, stderr: "" }));
       return;
     }
     for (const m of Array.isArray(msg) ? msg : [msg]) this.#handle(m as Record<string, unknown>);
@@ -175,7 +177,7 @@ export class RpcConnection {
       // The server could not read a request of ours, and cannot say which:
       // no pending call may wait for ever on it.
       const e = m.error as RpcErrorObject;
-      this.fail(new CkptConnectionError(`ckpt serve could not read a request: ${e.message}`, { code: null, signal: null, stderr: "" }));
+      this.fail(new CkptConnectionError(`${this.peer} could not read a request: ${e.message}`, { code: null, signal: null, stderr: "" }));
       return;
     }
     if (typeof m.id !== "number") return; // a reply to no call of ours

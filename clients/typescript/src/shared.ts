@@ -163,7 +163,7 @@ export class CkptSharedClient extends CkptCalls {
         this.#link = undefined;
       }
     };
-    const rpc = new RpcConnection(socket, socket, (n) => this.notify(n), (reason) => lost(reason.message));
+    const rpc = new RpcConnection(socket, socket, (n) => this.notify(n), (reason) => lost(reason.message), "the store's server");
     socket.on("close", () => lost("the store's server closed the connection"));
     socket.on("error", () => {}); // "close" follows and reports it
     this.#hold.set([socket]);

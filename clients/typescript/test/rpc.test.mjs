@@ -90,3 +90,11 @@ test("the end of input or a line that is not JSON fails every call", async () =>
     await assert.rejects(p.rpc.call("later"), CkptConnectionError);
   }
 });
+
+test("the reasons a connection breaks name its peer", async () => {
+  const toClient = new PassThrough();
+  const rpc = new RpcConnection(toClient, new PassThrough(), () => {}, undefined, "the store's server");
+  const call = rpc.call("save");
+  toClient.end();
+  await assert.rejects(call, (e) => e instanceof CkptConnectionError && e.message === "the store's server closed its output");
+});
