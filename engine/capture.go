@@ -31,6 +31,14 @@ func (c Capture) Validate() error {
 	return Options{Profile: c.Profile, MaxFileSize: c.MaxFileSize}.validate()
 }
 
+// check is Validate of a Capture that may be nil (the Engine's, valid).
+func (c *Capture) check() error {
+	if c == nil {
+		return nil
+	}
+	return c.Validate()
+}
+
 // rules is c as it applies, for sameCapture: nil is the Engine's own
 // capture, "" the default profile, and MaxFileSize the walker's cap (0:
 // none).
@@ -64,7 +72,7 @@ func (e *Engine) saveStore(c *Capture) (*save.Store, error) {
 	if e.sameCapture(c, nil) {
 		return e.save, nil
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.check(); err != nil { // a journal's, written by another version
 		return nil, err
 	}
 	r := e.rules(c)

@@ -75,6 +75,15 @@ func TestAnotherCaptureOnAWatchedEngine(t *testing.T) {
 	if _, err := f.e.Restore(ctx, o2.ID.String(), RestoreOptions{Task: "other", Capture: other}); err != nil {
 		t.Fatal(err)
 	}
+	// Nor does a restore under other rules ask for the refresh, which
+	// records stat-cache entries under the Engine's: it would read every
+	// file the restore wrote, under the write lock, and find another tree.
+	f.e.refresh.mu.Lock()
+	due := f.e.refresh.mu.due
+	f.e.refresh.mu.Unlock()
+	if !due.IsZero() {
+		t.Fatalf("a restore under other rules scheduled the refresh (due %v)", due)
+	}
 	now := map[string]string{"a.txt": "a2", "b.tmp": "b1", "dir/c.txt": "c1", "dir/d.tmp": "d2", "out/e.txt": "e1"}
 	mixed, err := f.e.Save(ctx, SaveOptions{Task: "other", Message: "the engine's rules in the other task"})
 	if err != nil {
@@ -88,6 +97,30 @@ func TestAnotherCaptureOnAWatchedEngine(t *testing.T) {
 	}
 }
 
+// interruptible is a fixture of files a.txt (a1) and b.tmp (b1) whose
+// interrupt restores ref with opts and cancels it once its journal is
+// written: the restore is left pending.
+func interruptible(t *testing.T) (f *fixture, interrupt func(ref string, opts RestoreOptions)) {
+	t.Helper()
+	var cancel func()
+	opts := Options{}
+	opts.hooks.pause = func(_ context.Context, point string) {
+		if point == pauseRestoreJournaled && cancel != nil {
+			cancel()
+		}
+	}
+	f = newFixtureOpts(t, testtree.Dir{"a.txt": testtree.File{Content: "a1"}, "b.tmp": testtree.File{Content: "b1"}}, opts)
+	return f, func(ref string, ropts RestoreOptions) {
+		t.Helper()
+		ctx, c := context.WithCancel(context.Background())
+		cancel = c
+		defer func() { cancel = nil }()
+		if _, err := f.e.Restore(ctx, ref, ropts); !errors.Is(err, context.Canceled) || f.e.PendingRestore() == nil {
+			t.Fatalf("interrupted restore of %s: %v; want it cancelled and pending", ref, err)
+		}
+	}
+}
+
 // A restore under another Capture that is interrupted is completed under
 // it, by whichever Engine settles it (here one opened again with its own
 // rules): its journal records the Capture, and a completion under the
@@ -96,14 +129,7 @@ func TestAnotherCaptureOnAWatchedEngine(t *testing.T) {
 func TestAnInterruptedRestoreUnderAnotherCaptureCompletesUnderIt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	var interrupt func()
-	opts := Options{}
-	opts.hooks.pause = func(_ context.Context, point string) {
-		if point == pauseRestoreJournaled && interrupt != nil {
-			interrupt()
-		}
-	}
-	f := newFixtureOpts(t, testtree.Dir{"a.txt": testtree.File{Content: "a1"}, "b.tmp": testtree.File{Content: "b1"}}, opts)
+	f, interrupt := interruptible(t)
 	other := &Capture{Exclude: []string{"*.tmp"}}
 	o1, err := f.e.Save(ctx, SaveOptions{Task: "other", Capture: other})
 	if err != nil {
@@ -112,17 +138,16 @@ func TestAnInterruptedRestoreUnderAnotherCaptureCompletesUnderIt(t *testing.T) {
 	f.write("a.txt", "a2")
 	f.write("b.tmp", "b2")
 	f.save("own")
-
-	rctx, cancel := context.WithCancel(ctx)
-	interrupt = cancel
-	if _, err := f.e.Restore(rctx, o1.ID.String(), RestoreOptions{Task: "other", Capture: other}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted restore: %v, want it cancelled", err)
-	}
-	interrupt = nil
+	interrupt(o1.ID.String(), RestoreOptions{Task: "other", Capture: other})
 	f.open(Options{})
 	j := f.e.PendingRestore()
 	if j == nil || j.Capture == nil || !slices.Equal(j.Capture.Exclude, other.Exclude) {
 		t.Fatalf("pending restore %+v: want its journal to record the other capture", j)
+	}
+	// Capture options that mean nothing are refused before anything is
+	// settled.
+	if _, err := f.e.Save(ctx, SaveOptions{Capture: &Capture{Profile: "nosuch"}}); !errors.Is(err, ErrBadRequest) || f.e.PendingRestore() == nil {
+		t.Fatalf("save with an unknown profile: %v, pending %v; want ErrBadRequest and the restore still pending", err, f.e.PendingRestore())
 	}
 	res := f.save("settles it")
 	if res.Settled == nil || res.Settled.Completed == nil {
@@ -130,5 +155,44 @@ func TestAnInterruptedRestoreUnderAnotherCaptureCompletesUnderIt(t *testing.T) {
 	}
 	if a, b := f.readFile("a.txt"), f.readFile("b.tmp"); a != "a1" || b != "b2" {
 		t.Fatalf("after the completion: a.txt %q, b.tmp %q; want a1 restored and b.tmp left as it was (b2)", a, b)
+	}
+}
+
+// The journal of a restore under the Engine's own rules records them, so
+// that an Engine opened with other rules completes it as it was begun: a
+// file only the first rules capture is restored all the same.
+func TestAnInterruptedRestoreCompletesUnderTheRulesItBeganWith(t *testing.T) {
+	t.Parallel()
+	f, interrupt := interruptible(t)
+	one := f.save("one")
+	f.write("a.txt", "a2")
+	f.write("b.tmp", "b2")
+	f.save("two")
+	interrupt(one.ID.String(), RestoreOptions{})
+	f.open(Options{Exclude: []string{"*.tmp"}})
+	if res := f.save("settles it"); res.Settled == nil || res.Settled.Completed == nil {
+		t.Fatalf("save settled %+v, want the restore completed", res.Settled)
+	}
+	if a, b := f.readFile("a.txt"), f.readFile("b.tmp"); a != "a1" || b != "b1" {
+		t.Fatalf("after the completion: a.txt %q, b.tmp %q; want both restored (a1, b1)", a, b)
+	}
+}
+
+// A restore of the pending restore's target under other rules than its
+// journal's is not that restore's own: the pending one is settled first
+// (completed under its rules), then the new one runs.
+func TestARestoreUnderOtherRulesSettlesThePendingOneFirst(t *testing.T) {
+	t.Parallel()
+	f, interrupt := interruptible(t)
+	one := f.save("one")
+	f.write("a.txt", "a2")
+	f.save("two")
+	interrupt(one.ID.String(), RestoreOptions{Capture: &Capture{Exclude: []string{"*.tmp"}}})
+	res, err := f.e.Restore(context.Background(), one.ID.String(), RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Settled == nil || res.Settled.Completed == nil {
+		t.Fatalf("restore under the Engine's rules settled %+v; want the pending restore (other rules) completed first, not resumed", res.Settled)
 	}
 }

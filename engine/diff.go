@@ -84,6 +84,9 @@ type DiffResult struct {
 // with the workspace reads only files whose stat changed since the last save
 // and writes nothing to the store.
 func (e *Engine) Diff(ctx context.Context, from, to string, opts DiffOptions) (*DiffResult, error) {
+	if err := opts.Capture.check(); err != nil {
+		return nil, translate(err, e.storeDir)
+	}
 	res, err := e.diff(ctx, from, to, opts)
 	return res, translate(err, e.storeDir)
 }

@@ -138,6 +138,9 @@ type RestoreResult struct {
 // restore completes.
 func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (*RestoreResult, error) {
 	start := time.Now()
+	if err := opts.Capture.check(); err != nil { // before settling anything
+		return nil, e.report(err, start)
+	}
 	unlock, err := e.lockForWrite()
 	if err != nil {
 		return nil, e.report(err, start)
@@ -153,7 +156,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	if err != nil {
 		if !opts.DryRun {
 			if err = e.abandonIfUnreadable(ctx, err); e.pending != nil {
-				err = fmt.Errorf("restore interrupted (%w); the journal keeps it pending: the next operation that may write completes it", err)
+				err = &InterruptedRestoreError{Err: err}
 			}
 		}
 		return nil, e.report(err, start)
@@ -161,7 +164,10 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	res.Settled = settled
 	res.Duration = time.Since(start)
 	if !opts.DryRun {
-		if len(opts.Paths) == 0 && len(res.Written)+len(res.Deleted) > 0 {
+		// The refresh vouches under the Engine's rules: after a restore
+		// under others it would read every file written and find another
+		// tree.
+		if len(opts.Paths) == 0 && len(res.Written)+len(res.Deleted) > 0 && e.sameCapture(opts.Capture, nil) {
 			e.refresh.schedule(res.task)
 		}
 		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: res.resumed, Duration: res.Duration})

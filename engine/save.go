@@ -74,6 +74,9 @@ func (s *saved) public() *SaveResult {
 // result carries the current head with Created=false.
 func (e *Engine) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
 	start := time.Now()
+	if err := opts.Capture.check(); err != nil { // before settling anything
+		return nil, e.report(err, start)
+	}
 	unlock, settled, err := e.beginWrite(ctx)
 	if err != nil {
 		return nil, e.report(err, start)
@@ -146,7 +149,12 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if res.kept, err = keptPaths(st.TreeSource(snap), snap.Root, snap.Skipped); err != nil {
 		return nil, nil, err
 	}
-	hashed := e.presaved + snap.Hashed.Load() // the presaves' reading was this save's
+	// The presaves' reading (under the Engine's rules) was this save's.
+	own := st == e.save
+	hashed := snap.Hashed.Load()
+	if own {
+		hashed += e.presaved
+	}
 	empty := hasHead && snap.Root == parent.Root
 	// Without a state blob only the files decide whether anything changed.
 	unchanged := empty && (opts.State == nil || state == parent.State)
@@ -157,7 +165,9 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		if err := st.Commit(blobs, snap, nil, task, head); err != nil {
 			return nil, nil, err
 		}
-		e.presaved = 0
+		if own {
+			e.presaved = 0
+		}
 		return res, snap, nil
 	}
 	stats, err := st.ChangeStats(ctx, snap, parent.Root)
@@ -174,7 +184,9 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	if err := st.Commit(blobs, snap, cp, task, head); err != nil {
 		return nil, nil, err
 	}
-	e.presaved = 0
+	if own {
+		e.presaved = 0
+	}
 	res.id, res.seq, res.created, res.empty, res.stats = index.CheckpointID(*cp), cp.Seq, true, empty, stats
 	return res, snap, nil
 }

@@ -29,6 +29,19 @@ type SettledRestore struct {
 	Discarded string
 }
 
+// InterruptedRestoreError is a Restore that stopped (cancelled, or failed
+// on I/O) once its journal was written: the workspace may be part way to
+// the target, and the journal keeps the restore pending, for the next
+// operation that may write to complete (see SettleRestore).
+type InterruptedRestoreError struct{ Err error }
+
+func (e *InterruptedRestoreError) Error() string {
+	return fmt.Sprintf("restore interrupted (%v); the journal keeps it pending: the next operation that may write completes it", e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *InterruptedRestoreError) Unwrap() error { return e.Err }
+
 // PendingRestoreError reports an interrupted restore that could not be
 // completed. The journal stays, so the next writing operation tries again.
 type PendingRestoreError struct {

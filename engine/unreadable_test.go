@@ -82,6 +82,16 @@ func unreadableChild(t *testing.T, ws, store string) {
 	save(cold, "two")
 	watched := open(filepath.Join(filepath.Dir(store), "watched"), true)
 	save(watched, "two")
+	// A task saved under other rules (sub/s2 excluded) beside them.
+	other := func(msg string) *SaveResult {
+		t.Helper()
+		res, err := watched.Save(ctx, SaveOptions{Task: "other", Message: msg, Capture: &Capture{Exclude: []string{"s2"}}})
+		if err != nil {
+			t.Fatalf("save %s under other rules: %v", msg, err)
+		}
+		return res
+	}
+	other("other one")
 	// The cold store forgets what it read of the root (its stat-cache
 	// record): it keeps the base checkpoint's versions instead.
 	b := cold.db.NewBatch()
@@ -96,6 +106,15 @@ func unreadableChild(t *testing.T, ws, store string) {
 		}
 	}
 	write("g", "g2")
+	// Under other rules the unlistable sub keeps its version in that
+	// task's base (s1 alone), not the tree the stat cache records under
+	// the Engine's rules, which holds what the other rules exclude.
+	if res := other("other two"); !slices.Equal(keptOf(res), []string{"f", "sub"}) {
+		t.Fatalf("save under other rules of unreadable f and sub: skipped %+v; want both kept", res.Skipped)
+	}
+	if ents, err := watched.Ls(ctx, "other", "@2", "sub"); err != nil || len(ents) != 1 || ents[0].Path != "sub/s1" {
+		t.Fatalf("sub in the other task's @2: %+v, %v; want sub/s1 alone, as its base holds", ents, err)
+	}
 	res := save(cold, "three")
 	if kept := keptOf(res); !slices.Equal(kept, []string{"f", "sub"}) || res.Stats.Deleted != 0 || res.Stats.Modified != 1 {
 		t.Fatalf("save of unreadable f and sub: skipped %+v, stats %+v; want both kept, g alone modified", res.Skipped, res.Stats)

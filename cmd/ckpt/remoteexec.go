@@ -61,7 +61,13 @@ func (a *app) forward(cmd *cobra.Command) error {
 			return serverUnanswered{store, a.serverAnswerWait()}
 		}
 		if out := (*cmdwire.OutputError)(nil); errors.As(err, &out) {
-			return out.Err // the client's own output failed, as it does cold
+			// The client's own output failed, once the command had run to
+			// its end, as it does cold: a command fails for its stdout
+			// and keeps its own exit code past a failed stderr.
+			if out.Stderr {
+				return remoteExit{out.Code}
+			}
+			return out.Err
 		}
 		if err == nil {
 			return remoteExit{code}

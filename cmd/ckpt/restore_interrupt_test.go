@@ -140,7 +140,9 @@ func TestInterruptedRestoreThroughTheServerIsNeverReplayed(t *testing.T) {
 
 // A restore a host cancels with $/cancelRequest on a stdio serve is
 // completed by that serve's next save, which says so in its result and a
-// restore event, and never replayed later over newer saved work.
+// restore event, and never replayed later over newer saved work. The
+// cancellation, which leaves the restore pending, is told to the task's
+// clients as an error event.
 func TestCancelledStdioRestoreIsNeverReplayed(t *testing.T) {
 	e := newEnv(t)
 	one := e.twoVersions()
@@ -149,13 +151,15 @@ func TestCancelledStdioRestoreIsNeverReplayed(t *testing.T) {
 	host.Send(`{"jsonrpc":"2.0","id":"r","method":"restore","params":{"ref":"@1"}}`)
 	paused()
 	host.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"r"}}`)
+	told := false
 	for {
 		m := host.Next()
-		if m.Method == "error" {
-			t.Fatalf("the cancelled restore sent an error event %s; a cancellation is no failure to tell the task's clients", m.Params)
-		}
+		told = told || m.Method == "error" && strings.Contains(string(m.Params), "pending")
 		if string(m.ID) != `"r"` {
 			continue
+		}
+		if !told {
+			t.Fatal("the restore cancelled part way sent no error event saying it is pending")
 		}
 		if m.Error == nil || !strings.Contains(m.Error.Message, "cancel") {
 			t.Fatalf("the cancelled restore answered %s %+v; want a cancellation", m.Result, m.Error)
@@ -183,4 +187,30 @@ func hasRestoreEvent(events []protocoltest.Message, commit string) bool {
 		}
 	}
 	return false
+}
+
+// A save its host cancels before it records anything sends the host its
+// answer and the task's clients no error event: a cancellation the user
+// asked for is no failure to show.
+func TestCancelledStdioSaveSendsNoErrorEvent(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	paused := e.pauseServersAt("save-scanned")
+	_, host, _ := e.stdioServe()
+	host.Send(`{"jsonrpc":"2.0","id":"s","method":"save","params":{}}`)
+	paused()
+	host.Send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"s"}}`)
+	for {
+		m := host.Next()
+		if m.Method == "error" {
+			t.Fatalf("the cancelled save sent an error event %s", m.Params)
+		}
+		if string(m.ID) != `"s"` {
+			continue
+		}
+		if m.Error == nil || !strings.Contains(m.Error.Message, "cancel") {
+			t.Fatalf("the cancelled save answered %s %+v; want a cancellation", m.Result, m.Error)
+		}
+		return
+	}
 }

@@ -204,8 +204,15 @@ var ErrNotAccepted = errors.New("the server did not accept the command in time")
 // OutputError is Exchange failing to write the command's output where
 // the client shows it (a full disk, a closed pipe): the client's own
 // failure, which it reports as it would without a server, not the
-// connection's or the server's.
-type OutputError struct{ Err error }
+// connection's or the server's. The command ran to its end all the same,
+// as it does without a server (Exchange reads the rest of its output and
+// drops it), and Code is its exit code; Stderr says the failed write was
+// to stderr, not stdout.
+type OutputError struct {
+	Err    error
+	Code   int
+	Stderr bool
+}
 
 func (e *OutputError) Error() string { return e.Err.Error() }
 
@@ -216,7 +223,7 @@ func (e *OutputError) Unwrap() error { return e.Err }
 // stdout and stderr until the exit frame, whose code it returns. A
 // connection that ends first, or a malformed frame, is an error; one that
 // ends before the server accepted the command wraps ErrNotRun; a failure
-// to write stdout or stderr is an *OutputError.
+// to write stdout or stderr is an *OutputError, once the command ended.
 //
 // acceptBy, unless zero, ends the wait for the server to accept the
 // command (its first frame): a caller that waited for the server before
@@ -243,6 +250,7 @@ func Exchange(conn io.ReadWriteCloser, req Request, acceptBy time.Time, stdout, 
 	var h [5]byte
 	var buf []byte
 	accepted := false
+	var failed *OutputError // the first write that failed; what follows is dropped
 	for {
 		if _, err := io.ReadFull(r, h[:]); err != nil {
 			if !accepted {
@@ -275,19 +283,28 @@ func Exchange(conn io.ReadWriteCloser, req Request, acceptBy time.Time, stdout, 
 		switch h[0] {
 		case kindAccepted:
 		case kindStdout:
-			_, err = stdout.Write(p)
+			if failed == nil {
+				_, err = stdout.Write(p)
+			}
 		case kindStderr:
-			_, err = stderr.Write(p)
+			if failed == nil {
+				_, err = stderr.Write(p)
+			}
 		case kindExit:
 			if n != 4 {
 				return 0, fmt.Errorf("malformed exit frame: %d bytes", n)
 			}
-			return int(int32(binary.BigEndian.Uint32(p))), nil
+			code := int(int32(binary.BigEndian.Uint32(p)))
+			if failed != nil {
+				failed.Code = code
+				return code, failed
+			}
+			return code, nil
 		default:
 			return 0, fmt.Errorf("malformed frame: kind %q", h[0])
 		}
 		if err != nil {
-			return 0, &OutputError{err}
+			failed = &OutputError{Err: err, Stderr: h[0] == kindStderr}
 		}
 	}
 }

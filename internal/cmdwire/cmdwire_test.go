@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // serve reads one request on conn and answers as fn says.
@@ -173,5 +175,40 @@ func TestExchangeBoundsTheWaitForAcceptOnly(t *testing.T) {
 	})
 	if code, err := Exchange(client, Request{Args: []string{"save"}}, time.Now().Add(within), io.Discard, io.Discard); err != nil || code != 7 {
 		t.Fatalf("Exchange of a command that ran past acceptBy = %d, %v; want 7, nil", code, err)
+	}
+}
+
+// failingWriter fails every write.
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// A client whose own output fails reads the command's output to its end
+// (dropping it), so that the server runs the command to its end as it
+// runs without a server, and reports the failed write with the exit code.
+func TestExchangeWhoseOutputFailsReadsTheCommandToItsEnd(t *testing.T) {
+	full := errors.New("no space left on device")
+	for _, toStderr := range []bool{false, true} {
+		client, server := net.Pipe()
+		ended := make(chan struct{})
+		serve(t, server, func(_ Request, f *Frames) {
+			defer close(ended)
+			f.Accept()
+			f.Stdout().Write([]byte("first\n"))
+			f.Stderr().Write([]byte("note\n"))
+			f.Stdout().Write([]byte("more\n")) // net.Pipe: blocks until the client reads it
+			f.Exit(7)
+		})
+		var out, errOut io.Writer = failingWriter{full}, io.Discard
+		if toStderr {
+			out, errOut = io.Discard, failingWriter{full}
+		}
+		code, err := Exchange(client, Request{Args: []string{"save"}}, time.Time{}, out, errOut)
+		var failed *OutputError
+		if !errors.As(err, &failed) || !errors.Is(err, full) || failed.Code != 7 || code != 7 || failed.Stderr != toStderr {
+			t.Fatalf("stderr %v: Exchange = %d, %+v; want the write's error with exit code 7", toStderr, code, err)
+		}
+		testbound.Within(t, testbound.Hang, func() { <-ended }) // the server wrote all it had: the client read it
+		client.Close()
 	}
 }

@@ -2,6 +2,7 @@ package osfs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -24,18 +25,18 @@ func TryLockShared(f *os.File) (bool, error) { return tryLockShared(f) }
 
 // OpenLockFile opens name to take a lock on it (TryLock): for reading and
 // writing, created first when create is set, so that a holder can
-// describe itself in it; or, on a read-only file system (a read-only
-// mount of a store), for reading only, where it exists: a lock needs no
-// write access, and every mount of the file shares the one lock, so a
-// reader there still waits for a writer that reaches the file through a
-// writable mount.
+// describe itself in it; or, where it exists but may not be written (a
+// read-only mount of a store, a store another user lets others read), for
+// reading only: a lock needs no write access, and every mount of the file
+// shares the one lock, so a reader there still waits for a writer that
+// reaches the file through a writable mount.
 func OpenLockFile(name string, create bool) (*os.File, error) {
 	flags := os.O_RDWR
 	if create {
 		flags |= os.O_CREATE
 	}
 	f, err := os.OpenFile(name, flags, 0o600)
-	if errors.Is(err, syscall.EROFS) {
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
 		if ro, rerr := os.Open(name); rerr == nil {
 			return ro, nil
 		}

@@ -38,6 +38,9 @@ export interface Notification {
  * that error. When the input ends or the output fails, `onBroken` is called
  * with the reason if given (an owner that knows more, e.g. a process's exit
  * status, then calls `fail`); otherwise the connection fails with it at once.
+ * When the peer sends what breaks the protocol (a line that is not JSON, an
+ * error about a request it could not read) the connection fails at once,
+ * and `onBroken` hears of it too, so that an owner that reconnects does.
  * `peer` names the other end in those reasons (default: ckpt serve).
  */
 export class RpcConnection {
@@ -47,6 +50,7 @@ export class RpcConnection {
   #failure: Error | undefined;
   /** The received text after the last newline, in the chunks it came in. */
   #partial: string[] = [];
+  readonly #onBroken: (reason: Error) => void;
 
   constructor(
     input: Readable,
@@ -55,6 +59,7 @@ export class RpcConnection {
     onBroken: (reason: Error) => void = (reason) => this.fail(reason),
     private readonly peer = "ckpt serve",
   ) {
+    this.#onBroken = onBroken;
     const broken = (message: string) => onBroken(new CkptConnectionError(message, { code: null, signal: null, stderr: "" }));
     input.setEncoding("utf8");
     input.on("data", (chunk: string) => this.#receive(chunk));
@@ -98,7 +103,7 @@ export class RpcConnection {
       const req: Record<string, unknown> = { jsonrpc: "2.0", id, method };
       if (sent !== undefined) req.params = sent;
       const line = JSON.stringify(req) + "\n";
-      const size = Buffer.byteLength(line);
+      const size = Buffer.byteLength(line) - 1; // the server's limit leaves out the newline
       if (size > maxRequestBytes) {
         this.#settle(id);
         reject(new CkptUsageError({ code: RpcCode.InvalidParams, message: `the ${method} request is ${size} bytes, more than the ${maxRequestBytes} ckpt serve reads`, data: { exit_code: ExitCode.Usage, kind: "usage" } }));
@@ -116,6 +121,13 @@ export class RpcConnection {
       this.#settle(id);
       p.reject(err);
     }
+  }
+
+  /** breaks fails the connection for what the peer sent, and tells the owner. */
+  #breaks(message: string): void {
+    const err = new CkptConnectionError(message, { code: null, signal: null, stderr: "" });
+    this.fail(err);
+    this.#onBroken(err);
   }
 
   #write(msg: object): void {
@@ -156,7 +168,7 @@ export class RpcConnection {
     try {
       msg = JSON.parse(line);
     } catch {
-      this.fail(new CkptConnectionError(`${this.peer} sent a line that is not JSON: ${line.slice(0, 200)}`, { code: null, signal: null, stderr: "" }));
+      this.#breaks(`${this.peer} sent a line that is not JSON: ${line.slice(0, 200)}`);
       return;
     }
     for (const m of Array.isArray(msg) ? msg : [msg]) this.#handle(m as Record<string, unknown>);
@@ -176,8 +188,7 @@ export class RpcConnection {
     if (m.id === null && m.error !== undefined) {
       // The server could not read a request of ours, and cannot say which:
       // no pending call may wait for ever on it.
-      const e = m.error as RpcErrorObject;
-      this.fail(new CkptConnectionError(`${this.peer} could not read a request: ${e.message}`, { code: null, signal: null, stderr: "" }));
+      this.#breaks(`${this.peer} could not read a request: ${(m.error as RpcErrorObject).message}`);
       return;
     }
     if (typeof m.id !== "number") return; // a reply to no call of ours

@@ -162,6 +162,7 @@ export class CkptSharedClient extends CkptCalls {
         this.#live = undefined;
         this.#link = undefined;
       }
+      socket.destroy(); // a connection the peer broke is not used again
     };
     const rpc = new RpcConnection(socket, socket, (n) => this.notify(n), (reason) => lost(reason.message), "the store's server");
     socket.on("close", () => lost("the store's server closed the connection"));

@@ -114,12 +114,15 @@ func (t *taskEvents) settled(ctx context.Context, s *engine.SettledRestore) {
 }
 
 // fail sends an error event for a failed save or restore and returns err;
-// none for one its caller cancelled or asked for wrongly (a usage mistake,
-// an unknown ref), which only the caller's answer reports: the task's
-// other clients have nothing to hear of it, and a host that shows the
-// event as its error would show a cancellation the user asked for.
+// none for one its caller asked for wrongly (a usage mistake, an unknown
+// ref) or cancelled before it changed anything, which only the caller's
+// answer reports: the task's other clients have nothing to hear of it,
+// and a host that shows the event as its error would show a cancellation
+// the user asked for. A restore cancelled part way (its journal keeps it
+// pending) is told.
 func (t *taskEvents) fail(task string, err error) error {
-	if kind := errorKind(err); kind == "usage" || kind == "unknown_ref" || errors.Is(err, context.Canceled) {
+	interrupted := (*engine.InterruptedRestoreError)(nil)
+	if kind := errorKind(err); kind == "usage" || kind == "unknown_ref" || errors.Is(err, context.Canceled) && !errors.As(err, &interrupted) {
 		return err
 	}
 	if t.notify != nil {

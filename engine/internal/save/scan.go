@@ -544,13 +544,19 @@ func cacheRecord(ent *walker.Entry, id objects.ID, size int64) index.CachedFile 
 // checkpoint, the version the last scan to read it recorded, as git keeps
 // an index entry it cannot refresh (so an unreadable path is not saved as
 // deleted); with no such record, the base checkpoint's. A name neither
-// holds (never read) stays out, and so do symlinks.
+// holds (never read) stays out, and so do symlinks. With StatCacheReadOnly
+// the record is not this Store's (it was taken under other walk rules:
+// a directory's tree would hold what these rules exclude), so the base
+// checkpoint's version is kept.
 func (s *scanner) keptEntries(dir string, dc *index.DirCache, names []string) ([]index.CachedFile, error) {
 	var kept []index.CachedFile
 	for _, name := range names {
-		i, found := slices.BinarySearchFunc(dc.Entries, name, func(c index.CachedFile, name string) int {
-			return strings.Compare(c.Name, name)
-		})
+		i, found := 0, false
+		if !s.st.StatCacheReadOnly {
+			i, found = slices.BinarySearchFunc(dc.Entries, name, func(c index.CachedFile, name string) int {
+				return strings.Compare(c.Name, name)
+			})
+		}
 		c := index.CachedFile{}
 		if found {
 			c = dc.Entries[i]
