@@ -3,10 +3,15 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/testtree"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // A watched Engine serves an operation given another Capture under that
@@ -194,5 +199,45 @@ func TestARestoreUnderOtherRulesSettlesThePendingOneFirst(t *testing.T) {
 	}
 	if res.Settled == nil || res.Settled.Completed == nil {
 		t.Fatalf("restore under the Engine's rules settled %+v; want the pending restore (other rules) completed first, not resumed", res.Settled)
+	}
+}
+
+// A restore under another capture that is abandoned (its content is
+// damaged) sweeps the temporaries an interrupted run may have left where
+// only its rules reach: a directory the Engine's rules exclude.
+func TestAnAbandonedRestoreUnderAnotherCaptureSweepsWhereItsRulesReach(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	leftover := ""
+	opts := Options{Exclude: []string{"gen/"}}
+	opts.hooks.pause = func(_ context.Context, point string) {
+		if point == pauseRestoreJournaled && leftover != "" { // what a run cut off there would have left
+			if err := os.WriteFile(leftover, []byte("half"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	f := newFixtureOpts(t, testtree.Dir{"gen": testtree.Dir{
+		"a": testtree.File{Content: strings.Repeat("a one ", 80)}, "b": testtree.File{Content: strings.Repeat("b one ", 80)},
+	}}, opts)
+	all := &Capture{} // the default profile, no extra patterns: gen/ included
+	if _, err := f.e.Save(ctx, SaveOptions{Task: "other", Capture: all}); err != nil {
+		t.Fatal(err)
+	}
+	f.write("gen/a", strings.Repeat("a two ", 80))
+	f.write("gen/b", strings.Repeat("b two ", 80))
+	ents, err := f.e.Ls(ctx, "other", "@1", "gen/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	editPackInPlace(t, f, ents[0].ID, func(b []byte, loc objects.Locator) { b[loc.Offset+int64(loc.Length)-3] ^= 0x40 })
+	f.open(opts) // the damage read from disk, the Engine's rules kept
+	leftover = filepath.Join(f.ws, "gen", restore.TempPrefix+"1-1")
+	_, err = f.e.Restore(ctx, "@1", RestoreOptions{Task: "other", Capture: all})
+	if abandoned := (*abandonedRestoreError)(nil); !errors.As(err, &abandoned) {
+		t.Fatalf("restore of a damaged blob: %v, want it abandoned", err)
+	}
+	if _, err := os.Lstat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the abandoned restore left %s (%v): its sweep did not read the workspace under its rules", leftover, err)
 	}
 }
