@@ -59,11 +59,25 @@ func encodeLine(msg any) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
+// Encoded is a value that may hold its own encoding: compact JSON, as
+// Marshal would give it (a method's result of megabytes, encoded in
+// parallel as it was built). Marshal gives those bytes as they are; a nil
+// EncodedJSON means the value is encoded as any other.
+type Encoded interface {
+	EncodedJSON() []byte
+}
+
 // Marshal encodes v as json.Marshal does, without HTML escapes: how a
 // Conn sends every message, and how ckpt writes every JSON document.
 // Source text is full of <, > and &, which would each take six bytes to
-// send and a slower path to decode.
+// send and a slower path to decode. An Encoded v holding its encoding is
+// that encoding, not checked again.
 func Marshal(v any) ([]byte, error) {
+	if e, ok := v.(Encoded); ok {
+		if b := e.EncodedJSON(); b != nil {
+			return b, nil
+		}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

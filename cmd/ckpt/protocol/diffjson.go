@@ -15,25 +15,42 @@ import (
 // of a diff whose files are megabytes of text runs beside their loading
 // instead of after it, on one core.
 func EncodeDiff(res *engine.DiffResult, format engine.DiffFormat) ([]byte, error) {
-	files := make([][]byte, len(res.Changes))
-	err := res.EachFile(format, func(i int, f engine.FileDiff) error {
-		var err error
-		files[i], err = jsonrpc.Marshal(fileView(f))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
+	view, err := encodeDiff(res, format, nil)
+	return view.encoded, err
+}
+
+// encodeDiff is the view of res (DiffView's, each change completed by
+// complete when set, on the core that loaded it) together with its
+// encoding (EncodeDiff's), which the view keeps for EncodedJSON.
+func encodeDiff(res *engine.DiffResult, format engine.DiffFormat, complete func(c engine.Change, f *FileJSON) error) (DiffJSON, error) {
 	head := diffHead(res)
 	head.Files = []FileJSON{}
 	doc, err := jsonrpc.Marshal(head)
 	if err != nil {
-		return nil, err
+		return DiffJSON{}, err
+	}
+	view := head
+	view.Files = make([]FileJSON, len(res.Changes))
+	files := make([][]byte, len(res.Changes))
+	err = res.EachFile(format, func(i int, f engine.FileDiff) error {
+		v := fileView(f)
+		if complete != nil {
+			if err := complete(res.Changes[i], &v); err != nil {
+				return err
+			}
+		}
+		view.Files[i] = v
+		var err error
+		files[i], err = jsonrpc.Marshal(v)
+		return err
+	})
+	if err != nil {
+		return DiffJSON{}, err
 	}
 	// Files is the shape's last field: the head ends with its empty array.
 	open, ok := bytes.CutSuffix(doc, []byte("[]}"))
 	if !ok {
-		return nil, fmt.Errorf("diff head encoded as %q", doc)
+		return DiffJSON{}, fmt.Errorf("diff head encoded as %q", doc)
 	}
 	n := len(open) + len("[]}") + len(files)
 	for _, f := range files {
@@ -47,5 +64,10 @@ func EncodeDiff(res *engine.DiffResult, format engine.DiffFormat) ([]byte, error
 		}
 		out = append(out, f...)
 	}
-	return append(out, "]}"...), nil
+	view.encoded = append(out, "]}"...)
+	return view, nil
 }
+
+// EncodedJSON is the view's encoding when it was made with it (the diff
+// method's result: see jsonrpc.Encoded), nil otherwise.
+func (d DiffJSON) EncodedJSON() []byte { return d.encoded }

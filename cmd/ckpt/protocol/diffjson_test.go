@@ -84,6 +84,21 @@ func TestEncodeDiffIsTheViewEncoded(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Fatalf("EncodeDiff gave\n%.600s\nthe view encodes as\n%.600s", got, want)
 				}
+				// The diff method's result (binary sides given too) is sent
+				// as the encoding it keeps, which is its view's.
+				host, err := encodeDiff(res, engine.DiffFormat{}, hostSides(res))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sent, err := jsonrpc.Marshal(host)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain := host
+				plain.encoded = nil
+				if view, err := jsonrpc.Marshal(plain); err != nil || !bytes.Equal(sent, view) || bytes.Equal(sent, want) != (refs[0] == refs[1]) {
+					t.Fatalf("the diff method sends\n%.600s\nits view encodes as\n%.600s (%v)", sent, view, err)
+				}
 				if refs[0] != refs[1] {
 					kinds := map[string]bool{}
 					for _, f := range view.Files {

@@ -31,18 +31,21 @@ func (h *host) diff(ctx context.Context, p diffParams) (HostDiffJSON, error) {
 	if err != nil {
 		return HostDiffJSON{}, err
 	}
-	view, err := DiffView(res, engine.DiffFormat{})
-	if err != nil {
-		return HostDiffJSON{}, err
-	}
-	for i := range view.Files {
-		if f := &view.Files[i]; !f.TooLarge {
-			if err := binarySides(res, res.Changes[i], f); err != nil {
-				return HostDiffJSON{}, err
-			}
+	// Each change is completed and encoded on the core that loaded it; the
+	// JSON-RPC reply is that encoding (jsonrpc.Encoded), not the result
+	// encoded again on one core.
+	return encodeDiff(res, engine.DiffFormat{}, hostSides(res))
+}
+
+// hostSides completes a change of the diff method's result: the bytes of
+// its binary sides, unless a side is too large to load.
+func hostSides(res *engine.DiffResult) func(engine.Change, *FileJSON) error {
+	return func(c engine.Change, f *FileJSON) error {
+		if f.TooLarge {
+			return nil
 		}
+		return binarySides(res, c, f)
 	}
-	return view, nil
 }
 
 // binarySides fills in the bytes of f's binary sides, which the diff

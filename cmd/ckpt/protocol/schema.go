@@ -159,6 +159,8 @@ type DiffJSON struct {
 	From  string     `json:"from"`
 	To    string     `json:"to"`
 	Files []FileJSON `json:"files"` // contents null for a side that does not exist or is too large, and here for a binary one
+
+	encoded []byte // the view as encodeDiff encoded it, nil when it did not
 }
 
 // FileJSON is one change of a diff, with the bytes of its names that are
