@@ -96,6 +96,8 @@ type env struct {
 	// serverEnv is added to the environment of the servers the test
 	// starts (listenServer, stdioServe).
 	serverEnv []string
+	// clientEnv is added to the environment of the commands run runs.
+	clientEnv []string
 	// roots, when set, are given as -C each (a multi-root workspace) instead of ws.
 	roots []string
 }
@@ -138,6 +140,7 @@ func (e *env) runTo(dir, stdin string, stdout io.Writer, args ...string) result 
 		if !e.background {
 			cmd.Env = append(cmd.Env, noBackgroundEnv+"=1")
 		}
+		cmd.Env = append(cmd.Env, e.clientEnv...)
 		cmd.Stdin = strings.NewReader(stdin)
 		cmd.Stdout, cmd.Stderr = stdout, &errb
 		return cmd

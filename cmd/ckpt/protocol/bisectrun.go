@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 
 	"github.com/ckpt/ckpt/engine"
@@ -15,13 +14,15 @@ import (
 // shell in the scratch directory, as git bisect run does: exit 0 is good,
 // 125 skip, 1–127 bad; a command that cannot start, is killed or exits
 // above 127 stops the bisect. The checkpoint's id and @N are in
-// CKPT_BISECT_CHECKPOINT and CKPT_BISECT_SEQ. Its output goes to stdout
-// and stderr (nil: discarded).
+// CKPT_BISECT_CHECKPOINT and CKPT_BISECT_SEQ, its other variables those
+// of ctx's environment (WithEnvironment: a server runs it with its
+// client's, as the command would run cold), else the process's. Its output
+// goes to stdout and stderr (nil: discarded).
 func CommandTest(command string, stdout, stderr io.Writer) func(context.Context, string, engine.CheckpointInfo) (engine.BisectVerdict, error) {
 	return func(ctx context.Context, dir string, cp engine.CheckpointInfo) (engine.BisectVerdict, error) {
 		c := shellCommand(ctx, command)
 		c.Dir, c.Stdout, c.Stderr = dir, stdout, stderr
-		c.Env = append(os.Environ(), "CKPT_BISECT_CHECKPOINT="+cp.ID.String(), fmt.Sprintf("CKPT_BISECT_SEQ=%d", cp.Seq))
+		c.Env = append(environ(ctx), "CKPT_BISECT_CHECKPOINT="+cp.ID.String(), fmt.Sprintf("CKPT_BISECT_SEQ=%d", cp.Seq))
 		err := c.Run()
 		var exit *exec.ExitError
 		switch {

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,15 @@ type envKey struct{}
 // command that reads them.
 func WithEnvironment(ctx context.Context, env []string) context.Context {
 	return context.WithValue(ctx, envKey{}, env)
+}
+
+// environ is the environment ctx carries, os.Environ's when it carries
+// none.
+func environ(ctx context.Context) []string {
+	if env, ok := ctx.Value(envKey{}).([]string); ok {
+		return slices.Clone(env)
+	}
+	return os.Environ()
 }
 
 // getenv returns the lookup of the environment ctx carries, os.Getenv
