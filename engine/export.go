@@ -91,7 +91,7 @@ func prepareExportDir(dir string) (string, error) {
 	}
 	switch names, err := readDirNames(abs); {
 	case errors.Is(err, os.ErrNotExist):
-		if err := mkdirAllUser(abs); err != nil {
+		if err := osfs.MkdirAllUser(abs); err != nil {
 			return "", fmt.Errorf("export: %w", err)
 		}
 	case err != nil:
@@ -100,32 +100,6 @@ func prepareExportDir(dir string) (string, error) {
 		return "", fmt.Errorf("%w: export directory %s is not empty", ErrBadRequest, abs)
 	}
 	return abs, nil
-}
-
-// mkdirAllUser makes dir and the parents it lacks (0777 less the umask),
-// then gives those it made the mode the user's own umask gives
-// (osfs.UserPerm), when the process replaced it.
-func mkdirAllUser(dir string) error {
-	var made []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) || d == filepath.Dir(d) {
-			break
-		}
-		made = append(made, d)
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return err
-	}
-	perm, ok := osfs.UserPerm(0o777)
-	if !ok {
-		return nil
-	}
-	for _, d := range made {
-		if err := os.Chmod(d, perm); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // readDirNames lists up to one name of dir: enough to tell it is not empty.

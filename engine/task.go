@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
 )
 
 // maxTaskLen bounds task names (the index allows more; this is the rule
-// every public operation applies).
-const maxTaskLen = 200
+// every public operation applies, and the one a fork's name is cut to).
+const maxTaskLen = remotesync.MaxTaskLen
 
 // taskName is the one rule for task names given to any operation: ""
 // means DefaultTask; otherwise 1-200 bytes of valid UTF-8 without '/',
@@ -24,7 +26,7 @@ func taskName(task string) (string, error) {
 		if len(task) > 40 {
 			shown = fmt.Sprintf("%q… (%d bytes)", strings.ToValidUTF8(task[:40], ""), len(task))
 		}
-		return "", fmt.Errorf("%w: invalid task name %s: use 1-%d characters without '/', newlines or NUL, not all blank", ErrBadRequest, shown, maxTaskLen)
+		return "", fmt.Errorf("%w: invalid task name %s: use 1-%d bytes of UTF-8 without '/', newlines or NUL, not all blank", ErrBadRequest, shown, maxTaskLen)
 	}
 	return task, nil
 }

@@ -54,6 +54,12 @@ func (a *app) gcCommand() *cobra.Command {
 			"remembered as the store's default; a save collects automatically once --max-size is exceeded.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if grace <= 0 {
+				// The engine takes no grace as its default; a user who asks
+				// for none would be told objects are marked for a gc
+				// "0s from now" that then never deletes them.
+				return protocol.UsageError(fmt.Sprintf("--grace %v: want a positive duration (an unreferenced object is deleted by a gc at least this long after one found it so)", grace))
+			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				policy, err := e.Retention(cmd.Context())
 				if err != nil {

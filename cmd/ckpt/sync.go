@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/engine"
+	"github.com/ckpt/ckpt/internal/osfs"
 )
 
 func (a *app) remoteCommand() *cobra.Command {
@@ -269,7 +270,7 @@ func (a *app) makeCloneDirs() (*cloneDirs, error) {
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 			made.workspaces = append(made.workspaces, dir)
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := osfs.MkdirAllUser(dir); err != nil { // the user's, not the store's private mode
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -67,6 +68,17 @@ func TestCLIPushAndCloneReproduceTheWorkspace(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("%s: %q, %v; want %q", f, got, err, want)
 		}
+	}
+	// The workspace directory clone made has the user's umask (this
+	// process's, as a directory it makes shows), not the 077 ckpt keeps its
+	// store with.
+	ref := filepath.Join(t.TempDir(), "ref")
+	if err := os.Mkdir(ref, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.Stat(ref)
+	if fi, err := os.Stat(dst.ws); runtime.GOOS != "windows" && (err != nil || fi.Mode().Perm() != want.Mode().Perm()) {
+		t.Errorf("the workspace clone made: %v, %v; want %v", fi.Mode(), err, want.Mode())
 	}
 
 	// The source saves again; the clone pulls, and cat fetches the new blob.
@@ -161,6 +173,11 @@ func TestCLIRemoteGC(t *testing.T) {
 	}
 	if r := e.run("", "gc", "--remote", "nosuch"); r.code != protocol.ExitUsage {
 		t.Fatalf("gc of an unknown remote: exit %d", r.code)
+	}
+	// No grace is refused, not taken for the default hour while saying
+	// the objects marked go "0s from now".
+	if r := e.run("", "gc", "--remote", "origin", "--grace", "0"); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "--grace 0s") {
+		t.Fatalf("gc --remote --grace 0: exit %d %q; want a usage error", r.code, r.stderr)
 	}
 }
 

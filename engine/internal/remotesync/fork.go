@@ -2,6 +2,7 @@ package remotesync
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
@@ -14,9 +15,22 @@ import (
 // up to task's head (mirrorTask) and pushes it, so only the new
 // checkpoints go up.
 
+// MaxTaskLen is the longest task name, in bytes, the engine takes.
+const MaxTaskLen = 200
+
 // ForkName is the name a fork of task whose newest checkpoint is tip is
-// kept under.
-func ForkName(task string, tip objects.ID) string { return task + "~" + tip.Short() }
+// kept under: task, cut (at a character's start) so that the name stays
+// within MaxTaskLen, then "~" and tip's short id.
+func ForkName(task string, tip objects.ID) string {
+	suffix := "~" + tip.Short()
+	if n := MaxTaskLen - len(suffix); len(task) > n {
+		for n > 0 && !utf8.RuneStart(task[n]) {
+			n--
+		}
+		task = task[:n]
+	}
+	return task + suffix
+}
 
 func (s *Syncer) forkKey(task string) string { return "sync/" + s.Name + "/f/" + task }
 
