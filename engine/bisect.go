@@ -36,7 +36,10 @@ type BisectOptions struct {
 	Task string // "" is DefaultTask
 	// Good is a checkpoint known not to show the problem ("" is the
 	// task's first checkpoint); Bad one known to show it ("" is the
-	// task's head). Good must be an ancestor of Bad. Neither is tested.
+	// task's head). Good must be an ancestor of Bad. An end given is
+	// trusted, not tested; an end left to its default is tested first,
+	// and a bisect whose default end does not hold (the head passes, the
+	// first checkpoint fails) stops with ErrNoBisection.
 	Good, Bad string
 	// Dir is the scratch directory each step's checkpoint is exported
 	// into: it must not exist or be empty, and is left holding the last
@@ -71,8 +74,10 @@ type BisectResult struct {
 // checkpoint into a scratch directory (by difference from the last one
 // there) and never touching the workspace, the head or the journal. It
 // runs at most ceil(log2(n)) tests for n checkpoints after Good, plus one
-// per skipped checkpoint. The first bad checkpoint found becomes the
-// task's bisect mark (see BisectMark).
+// per skipped checkpoint and one per end left to its default. The first
+// bad checkpoint found becomes the task's bisect mark (see BisectMark);
+// when skipped checkpoints hide which came first (Candidates), none
+// does.
 func (e *Engine) Bisect(ctx context.Context, opts BisectOptions) (*BisectResult, error) {
 	res, err := e.bisect(ctx, opts)
 	return res, translate(err, e.storeDir)
@@ -103,14 +108,43 @@ func (e *Engine) bisect(ctx context.Context, opts BisectOptions) (*BisectResult,
 	}
 	s := &bisection{e: e, chain: chain, lo: 0, hi: len(chain) - 1, skipped: map[int]bool{},
 		scratch: &scratchDir{exporter: exporter{e: e, dir: abs, filter: filter}}}
+	if err := s.checkDefaultEnds(ctx, opts); err != nil {
+		return nil, err
+	}
 	if err := s.run(ctx, opts.Test); err != nil {
 		return nil, err
 	}
 	res, err := s.result(ctx, filter)
-	if err != nil {
-		return nil, err
+	if err != nil || len(res.Candidates) > 0 {
+		return res, err
 	}
 	return res, e.recordBisectMark(res.FirstBad)
+}
+
+// checkDefaultEnds tests the ends opts leaves to their defaults, the
+// head (bad) first: each must give its end's verdict; a skip leaves the
+// end taken as it is.
+func (s *bisection) checkDefaultEnds(ctx context.Context, opts BisectOptions) error {
+	ends := []struct {
+		given bool
+		at    int
+		want  BisectVerdict
+		what  string
+	}{{opts.Bad != "", s.hi, BisectBad, "passes at the task's head"}, {opts.Good != "", s.lo, BisectGood, "fails at the task's first checkpoint"}}
+	for _, end := range ends {
+		if end.given {
+			continue
+		}
+		v, err := s.test(ctx, opts.Test, end.at)
+		if err != nil {
+			return err
+		}
+		if v != end.want && v != BisectSkip {
+			cp := s.chain[end.at]
+			return fmt.Errorf("%w: the test %s (@%d %s), which the bisect took as its %s end", ErrNoBisection, end.what, cp.Seq, cp.ID.Short(), end.want)
+		}
+	}
+	return nil
 }
 
 // bisectChain is the chain from Good to Bad, oldest first, both included.
@@ -176,15 +210,10 @@ func (s *bisection) run(ctx context.Context, test func(context.Context, string, 
 		if !ok {
 			return nil
 		}
-		cp := s.chain[mid]
-		if err := s.scratch.show(ctx, objects.ID(cp.Root)); err != nil {
-			return err
-		}
-		v, err := test(ctx, s.scratch.dir, cp)
+		v, err := s.test(ctx, test, mid)
 		if err != nil {
 			return err
 		}
-		s.steps = append(s.steps, BisectStep{Checkpoint: cp, Verdict: v})
 		switch v {
 		case BisectGood:
 			s.lo = mid
@@ -194,6 +223,20 @@ func (s *bisection) run(ctx context.Context, test func(context.Context, string, 
 			s.skipped[mid] = true
 		}
 	}
+}
+
+// test runs test on chain[i] in the scratch directory and records the step.
+func (s *bisection) test(ctx context.Context, test func(context.Context, string, CheckpointInfo) (BisectVerdict, error), i int) (BisectVerdict, error) {
+	cp := s.chain[i]
+	if err := s.scratch.show(ctx, objects.ID(cp.Root)); err != nil {
+		return 0, err
+	}
+	v, err := test(ctx, s.scratch.dir, cp)
+	if err != nil {
+		return 0, err
+	}
+	s.steps = append(s.steps, BisectStep{Checkpoint: cp, Verdict: v})
+	return v, nil
 }
 
 // next picks the untested checkpoint strictly between lo and hi nearest

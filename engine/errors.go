@@ -37,6 +37,10 @@ var (
 	// unwritable (permissions, a read-only file system). The same store
 	// opens for reading (Options.ReadOnly).
 	ErrNotWritable = errors.New("store is not writable")
+	// ErrNoBisection: an end of a bisect left to its default does not
+	// hold (the test passes at the task's head, or fails at its first
+	// checkpoint): there is no first bad checkpoint to find between them.
+	ErrNoBisection = errors.New("nothing to bisect")
 )
 
 // AmbiguousRefError reports a hex prefix that matches several checkpoints.

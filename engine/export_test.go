@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -179,8 +180,8 @@ func TestBisectFindsTheFirstBadCheckpointInLog2Runs(t *testing.T) {
 	if res.FirstBad.Seq != 37 {
 		t.Errorf("first bad = @%d, want @37", res.FirstBad.Seq)
 	}
-	if runs > 6 || len(res.Steps) != runs {
-		t.Errorf("%d runs (%d steps recorded), want at most ceil(log2(59)) = 6", runs, len(res.Steps))
+	if runs > 6+2 || len(res.Steps) != runs {
+		t.Errorf("%d runs (%d steps recorded), want at most ceil(log2(59)) = 6, and the two ends left to their defaults", runs, len(res.Steps))
 	}
 	var okChange bool
 	for _, c := range res.Diff.Changes {
@@ -227,10 +228,45 @@ func TestBisectSkipsAndRewritesWhatTheTestChanged(t *testing.T) {
 	if !slices.Equal(cands, []uint64{10, 11}) {
 		t.Errorf("candidates %v, want [10 11]: @10 was skipped", cands)
 	}
+	if _, ok, err := f.e.BisectMark(context.Background(), ""); err != nil || ok {
+		t.Errorf("a bisect that left candidates recorded a mark (%v, %v); it found no first bad checkpoint", ok, err)
+	}
 	if _, err := f.e.Bisect(context.Background(), BisectOptions{Good: "@5", Bad: "@3", Test: func(context.Context, string, CheckpointInfo) (BisectVerdict, error) {
 		return BisectGood, nil
 	}}); !errors.Is(err, ErrBadRequest) {
 		t.Errorf("good after bad: %v, want ErrBadRequest", err)
+	}
+}
+
+// An end left to its default is tested before the search: a test that
+// passes at the head, or fails at the first checkpoint, leaves nothing to
+// bisect (where the head used to be reported as the first bad checkpoint,
+// never tested). An end given is trusted, as git bisect trusts its marks.
+func TestBisectTestsTheEndsLeftToTheirDefaults(t *testing.T) {
+	f := bisectFixture(t, 6, 4)
+	verdict := func(v BisectVerdict) func(context.Context, string, CheckpointInfo) (BisectVerdict, error) {
+		return func(context.Context, string, CheckpointInfo) (BisectVerdict, error) { return v, nil }
+	}
+	for _, c := range []struct {
+		opts BisectOptions
+		want string
+	}{
+		{BisectOptions{Test: verdict(BisectGood)}, "passes at the task's head (@6"},
+		{BisectOptions{Test: verdict(BisectBad)}, "fails at the task's first checkpoint (@1"},
+		{BisectOptions{Bad: "@6", Test: verdict(BisectBad)}, "fails at the task's first checkpoint (@1"},
+	} {
+		if _, err := f.e.Bisect(context.Background(), c.opts); !errors.Is(err, ErrNoBisection) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("bisect %+v: %v, want ErrNoBisection saying %q", c.opts, err, c.want)
+		}
+	}
+	res, err := f.e.Bisect(context.Background(), BisectOptions{Good: "@1", Bad: "@6", Test: verdict(BisectGood)})
+	if err != nil || res.FirstBad.Seq != 6 {
+		t.Fatalf("bisect with both ends given, every test passing: %v; want @6, the bad end given", err)
+	}
+	for _, s := range res.Steps {
+		if s.Checkpoint.Seq == 1 || s.Checkpoint.Seq == 6 {
+			t.Errorf("the bisect tested @%d, an end it was given", s.Checkpoint.Seq)
+		}
 	}
 }
 

@@ -17,7 +17,9 @@ func (a *app) bisectCommand() *cobra.Command {
 		Long: "Binary-searches the task's checkpoints from --good (default: the first) to --bad (default: the\n" +
 			"head), exporting each tested one into a scratch directory (--dir, rewritten by difference at each\n" +
 			"step) and running CMD there through the shell: exit 0 is good, 125 cannot test, 1-127 bad.\n" +
-			"Prints the first bad checkpoint, its message and its diff from the one before.",
+			"Prints the first bad checkpoint, its message and its diff from the one before. An end left to\n" +
+			"its default is tested first; if the head passes (or the first checkpoint fails) there is\n" +
+			"nothing to bisect (exit 1).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if run == "" {
@@ -54,13 +56,14 @@ func (a *app) printBisect(res *engine.BisectResult) error {
 	for _, s := range res.Steps {
 		fmt.Fprintf(a.stdout, "tested @%d %s: %s\n", s.Checkpoint.Seq, s.Checkpoint.ID.Short(), s.Verdict)
 	}
-	c := res.FirstBad
 	if len(res.Candidates) > 0 {
 		fmt.Fprintf(a.stdout, "skipped checkpoints hide which came first; the first bad is one of:\n")
 		for _, k := range res.Candidates {
 			fmt.Fprintf(a.stdout, "  @%d %s %s\n", k.Seq, k.ID.Short(), subject(k.Message))
 		}
+		return nil
 	}
+	c := res.FirstBad
 	fmt.Fprintf(a.stdout, "first bad checkpoint: @%d %s %s\n", c.Seq, c.ID.Short(), subject(c.Message))
 	return res.Diff.WritePatch(a.stdout, engine.DiffFormat{Color: a.colour})
 }

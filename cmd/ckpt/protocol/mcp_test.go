@@ -240,7 +240,7 @@ func TestMCPEveryToolValidAndInvalid(t *testing.T) {
 		{"ckpt_export", map[string]any{"ref": "@1", "dir": filepath.Join(t.TempDir(), "export")}},
 		{"ckpt_restore", map[string]any{"ref": "@1", "only": "both"}},
 		{"ckpt_save", map[string]any{"message": "second", "allow_empty": true}},
-		{"ckpt_bisect", map[string]any{"run": "exit 1"}},
+		{"ckpt_bisect", map[string]any{"run": "exit 1", "good": "@1"}},
 		{"ckpt_tasks", map[string]any{}},
 		{"ckpt_verify", map[string]any{}},
 		{"ckpt_stats", map[string]any{}},
