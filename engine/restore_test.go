@@ -337,3 +337,33 @@ func TestRestoreLooksNothingUpInDirectoriesItCreates(t *testing.T) {
 		t.Fatalf("%d lookups inside directories the restore created", n)
 	}
 }
+
+// A restore of a workspace that a checkpoint of the task holds already
+// (the files left behind by a pull that moved the head, or reverted by
+// hand) takes that checkpoint as its backup instead of adding one to the
+// task's sequence, which a remote shares: a reader that pulled and
+// restored would otherwise fork the task from its writer's next push.
+func TestABackupOfWhatACheckpointHoldsIsThatCheckpoint(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"a": testtree.File{Content: "1"}})
+	one := f.save("one")
+	f.write("a", "2")
+	two := f.save("two")
+	f.write("a", "1") // the files of @1 again, the head at @2
+	res := f.restore("@2", RestoreOptions{})
+	if res.Backup != one.ID {
+		t.Fatalf("backup %s, want @1 (%s), which holds the workspace", res.Backup.Short(), one.ID.Short())
+	}
+	log, err := f.e.List(context.Background(), "")
+	if err != nil || len(log.Checkpoints) != 2 || log.Head != two.ID {
+		t.Fatalf("after the restore: %d checkpoints, head %s (%v); want @1 and @2 alone, head @2", len(log.Checkpoints), log.Head.Short(), err)
+	}
+	if got := f.readFile("a"); got != "2" {
+		t.Fatalf("a = %q after the restore, want 2", got)
+	}
+	// Work that no checkpoint holds still gets a backup of its own.
+	f.write("a", "3")
+	if res := f.restore("@1", RestoreOptions{}); res.Backup == one.ID || res.Backup == two.ID || res.Backup.IsZero() {
+		t.Fatalf("backup of unsaved work: %s, want a new checkpoint", res.Backup.Short())
+	}
+}

@@ -158,10 +158,20 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 	empty := hasHead && snap.Root == parent.Root
 	// Without a state blob only the files decide whether anything changed.
 	unchanged := empty && (opts.State == nil || state == parent.State)
+	held, heldCP := head.Head, parent // the checkpoint that holds what this one would
+	if !unchanged && kind == index.KindBackup && hasHead {
+		// A backup is of the workspace as it is: where a checkpoint of the
+		// task holds it already (a pull moved the head past the files),
+		// that one is the backup, and the task's sequence, which a
+		// remote shares, gains none.
+		if held, heldCP, unchanged, err = e.checkpointHolding(task, snap.Root, state); err != nil {
+			return nil, nil, err
+		}
+	}
 	if unchanged && !opts.AllowEmpty {
 		// Nothing to record but refreshed stat-cache entries.
-		res.id, res.seq, res.parent = head.Head, parent.Seq, parent.Parent
-		res.stats = index.Stats{Files: filesIn(snap, parent, index.Stats{}), BytesHashed: hashed, DurationMs: uint64(time.Since(start).Milliseconds())}
+		res.id, res.seq, res.parent = held, heldCP.Seq, heldCP.Parent
+		res.stats = index.Stats{Files: filesIn(snap, heldCP, index.Stats{}), BytesHashed: hashed, DurationMs: uint64(time.Since(start).Milliseconds())}
 		if err := st.Commit(blobs, snap, nil, task, head); err != nil {
 			return nil, nil, err
 		}
@@ -199,3 +209,27 @@ func filesIn(snap *save.Snapshot, parent index.Checkpoint, changes index.Stats) 
 	}
 	return parent.Stats.Files + changes.Added - changes.Deleted
 }
+
+// checkpointHolding returns the newest of task's heldSearch newest
+// checkpoints whose files are root and whose state is state; ok is false
+// when there is none. The checkpoint a backup finds is a recent one (the
+// head a pull moved past, an edit reverted by hand); a long task's older
+// ones are not read.
+func (e *Engine) checkpointHolding(task string, root, state objects.ID) (id objects.ID, cp index.Checkpoint, ok bool, err error) {
+	recent, _, err := e.db.CheckpointsBefore(task, 0, heldSearch)
+	if err != nil {
+		return id, cp, false, err
+	}
+	for _, r := range recent {
+		if cp, err = e.db.Checkpoint(r.ID); err != nil {
+			return id, cp, false, err
+		}
+		if cp.Root == root && cp.State == state {
+			return r.ID, cp, true, nil
+		}
+	}
+	return id, index.Checkpoint{}, false, nil
+}
+
+// heldSearch bounds checkpointHolding's search.
+const heldSearch = 64

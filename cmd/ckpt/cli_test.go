@@ -180,6 +180,16 @@ func (e *env) ok(args ...string) string {
 	return r.stdout
 }
 
+// read is the content of the workspace's file rel.
+func (e *env) read(rel string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.ws, rel))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
 func (e *env) write(rel, content string) {
 	e.t.Helper()
 	p := filepath.Join(e.ws, rel)

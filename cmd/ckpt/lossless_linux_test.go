@@ -73,15 +73,6 @@ func TestCLINamesThatAreNotUTF8RoundTrip(t *testing.T) {
 	stopServer(t, srv, e.store)
 }
 
-func (e *env) read(rel string) string {
-	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.ws, rel))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return string(b)
-}
-
 // rawName is a reported name's bytes: path_base64 decoded when given.
 func rawName(t *testing.T, path string, pathBase64 *string) string {
 	t.Helper()

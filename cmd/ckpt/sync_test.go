@@ -407,3 +407,45 @@ func TestCLICloneOfATaskTheRemoteLacksLeavesNothing(t *testing.T) {
 		t.Fatalf("the failed clone left stores %q and workspace %v", left, err)
 	}
 }
+
+// A reader that pulls and brings its files up to the pulled head with a
+// restore adds nothing to the task's history (its files were a
+// checkpoint already: that is the restore's backup), so the writer's next
+// push and the reader's next pull go on, where they found the task
+// forked; the reader's push has nothing to send.
+func TestCLIPullThenRestoreDoesNotForkTheTask(t *testing.T) {
+	t.Parallel()
+	url := remote.FileURL(t.TempDir())
+	a := newEnv(t)
+	a.write("a.txt", "one\n")
+	a.ok("save")
+	a.ok("remote", "add", "origin", url)
+	a.ok("push")
+	b := newEnv(t)
+	b.ws = filepath.Join(b.ws, "clone")
+	b.ok("clone", url)
+	a.write("a.txt", "two\n")
+	a.ok("save")
+	a.ok("push")
+	b.ok("pull")
+	restored := decode[protocol.RestoreJSON](t, b.ok("restore", "--json", "HEAD"))
+	if got := b.read("a.txt"); got != "two\n" {
+		t.Fatalf("after pull and restore: a.txt %q", got)
+	}
+	if list := decode[protocol.LogJSON](t, b.ok("list", "--json")); len(list.Checkpoints) != 2 || restored.Backup != list.Checkpoints[0].ID {
+		t.Fatalf("the reader's task after the restore: %+v, backup %s; want @1 and @2 alone, @1 the backup", list.Checkpoints, restored.Backup)
+	}
+	if push := decode[protocol.PushJSON](t, b.ok("push", "--json")); !push.UpToDate {
+		t.Fatalf("the reader's push: %+v; want nothing to send", push)
+	}
+	a.write("a.txt", "three\n")
+	a.ok("save")
+	if push := decode[protocol.PushJSON](t, a.ok("push", "--json")); push.Forked != "" {
+		t.Fatalf("the writer's push forked: %+v", push)
+	}
+	b.ok("pull")
+	b.ok("restore", "HEAD")
+	if got := b.read("a.txt"); got != "three\n" {
+		t.Fatalf("after the second pull and restore: a.txt %q", got)
+	}
+}
