@@ -223,9 +223,12 @@ func (a *app) cloneCommand() *cobra.Command {
 				if len(res.Restore.Conflicts) > 0 {
 					a.exitCode = protocol.ExitConflicts
 					if !a.json {
+						// The reasons alone: the restore's advice names flags
+						// clone does not take.
 						for _, c := range res.Restore.Conflicts {
-							fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, protocol.ConflictReason(c))
+							fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
 						}
+						fmt.Fprintf(a.stderr, "ckpt: the clone left those paths as they were; ckpt restore HEAD now takes the remote's version of them, keeping these in its backup\n")
 					}
 				}
 				view := protocol.CloneJSON{Remote: name, URL: args[0], Task: res.Pull.Task, Head: res.Pull.Head.String(),

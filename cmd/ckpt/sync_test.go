@@ -369,8 +369,9 @@ func TestCLICloneOfATaskTheRemoteLacksLeavesNothing(t *testing.T) {
 	parent := t.TempDir()
 	dst := &env{t: t, ws: filepath.Join(parent, "ws"), store: filepath.Join(parent, "store"), home: t.TempDir()}
 	r := dst.run("", "clone", url)
-	if r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "nothing was cloned") || strings.Contains(r.stderr, "run again") {
-		t.Fatalf("clone of a task the remote lacks: exit %d %q", r.code, r.stderr)
+	if r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "nothing was cloned") || strings.Contains(r.stderr, "run again") ||
+		!strings.Contains(r.stderr, "the remote holds no task at all") {
+		t.Fatalf("clone from a remote that holds nothing: exit %d %q", r.code, r.stderr)
 	}
 	for _, dir := range []string{dst.ws, dst.store} {
 		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -447,5 +448,33 @@ func TestCLIPullThenRestoreDoesNotForkTheTask(t *testing.T) {
 	b.ok("restore", "HEAD")
 	if got := b.read("a.txt"); got != "three\n" {
 		t.Fatalf("after the second pull and restore: a.txt %q", got)
+	}
+}
+
+// A clone into a directory that holds files of its own leaves those
+// alone (exit 6) and says how to take the remote's version, in flags the
+// commands take (clone has no --force); that way keeps the user's files
+// in a backup.
+func TestCLICloneIntoAFilledDirectorySaysHowToTakeTheRemotes(t *testing.T) {
+	t.Parallel()
+	url := remote.FileURL(t.TempDir())
+	a := newEnv(t)
+	a.write("a.txt", "remote\n")
+	a.ok("save")
+	a.ok("remote", "add", "origin", url)
+	a.ok("push")
+	b := newEnv(t)
+	b.write("a.txt", "mine\n")
+	r := b.run("", "clone", url)
+	if r.code != protocol.ExitConflicts || !strings.Contains(r.stderr, "ckpt: conflict: a.txt:") || strings.Contains(r.stderr, "--force") ||
+		!strings.Contains(r.stderr, "ckpt restore HEAD now takes the remote's version") {
+		t.Fatalf("clone into a filled directory: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := b.read("a.txt"); got != "mine\n" {
+		t.Fatalf("the clone changed a.txt to %q", got)
+	}
+	res := decode[protocol.RestoreJSON](t, b.ok("restore", "--json", "HEAD"))
+	if got := b.read("a.txt"); got != "remote\n" || b.ok("cat", res.Backup, "a.txt") != "mine\n" {
+		t.Fatalf("after restore HEAD: a.txt %q, backup %s", got, res.Backup)
 	}
 }

@@ -59,6 +59,10 @@ func (s *Syncer) Pull(ctx context.Context, task string) (PullResult, error) {
 		return res, err
 	}
 	if !found {
+		// A remote with no task at all is most often a wrong URL.
+		if page, err := s.Backend.List(ctx, "heads/", "", 1); err == nil && len(page.Objects) == 0 {
+			return res, fmt.Errorf("%w: the remote holds no task at all (a wrong address, or nothing pushed there yet)", ErrNoTask)
+		}
 		return res, fmt.Errorf("%w: the remote has no task %q", ErrNoTask, task)
 	}
 	local, hasLocal, err := s.DB.Task(task)
