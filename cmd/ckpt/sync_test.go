@@ -416,12 +416,7 @@ func TestCLICloneOfATaskTheRemoteLacksLeavesNothing(t *testing.T) {
 // forked; the reader's push has nothing to send.
 func TestCLIPullThenRestoreDoesNotForkTheTask(t *testing.T) {
 	t.Parallel()
-	url := remote.FileURL(t.TempDir())
-	a := newEnv(t)
-	a.write("a.txt", "one\n")
-	a.ok("save")
-	a.ok("remote", "add", "origin", url)
-	a.ok("push")
+	a, url := pushedWorkspace(t, "one\n")
 	b := newEnv(t)
 	b.ws = filepath.Join(b.ws, "clone")
 	b.ok("clone", url)
@@ -457,12 +452,7 @@ func TestCLIPullThenRestoreDoesNotForkTheTask(t *testing.T) {
 // in a backup.
 func TestCLICloneIntoAFilledDirectorySaysHowToTakeTheRemotes(t *testing.T) {
 	t.Parallel()
-	url := remote.FileURL(t.TempDir())
-	a := newEnv(t)
-	a.write("a.txt", "remote\n")
-	a.ok("save")
-	a.ok("remote", "add", "origin", url)
-	a.ok("push")
+	_, url := pushedWorkspace(t, "remote\n")
 	b := newEnv(t)
 	b.write("a.txt", "mine\n")
 	r := b.run("", "clone", url)
@@ -477,4 +467,17 @@ func TestCLICloneIntoAFilledDirectorySaysHowToTakeTheRemotes(t *testing.T) {
 	if got := b.read("a.txt"); got != "remote\n" || b.ok("cat", res.Backup, "a.txt") != "mine\n" {
 		t.Fatalf("after restore HEAD: a.txt %q, backup %s", got, res.Backup)
 	}
+}
+
+// pushedWorkspace is a workspace whose a.txt holds content, saved and
+// pushed to a new file remote (origin) at url.
+func pushedWorkspace(t *testing.T, content string) (a *env, url string) {
+	t.Helper()
+	url = remote.FileURL(t.TempDir())
+	a = newEnv(t)
+	a.write("a.txt", content)
+	a.ok("save")
+	a.ok("remote", "add", "origin", url)
+	a.ok("push")
+	return a, url
 }
