@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/objects"
@@ -122,8 +123,8 @@ func (e *Engine) bisect(ctx context.Context, opts BisectOptions) (*BisectResult,
 }
 
 // checkDefaultEnds tests the ends opts leaves to their defaults, the
-// head (bad) first: each must give its end's verdict; a skip leaves the
-// end taken as it is.
+// head (bad) first: each must give its end's verdict (a skip does not: an
+// end the test cannot tell is no end to bisect from).
 func (s *bisection) checkDefaultEnds(ctx context.Context, opts BisectOptions) error {
 	ends := []struct {
 		given bool
@@ -139,9 +140,13 @@ func (s *bisection) checkDefaultEnds(ctx context.Context, opts BisectOptions) er
 		if err != nil {
 			return err
 		}
-		if v != end.want && v != BisectSkip {
+		if v != end.want {
 			cp := s.chain[end.at]
-			return fmt.Errorf("%w: the test %s (@%d %s), which the bisect took as its %s end", ErrNoBisection, end.what, cp.Seq, cp.ID.Short(), end.want)
+			what := end.what
+			if v == BisectSkip {
+				what = "cannot tell" + strings.TrimPrefix(strings.TrimPrefix(what, "passes"), "fails")
+			}
+			return fmt.Errorf("%w: the test %s (@%d %s), which the bisect took as its %s end", ErrNoBisection, what, cp.Seq, cp.ID.Short(), end.want)
 		}
 	}
 	return nil

@@ -9,8 +9,9 @@ import (
 // the first bad checkpoint that task's last bisect found.
 const configBisectMark = "bisect.first-bad/"
 
-// BisectMark returns the first bad checkpoint the task's last Bisect found
-// ("" is DefaultTask), and false when no bisect of the task has finished.
+// BisectMark returns the first bad checkpoint the task's last Bisect that
+// found one found ("" is DefaultTask; a bisect left with candidates finds
+// none and leaves the mark as it was), and false when none has.
 // The mark is an id only: the checkpoint may have been dropped since.
 func (e *Engine) BisectMark(ctx context.Context, task string) (ID, bool, error) {
 	id, ok, err := e.bisectMark(ctx, task)

@@ -254,6 +254,8 @@ func TestBisectTestsTheEndsLeftToTheirDefaults(t *testing.T) {
 		{BisectOptions{Test: verdict(BisectGood)}, "passes at the task's head (@6"},
 		{BisectOptions{Test: verdict(BisectBad)}, "fails at the task's first checkpoint (@1"},
 		{BisectOptions{Bad: "@6", Test: verdict(BisectBad)}, "fails at the task's first checkpoint (@1"},
+		{BisectOptions{Test: verdict(BisectSkip)}, "cannot tell at the task's head (@6"},
+		{BisectOptions{Bad: "@6", Test: verdict(BisectSkip)}, "cannot tell at the task's first checkpoint (@1"},
 	} {
 		if _, err := f.e.Bisect(context.Background(), c.opts); !errors.Is(err, ErrNoBisection) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("bisect %+v: %v, want ErrNoBisection saying %q", c.opts, err, c.want)

@@ -363,7 +363,18 @@ func TestABackupOfWhatACheckpointHoldsIsThatCheckpoint(t *testing.T) {
 	}
 	// Work that no checkpoint holds still gets a backup of its own.
 	f.write("a", "3")
-	if res := f.restore("@1", RestoreOptions{}); res.Backup == one.ID || res.Backup == two.ID || res.Backup.IsZero() {
-		t.Fatalf("backup of unsaved work: %s, want a new checkpoint", res.Backup.Short())
+	three := f.restore("@1", RestoreOptions{}).Backup
+	if three == one.ID || three == two.ID || three.IsZero() {
+		t.Fatalf("backup of unsaved work: %s, want a new checkpoint", three.Short())
+	}
+	// A checkpoint the retention policy would drop before a backup made
+	// now is not one: with keep-last 1, @2 (behind the backup of 3) is not
+	// kept, and the files of @2 again get a backup of their own.
+	if err := f.e.SetRetention(context.Background(), RetentionPolicy{KeepLast: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f.write("a", "2")
+	if res := f.restore("@1", RestoreOptions{}); res.Backup == two.ID || res.Backup == three || res.Backup.IsZero() {
+		t.Fatalf("backup under keep-last 1: %s, want a new checkpoint (not @2, which retention drops first)", res.Backup.Short())
 	}
 }

@@ -172,7 +172,11 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		// Nothing to record but refreshed stat-cache entries.
 		res.id, res.seq, res.parent = held, heldCP.Seq, heldCP.Parent
 		res.stats = index.Stats{Files: filesIn(snap, heldCP, index.Stats{}), BytesHashed: hashed, DurationMs: uint64(time.Since(start).Milliseconds())}
-		if err := st.Commit(blobs, snap, nil, task, head); err != nil {
+		commit := func() error { return st.Commit(blobs, snap, nil, task, head) }
+		if held != head.Head {
+			commit = func() error { return st.Keep(blobs, snap) } // it stands for a new checkpoint
+		}
+		if err := commit(); err != nil {
 			return nil, nil, err
 		}
 		if own {
@@ -210,19 +214,33 @@ func filesIn(snap *save.Snapshot, parent index.Checkpoint, changes index.Stats) 
 	return parent.Stats.Files + changes.Added - changes.Deleted
 }
 
-// checkpointHolding returns the newest of task's heldSearch newest
-// checkpoints whose files are root and whose state is state; ok is false
-// when there is none. The checkpoint a backup finds is a recent one (the
-// head a pull moved past, an edit reverted by hand); a long task's older
-// ones are not read.
+// checkpointHolding returns the newest of task's recent checkpoints
+// whose files are root and whose state is state; ok is false when there
+// is none. The checkpoint a backup finds is a recent one (the head a pull
+// moved past, an edit reverted by hand); a long task's older ones are not
+// read. Only a checkpoint the retention policy keeps as long as it would
+// keep a backup made now can stand for one: among the newest KeepLast,
+// younger than half of MaxAge, and none under MaxSize (which drops the
+// oldest checkpoints first).
 func (e *Engine) checkpointHolding(task string, root, state objects.ID) (id objects.ID, cp index.Checkpoint, ok bool, err error) {
-	recent, _, err := e.db.CheckpointsBefore(task, 0, heldSearch)
+	policy, err := e.retention()
+	if err != nil || policy.MaxSize > 0 {
+		return id, cp, false, err
+	}
+	limit := heldSearch
+	if policy.KeepLast > 0 {
+		limit = min(limit, policy.KeepLast)
+	}
+	recent, _, err := e.db.CheckpointsBefore(task, 0, limit)
 	if err != nil {
 		return id, cp, false, err
 	}
 	for _, r := range recent {
 		if cp, err = e.db.Checkpoint(r.ID); err != nil {
 			return id, cp, false, err
+		}
+		if policy.MaxAge > 0 && e.opts.now().Sub(cp.Time) > policy.MaxAge/2 {
+			break // older ones are older still
 		}
 		if cp.Root == root && cp.State == state {
 			return r.ID, cp, true, nil

@@ -54,7 +54,7 @@ func (a *app) gcCommand() *cobra.Command {
 			"remembered as the store's default; a save collects automatically once --max-size is exceeded.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if grace <= 0 {
+			if remote != "" && grace <= 0 {
 				// The engine takes no grace as its default; a user who asks
 				// for none would be told objects are marked for a gc
 				// "0s from now" that then never deletes them.

@@ -228,7 +228,10 @@ func (a *app) cloneCommand() *cobra.Command {
 						for _, c := range res.Restore.Conflicts {
 							fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, c.Reason)
 						}
-						fmt.Fprintf(a.stderr, "ckpt: the clone left those paths as they were; ckpt restore HEAD now takes the remote's version of them, keeping these in its backup\n")
+						// Not a plain restore: its backup of these files would be
+						// the task's next checkpoint, which forks it from the
+						// remote's.
+						fmt.Fprintf(a.stderr, "ckpt: the clone left those paths as they were; to take the remote's version of them, move them aside and run ckpt restore --no-backup HEAD\n")
 					}
 				}
 				view := protocol.CloneJSON{Remote: name, URL: args[0], Task: res.Pull.Task, Head: res.Pull.Head.String(),

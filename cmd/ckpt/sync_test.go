@@ -448,8 +448,8 @@ func TestCLIPullThenRestoreDoesNotForkTheTask(t *testing.T) {
 
 // A clone into a directory that holds files of its own leaves those
 // alone (exit 6) and says how to take the remote's version, in flags the
-// commands take (clone has no --force); that way keeps the user's files
-// in a backup.
+// commands take (clone has no --force), a way that adds nothing to the
+// task the remote shares.
 func TestCLICloneIntoAFilledDirectorySaysHowToTakeTheRemotes(t *testing.T) {
 	t.Parallel()
 	_, url := pushedWorkspace(t, "remote\n")
@@ -457,15 +457,21 @@ func TestCLICloneIntoAFilledDirectorySaysHowToTakeTheRemotes(t *testing.T) {
 	b.write("a.txt", "mine\n")
 	r := b.run("", "clone", url)
 	if r.code != protocol.ExitConflicts || !strings.Contains(r.stderr, "ckpt: conflict: a.txt:") || strings.Contains(r.stderr, "--force") ||
-		!strings.Contains(r.stderr, "ckpt restore HEAD now takes the remote's version") {
+		!strings.Contains(r.stderr, "move them aside and run ckpt restore --no-backup HEAD") {
 		t.Fatalf("clone into a filled directory: exit %d\n%s", r.code, r.stderr)
 	}
 	if got := b.read("a.txt"); got != "mine\n" {
 		t.Fatalf("the clone changed a.txt to %q", got)
 	}
-	res := decode[protocol.RestoreJSON](t, b.ok("restore", "--json", "HEAD"))
-	if got := b.read("a.txt"); got != "remote\n" || b.ok("cat", res.Backup, "a.txt") != "mine\n" {
-		t.Fatalf("after restore HEAD: a.txt %q, backup %s", got, res.Backup)
+	if err := os.Rename(filepath.Join(b.ws, "a.txt"), filepath.Join(t.TempDir(), "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	b.ok("restore", "--no-backup", "HEAD")
+	if got := b.read("a.txt"); got != "remote\n" {
+		t.Fatalf("after restore --no-backup HEAD: a.txt %q", got)
+	}
+	if list := decode[protocol.LogJSON](t, b.ok("list", "--json")); len(list.Checkpoints) != 1 {
+		t.Fatalf("the clone's task after the advice: %d checkpoints, want the remote's one", len(list.Checkpoints))
 	}
 }
 

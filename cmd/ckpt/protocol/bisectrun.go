@@ -24,6 +24,15 @@ func CommandTest(command string, stdout, stderr io.Writer) func(context.Context,
 		c.Dir, c.Stdout, c.Stderr = dir, stdout, stderr
 		c.Env = append(environ(ctx), "CKPT_BISECT_CHECKPOINT="+cp.ID.String(), fmt.Sprintf("CKPT_BISECT_SEQ=%d", cp.Seq))
 		err := c.Run()
+		endCommand(c)
+		if errors.Is(err, exec.ErrWaitDelay) && c.ProcessState != nil {
+			// The command ended; something it started held its output: its
+			// exit status is the verdict.
+			err = nil
+			if !c.ProcessState.Success() {
+				err = &exec.ExitError{ProcessState: c.ProcessState}
+			}
+		}
 		var exit *exec.ExitError
 		switch {
 		case err == nil:

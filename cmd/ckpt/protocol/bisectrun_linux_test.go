@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,4 +51,24 @@ func runningProcess(pid int) bool {
 	}
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// A test command that exits but leaves a process running (which holds its
+// output) gets the verdict of its exit status, and what it left is ended
+// with it, before the next checkpoint is tested in the same directory.
+func TestABisectTestEndsWhatItLeftRunning(t *testing.T) {
+	dir := t.TempDir()
+	test := CommandTest(`sleep 300 & echo $! > child.pid; exit 0`, io.Discard, io.Discard)
+	var v engine.BisectVerdict
+	var err error
+	testbound.Within(t, testbound.Hang, func() { v, err = test(context.Background(), dir, engine.CheckpointInfo{Seq: 1}) })
+	if err != nil || v != engine.BisectGood {
+		t.Fatalf("verdict %v, %v; want good, the command's exit status", v, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(bytes.TrimSpace(b)))
+	testbound.Until(t, "what the command left is gone", func() bool { return !runningProcess(pid) })
 }

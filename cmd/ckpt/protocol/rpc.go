@@ -33,6 +33,8 @@ func errorKind(err error) string {
 		return "refused"
 	case errors.Is(err, engine.ErrCorrupt):
 		return "corrupt"
+	case errors.Is(err, engine.ErrNoBisection):
+		return "no_bisection"
 	}
 	return "error"
 }

@@ -12,3 +12,6 @@ func shellCommand(ctx context.Context, command string) *exec.Cmd {
 	c.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd.exe /d /s /c "` + command + `"`}
 	return c
 }
+
+// endCommand does nothing on Windows, where cmd.exe alone is ended.
+func endCommand(*exec.Cmd) {}

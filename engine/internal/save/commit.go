@@ -50,6 +50,21 @@ func (st *Store) Commit(blobs *objects.Batch, snap *Snapshot, cp *index.Checkpoi
 			return nil
 		}
 	}
+	return st.commit(blobs, snap, last)
+}
+
+// Keep commits what the scan stored with no checkpoint, as Commit does,
+// but synced: for a scan whose tree an existing checkpoint holds and that
+// stands for a new one (a restore's backup), whose blobs the scan stored
+// (ones that checkpoint had left on a remote) must outlive a crash as a
+// checkpoint's would.
+func (st *Store) Keep(blobs *objects.Batch, snap *Snapshot) error {
+	return st.commit(blobs, snap, func(*index.Batch) error { return nil })
+}
+
+// commit writes the index (writeIndex) and, once it has, lets the Tracker
+// (if any) forget the changes the scan covered.
+func (st *Store) commit(blobs *objects.Batch, snap *Snapshot, last func(b *index.Batch) error) error {
 	err := st.writeIndex(blobs, &snap.Pending, last)
 	if err == nil && st.Tracker != nil {
 		st.Tracker.Settle(snap)
