@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/diffview"
+	"github.com/ckpt/ckpt/engine/internal/remotesync"
 	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
@@ -41,6 +42,10 @@ var (
 	// hold (the test passes at the task's head, or fails at its first
 	// checkpoint): there is no first bad checkpoint to find between them.
 	ErrNoBisection = errors.New("nothing to bisect")
+	// ErrRemoteRolledBack: a remote's head is older than one this store
+	// saw there (the remote was emptied, or restored from an older copy);
+	// it matches ErrCorrupt too, and the *CorruptError names the remote.
+	ErrRemoteRolledBack = remotesync.ErrRolledBack
 )
 
 // AmbiguousRefError reports a hex prefix that matches several checkpoints.

@@ -416,7 +416,7 @@ func TestCLICloneOfATaskTheRemoteLacksLeavesNothing(t *testing.T) {
 // forked; the reader's push has nothing to send.
 func TestCLIPullThenRestoreDoesNotForkTheTask(t *testing.T) {
 	t.Parallel()
-	a, url := pushedWorkspace(t, "one\n")
+	a, url, _ := pushedWorkspace(t, "one\n")
 	b := newEnv(t)
 	b.ws = filepath.Join(b.ws, "clone")
 	b.ok("clone", url)
@@ -452,7 +452,7 @@ func TestCLIPullThenRestoreDoesNotForkTheTask(t *testing.T) {
 // task the remote shares.
 func TestCLICloneIntoAFilledDirectorySaysHowToTakeTheRemotes(t *testing.T) {
 	t.Parallel()
-	_, url := pushedWorkspace(t, "remote\n")
+	_, url, _ := pushedWorkspace(t, "remote\n")
 	b := newEnv(t)
 	b.write("a.txt", "mine\n")
 	r := b.run("", "clone", url)
@@ -476,14 +476,34 @@ func TestCLICloneIntoAFilledDirectorySaysHowToTakeTheRemotes(t *testing.T) {
 }
 
 // pushedWorkspace is a workspace whose a.txt holds content, saved and
-// pushed to a new file remote (origin) at url.
-func pushedWorkspace(t *testing.T, content string) (a *env, url string) {
+// pushed to a new file remote (origin) at url, in directory dir.
+func pushedWorkspace(t *testing.T, content string) (a *env, url, dir string) {
 	t.Helper()
-	url = remote.FileURL(t.TempDir())
+	dir = t.TempDir()
+	url = remote.FileURL(dir)
 	a = newEnv(t)
 	a.write("a.txt", content)
 	a.ok("save")
 	a.ok("remote", "add", "origin", url)
 	a.ok("push")
-	return a, url
+	return a, url, dir
+}
+
+// A push to a remote that was emptied (or restored from an older copy)
+// since this store last pushed is refused as the remote's damage, and the
+// message says how to go on, not to verify this store, which is sound.
+func TestCLIPushToAnEmptiedRemoteSaysHowToGoOn(t *testing.T) {
+	t.Parallel()
+	a, _, dir := pushedWorkspace(t, "one\n")
+	if err := errors.Join(os.RemoveAll(dir), os.Mkdir(dir, 0o755)); err != nil {
+		t.Fatal(err)
+	}
+	a.write("a.txt", "two\n")
+	a.ok("save")
+	r := a.run("", "push")
+	if r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "rolled back") || !strings.Contains(r.stderr, "remove it (`ckpt remote remove`) and add it again") ||
+		strings.Contains(r.stderr, "ckpt verify") {
+		t.Fatalf("push to an emptied remote: exit %d %q", r.code, r.stderr)
+	}
+	a.ok("verify")
 }

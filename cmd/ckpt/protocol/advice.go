@@ -23,6 +23,8 @@ func advice(err error) string {
 	switch {
 	case errors.As(err, &pending):
 		return advice(pending.Err)
+	case errors.Is(err, engine.ErrRemoteRolledBack):
+		return "; if that remote was emptied or restored on purpose, remove it (`ckpt remote remove`) and add it again; this store is not damaged"
 	case errors.Is(err, engine.ErrCorrupt):
 		return "; run `ckpt verify`"
 	case errors.As(err, &busy):

@@ -20,7 +20,14 @@ type CorruptError struct {
 	Key    string
 	Reason string
 	Err    error // the underlying verification error, if any
+	// RolledBack: the remote's head is older than one this store saw
+	// there (see checkSeen); the error matches ErrRolledBack too.
+	RolledBack bool
 }
+
+// ErrRolledBack matches a CorruptError of a remote head older than one
+// this store saw: the remote was emptied or restored from an older copy.
+var ErrRolledBack = errors.New("remote rolled back")
 
 func (e *CorruptError) Error() string {
 	msg := fmt.Sprintf("remote object %s: %s", e.Key, e.Reason)
@@ -30,8 +37,11 @@ func (e *CorruptError) Error() string {
 	return msg
 }
 
-// Is reports whether target is objects.ErrCorrupt.
-func (e *CorruptError) Is(target error) bool { return target == objects.ErrCorrupt }
+// Is reports whether target is objects.ErrCorrupt, or ErrRolledBack for
+// a head rolled back.
+func (e *CorruptError) Is(target error) bool {
+	return target == objects.ErrCorrupt || e.RolledBack && target == ErrRolledBack
+}
 
 // Unwrap returns the cause, if any.
 func (e *CorruptError) Unwrap() error { return e.Err }

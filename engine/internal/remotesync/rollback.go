@@ -41,7 +41,7 @@ func (s *Syncer) checkSeen(key, task string, gen uint64) error {
 			what = "none"
 		}
 		return &CorruptError{Key: key, Reason: fmt.Sprintf("the head of task %q was rolled back: it is %s, and this store saw generation %d there",
-			task, what, seen)}
+			task, what, seen), RolledBack: true}
 	}
 	return s.markSeen(task, gen)
 }
