@@ -117,11 +117,7 @@ func (e *Engine) diff(ctx context.Context, from, to string, opts DiffOptions) (*
 	var snap *save.Snapshot
 	var toRoot objects.ID
 	if to == "" || to == WorkspaceRef {
-		st, err := e.saveStore(opts.Capture)
-		if err != nil {
-			return nil, err
-		}
-		if snap, err = e.scan(ctx, st, nil, fromCP.Root); err != nil {
+		if snap, err = e.scan(ctx, opts.Capture, fromCP.Root); err != nil {
 			return nil, err
 		}
 		toRoot, res.ToWorkspace, res.after = snap.Root, true, workspaceLoader{e.places}

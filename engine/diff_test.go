@@ -139,7 +139,7 @@ func TestWorkspaceDiffOfUnchangedTreeOpensNoFile(t *testing.T) {
 	if res := f.save("all"); res.Stats.Files != uint64(dirs*perDir) {
 		t.Fatalf("saved %d files", res.Stats.Files)
 	}
-	snap, err := f.e.scan(context.Background(), f.e.save, nil, objects.ID{})
+	snap, err := f.e.scan(context.Background(), nil, objects.ID{})
 	if err != nil {
 		t.Fatal(err)
 	}

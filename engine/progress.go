@@ -49,16 +49,22 @@ func (m *progressMeter) tick(files, hashed uint64) {
 	m.report(ScanProgress{Files: files, BytesHashed: hashed, Elapsed: now.Sub(m.start)})
 }
 
-// scan runs the save package's scan with this Engine's progress reports;
+// scan hashes the workspace as capture c reads it (nil: the Engine's own;
+// see saveStore), storing nothing, with this Engine's progress reports;
 // base is the root of the checkpoint the workspace is measured against
-// (modes are carried from it where the file system has none), read
-// through st (see saveStore).
-func (e *Engine) scan(ctx context.Context, st *save.Store, put *objects.Batch, base objects.ID) (*save.Snapshot, error) {
-	return e.scanRoots(ctx, st, put, base, nil)
+// (modes are carried from it where the file system has none).
+func (e *Engine) scan(ctx context.Context, c *Capture, base objects.ID) (*save.Snapshot, error) {
+	st, err := e.saveStore(c)
+	if err != nil {
+		return nil, err
+	}
+	return e.scanRoots(ctx, st, nil, base, nil)
 }
 
-// scanRoots is scan of only some roots of a multi-root workspace (none:
-// all); the others keep their subtree from base.
+// scanRoots runs the save package's scan through st with this Engine's
+// progress reports, storing new content in put (nil: hash only), of only
+// some roots of a multi-root workspace (none: all); the others keep their
+// subtree from base.
 func (e *Engine) scanRoots(ctx context.Context, st *save.Store, put *objects.Batch, base objects.ID, only []string) (*save.Snapshot, error) {
 	return st.Scan(ctx, put, base, only, newProgressMeter(e.opts.OnProgress).tick)
 }

@@ -495,11 +495,7 @@ func (e *Engine) currentState(ctx context.Context, task string, seq uint64, resu
 		if err != nil {
 			return nil, err
 		}
-		st, err := e.saveStore(opts.Capture)
-		if err != nil {
-			return nil, err
-		}
-		snap, err := e.scan(ctx, st, nil, base)
+		snap, err := e.scan(ctx, opts.Capture, base)
 		c.snap = snap
 		return c, err
 	}

@@ -172,11 +172,12 @@ func (e *Engine) saveLocked(ctx context.Context, opts SaveOptions, kind index.Ch
 		// Nothing to record but refreshed stat-cache entries.
 		res.id, res.seq, res.parent = held, heldCP.Seq, heldCP.Parent
 		res.stats = index.Stats{Files: filesIn(snap, heldCP, index.Stats{}), BytesHashed: hashed, DurationMs: uint64(time.Since(start).Milliseconds())}
-		commit := func() error { return st.Commit(blobs, snap, nil, task, head) }
 		if held != head.Head {
-			commit = func() error { return st.Keep(blobs, snap) } // it stands for a new checkpoint
+			err = st.Keep(blobs, snap) // it stands for a new checkpoint
+		} else {
+			err = st.Commit(blobs, snap, nil, task, head)
 		}
-		if err := commit(); err != nil {
+		if err != nil {
 			return nil, nil, err
 		}
 		if own {
@@ -240,7 +241,7 @@ func (e *Engine) checkpointHolding(task string, root, state objects.ID) (id obje
 			return id, cp, false, err
 		}
 		if policy.MaxAge > 0 && e.opts.now().Sub(cp.Time) > policy.MaxAge/2 {
-			break // older ones are older still
+			continue // a pulled checkpoint's time is another machine's: seq and time need not agree
 		}
 		if cp.Root == root && cp.State == state {
 			return r.ID, cp, true, nil

@@ -81,7 +81,7 @@ func TestSaveReadsOnlyChangedFiles(t *testing.T) {
 	}
 	f.write("d/e/deep.txt", "deeper")
 	age(t, filepath.Join(f.ws, "d/e/deep.txt"))
-	snap, err := f.e.scan(context.Background(), f.e.save, nil, objects.ID{})
+	snap, err := f.e.scan(context.Background(), nil, objects.ID{})
 	if err != nil {
 		t.Fatal(err)
 	}

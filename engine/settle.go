@@ -234,11 +234,7 @@ func (e *Engine) sweepTemps(ctx context.Context, j *Journal) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.saveStore(j.Capture)
-	if err != nil {
-		return err
-	}
-	snap, err := e.scan(ctx, st, nil, base)
+	snap, err := e.scan(ctx, j.Capture, base)
 	if err != nil {
 		return err
 	}

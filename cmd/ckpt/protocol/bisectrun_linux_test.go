@@ -16,6 +16,7 @@ import (
 // A bisect test that is cancelled (the bisect interrupted) kills what its
 // command started too, not only the shell: nothing is left running.
 func TestACancelledBisectTestKillsWhatItStarted(t *testing.T) {
+	awayFromATerminal(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -42,6 +43,23 @@ func TestACancelledBisectTestKillsWhatItStarted(t *testing.T) {
 	})
 }
 
+// awayFromATerminal gives the test the stdin of a process away from a
+// terminal (a server's, a pipeline's), where shellCommand gives the
+// command a process group of its own, whatever stdin the tests were run
+// with.
+func awayFromATerminal(t *testing.T) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = devnull
+	t.Cleanup(func() {
+		os.Stdin = stdin
+		devnull.Close()
+	})
+}
+
 // runningProcess reports whether pid is a process that has not ended (a
 // zombie, ended and not yet reaped, has).
 func runningProcess(pid int) bool {
@@ -57,6 +75,7 @@ func runningProcess(pid int) bool {
 // output) gets the verdict of its exit status, and what it left is ended
 // with it, before the next checkpoint is tested in the same directory.
 func TestABisectTestEndsWhatItLeftRunning(t *testing.T) {
+	awayFromATerminal(t)
 	dir := t.TempDir()
 	test := CommandTest(`sleep 300 & echo $! > child.pid; exit 0`, io.Discard, io.Discard)
 	var v engine.BisectVerdict
