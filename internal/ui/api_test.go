@@ -276,3 +276,30 @@ func TestPollHeadsReportsMovedAndNewHeads(t *testing.T) {
 		// drain until closed: the poller ends with ctx
 	}
 }
+
+// A file's path is cleaned as every command cleans one, so "src/../main.go"
+// is main.go for the file view and its history, and a path that names the
+// workspace or climbs out of it is a bad request.
+func TestAFilesPathIsCleanedAndKeptInside(t *testing.T) {
+	s := newStore(t, testtree.Dir{"main.go": testtree.File{Content: "one\n"}})
+	from := s.save("default", "one", nil)
+	to := s.save("default", "two", testtree.Dir{"main.go": testtree.File{Content: "two\n"}})
+	srv := serve(t, s.b)
+	q := "task=default&from=" + from.ID.String() + "&to=" + to.ID.String()
+	var v ui.FileView
+	if code := getJSON(t, srv.URL+"/api/file?"+q+"&path=src/../main.go", &v); code != http.StatusOK || v.Path != "main.go" || v.After == nil || *v.After != "two\n" {
+		t.Fatalf("src/../main.go: %d %+v", code, v)
+	}
+	var h struct{ Entries []ui.HistoryEntry }
+	if code := getJSON(t, srv.URL+"/api/history?task=default&path=./src/..//main.go", &h); code != http.StatusOK || len(h.Entries) != 2 {
+		t.Fatalf("history of ./src/..//main.go: %d, %d entries, want 2", code, len(h.Entries))
+	}
+	for _, p := range []string{"../main.go", "/main.go", ".", "src/..", ""} {
+		if code := getJSON(t, srv.URL+"/api/file?"+q+"&path="+p, &v); code != http.StatusBadRequest {
+			t.Errorf("file %q: %d, want 400", p, code)
+		}
+		if code := getJSON(t, srv.URL+"/api/history?task=default&path="+p, &h); code != http.StatusBadRequest {
+			t.Errorf("history %q: %d, want 400", p, code)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package uiengine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
+	"github.com/ckpt/ckpt/diffview"
 	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/lossless"
 	"github.com/ckpt/ckpt/internal/ui"
@@ -210,6 +212,9 @@ func (b *Backend) Diff(ctx context.Context, task, from, to string) (out []ui.Fil
 
 // File implements ui.Backend.
 func (b *Backend) File(ctx context.Context, task, from, to, path string) (fc ui.FileContents, err error) {
+	if path, err = filePath(path); err != nil {
+		return fc, err
+	}
 	err = b.with(ctx, false, func(e *engine.Engine) error {
 		res, err := e.Diff(ctx, from, to, engine.DiffOptions{Task: task, Paths: []string{path}})
 		if err != nil {
@@ -231,8 +236,25 @@ func (b *Backend) File(ctx context.Context, task, from, to, path string) (fc ui.
 	return fc, err
 }
 
+// filePath is the file a request names, cleaned by the rule every command
+// applies ("src/../b" is "b"), so that it matches the change's name. A path
+// that names the workspace itself, or climbs out of it, is a bad request.
+func filePath(p string) (string, error) {
+	c, err := diffview.CleanPath(p)
+	switch {
+	case err != nil:
+		return "", errors.Join(ui.ErrBadRequest, fmt.Errorf("path %q is outside the workspace", p))
+	case c == "":
+		return "", errors.Join(ui.ErrBadRequest, errors.New("a file's path is needed, relative to the workspace"))
+	}
+	return c, nil
+}
+
 // History implements ui.Backend.
 func (b *Backend) History(ctx context.Context, task, path string) (out []ui.HistoryEntry, err error) {
+	if path, err = filePath(path); err != nil {
+		return nil, err
+	}
 	err = b.with(ctx, false, func(e *engine.Engine) error {
 		h, err := e.History(ctx, engine.HistoryOptions{Task: task, Paths: []string{path}})
 		if err != nil {
