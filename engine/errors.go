@@ -108,7 +108,10 @@ func (e *WorkspaceMismatchError) Unwrap() error { return ErrWorkspaceMismatch }
 type CorruptError struct {
 	Store  string // the store directory, or "remote NAME" for a remote's damage
 	Object ID     // the damaged object, zero when the failure names none
-	Err    error
+	// OnRemote says the damage is in a remote's copy, which a pull, clone
+	// or fetch read: this store is sound, and verifying it finds nothing.
+	OnRemote bool
+	Err      error
 }
 
 // Error names the failure and the store.

@@ -204,7 +204,7 @@ func remoteError(err error, name string) error {
 	var ce *remotesync.CorruptError
 	switch {
 	case errors.As(err, &ce), errors.Is(err, remote.ErrDamaged):
-		return &CorruptError{Store: "remote " + name, Err: err}
+		return &CorruptError{Store: "remote " + name, OnRemote: true, Err: err}
 	case errors.Is(err, remotesync.ErrNoTask):
 		return &publicError{public: ErrUnknownRef, err: err}
 	case errors.Is(err, remotesync.ErrDiverged):

@@ -125,7 +125,7 @@ func keyError(err error) error {
 		return &publicError{public: ErrBadRequest, err: err}
 	case errors.Is(err, crypt.ErrAuth):
 		// The encryption parameters are damaged or ask for too little work.
-		return &CorruptError{Store: "remote", Err: err}
+		return &CorruptError{Store: "remote", OnRemote: true, Err: err}
 	}
 	return err
 }
@@ -207,7 +207,7 @@ func cryptError(err error, name string) error {
 	case errors.Is(err, crypt.ErrChanged):
 		return &publicError{public: ErrRemoteChanged, err: err}
 	case errors.Is(err, crypt.ErrAuth):
-		return &CorruptError{Store: "remote " + name, Err: err}
+		return &CorruptError{Store: "remote " + name, OnRemote: true, Err: err}
 	}
 	return nil
 }

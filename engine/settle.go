@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
 	"github.com/ckpt/ckpt/engine/internal/restore"
@@ -36,8 +35,15 @@ type SettledRestore struct {
 type InterruptedRestoreError struct{ Err error }
 
 func (e *InterruptedRestoreError) Error() string {
+	if fromRemote(e.Err) {
+		return fmt.Sprintf("restore interrupted (%v); the journal keeps it pending: %s", e.Err, remoteMendAdvice)
+	}
 	return fmt.Sprintf("restore interrupted (%v); the journal keeps it pending: the next operation that may write completes it", e.Err)
 }
+
+// remoteMendAdvice is how a restore that a remote's damage stopped can
+// end: no write completes it before the remote gives the content.
+const remoteMendAdvice = "it completes once the remote is mended, or is dropped by the next write once the remote is removed with force"
 
 // Unwrap returns the cause.
 func (e *InterruptedRestoreError) Unwrap() error { return e.Err }
@@ -57,7 +63,7 @@ func (e *PendingRestoreError) Error() string {
 	msg := fmt.Sprintf("an interrupted restore to %s (task %s) could not be completed: %v",
 		e.Journal.Target.Short(), e.Journal.Task, e.Err)
 	if fromRemote(e.Err) {
-		msg += "; it completes once the remote is mended, or is dropped by the next write once the remote is removed with force"
+		msg += "; " + remoteMendAdvice
 	}
 	return msg
 }
@@ -219,7 +225,7 @@ func fromRemote(err error) bool {
 	var sync *remotesync.CorruptError
 	var public *CorruptError
 	return errors.As(err, &sync) || errors.Is(err, remote.ErrDamaged) || errors.Is(err, crypt.ErrAuth) ||
-		errors.As(err, &public) && strings.HasPrefix(public.Store, "remote")
+		errors.As(err, &public) && public.OnRemote
 }
 
 // sweepTemps removes the temporary files and directories an interrupted

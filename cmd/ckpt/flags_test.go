@@ -37,6 +37,7 @@ func TestAdviceComesFromTypedErrors(t *testing.T) {
 		{&engine.WorkspaceMismatchError{Store: "/s", Recorded: "/a", Workspace: "/b"}, "store belongs to another workspace: store /s records workspace /a, not /b; pass --store with another directory"},
 		{&engine.WrongTaskError{Task: "other", Want: "default"}, "; pass --task other"},
 		{&engine.CorruptError{Store: "/s", Err: errors.New("bad pack")}, "store corrupt: bad pack (store at /s); run `ckpt verify`"},
+		{&engine.CorruptError{Store: "remote origin", OnRemote: true, Err: errors.New("bad object")}, "store corrupt: bad object (store at remote origin); the damage is in the remote's copy, not in this store"},
 		{fmt.Errorf("%w: x", engine.ErrUnknownRef), "unknown ref: x"},
 	} {
 		if got := protocol.Message(tc.err); !strings.HasSuffix(got, tc.want) {

@@ -246,9 +246,12 @@ func (a *app) cloneCommand() *cobra.Command {
 					view.Checkpoints, view.Written, humanBytes(res.Traffic.BytesDown))
 				return nil
 			})
+			var damage *engine.CorruptError
 			switch {
 			case errors.Is(err, engine.ErrUnknownRef) && made.undo():
 				return fmt.Errorf("%w; nothing was cloned, and the workspace and store this clone made are removed", withoutUnfinished(err))
+			case errors.Is(err, engine.ErrUnfinishedClone) && errors.As(err, &damage) && damage.OnRemote:
+				return fmt.Errorf("%w (then the same ckpt clone run again finishes it)", err)
 			case errors.Is(err, engine.ErrUnfinishedClone):
 				return fmt.Errorf("%w (the same ckpt clone run again finishes it)", err)
 			}

@@ -19,12 +19,15 @@ func advice(err error) string {
 		mismatch *engine.WorkspaceMismatchError
 		wrong    *engine.WrongTaskError
 		pending  *engine.PendingRestoreError
+		corrupt  *engine.CorruptError
 	)
 	switch {
 	case errors.As(err, &pending):
 		return advice(pending.Err)
 	case errors.Is(err, engine.ErrRemoteRolledBack):
 		return "; if that remote was emptied or restored on purpose, remove it (`ckpt remote remove`) and add it again; this store is not damaged"
+	case errors.As(err, &corrupt) && corrupt.OnRemote:
+		return "; the damage is in the remote's copy, not in this store"
 	case errors.Is(err, engine.ErrCorrupt):
 		return "; run `ckpt verify`"
 	case errors.As(err, &busy):
