@@ -202,6 +202,9 @@ func (a *app) cloneCommand() *cobra.Command {
 			}
 			// Opened first: a wrong key or URL creates no workspace or store.
 			b, err := protocol.OpenRemote(cmd.Context(), engine.RemoteInfo{URL: args[0], Key: key})
+			if errors.Is(err, engine.ErrWrongKey) {
+				return &protocol.AdvisedError{Err: err, Advice: "; check the key file or passphrase given to --key-file or --passphrase-env"}
+			}
 			if err != nil {
 				return err
 			}
@@ -250,6 +253,10 @@ func (a *app) cloneCommand() *cobra.Command {
 			switch {
 			case errors.Is(err, engine.ErrUnknownRef) && made.undo():
 				return fmt.Errorf("%w; nothing was cloned, and the workspace and store this clone made are removed", withoutUnfinished(err))
+			case errors.Is(err, engine.ErrWrongKey) && made.undo():
+				// No store records a key yet: the advice is the clone's flags.
+				return fmt.Errorf("%w; nothing was cloned, and the workspace and store this clone made are removed",
+					&protocol.AdvisedError{Err: err, Advice: "; give the remote's key with --key-file or --passphrase-env"})
 			case errors.Is(err, engine.ErrUnfinishedClone) && errors.As(err, &damage) && damage.OnRemote:
 				return fmt.Errorf("%w (then the same ckpt clone run again finishes it)", err)
 			case errors.Is(err, engine.ErrUnfinishedClone):

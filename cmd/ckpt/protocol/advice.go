@@ -10,11 +10,26 @@ import (
 // implies (see advice).
 func Message(err error) string { return err.Error() + advice(err) }
 
+// AdvisedError is Err with the advice a command knows better than its
+// type implies (a clone's wrong key, before any store records one).
+// Advice starts with its separator ("; ...").
+type AdvisedError struct {
+	Err    error
+	Advice string
+}
+
+func (e *AdvisedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *AdvisedError) Unwrap() error { return e.Err }
+
 // advice is what the user can do about err with ckpt's own commands and
-// flags, taken from the engine's typed errors ("" when there is nothing
-// to add): the engine names no command or flag itself.
+// flags: an AdvisedError's, or what the engine's typed errors imply (""
+// when there is nothing to add): the engine names no command or flag
+// itself.
 func advice(err error) string {
 	var (
+		advised  *AdvisedError
 		busy     *engine.BusyError
 		mismatch *engine.WorkspaceMismatchError
 		wrong    *engine.WrongTaskError
@@ -22,6 +37,8 @@ func advice(err error) string {
 		corrupt  *engine.CorruptError
 	)
 	switch {
+	case errors.As(err, &advised):
+		return advised.Advice
 	case errors.As(err, &pending):
 		return advice(pending.Err)
 	case errors.Is(err, engine.ErrRemoteRolledBack):
