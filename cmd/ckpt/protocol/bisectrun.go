@@ -23,8 +23,7 @@ func CommandTest(command string, stdout, stderr io.Writer) func(context.Context,
 		c := shellCommand(ctx, command)
 		c.Dir, c.Stdout, c.Stderr = dir, stdout, stderr
 		c.Env = append(environ(ctx), "CKPT_BISECT_CHECKPOINT="+cp.ID.String(), fmt.Sprintf("CKPT_BISECT_SEQ=%d", cp.Seq))
-		err := c.Run()
-		endCommand(c)
+		err := runShell(c)
 		if errors.Is(err, exec.ErrWaitDelay) && c.ProcessState != nil {
 			// The command ended; something it started held its output: its
 			// exit status is the verdict.

@@ -23,7 +23,7 @@ const killGrace = 2 * time.Second
 // the private one the CLI keeps for the store's files: what the command
 // builds is the user's). Away from a terminal (a server, a pipeline) it
 // runs in a process group of its own, which a cancellation ends whole
-// (SIGTERM, then SIGKILL after killGrace) and endCommand ends too, so that
+// (SIGTERM, then SIGKILL after killGrace) and runShell ends too, so that
 // nothing the command started is left running. At a terminal it stays in
 // the terminal's foreground group: Ctrl-C reaches it and all it started
 // as it would without ckpt, and a prompt it reads from the terminal (ssh,
@@ -48,10 +48,13 @@ func shellCommand(ctx context.Context, command string) *exec.Cmd {
 	return c
 }
 
-// endCommand ends what c, run by shellCommand in a group of its own, left
-// running when it exited (a server it started for the test).
-func endCommand(c *exec.Cmd) {
+// runShell runs c, made by shellCommand, and then ends what it left
+// running when it exited in a group of its own (a server it started for
+// the test).
+func runShell(c *exec.Cmd) error {
+	err := c.Run()
 	if c.SysProcAttr != nil && c.SysProcAttr.Setpgid && c.Process != nil {
 		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	}
+	return err
 }
