@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,10 +105,9 @@ func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
 	}
 	commands := [][]string{{"save"}, {"list"}, {"show", "@1"}, {"ls", "@1"}, {"cat", "@1", "f"}, {"diff"},
 		{"restore", "@1"}, {"tasks"}, {"drop", "default"}, {"gc"}, {"verify"}, {"stats"}, {"serve"}, {"mcp"}}
-	sigs := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
-	if signal.Ignored(syscall.SIGHUP) {
-		sigs = sigs[:2] // started under nohup: the commands keep SIGHUP ignored, as they should
-	}
+	// Those the tests started with ignored (nohup, a background job) the
+	// commands keep ignored, as they should.
+	sigs := slices.DeleteFunc([]syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}, func(s syscall.Signal) bool { return signal.Ignored(s) })
 	for i, args := range commands {
 		sig := sigs[i%len(sigs)]
 		cmd, _, stderr := e.start(strings.NewReader(""), append([]string{"--lock-timeout", "60s"}, args...)...)
@@ -144,13 +144,14 @@ func TestSignalStopsEveryCommandWaitingForTheLock(t *testing.T) {
 	}
 }
 
-// A command started under nohup keeps SIGHUP ignored: a hangup sent before
-// a SIGTERM (pending signals are delivered lowest number first) is not
-// what stops it.
-func TestNohupKeepsSIGHUPIgnored(t *testing.T) {
+// A command started with a termination signal ignored keeps it ignored:
+// SIGHUP under nohup, SIGINT in a background job of a shell. Such a signal
+// sent before a SIGTERM (pending signals are delivered lowest number
+// first) is not what stops it.
+func TestSignalsIgnoredAtStartStayIgnored(t *testing.T) {
 	nohup, err := exec.LookPath("nohup")
 	if err != nil || runtime.GOOS == "windows" {
-		t.Skip("needs nohup and SIGHUP")
+		t.Skip("needs nohup, sh and SIGHUP")
 	}
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("needs /proc to see that a process waits for the lock")
@@ -163,18 +164,28 @@ func TestNohupKeepsSIGHUPIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errb bytes.Buffer
-	cmd := testbound.Start(t, func() *exec.Cmd {
-		cmd := exec.Command(nohup, ckptBin, "-C", e.ws, "--store", e.store, "--lock-timeout", "60s", "save")
-		cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
-		cmd.Stderr = &errb
-		return cmd
-	})
-	waitForLockFile(t, cmd.Process.Pid, lock)
-	cmd.Process.Signal(syscall.SIGHUP)
-	cmd.Process.Signal(syscall.SIGTERM)
-	if code, _ := waitExit(t, cmd); code != 143 || !strings.Contains(errb.String(), "interrupted by SIGTERM") {
-		t.Fatalf("nohup ckpt save, SIGHUP then SIGTERM: exit %d %q; want 143, by SIGTERM", code, errb.String())
+	args := []string{ckptBin, "-C", e.ws, "--store", e.store, "--lock-timeout", "60s", "save"}
+	for _, tc := range []struct {
+		name    string
+		ignored syscall.Signal
+		argv    []string
+	}{
+		{"nohup", syscall.SIGHUP, append([]string{nohup}, args...)},
+		{"a background job", syscall.SIGINT, append([]string{"/bin/sh", "-c", `trap "" INT; exec "$@"`, "sh"}, args...)},
+	} {
+		var errb bytes.Buffer
+		cmd := testbound.Start(t, func() *exec.Cmd {
+			cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+			cmd.Env = append(os.Environ(), "HOME="+e.home, "CKPT_TASK=")
+			cmd.Stderr = &errb
+			return cmd
+		})
+		waitForLockFile(t, cmd.Process.Pid, lock)
+		cmd.Process.Signal(tc.ignored)
+		cmd.Process.Signal(syscall.SIGTERM)
+		if code, _ := waitExit(t, cmd); code != 143 || !strings.Contains(errb.String(), "interrupted by SIGTERM") {
+			t.Errorf("%s: ckpt save, %v then SIGTERM: exit %d %q; want 143, by SIGTERM", tc.name, tc.ignored, code, errb.String())
+		}
 	}
 }
 

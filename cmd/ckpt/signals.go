@@ -29,7 +29,9 @@ type interrupt struct {
 func watchSignals(parent context.Context) (context.Context, *interrupt) {
 	ctx, cancel := context.WithCancel(parent)
 	in := &interrupt{sigs: make(chan os.Signal, 1), cancel: cancel, done: make(chan struct{})}
-	signal.Notify(in.sigs, osfs.TerminationSignals...)
+	if len(osfs.TerminationSignals) > 0 { // none: Notify would relay every signal
+		signal.Notify(in.sigs, osfs.TerminationSignals...)
+	}
 	go func() {
 		select {
 		case s := <-in.sigs:

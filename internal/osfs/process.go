@@ -7,8 +7,9 @@ import (
 )
 
 // TerminationSignals are the signals that ask a ckpt process to stop:
-// interrupt, SIGTERM and SIGHUP (unless ignored at start, as nohup does) on
-// unix, interrupt (Ctrl-C, Ctrl-Break) on Windows.
+// SIGINT, SIGTERM and SIGHUP on unix, but for those ignored at start (as
+// nohup ignores SIGHUP, and a shell SIGINT in a background job), and
+// interrupt (Ctrl-C, Ctrl-Break) on Windows.
 var TerminationSignals = terminationSignals
 
 // PrivateFiles makes the files and directories this process creates from

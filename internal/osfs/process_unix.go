@@ -10,13 +10,17 @@ import (
 
 var terminationSignals = unixTerminationSignals()
 
-// unixTerminationSignals are interrupt, SIGTERM and SIGHUP (the terminal
-// went away), unless the process started with SIGHUP ignored (nohup): a
-// handler for it would undo that.
+// unixTerminationSignals are SIGINT, SIGTERM and SIGHUP (the terminal
+// went away), but for those the process started with ignored: SIGHUP
+// under nohup, SIGINT in a command a shell started in the background (`ckpt
+// save &` in a script, which Ctrl-C at the terminal must not stop). A
+// handler for such a signal would undo what its starter asked.
 func unixTerminationSignals() []os.Signal {
-	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
+	var sigs []os.Signal
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			sigs = append(sigs, sig)
+		}
 	}
 	return sigs
 }
