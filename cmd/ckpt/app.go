@@ -171,6 +171,8 @@ func (a *app) rootCommand() *cobra.Command {
 	f.DurationVar(&a.lockTimeout, "lock-timeout", engine.DefaultLockTimeout, "how long to wait for another ckpt process (0: fail at once when it is busy)")
 	// --version is spelled out (as git and jj do): cobra would add -v too.
 	root.Flags().Bool("version", false, "print ckpt's version")
+	// Under --json the version is a JSON document too.
+	root.SetVersionTemplate(`{{if eq (.Flag "json").Value.String "true"}}{"version":{{printf "%q" .Version}}}{{else}}ckpt version {{.Version}}{{end}}` + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return protocol.UsageError(err.Error()) })
 	root.AddCommand(a.saveCommand(), a.listCommand(), a.showCommand(), a.lsCommand(), a.catCommand(),
 		a.diffCommand(), a.restoreCommand(), a.tasksCommand(), a.dropCommand(), a.gcCommand(),

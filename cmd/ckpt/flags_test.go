@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -73,5 +74,13 @@ func TestVersionIsSpelledOut(t *testing.T) {
 	errOut.Reset()
 	if code := run([]string{"-v"}, strings.NewReader(""), &out, &errOut); code != protocol.ExitUsage || !strings.Contains(errOut.String(), "-v") || out.Len() != 0 {
 		t.Fatalf("-v: exit %d, stdout %q, stderr %q; want a usage error", code, out.String(), errOut.String())
+	}
+	// Under --json, before or after it, the version is a JSON document.
+	for _, args := range [][]string{{"--json", "--version"}, {"--version", "--json"}} {
+		out.Reset()
+		var v struct{ Version string }
+		if code := run(args, strings.NewReader(""), &out, &errOut); code != 0 || json.Unmarshal(out.Bytes(), &v) != nil || v.Version != version {
+			t.Fatalf("%v: exit %d, stdout %q", args, code, out.String())
+		}
 	}
 }
