@@ -258,7 +258,7 @@ func (a *app) open(cmd *cobra.Command) (*engine.Engine, error) {
 	if cmd.HasParent() && cmd.Parent().Name() == "remote" {
 		command = "remote " + command
 	}
-	if err := a.noticeRestores(cmd.Context(), e, command); err != nil {
+	if err := a.noticeRestores(cmd.Context(), e, command, changesNothing(cmd)); err != nil {
 		if a.server == nil {
 			e.Close()
 		}
@@ -364,18 +364,18 @@ var testOptions func(*engine.Options)
 // noticeRestores settles an interrupted restore before a command that may
 // write (the engine would settle it at its first write anyway; doing it
 // here reports it), or reports one a command that only reads finds
-// pending (also an export that opened the store for reading only, which
-// it could not write). The remote commands change only the store's records of its
+// pending (also a dry run, and an export that opened the store for reading
+// only, which it could not write). The remote commands change only the store's records of its
 // remotes, not the workspace or a head, so they report one too: removing
 // a remote whose damage keeps a restore pending is a way on. Text goes to stderr (unless -q); under --json every document
 // carries it. serve and mcp leave it to their first writing request, and
 // clone to its own settling (engine.CloneResult.Resumed, reported the
 // same way).
-func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command string) error {
+func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command string, dryRun bool) error {
 	if selfSettlingCommands[command] {
 		return nil
 	}
-	if readOnlyCommands[command] || a.readOnlyOpen || residentCommands[command] || strings.HasPrefix(command, "remote ") {
+	if readOnlyCommands[command] || dryRun || a.readOnlyOpen || residentCommands[command] || strings.HasPrefix(command, "remote ") {
 		if j := e.PendingRestore(); j != nil {
 			a.notices.PendingRestore = protocol.JournalView(j)
 			a.notef("a restore to %s (task %s) was interrupted at %s; the next command that may write (save, restore, gc, drop) completes it",
@@ -388,6 +388,13 @@ func (a *app) noticeRestores(ctx context.Context, e *engine.Engine, command stri
 		a.reportSettled(settled)
 	}
 	return err
+}
+
+// changesNothing reports whether cmd runs as a dry run (--dry-run), which
+// changes nothing: not even by completing an interrupted restore.
+func changesNothing(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("dry-run")
+	return f != nil && f.Value.String() == "true"
 }
 
 // reportSettled reports an interrupted restore the command settled: on

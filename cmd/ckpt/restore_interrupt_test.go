@@ -12,6 +12,7 @@ import (
 
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol"
 	"github.com/ckpt/ckpt/cmd/ckpt/protocol/protocoltest"
+	"github.com/ckpt/ckpt/internal/testbound"
 )
 
 // interruptDirs and interruptFilesPerDir are the size of the workspaces whose restore the tests
@@ -212,5 +213,42 @@ func TestCancelledStdioSaveSendsNoErrorEvent(t *testing.T) {
 			t.Fatalf("the cancelled save answered %s %+v; want a cancellation", m.Result, m.Error)
 		}
 		return
+	}
+}
+
+// A dry run changes nothing, not even by completing a restore that was
+// interrupted: it says the restore is pending, as the reading commands do,
+// and the next writing command completes it.
+func TestCLIDryRunLeavesAnInterruptedRestorePending(t *testing.T) {
+	if os.Getenv(asCLIEnv) == "1" && testOptions == nil {
+		t.Skip("ckpt is this test binary here (Windows under Wine), built without the ckpttest tag that holds the pause")
+	}
+	e := newEnv(t)
+	one := e.twoVersions()
+	marker := filepath.Join(t.TempDir(), "paused")
+	t.Setenv("CKPT_TEST_PAUSE", "restore-journaled:"+marker)
+	cmd, _, _ := e.start(strings.NewReader(""), "restore", "@1")
+	testbound.Until(t, "the restore pauses with its journal written", func() bool { _, err := os.Stat(marker); return err == nil })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	t.Setenv("CKPT_TEST_PAUSE", "")
+	before := e.readWorkspace()
+	r := e.run("", "restore", "--dry-run", "@2")
+	if r.code != 0 || !strings.Contains(r.stderr, "was interrupted") || strings.Contains(r.stderr, "completed an interrupted restore") {
+		t.Fatalf("restore --dry-run with a restore pending: exit %d\n%s", r.code, r.stderr)
+	}
+	if after := e.readWorkspace(); len(after) != len(before) || after["d00/f00"] != before["d00/f00"] || after["new/only-in-v2"] != before["new/only-in-v2"] {
+		t.Fatalf("the dry run changed the workspace: %d files before, %d after", len(before), len(after))
+	}
+	var list struct {
+		Pending *struct{} `json:"pending_restore"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("list", "--json")), &list); err != nil || list.Pending == nil {
+		t.Fatalf("no restore pending after the dry run (%v)", err)
+	}
+	if saved := decode[protocol.SaveJSON](t, e.ok("save", "--json")); saved.CompletedRestore == nil || saved.CompletedRestore.Restored != one.ID {
+		t.Fatalf("the save after the dry run settled %+v; want the restore to @1 completed", saved.SettledJSON)
 	}
 }
