@@ -73,6 +73,7 @@ const (
 	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied, held open)
 	ConflictNameClash    ConflictKind = "name-clash"    // the file system cannot tell this name from another the target holds
 	ConflictBadName      ConflictKind = "bad-name"      // the file system cannot hold this name (Windows: CON, trailing dot, ':')
+	ConflictChanged      ConflictKind = "changed"       // another program changed the path while the restore wrote (Force does not overwrite it)
 )
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).

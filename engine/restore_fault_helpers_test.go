@@ -34,6 +34,20 @@ func newFaultPlan(failAt int, errno syscall.Errno, fails func(n int, op faultfs.
 	return faultPlan{Nth: &faultfs.Nth{FailAt: failAt, Errno: errno, Fails: fails}}
 }
 
+// fullFrom is a faultPlan's fails for a disk that fills at change at:
+// that change fails, and so does every later one that takes space (a
+// full disk stays full, while a restore that let go of the files it
+// removed tries its write again).
+func fullFrom(at int) func(n int, op faultfs.Op) bool {
+	return func(n int, op faultfs.Op) bool {
+		switch op.Kind {
+		case faultfs.OpCreate, faultfs.OpFileWrite, faultfs.OpMkdirAll, faultfs.OpSymlink:
+			return n >= at
+		}
+		return n == at
+	}
+}
+
 // options are the Options of an Engine on store whose restores run
 // under p: the store's operations on the journal (a failed write torn),
 // and the syncs of the directory holding it once the journal was touched,

@@ -124,7 +124,11 @@ func TestRestoreFaultInjection(t *testing.T) {
 // reports whether the run met no fault (i is past the last operation).
 func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 	t, f := c.f.t, c.f
-	plan := newFaultPlan(i, errno, nil)
+	var fails func(int, faultfs.Op) bool
+	if errno == syscall.ENOSPC {
+		fails = fullFrom(i)
+	}
+	plan := newFaultPlan(i, errno, fails)
 	plan.syncAllCheap = c.syncAllCheap
 	f.open(plan.options(f.store))
 	res, err := restoreBounded(t, f.e, "@1")

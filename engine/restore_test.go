@@ -287,7 +287,7 @@ func TestConflictKindsMatchTheRestorePackage(t *testing.T) {
 	for public, internal := range map[ConflictKind]restore.ConflictKind{
 		ConflictUncaptured: restore.ConflictUncaptured, ConflictUnsaved: restore.ConflictUnsaved,
 		ConflictDirHolds: restore.ConflictDirHolds, ConflictBlockedBelow: restore.ConflictBlockedBelow,
-		ConflictFault: restore.ConflictFault,
+		ConflictFault: restore.ConflictFault, ConflictChanged: restore.ConflictChanged,
 	} {
 		if string(public) != string(internal) {
 			t.Errorf("ConflictKind %q, restore's %q", public, internal)

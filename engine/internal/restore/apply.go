@@ -54,6 +54,7 @@ const (
 	ConflictDirHolds     ConflictKind = "dir-holds"
 	ConflictBlockedBelow ConflictKind = "blocked-below"
 	ConflictFault        ConflictKind = "fault"
+	ConflictChanged      ConflictKind = "changed"
 )
 
 // Applier carries out a restore plan inside the workspace, writing only
@@ -116,6 +117,13 @@ type Applier struct {
 	made    map[string]bool // directories this restore created
 	staged  []staged        // files and links written, not yet renamed into place (!syncEach)
 	held    []io.Closer     // files replaced or removed, let go once Apply ends (see FS.Hold)
+	// seen is what stood at each path a write replaces, looked up before
+	// the first write (nil: nothing stood there), which its rename
+	// requires still to stand (see unchangedSince).
+	seen map[string]fs.FileInfo
+	// spaceFreed is set once a write that found the disk full let go of
+	// the held files (see retryWhenFull).
+	spaceFreed bool
 	// subtrees maps the root of each fresh subtree (a directory the
 	// restore creates in one it did not) to the temporary name it is
 	// made under, without syncEach: what the restore puts below it is
@@ -144,6 +152,7 @@ var conflictReasons = map[ConflictKind]string{
 	ConflictUnread:       "the current content could not be read, so no checkpoint holds it",
 	ConflictDirHolds:     "the directory holds files not captured by any checkpoint",
 	ConflictBlockedBelow: "the directory still holds paths the restore left alone (see their conflicts)",
+	ConflictChanged:      "the path changed while the restore ran, after its backup was taken; it keeps its new content",
 }
 
 // faultReason explains a path the restore could not change (permission
@@ -513,6 +522,7 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 			return err
 		}
 	}
+	x.lookBefore(p.writes)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(x.writers())
 	for _, o := range p.writes {
@@ -711,7 +721,7 @@ func (x *Applier) write(o op) error {
 	var err error
 	if o.kind == opLink {
 		err = x.link(o, at)
-	} else {
+	} else if err = x.writeFile(o, at); err != nil && x.freedSpace(err) {
 		err = x.writeFile(o, at)
 	}
 	if err != nil {
@@ -760,9 +770,50 @@ func (x *Applier) stem() string {
 	return tempStem
 }
 
+// lookBefore looks up what stands at each path the writes replace, before
+// the first of them begins (seen): a file another program changes while the
+// restore writes (an editor saving) is then left alone by place, not
+// replaced with content it never saw.
+func (x *Applier) lookBefore(writes []op) {
+	x.seen = map[string]fs.FileInfo{}
+	for _, o := range writes {
+		if o.fresh || o.kind == opChmod {
+			continue
+		}
+		switch fi, err := x.FS.Lstat(o.path); {
+		case err == nil:
+			x.seen[o.path] = fi
+		case errors.Is(err, fs.ErrNotExist):
+			x.seen[o.path] = nil
+		}
+	}
+}
+
+// unchangedSince reports whether what stands at rel is what lookBefore
+// saw there: the same file (on unix, the same inode), with the same type,
+// mode, size and modification time, or still nothing. A path it did not
+// look up is unchanged.
+func (x *Applier) unchangedSince(rel string) bool {
+	before, ok := x.seen[rel]
+	if !ok {
+		return true
+	}
+	now, err := x.FS.Lstat(rel)
+	if before == nil || err != nil {
+		return before == nil && errors.Is(err, fs.ErrNotExist)
+	}
+	return now.Mode() == before.Mode() && now.Size() == before.Size() && now.ModTime().Equal(before.ModTime()) && sameInode(now, before)
+}
+
 // place renames o's temporary file tmp onto its path and records it as
-// written; a failed rename removes tmp.
+// written; a failed rename removes tmp, as does a path changed since the
+// restore began writing (a conflict: its new content stays).
 func (x *Applier) place(o op, tmp string) error {
+	if !x.unchangedSince(o.path) {
+		_ = x.FS.Remove(tmp)
+		x.conflict(o.path, ConflictChanged)
+		return nil
+	}
 	if !o.fresh { // a fresh path holds nothing captured to replace
 		x.hold(o.path)
 	}
@@ -813,9 +864,10 @@ func (x *Applier) placeStaged(ctx context.Context) error {
 
 // hold keeps the file at name, about to be replaced or removed, open
 // until Apply ends (FS.Hold): its release then costs the restore nothing.
+// Once the disk was found full (freedSpace), it holds nothing more.
 func (x *Applier) hold(name string) {
 	x.mu.Lock()
-	full := len(x.held) >= maxHeld
+	full := len(x.held) >= maxHeld || x.spaceFreed
 	x.mu.Unlock()
 	if full {
 		return
@@ -825,6 +877,25 @@ func (x *Applier) hold(name string) {
 		x.held = append(x.held, c)
 		x.mu.Unlock()
 	}
+}
+
+// freedSpace reports whether a write that failed with err is worth one
+// more try: the disk (or the user's quota) was full, and the files the
+// restore removed or replaced, which it held open (hold), are let go now
+// to give their space back, or were let go since. A restore that fits
+// once the files it removes are gone then succeeds.
+func (x *Applier) freedSpace(err error) bool {
+	if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+		return false
+	}
+	x.mu.Lock()
+	held, before := x.held, x.spaceFreed
+	x.held, x.spaceFreed = nil, true
+	x.mu.Unlock()
+	for _, c := range held {
+		c.Close()
+	}
+	return before || len(held) > 0
 }
 
 // letGo closes the files the restore held, on a goroutine of its own: the

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/ckpt/ckpt/engine/internal/restore"
+	"github.com/ckpt/ckpt/internal/testtree"
+)
+
+// editingFS is a restore seam that runs edit once, as the restore creates
+// its first temporary file in the workspace: another program's change
+// made while the restore writes, after it looked at what stands.
+type editingFS struct {
+	restore.FS
+	cheap bool // SyncAllState's cheap, where syncfs is sound
+	once  sync.Once
+	edit  func()
+}
+
+func (f *editingFS) Create(rel string) (restore.TempFile, error) {
+	if strings.HasPrefix(filepath.Base(rel), restore.TempPrefix) {
+		f.once.Do(f.edit)
+	}
+	return f.FS.Create(rel)
+}
+
+func (f *editingFS) SyncAllState() (sound, cheap bool) {
+	sound, _ = f.FS.SyncAllState()
+	return sound, sound && f.cheap
+}
+
+// A file an editor saves while a restore writes is left alone with its new
+// content, a conflict, whether the restore syncs each file or stages them
+// all: it is in no checkpoint, and the restore's content never replaces
+// it. The other files are restored, and no temporary file stays.
+func TestAFileSavedWhileARestoreWritesKeepsItsContent(t *testing.T) {
+	t.Parallel()
+	for _, staged := range []bool{false, true} {
+		f := newFixture(t, testtree.Dir{
+			"a.txt": testtree.File{Content: "a one\n"},
+			"b.txt": testtree.File{Content: "b one\n"},
+			"c.txt": testtree.File{Content: "c one\n"},
+		})
+		one := f.read()
+		f.save("one")
+		for _, name := range []string{"a.txt", "b.txt", "c.txt"} {
+			f.write(name, strings.Replace(one[name].Content, "one", "two", 1))
+		}
+		f.save("two")
+		edited := filepath.Join(f.ws, "b.txt")
+		f.open(Options{hooks: testHooks{wrapRestoreFS: func(inner restore.FS) restore.FS {
+			return &editingFS{FS: inner, cheap: staged, edit: func() {
+				if err := os.WriteFile(edited, []byte("the editor's\n"), 0o644); err != nil {
+					t.Error(err)
+				}
+			}}
+		}}})
+		res, err := restoreBounded(t, f.e, "@1")
+		if err != nil {
+			t.Fatalf("staged %v: restore: %v", staged, err)
+		}
+		if len(res.Conflicts) != 1 || res.Conflicts[0].Path != "b.txt" || res.Conflicts[0].Kind != ConflictChanged {
+			t.Fatalf("staged %v: conflicts %+v; want b.txt changed", staged, res.Conflicts)
+		}
+		want := one
+		want["b.txt"] = testtree.Entry{Kind: "file", Content: "the editor's\n", Mode: one["b.txt"].Mode}
+		assertSameTree(t, want, f.read())
+		if f.e.PendingRestore() != nil {
+			t.Fatalf("staged %v: the restore is still pending", staged)
+		}
+	}
+}
+
+// fullDiskFS is a restore seam on a disk that is full until the restore
+// lets go of a file it removed (held open, its space not yet free).
+type fullDiskFS struct {
+	restore.FS
+	freed atomic.Bool
+	held  atomic.Int32
+}
+
+func (f *fullDiskFS) Hold(name string) io.Closer {
+	f.held.Add(1)
+	inner := f.FS.Hold(name)
+	return closeFunc(func() error {
+		f.freed.Store(true)
+		if inner != nil {
+			return inner.Close()
+		}
+		return nil
+	})
+}
+
+func (f *fullDiskFS) Create(rel string) (restore.TempFile, error) {
+	t, err := f.FS.Create(rel)
+	if err != nil {
+		return nil, err
+	}
+	return &fullDiskFile{TempFile: t, fs: f}, nil
+}
+
+type fullDiskFile struct {
+	restore.TempFile
+	fs *fullDiskFS
+}
+
+func (f *fullDiskFile) Write(b []byte) (int, error) {
+	if !f.fs.freed.Load() {
+		return 0, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	return f.TempFile.Write(b)
+}
+
+type closeFunc func() error
+
+func (c closeFunc) Close() error { return c() }
+
+// A restore that fits on the disk once the files it removes are gone
+// succeeds where the disk is full until then: the files it removed, which
+// it holds open until it ends, are let go at the first write the full
+// disk refuses, and that write is tried again.
+func TestARestoreThatFitsOnceItsRemovalsAreGoneSucceeds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{"a.txt": testtree.File{Content: "a\n"}})
+	one := f.read()
+	f.save("one")
+	if err := os.Remove(filepath.Join(f.ws, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	f.write("big.bin", strings.Repeat("x", 1<<16))
+	f.save("two")
+	full := &fullDiskFS{}
+	f.open(Options{hooks: testHooks{wrapRestoreFS: func(inner restore.FS) restore.FS {
+		full.FS = inner
+		return full
+	}}})
+	res, err := restoreBounded(t, f.e, "@1")
+	if err != nil || len(res.Conflicts) != 0 {
+		t.Fatalf("restore on a disk full until big.bin's space is free: %v, conflicts %v", err, res)
+	}
+	if full.held.Load() == 0 || !full.freed.Load() {
+		t.Fatalf("held %d, freed %v: the restore did not hold big.bin, or never let go", full.held.Load(), full.freed.Load())
+	}
+	assertSameTree(t, one, f.read())
+}
