@@ -82,7 +82,7 @@ type blind struct {
 
 // op applies one blind-spot operation, logged in c.ops.
 func (b *blind) op() {
-	kinds := []string{"link", "write-link", "mmap"}
+	kinds := []string{"link", "link-inside", "write-link", "mmap"}
 	if b.mount {
 		kinds = append(kinds, "mount", "unmount")
 	}
@@ -98,7 +98,9 @@ func (b *blind) op() {
 	switch kind {
 	case "link": // the file gets a second link outside
 		err = b.link()
-	case "write-link": // written through an outside link made before the last save: no event in the workspace
+	case "link-inside": // the file gets a second link in another directory of the workspace
+		err = b.linkInside()
+	case "write-link": // written through a link: an outside one made before the last save, or one inside
 		err = b.writeLink()
 	case "mmap":
 		err = b.mmapWrite()
@@ -147,6 +149,31 @@ func (b *blind) link() error {
 		return err
 	}
 	return os.Chmod(f, fi.Mode().Perm())
+}
+
+// linkInside links a file of the workspace under a new name in another of
+// its directories: the creation is reported, the link count's change in
+// the file's own directory is not, and a write through either name
+// changes the other's content with no event in its directory. The link
+// may be written through at once (writeLink).
+func (b *blind) linkInside() error {
+	f := b.regular()
+	dirs, _ := b.inventory()
+	b.rng.Shuffle(len(dirs), func(i, j int) { dirs[i], dirs[j] = dirs[j], dirs[i] })
+	if f == "" || len(dirs) < 2 {
+		return nil
+	}
+	d := dirs[0]
+	if d == filepath.Dir(f) {
+		d = dirs[1]
+	}
+	l := filepath.Join(d, fmt.Sprint("il", b.n, "-", len(b.links)))
+	b.ops = append(b.ops, fmt.Sprintf("link %s to %s", strings.TrimPrefix(f, b.ws), strings.TrimPrefix(l, b.ws)))
+	if err := os.Link(f, l); err != nil {
+		return err
+	}
+	b.links = append(b.links, l)
+	return nil
 }
 
 // saved notes that the workspace was saved: the links made since are

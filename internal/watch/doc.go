@@ -66,16 +66,26 @@
 //     watch asks for IN_CLOSE_WRITE, which the kernel raises once the
 //     last writable descriptor and mapping of the file are gone (a mapping
 //     still open stays unseen until then);
+//   - a Linux AIO write (io_submit) raises no IN_MODIFY either: the same
+//     IN_CLOSE_WRITE reports it when the file is closed;
 //   - a write through another hard link to a file, made outside the
 //     watched directories: the caller re-reads, at every scan, the
-//     directories it last saw holding a file with a link count above one
-//     (a file linked from outside since then is not covered: the link
-//     count's change raises no event in the file's directory);
+//     directories it last saw holding a file with a link count above one,
+//     and a scan that finds a file newly linked (the new name's creation
+//     is reported, the link count's change in the old name's directory is
+//     not) walks everything once to find the other names (a file linked
+//     from outside since then is not covered);
 //   - a file system mounted or unmounted on a directory inside the tree:
 //     Changes reads the mount table (/proc/self/mountinfo) every time and
 //     reports a Rescan of every mount point below the root that appeared,
 //     went or was replaced (ReasonMount), dropping the watches below it,
 //     and All for one on the root or above it;
+//   - a file bind-mounted onto a file below the root raises its events in
+//     its source's directory: Changes names it changed every time;
+//   - a write through a name already unlinked (IN_EXCL_UNLINK drops those
+//     events, which would otherwise name files that are gone): a file
+//     linked under a new name and unlinked under the old while a writer
+//     keeps it open, or an O_TMPFILE linked into the tree and written on;
 //   - a change made by another host on a network file system.
 //
 // A caller that must see everything also walks the whole tree now and

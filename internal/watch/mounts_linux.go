@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"errors"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -31,7 +32,12 @@ type mountTable struct {
 	root string
 	fd   int               // the open mount table; -1 when it cannot be read
 	seen map[string]string // mount id -> mount point, for those that concern root (mounts may stack on one point)
-	buf  []byte
+	// files are the mount points below root that are not directories (a
+	// file bind-mounted onto a workspace file): a write through such a
+	// path raises its events in the mounted file's own directory, not
+	// here, so its entry is looked up again at every scan (Changes).
+	files []string
+	buf   []byte
 }
 
 // openMountTable reads the current mounts of root; a table that cannot
@@ -46,7 +52,21 @@ func openMountTable(root string) *mountTable {
 	if m.seen, err = m.read(); err != nil {
 		m.close()
 	}
+	m.files = m.fileMounts()
 	return m
+}
+
+// fileMounts returns the mount points of seen below root that are not
+// directories.
+func (m *mountTable) fileMounts() []string {
+	var files []string
+	for _, p := range m.seen {
+		var st unix.Stat_t
+		if strings.HasPrefix(p, m.root+"/") && unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			files = append(files, p)
+		}
+	}
+	return files
 }
 
 // ready reports, without blocking, whether the table changed since the
@@ -84,6 +104,7 @@ func (m *mountTable) changed() (points []string, err error) {
 		}
 	}
 	m.seen = now
+	m.files = m.fileMounts()
 	return points, nil
 }
 
@@ -144,6 +165,7 @@ func (m *mountTable) close() {
 // is re-read; a mount on the root or above it, or a table that can no
 // longer be read, reports All.
 func (b *inotify) mountsLocked() {
+	defer b.fileMountsLocked()
 	if b.mu.mounts.fd < 0 || !b.mu.mounts.ready() {
 		return
 	}
@@ -164,5 +186,16 @@ func (b *inotify) mountsLocked() {
 		}
 		b.mu.p.markDirty(parentRel(rel))
 		b.mu.p.markRescan(rel, ReasonMount)
+	}
+}
+
+// fileMountsLocked names, as changed, every file mounted below the root
+// (mountTable.files): no event in the workspace reports a write to one.
+func (b *inotify) fileMountsLocked() {
+	for _, p := range b.mu.mounts.files {
+		if rel, err := filepath.Rel(b.root, p); err == nil {
+			rel = filepath.ToSlash(rel)
+			b.mu.p.markEntry(parentRel(rel), path.Base(rel))
+		}
 	}
 }

@@ -183,6 +183,15 @@ func (st *Store) walk(ctx context.Context, put *objects.Batch, base objects.ID, 
 	if err != nil {
 		return nil, err
 	}
+	if s.plan != nil && !s.plan.trustsNothing() && st.Tracker.newlyLinked(s.snap.linked) {
+		// A file this scan looked up has another hard link, in a directory
+		// not known to hold one: the other name may lie in a directory the
+		// scan trusted, whose file then changed with no event there (ln,
+		// cp -al). One walk of everything finds every such name, and their
+		// directories are listed at every scan after.
+		st.Tracker.trustNothingNext()
+		return st.walk(ctx, put, base, only, progress)
+	}
 	s.snap.Root = root
 	s.snap.Skipped = append(skipped, s.snap.Skipped...)
 	if s.unlisted != nil {

@@ -194,6 +194,29 @@ func (t *Tracker) missed(dirs []string) []string {
 	return missed
 }
 
+// newlyLinked reports whether linked, a scan's, has a directory holding a
+// file with several hard links that the tracker did not know to hold one.
+func (t *Tracker) newlyLinked(linked map[string]links) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for d, l := range linked {
+		if l != noLinks && t.linked[d] == noLinks {
+			return true
+		}
+	}
+	return false
+}
+
+// trustNothingNext makes the next scan's plan trust nothing: it lists
+// every directory.
+func (t *Tracker) trustNothingNext() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.all == 0 {
+		t.all = t.gen
+	}
+}
+
 // trustsNothing reports whether the scan must list every directory.
 func (p *plan) trustsNothing() bool { return p.all || p.rescan[""] }
 
