@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/testtree"
 )
@@ -140,13 +143,58 @@ func pathFaultsBecomeConflicts(t *testing.T, errno syscall.Errno) {
 	assertSameTree(t, want, f.read())
 }
 
+// ownerPermsFS is a restore seam that refuses, as the kernel refuses
+// anyone but root, to create, rename or remove an entry in a directory
+// whose owner may not write it: the tests run as root too.
+type ownerPermsFS struct{ restore.FS }
+
+func (f ownerPermsFS) check(names ...string) error {
+	for _, n := range names {
+		dir := path.Dir(n)
+		if fi, err := f.FS.Lstat(dir); err == nil && fi.Mode().Perm()&0o200 == 0 {
+			return &fs.PathError{Op: "write", Path: n, Err: syscall.EACCES}
+		}
+	}
+	return nil
+}
+
+func (f ownerPermsFS) Create(rel string) (restore.TempFile, error) {
+	if err := f.check(rel); err != nil {
+		return nil, err
+	}
+	return f.FS.Create(rel)
+}
+
+func (f ownerPermsFS) Rename(oldname, newname string) error {
+	if err := f.check(oldname, newname); err != nil {
+		return err
+	}
+	return f.FS.Rename(oldname, newname)
+}
+
+func (f ownerPermsFS) Remove(name string) error {
+	if err := f.check(name); err != nil {
+		return err
+	}
+	return f.FS.Remove(name)
+}
+
+func (f ownerPermsFS) Mkdir(name string, perm fs.FileMode) error {
+	if err := f.check(name); err != nil {
+		return err
+	}
+	return f.FS.Mkdir(name, perm)
+}
+
+// A directory made unwritable since the checkpoint that holds it writable
+// is given its mode back before the restore writes in it, so the restore
+// finishes; one the checkpoint itself holds unwritable keeps its mode,
+// and what the restore would write in it is a conflict, the rest restored.
 func TestRestoreIntoUnwritableDirectory(t *testing.T) {
 	t.Parallel()
 	needDirPermissions(t)
-	if os.Geteuid() == 0 {
-		t.Skip("root bypasses directory permissions; TestRestorePermissionFaultsBecomeConflictsAndTheRestFinishes injects the same EACCES")
-	}
 	f := newFixture(t, testtree.Dir{"ro": testtree.Dir{"a": testtree.File{Content: "a1"}}, "b": testtree.File{Content: "b1"}})
+	want := f.read()
 	f.save("one")
 	f.write("ro/a", "a2")
 	f.write("b", "b2")
@@ -156,9 +204,33 @@ func TestRestoreIntoUnwritableDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(ro, 0o755) })
-	res := f.restore("@1", RestoreOptions{})
-	if !slices.Equal(conflictPaths(res), []string{"ro/a"}) || f.readFile("b") != "b1" || f.readFile("ro/a") != "a2" {
+	f.open(Options{hooks: testHooks{wrapRestoreFS: func(inner restore.FS) restore.FS { return ownerPermsFS{inner} }}})
+	if res := f.restore("@1", RestoreOptions{}); len(res.Conflicts) != 0 {
+		t.Fatalf("restore into a directory made unwritable since: conflicts %v", res.Conflicts)
+	}
+	assertSameTree(t, want, f.read())
+
+	// Saved unwritable (as root may write in it): restoring ro/a there is
+	// refused, and ro keeps the mode its checkpoints hold.
+	f.write("b", "b3")
+	if err := os.Chmod(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	three := f.save("three")
+	if err := os.Chmod(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.write("ro/a", "a4")
+	if err := os.Chmod(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	f.save("four")
+	res := f.restore(three.ID.String(), RestoreOptions{})
+	if !slices.Equal(conflictPaths(res), []string{"ro/a"}) || f.readFile("b") != "b3" || f.readFile("ro/a") != "a4" {
 		t.Fatalf("conflicts %v, b %q, ro/a %q", res.Conflicts, f.readFile("b"), f.readFile("ro/a"))
+	}
+	if fi, err := os.Stat(ro); err != nil || fi.Mode().Perm() != 0o555 {
+		t.Fatalf("ro after the restore: %v, %v; want 0555", fi, err)
 	}
 }
 

@@ -512,6 +512,13 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	x.dirs, x.made, x.staged = map[string]bool{}, map[string]bool{}, nil
 	x.subtrees, x.inside = map[string]string{}, nil
 	x.clashConflicts(p)
+	for _, o := range p.dirModes {
+		if o.opens {
+			if err := x.dirMode(o); err != nil {
+				return err
+			}
+		}
+	}
 	for _, o := range p.removes {
 		if err := x.remove(o); err != nil {
 			return err
@@ -544,18 +551,11 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 		return err
 	}
 	for _, o := range p.dirModes {
-		if x.isBlocked(o.path) {
-			continue
+		if o.opens {
+			continue // set before the writes
 		}
-		switch err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); {
-		case err == nil: // its mode: the directory's own sync (syncEach) writes it
-			x.mu.Lock()
-			x.dirs[o.path] = true
-			x.mu.Unlock()
-		case !errors.Is(err, os.ErrNotExist):
-			if err := x.fault("chmod", o.path, err); err != nil {
-				return err
-			}
+		if err := x.dirMode(o); err != nil {
+			return err
 		}
 	}
 	x.sortResult()
@@ -563,6 +563,23 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	err = x.finish()
 	x.Timing.Flush = lap()
 	return err
+}
+
+// dirMode sets directory o's mode, unless a conflict left it alone; a
+// directory gone meanwhile has none to set.
+func (x *Applier) dirMode(o op) error {
+	if x.isBlocked(o.path) {
+		return nil
+	}
+	switch err := x.FS.Chmod(o.path, fileMode(o.ent.Mode)); {
+	case err == nil: // its mode: the directory's own sync (syncEach) writes it
+		x.mu.Lock()
+		x.dirs[o.path] = true
+		x.mu.Unlock()
+	case !errors.Is(err, os.ErrNotExist):
+		return x.fault("chmod", o.path, err)
+	}
+	return nil
 }
 
 // finish makes the restore's last changes durable (sync) with Alongside,

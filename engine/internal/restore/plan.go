@@ -37,6 +37,11 @@ type op struct {
 	// swept is set on removals of temporaries (inTemp) that only the
 	// sweep plans: the filter does not cover them, or the plan is Sweep's.
 	swept bool
+	// opens is set on a directory's mode that gives its owner the write
+	// permission the current mode withholds: it is set before anything
+	// below the directory is removed or written, which its current mode
+	// would refuse; every other mode is set after.
+	opens bool
 }
 
 // Plan is the change from the current tree to the target tree, in
@@ -213,7 +218,8 @@ func (p *planner) entry(dir string, c, t *objects.Entry) error {
 			return err
 		}
 		if c.Mode != t.Mode && p.filter.Covers(rel) {
-			p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: *t})
+			opens := c.Mode&0o200 == 0 && t.Mode&0o200 != 0
+			p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: *t, opens: opens})
 		}
 	case c.ID != t.ID && t.Kind == objects.KindSymlink:
 		p.plan.writes = append(p.plan.writes, op{kind: opLink, path: rel, ent: *t})
