@@ -87,15 +87,16 @@ func (w *packWriter) sync() error {
 
 // close closes the file, first cutting off the records appended since the
 // last sync (those of a failed or abandoned batch, which nothing
-// references), so that they leave no bytes behind: on a full disk, the
-// space the failed save took is free again. It returns the pack's end and
-// whether the file now ends exactly there (a clean end the next writer
-// can trust). The cut is not synced: a crash may bring the records back,
-// unreferenced, as it may any unsynced append.
+// references), and what a failed write left of one, so that they leave no
+// bytes behind: on a full disk, the space the failed save took is free
+// again (a failed write tears: the file may hold part of a record no
+// append counted). It returns the pack's end and whether the file now
+// ends exactly there (a clean end the next writer can trust). The cut is
+// not synced: a crash may bring the records back, unreferenced, as it may
+// any unsynced append.
 func (w *packWriter) close() (end int64, clean bool) {
-	if w.size == w.kept {
-		clean = w.err == nil && w.bw.Flush() == nil
-		return w.size, w.f.Close() == nil && clean
+	if w.size == w.kept && w.err == nil && w.bw.Flush() == nil {
+		return w.size, w.f.Close() == nil
 	}
 	err := storefs.Truncate(w.f, w.path, w.kept)
 	return w.kept, w.f.Close() == nil && err == nil

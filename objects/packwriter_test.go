@@ -130,29 +130,33 @@ func TestABatchClosedUnsyncedGivesBackWhatItWrote(t *testing.T) {
 		t.Fatalf("an abandoned batch left the packs at %d bytes, want %d", got, synced)
 	}
 
-	// Stopped by a full disk: the second buffered write fails.
-	writes := 0
-	fsys.Fails = func(_ int, op faultfs.Op) bool {
-		if op.Kind != faultfs.OpFileWrite {
-			return false
+	// Stopped by a full disk: the second buffered write fails, or the
+	// first (torn: half its bytes reach the file, and no record of the
+	// batch was appended whole).
+	for _, failing := range []int{2, 1} {
+		writes := 0
+		fsys.Fails = func(_ int, op faultfs.Op) bool {
+			if op.Kind != faultfs.OpFileWrite {
+				return false
+			}
+			writes++
+			return writes == failing
 		}
-		writes++
-		return writes == 2
-	}
-	b = s.NewBatch()
-	var putErr error
-	for _, data := range blobs(30) {
-		if _, _, putErr = b.Put(bytes.NewReader(data)); putErr != nil {
-			break
+		b = s.NewBatch()
+		var putErr error
+		for _, data := range blobs(30) {
+			if _, _, putErr = b.Put(bytes.NewReader(data)); putErr != nil {
+				break
+			}
 		}
-	}
-	if _, err := b.Sync(); !errors.Is(errors.Join(putErr, err), syscall.ENOSPC) {
-		t.Fatalf("a batch on a full disk: put %v, sync %v; want ENOSPC", putErr, err)
-	}
-	b.Close()
-	fsys.Fails = nil
-	if got := packBytes(); got != synced {
-		t.Fatalf("a batch failed on a full disk left the packs at %d bytes, want %d", got, synced)
+		if _, err := b.Sync(); !errors.Is(errors.Join(putErr, err), syscall.ENOSPC) {
+			t.Fatalf("a batch on a full disk from write %d: put %v, sync %v; want ENOSPC", failing, putErr, err)
+		}
+		b.Close()
+		fsys.Fails = nil
+		if got := packBytes(); got != synced {
+			t.Fatalf("a batch failed on a full disk from write %d left the packs at %d bytes, want %d", failing, got, synced)
+		}
 	}
 
 	after, _ := save(t, s, idx, blobs(40)...)
