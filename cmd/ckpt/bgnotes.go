@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/ckpt/ckpt/engine"
 )
@@ -48,12 +50,16 @@ func (n *backgroundNotes) note(bg *engine.BackgroundError) {
 }
 
 // flush prints the held notes whose cause the command's own error (final,
-// nil when it succeeded) does not already tell.
+// nil when it succeeded) does not already tell: its text, or the system's
+// error number (a full disk that failed the index's background work on
+// one file and the command on another).
 func (n *backgroundNotes) flush(final error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, bg := range n.held {
-		if final == nil || !strings.Contains(final.Error(), bg.Err.Error()) {
+		var errno syscall.Errno
+		told := final != nil && (strings.Contains(final.Error(), bg.Err.Error()) || errors.As(bg.Err, &errno) && errors.Is(final, errno))
+		if !told {
 			fmt.Fprintf(n.w, "ckpt: %v\n", bg)
 		}
 	}

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/engine"
@@ -25,6 +28,16 @@ func TestBackgroundNotesTellEachFailureOnce(t *testing.T) {
 	n.flush(errors.New("open index: index flush: write 000005.sst: no space left on device"))
 	if want := "ckpt: index background work: compaction: EIO\n"; out.String() != want {
 		t.Fatalf("notes after the command failed: %q, want %q", out.String(), want)
+	}
+
+	// The same full disk on another file (pebble's next MANIFEST): the
+	// command's error already tells it.
+	out.Reset()
+	n = newBackgroundNotes(&out, "save")
+	n.note(&engine.BackgroundError{Err: &fs.PathError{Op: "write", Path: "MANIFEST-000017", Err: syscall.ENOSPC}})
+	n.flush(fmt.Errorf("open index: %w", &fs.PathError{Op: "write", Path: "MANIFEST-000015", Err: syscall.ENOSPC}))
+	if out.Len() != 0 {
+		t.Fatalf("a full disk told twice: %q", out.String())
 	}
 
 	out.Reset()
