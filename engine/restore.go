@@ -82,7 +82,7 @@ type RestoreResult struct {
 	Backup    ID       // the checkpoint holding the state before the restore; zero with NoBackup
 	State     ID       // the target's state blob (read it with ReadState); zero when none
 	Written   []string // files and symlinks written (or modes changed)
-	Deleted   []string // files, symlinks and directories removed
+	Deleted   []string // files, symlinks and directories removed (not the temporaries an interrupted restore left, which completing it removes)
 	Conflicts []Conflict
 	// Fetched counts the blobs fetched from remotes (left there by a pull)
 	// before the files were written.
@@ -95,6 +95,9 @@ type RestoreResult struct {
 
 	task    string // the task whose head moved
 	resumed bool   // the restore completed the pending one
+	// swept counts the temporaries of the interrupted restore this one
+	// completed that it removed: its own leftovers, not in Deleted.
+	swept int
 }
 
 // Restore makes the workspace's captured files equal to checkpoint ref.
@@ -168,7 +171,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 		// The refresh vouches under the Engine's rules: after a restore
 		// under others it would read every file written and find another
 		// tree.
-		if len(opts.Paths) == 0 && len(res.Written)+len(res.Deleted) > 0 && e.sameCapture(opts.Capture, nil) {
+		if len(opts.Paths) == 0 && len(res.Written)+len(res.Deleted)+res.swept > 0 && e.sameCapture(opts.Capture, nil) {
 			e.refresh.schedule(res.task)
 		}
 		e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: res.resumed, Duration: res.Duration})
@@ -397,7 +400,7 @@ func (e *Engine) openWorkspaceFS() (restore.FS, func() error, error) {
 
 // setApplied copies what the applier did into the result.
 func (r *RestoreResult) setApplied(a restore.Result) {
-	r.Written, r.Deleted = a.Written, a.Deleted
+	r.Written, r.Deleted, r.swept = a.Written, a.Deleted, a.Swept
 	r.Conflicts = make([]Conflict, len(a.Conflicts))
 	for i, c := range a.Conflicts {
 		r.Conflicts[i] = Conflict{Path: c.Path, Kind: ConflictKind(c.Kind), Reason: c.Reason}

@@ -401,3 +401,48 @@ func TestRestoreWithAnotherForceSettlesThePendingOneFirst(t *testing.T) {
 		})
 	}
 }
+
+// The completion of a whole restore cut off by a crash reports the
+// workspace's paths it changed: the temporaries the crash left, which it
+// removes, are the restore's own, not the user's files deleted (a
+// completion once listed each as one, "1500 written, 1401 deleted"). Its
+// time is measured, whether a later write settles it or a Restore of the
+// same target resumes it; a dry run of that Restore previews it alike.
+func TestCompletedRestoreDoesNotReportItsTemporariesAsDeleted(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"settled", "resumed", "previewed"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			f := cutOffRestore(t, nil)
+			leaveTemps(t, f)
+			f.open(Options{})
+			var res *RestoreResult
+			if how == "settled" {
+				done, err := f.e.SettleRestore(context.Background())
+				if err != nil || done == nil || done.Completed == nil {
+					t.Fatalf("settle: %+v, %v; want the restore completed", done, err)
+				}
+				res = done.Completed
+			} else {
+				res = f.restore("@1", RestoreOptions{DryRun: how == "previewed"})
+				if res.Settled != nil || !res.resumed {
+					t.Fatalf("restore settled %+v, resumed %v; want it to resume the pending one", res.Settled, res.resumed)
+				}
+			}
+			if how == "previewed" {
+				checkTemps(t, f)
+			} else {
+				checkTemps(t, f, "d/"+restore.TempPrefix+"1-9", restore.TempPrefix+"1-8/deep/x", "e/"+restore.TempPrefix+"1-7")
+			}
+			if len(res.Deleted) != 0 {
+				t.Errorf("deleted %q; the completion removed only its own temporaries", res.Deleted)
+			}
+			if !slices.Equal(res.Written, []string{"b", "d/a"}) {
+				t.Errorf("written %q, want b and d/a", res.Written)
+			}
+			if res.Duration <= 0 {
+				t.Errorf("duration %v, want the completion's time", res.Duration)
+			}
+		})
+	}
+}

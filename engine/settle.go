@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/remotesync"
 	"github.com/ckpt/ckpt/engine/internal/restore"
@@ -139,6 +140,7 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 		}
 		return &SettledRestore{Journal: j, Discarded: why}, nil
 	}
+	start := time.Now()
 	res, err := e.restoreLocked(ctx, j.Target.String(), RestoreOptions{Task: j.Task, Paths: j.Paths, Force: j.Force, Capture: j.Capture, streamFrom: streamFrom})
 	if err != nil {
 		err = e.abandonIfUnreadable(ctx, err)
@@ -147,7 +149,8 @@ func (e *Engine) settleStreaming(ctx context.Context, streamFrom string) (*Settl
 		}
 		return nil, &PendingRestoreError{Journal: j, Err: err}
 	}
-	e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: true})
+	res.Duration = time.Since(start)
+	e.emit(Event{Type: EventRestore, Task: res.task, Commit: res.Restored, Resumed: true, Duration: res.Duration})
 	return &SettledRestore{Journal: j, Completed: res}, nil
 }
 

@@ -34,6 +34,10 @@ type Result struct {
 	Written   []string // files and symlinks written (or modes changed)
 	Deleted   []string // files, symlinks and directories removed
 	Conflicts []Conflict
+	// Swept counts the temporaries of an interrupted restore (inTemp,
+	// not foreign) that its completion removed: the restore's own leftovers,
+	// not the user's paths, so they are not in Deleted.
+	Swept int
 }
 
 // Conflict is a path the restore left alone, and why.
@@ -421,7 +425,11 @@ func (x *Applier) Preview(p *Plan) {
 	for _, o := range p.removes {
 		if x.previewRemove(o, gone) {
 			gone[o.path] = true
-			x.Result.Deleted = append(x.Result.Deleted, o.path)
+			if x.sweeps(o) {
+				x.Result.Swept++
+			} else {
+				x.Result.Deleted = append(x.Result.Deleted, o.path)
+			}
 		}
 	}
 	for _, list := range [][]op{p.mkdirs, p.writes} {
@@ -664,10 +672,11 @@ func (x *Applier) remove(o op) error {
 	if o.kind == opRemove {
 		x.hold(o.path)
 	}
+	swept := x.sweeps(o) // before the removal: foreign looks the path up
 	err := x.FS.Remove(o.path)
 	switch {
 	case err == nil:
-		x.record(&x.Result.Deleted, o.path)
+		x.recordRemoval(o.path, swept)
 		x.mu.Lock()
 		delete(x.dirs, o.path) // gone: its parent's sync records that
 		x.mu.Unlock()
@@ -681,10 +690,30 @@ func (x *Applier) remove(o op) error {
 		if err := x.FS.RemoveAll(o.path); err != nil {
 			return x.fault("remove", o.path, err)
 		}
-		x.record(&x.Result.Deleted, o.path)
+		x.recordRemoval(o.path, swept)
 		return nil
 	}
 	return x.fault("remove", o.path, err)
+}
+
+// sweeps reports whether removal o takes away a temporary the
+// interrupted restore this run completes left (inTemp, and not a user's
+// path named alike: foreign), which Result counts in Swept, not Deleted.
+func (x *Applier) sweeps(o op) bool {
+	return x.Resuming && inTemp(o.path) && !x.foreign(o.path)
+}
+
+// recordRemoval records the removal of rel: in Deleted, or counted in
+// Swept for a temporary (sweeps).
+func (x *Applier) recordRemoval(rel string, swept bool) {
+	if !swept {
+		x.record(&x.Result.Deleted, rel)
+		return
+	}
+	x.mu.Lock()
+	x.Result.Swept++
+	x.dirs[path.Dir(rel)] = true
+	x.mu.Unlock()
 }
 
 func (x *Applier) mkdir(o op) error {
