@@ -286,7 +286,7 @@ func TestServerRefusesAnotherWorkspaceAsTheStoreDoes(t *testing.T) {
 	}
 	// A command that reads only the store does not depend on the options
 	// and runs, as it does cold.
-	for _, args := range [][]string{{"list"}, {"show", "@1"}, {"cat", "@1", "a.txt"}, {"ls", "@1"}, {"stats"}, {"diff", "@1", "@1"}, {"restore", "@1", "--only", "state"}} {
+	for _, args := range [][]string{{"list"}, {"show", "@1"}, {"cat", "@1", "a.txt"}, {"ls", "@1"}, {"stats"}, {"diff", "@1", "@1"}, {"restore", "@1", "--only", "state", "--state-out", "-"}} {
 		if r := e.run("", append([]string{"--lock-timeout", "0", "--exclude", "*.x", "--profile", "roo"}, args...)...); r.code != 0 {
 			t.Fatalf("%v with other capture options through the server: exit %d %q", args, r.code, r.stderr)
 		}

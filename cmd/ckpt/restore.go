@@ -42,6 +42,9 @@ func (a *app) restoreCommand() *cobra.Command {
 			default:
 				return fmt.Errorf("%w: --only must be workspace, state or both, not %q", engine.ErrBadRequest, only)
 			}
+			if err := a.checkOnlyState(opts, roots, stateOut); err != nil {
+				return err // before any change, and before a pending restore is settled
+			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
 				var err error
 				if opts.Paths, err = withRoots(e, roots, opts.Paths); err != nil {
@@ -83,11 +86,29 @@ func (a *app) restoreCommand() *cobra.Command {
 	f := cmd.Flags()
 	addRootFlag(cmd, &roots, "restore (as paths do: the head stays)")
 	f.StringVar(&only, "only", string(engine.OnlyWorkspace), "what to rewind: workspace, state or both")
-	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout, which then holds only the blob; the summary goes to stderr, and with --json the document holds it)")
+	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout, which then holds only the blob; the summary goes to stderr, and with --json the document holds it). --only state needs it, unless --json: the document then holds the blob")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "show what would change, change nothing")
 	f.BoolVar(&opts.NoBackup, "no-backup", false, "do not save a backup checkpoint first")
 	f.BoolVar(&opts.Force, "force", false, "overwrite files not captured by any checkpoint that stand in the way")
 	return cmd
+}
+
+// checkOnlyState refuses, as usage errors, a restore of the state only
+// that would do nothing a user could see: with paths or --root, which
+// name files it leaves alone, or without --state-out, which delivers the
+// state (under --json the document holds it, as the JSON-RPC and MCP
+// results do).
+func (a *app) checkOnlyState(opts engine.RestoreOptions, roots []string, stateOut string) error {
+	if opts.Only != engine.OnlyState {
+		return nil
+	}
+	if len(opts.Paths) > 0 || len(roots) > 0 {
+		return protocol.UsageError("--only state restores no files: give it no paths and no --root (--only both restores the state and those paths' files)")
+	}
+	if stateOut == "" && !a.json {
+		return protocol.UsageError("--only state needs --state-out FILE (or - for stdout) to deliver the state")
+	}
+	return nil
 }
 
 // checkStateOut fails, before the restore changes anything, for a
@@ -125,14 +146,25 @@ func (a *app) checkStateOut(out string, opts engine.RestoreOptions) error {
 
 // writeState delivers the state blob for --only state|both to FILE, or
 // with "-" returns it, for stdout (written here unless --json, whose
-// document holds it); nil otherwise.
+// document holds it); without --state-out under --json it returns it for
+// the document too, nil when the checkpoint has none (as the JSON-RPC
+// and MCP results hold it); nil otherwise.
 func (a *app) writeState(ctx context.Context, e *engine.Engine, res *engine.RestoreResult, out string, opts engine.RestoreOptions) ([]byte, error) {
-	if out == "" || opts.DryRun || opts.Only == engine.OnlyWorkspace {
+	if out == "" && !a.json || opts.DryRun || opts.Only == engine.OnlyWorkspace {
+		return nil, nil
+	}
+	if out == "" && res.State.IsZero() {
 		return nil, nil
 	}
 	state, err := e.ReadState(ctx, res.State)
 	if err != nil {
 		return nil, err
+	}
+	if out == "" {
+		if state == nil {
+			state = []byte{} // the checkpoint has a state: an empty one
+		}
+		return state, nil
 	}
 	if out == "-" {
 		if state == nil {

@@ -193,3 +193,55 @@ func TestCLIPathFilterThatMatchesNothingExits2(t *testing.T) {
 		t.Fatalf("a refused restore changed a.txt: %q", b)
 	}
 }
+
+// restore --only state delivers the state or refuses: without --state-out
+// it did nothing and reported success ("0 written, 0 deleted"), and paths
+// it silently ignored. Both are usage errors now (exit 2), dry run or not,
+// before anything changes; under --json the document holds the state, as
+// the JSON-RPC and MCP results do.
+func TestCLIOnlyStateDeliversTheStateOrRefuses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("f", "v1")
+	if r := e.run(`{"turn":1}`, "save", "--state", "-", "-m", "one"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	e.write("f", "v2")
+	if r := e.run(`{"turn":2}`, "save", "--state", "-", "-m", "two"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"restore", "@1", "--only", "state"}, "--state-out"},
+		{[]string{"restore", "@1", "--only", "state", "--dry-run"}, "--state-out"},
+		{[]string{"restore", "@1", "--only", "state", "--state-out", "-", "--", "f"}, "no paths"},
+		{[]string{"--json", "restore", "@1", "--only", "state", "--", "f"}, "no paths"},
+	} {
+		r := e.run("", c.args...)
+		if r.code != protocol.ExitUsage || !strings.Contains(r.stderr+r.stdout, c.want) {
+			t.Errorf("ckpt %q: exit %d, stdout %q, stderr %q; want exit %d naming %s", c.args, r.code, r.stdout, r.stderr, protocol.ExitUsage, c.want)
+		}
+	}
+	doc := decode[struct {
+		Restored     string  `json:"restored"`
+		StateContent *string `json:"state_content"`
+	}](t, e.ok("--json", "restore", "@1", "--only", "state"))
+	if doc.StateContent == nil || *doc.StateContent != `{"turn":1}` || doc.Restored == "" {
+		t.Fatalf("--json restore --only state: %+v; want the document to hold @1's state", doc)
+	}
+	if got := e.read("f"); got != "v2" {
+		t.Fatalf("f = %q; a restore of the state only changed a file", got)
+	}
+	if list := decode[protocol.LogJSON](t, e.ok("list", "--json")); len(list.Checkpoints) != 2 {
+		t.Fatalf("%d checkpoints, want 2: the refused restores took a backup", len(list.Checkpoints))
+	}
+	doc = decode[struct {
+		Restored     string  `json:"restored"`
+		StateContent *string `json:"state_content"`
+	}](t, e.ok("--json", "restore", "@2", "--only", "both"))
+	if doc.StateContent == nil || *doc.StateContent != `{"turn":2}` {
+		t.Fatalf("--json restore --only both: %+v; want the document to hold @2's state", doc)
+	}
+}
