@@ -89,6 +89,9 @@ type app struct {
 	// idle recompresses deferred packs while a resident server (serve,
 	// mcp) answers no request; nil elsewhere.
 	idle *server.Recompressor
+	// pendingAtEnd is the restore the engine held pending when the
+	// command failed (withOpened), which an interruption reports.
+	pendingAtEnd *engine.Journal
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -123,7 +126,7 @@ func (a *app) execute(ctx context.Context, args []string, stop func(), signalled
 	case err == nil:
 		return a.exitCode
 	case signalled() != 0:
-		ie := interruptedError{signalled()}
+		ie := interruptedError{sig: signalled(), pending: a.leftPending(err)}
 		return a.report(ie.exitCode(), ie)
 	case a.server != nil && errors.Is(context.Cause(ctx), server.ErrStopped):
 		return a.fail(a.server.stopped())
@@ -434,6 +437,9 @@ func (a *app) withEngine(cmd *cobra.Command, fn func(e *engine.Engine) error) er
 // (unless it is a server's).
 func (a *app) withOpened(e *engine.Engine, fn func(e *engine.Engine) error) error {
 	err := fn(e)
+	if err != nil {
+		a.pendingAtEnd = e.PendingRestore()
+	}
 	a.progress.clear()
 	if a.server != nil { // the server's engine outlives the command
 		return err
@@ -442,6 +448,16 @@ func (a *app) withOpened(e *engine.Engine, fn func(e *engine.Engine) error) erro
 		err = cerr
 	}
 	return err
+}
+
+// leftPending is the restore a command that failed with err left
+// pending (its journal written, the workspace part way): the engine's
+// when the command ended, or the one it could not settle; nil when none.
+func (a *app) leftPending(err error) *engine.Journal {
+	if pending := (*engine.PendingRestoreError)(nil); errors.As(err, &pending) {
+		return pending.Journal
+	}
+	return a.pendingAtEnd
 }
 
 // fail prints err as one line (or one JSON document) and returns its exit code.

@@ -252,3 +252,45 @@ func TestCLIDryRunLeavesAnInterruptedRestorePending(t *testing.T) {
 		t.Fatalf("the save after the dry run settled %+v; want the restore to @1 completed", saved.SettledJSON)
 	}
 }
+
+// A restore the user interrupts once its journal is written (SIGINT,
+// exit 130) says, on its one line, that it left the workspace part way and
+// which command completes it, as a restore a full disk stops does; it
+// said only "interrupted by SIGINT". A command interrupted with no
+// restore pending says only that.
+func TestCLIInterruptedRestoreSaysItIsPending(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no SIGINT to send to the command")
+	}
+	if os.Getenv(asCLIEnv) == "1" && testOptions == nil {
+		t.Skip("ckpt is this test binary here, built without the ckpttest tag that holds the pause")
+	}
+	e := newEnv(t)
+	one := e.twoVersions()
+	interrupt := func(point string, args ...string) (int, string) {
+		t.Helper()
+		marker := filepath.Join(t.TempDir(), "paused")
+		t.Setenv("CKPT_TEST_PAUSE", point+":"+marker)
+		cmd, _, stderr := e.start(strings.NewReader(""), args...)
+		testbound.Until(t, "the command pauses at "+point, func() bool { _, err := os.Stat(marker); return err == nil })
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		code, _ := waitExit(t, cmd)
+		t.Setenv("CKPT_TEST_PAUSE", "")
+		return code, stderr.String()
+	}
+	code, stderr := interrupt("restore-journaled", "restore", "@1")
+	if code != 130 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "ckpt: interrupted by SIGINT; ") ||
+		!strings.Contains(stderr, "restore to "+one.ID[:12]) || !strings.Contains(stderr, "part way") ||
+		!strings.Contains(stderr, "the next command that may write (save, restore, gc, drop) completes it") {
+		t.Fatalf("the interrupted restore: exit %d, stderr %q; want exit 130 and one line saying the restore is pending", code, stderr)
+	}
+	if saved := decode[protocol.SaveJSON](t, e.ok("save", "--json")); saved.CompletedRestore == nil || saved.CompletedRestore.Restored != one.ID {
+		t.Fatalf("the save after the interruption settled %+v; want the restore to @1 completed", saved.SettledJSON)
+	}
+	e.write("d00/f00", "an edit\n")
+	if code, stderr := interrupt("save-scanned", "save"); code != 130 || stderr != "ckpt: interrupted by SIGINT\n" {
+		t.Fatalf("the interrupted save: exit %d, stderr %q; want exit 130 and only the interruption", code, stderr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/ckpt/ckpt/engine"
 	"github.com/ckpt/ckpt/internal/osfs"
 )
 
@@ -60,11 +61,20 @@ func (in *interrupt) signalled() syscall.Signal {
 	return in.mu.sig
 }
 
-// interruptedError is the error of a command a signal stopped.
-type interruptedError struct{ sig syscall.Signal }
+// interruptedError is the error of a command a signal stopped; pending
+// is the restore it left part way (nil when none).
+type interruptedError struct {
+	sig     syscall.Signal
+	pending *engine.Journal
+}
 
 func (e interruptedError) Error() string {
-	return fmt.Sprintf("interrupted by %s", signalName(e.sig))
+	msg := fmt.Sprintf("interrupted by %s", signalName(e.sig))
+	if j := e.pending; j != nil {
+		msg += fmt.Sprintf("; the restore to %s (task %s) is left part way in the workspace: the next command that may write (save, restore, gc, drop) completes it",
+			j.Target.Short(), j.Task)
+	}
+	return msg
 }
 
 // exitCode is the shell's code for death by the signal.
