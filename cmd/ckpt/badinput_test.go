@@ -74,8 +74,8 @@ var badInputs = []badInput{
 	// Paths.
 	{name: "path escaping the workspace", args: []string{"cat", "@1", "../x"}, code: 2,
 		msg: `bad request: path "../x" leaves the workspace`},
-	{name: "absolute path", args: []string{"cat", "@1", "/etc/passwd"}, code: 2,
-		msg: `bad request: path "/etc/passwd" is absolute; give it relative to the workspace`},
+	{name: "absolute path outside the workspace", args: []string{"cat", "@1", "/etc/passwd"}, code: 2,
+		msg: `path "/etc/passwd" is outside the workspace; give a path inside it, absolute or relative to it`},
 	{name: "restore path escaping the workspace", args: []string{"restore", "@1", "--", "../x"}, code: 2,
 		msg: `bad request: bad path filter: "../x": give paths relative to the workspace, inside it`},
 	// The store.

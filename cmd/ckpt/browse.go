@@ -74,6 +74,10 @@ func (a *app) lsCommand() *cobra.Command {
 				dir = args[1]
 			}
 			return a.withEngine(cmd, func(e *engine.Engine) error {
+				dir, err := workspacePath(e, dir)
+				if err != nil {
+					return err
+				}
 				entries, err := e.Ls(cmd.Context(), a.task, args[0], dir)
 				if err != nil {
 					return err
@@ -114,7 +118,11 @@ func (a *app) catCommand() *cobra.Command {
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(e *engine.Engine) error {
-				rc, size, err := e.Cat(cmd.Context(), a.task, args[0], args[1])
+				file, err := workspacePath(e, args[1])
+				if err != nil {
+					return err
+				}
+				rc, size, err := e.Cat(cmd.Context(), a.task, args[0], file)
 				if err != nil {
 					return err
 				}
@@ -125,9 +133,9 @@ func (a *app) catCommand() *cobra.Command {
 				}
 				b, err := io.ReadAll(rc)
 				if err != nil {
-					return fmt.Errorf("read %q: %w", args[1], err)
+					return fmt.Errorf("read %q: %w", file, err)
 				}
-				a.printJSON(protocol.CatView(args[1], size, b))
+				a.printJSON(protocol.CatView(file, size, b))
 				return nil
 			})
 		},

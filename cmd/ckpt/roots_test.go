@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -158,5 +160,108 @@ func TestResidentServerOfMultiRootWorkspace(t *testing.T) {
 	bad := c.call("save", map[string]any{"roots": []string{"side"}})
 	if bad.Error == nil || bad.Error.Data.ExitCode != protocol.ExitUsage {
 		t.Fatalf("save of an unknown root = %+v", bad.Error)
+	}
+}
+
+// A path given as an absolute path inside the workspace is the workspace's
+// path, for every command that takes paths (restore, diff, log, export, ls,
+// cat), cold and through a server (whose directory is not the client's):
+// it was refused ("give paths relative to the workspace"). So is one through
+// a symlink to the workspace, and one whose directories the workspace no
+// longer holds. An absolute path outside the workspace stays a usage error
+// naming it. Relative paths stay relative to the workspace.
+func TestCLIAbsolutePathsInsideTheWorkspace(t *testing.T) {
+	e := newEnv(t)
+	e.write("sub/a.txt", "a1\n")
+	e.write("b.txt", "b1\n")
+	e.ok("save", "-m", "one")
+	e.write("sub/a.txt", "a2\n")
+	e.write("b.txt", "b2\n")
+	e.ok("save", "-m", "two")
+	abs := func(rel string) string { return filepath.Join(e.ws, filepath.FromSlash(rel)) }
+	out := filepath.Join(t.TempDir(), "out")
+	for _, server := range []bool{false, true} {
+		if server {
+			e.listenServer()
+		}
+		client := t.TempDir() // not the workspace, nor the server's directory
+		run := func(args ...string) string {
+			t.Helper()
+			r := e.runIn(client, "", append([]string{"--lock-timeout", "0"}, args...)...)
+			if r.code != 0 {
+				t.Fatalf("server %v: ckpt %q: exit %d, stderr %q", server, args, r.code, r.stderr)
+			}
+			return r.stdout
+		}
+		if got := run("cat", "@1", abs("sub/a.txt")); got != "a1\n" {
+			t.Fatalf("server %v: cat of an absolute path = %q", server, got)
+		}
+		if got := run("ls", "@1", abs("sub")); !strings.Contains(got, "sub/a.txt") {
+			t.Fatalf("server %v: ls of an absolute path = %q", server, got)
+		}
+		if got := run("diff", "--name-status", "@1", "--", abs("b.txt")); got != "M\tb.txt\n" {
+			t.Fatalf("server %v: diff of an absolute path = %q", server, got)
+		}
+		if got := run("diff", "--name-status", "@1", "--", e.ws); got != "M\tb.txt\nM\tsub/a.txt\n" {
+			t.Fatalf("server %v: diff of the workspace's own path = %q", server, got)
+		}
+		if got := run("log", abs("sub")); strings.Count(got, "sub/a.txt") != 2 {
+			t.Fatalf("server %v: log of an absolute path = %q", server, got)
+		}
+		os.RemoveAll(out)
+		run("export", "@1", out, "--", abs("sub/a.txt"))
+		if b, err := os.ReadFile(filepath.Join(out, "sub", "a.txt")); err != nil || string(b) != "a1\n" {
+			t.Fatalf("server %v: export of an absolute path: %q, %v", server, b, err)
+		}
+		for _, path := range []string{"/nowhere/b.txt", filepath.Join(filepath.Dir(e.ws), "b.txt"), e.ws + "-not/b.txt"} {
+			r := e.runIn(client, "", "--lock-timeout", "0", "restore", "@1", "--", path)
+			if r.code != protocol.ExitUsage || !strings.Contains(r.stderr, fmt.Sprintf("%q", path)) || !strings.Contains(r.stderr, "outside the workspace") {
+				t.Fatalf("server %v: restore of %s: exit %d, stderr %q; want exit 2 naming it outside the workspace", server, path, r.code, r.stderr)
+			}
+		}
+		if got := e.read("b.txt"); got != "b2\n" {
+			t.Fatalf("server %v: a refused restore changed b.txt: %q", server, got)
+		}
+	}
+	// A file whose directory is gone, given through a symlink to the
+	// workspace, is restored.
+	if err := os.RemoveAll(abs("sub")); err != nil {
+		t.Fatal(err)
+	}
+	through := abs("sub/a.txt")
+	if runtime.GOOS != "windows" { // symlinks need a privilege there
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(e.ws, link); err != nil {
+			t.Fatal(err)
+		}
+		through = filepath.Join(link, "sub", "a.txt")
+	}
+	e.ok("--lock-timeout", "0", "restore", "@1", "--", through)
+	if got := e.read("sub/a.txt"); got != "a1\n" {
+		t.Fatalf("sub/a.txt after its restore through %s = %q", through, got)
+	}
+	if got := e.read("b.txt"); got != "b2\n" {
+		t.Fatalf("b.txt = %q; the restore of sub/a.txt restored it", got)
+	}
+}
+
+// In a multi-root workspace an absolute path inside a root is that root's
+// path, under its name; one outside every root is a usage error.
+func TestCLIAbsolutePathsInsideARoot(t *testing.T) {
+	t.Parallel()
+	e, front, back := newRootsEnv(t)
+	e.ok("save", "-m", "one")
+	e.write("front/app.ts", "v2\n")
+	e.write("back/main.go", "v2\n")
+	e.ok("save", "-m", "two")
+	if got := e.ok("diff", "--name-status", "@1", "--", back); got != "M\tback/main.go\n" {
+		t.Fatalf("diff of a root's own path = %q", got)
+	}
+	e.ok("restore", "@1", "--", filepath.Join(front, "app.ts"))
+	if got, other := e.read("front/app.ts"), e.read("back/main.go"); got != "v1\n" || other != "v2\n" {
+		t.Fatalf("after the restore of front's app.ts: front/app.ts %q, back/main.go %q", got, other)
+	}
+	if r := e.run("", "restore", "@1", "--", filepath.Join(e.ws, "elsewhere")); r.code != protocol.ExitUsage || !strings.Contains(r.stderr, "outside the workspace") {
+		t.Fatalf("restore of a path beside the roots: exit %d, stderr %q; want exit 2", r.code, r.stderr)
 	}
 }
