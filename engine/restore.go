@@ -84,6 +84,13 @@ type RestoreResult struct {
 	Written   []string // files and symlinks written (or modes changed)
 	Deleted   []string // files, symlinks and directories removed (not the temporaries an interrupted restore left, which completing it removes)
 	Conflicts []Conflict
+	// Discarded lists what Force destroyed (or, for a dry run, would
+	// destroy) that no checkpoint holds, so no undo brings it back: the
+	// files, symlinks and empty directories an uncaptured path standing in
+	// the way, or a directory the target replaces, held (ignored files
+	// among them), and, without a backup, the paths whose unsaved content
+	// was replaced or removed.
+	Discarded []string
 	// Fetched counts the blobs fetched from remotes (left there by a pull)
 	// before the files were written.
 	Fetched  FetchedBlobs
@@ -400,7 +407,7 @@ func (e *Engine) openWorkspaceFS() (restore.FS, func() error, error) {
 
 // setApplied copies what the applier did into the result.
 func (r *RestoreResult) setApplied(a restore.Result) {
-	r.Written, r.Deleted, r.swept = a.Written, a.Deleted, a.Swept
+	r.Written, r.Deleted, r.Discarded, r.swept = a.Written, a.Deleted, a.Discarded, a.Swept
 	r.Conflicts = make([]Conflict, len(a.Conflicts))
 	for i, c := range a.Conflicts {
 		r.Conflicts[i] = Conflict{Path: c.Path, Kind: ConflictKind(c.Kind), Reason: c.Reason}

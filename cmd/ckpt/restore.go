@@ -189,6 +189,7 @@ func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 	for _, c := range res.Conflicts {
 		fmt.Fprintf(a.stderr, "ckpt: conflict: %s: %s\n", c.Path, protocol.ConflictReason(c))
 	}
+	a.printDiscarded(res.Discarded, dryRun)
 	verb := "restored"
 	if dryRun {
 		verb = "would restore"
@@ -205,6 +206,26 @@ func (a *app) printRestore(res *engine.RestoreResult, dryRun bool) {
 	}
 	a.say("%s %s: %d written, %d deleted, %s%s", verb, res.Restored.Short(),
 		len(res.Written), len(res.Deleted), conflictCount(len(res.Conflicts)), backup)
+}
+
+// discardedShown is how many discarded paths a restore names on stderr;
+// --json lists them all.
+const discardedShown = 20
+
+// printDiscarded names on stderr what --force destroyed (or would) that no
+// checkpoint holds, so no undo brings it back.
+func (a *app) printDiscarded(paths []string, dryRun bool) {
+	verb := "discarded"
+	if dryRun {
+		verb = "would discard"
+	}
+	for i, p := range paths {
+		if i == discardedShown {
+			fmt.Fprintf(a.stderr, "ckpt: %s %d more paths in no checkpoint (--json lists them)\n", verb, len(paths)-i)
+			break
+		}
+		fmt.Fprintf(a.stderr, "ckpt: %s, in no checkpoint: %s\n", verb, p)
+	}
 }
 
 // conflictCount is "1 conflict" or "n conflicts".

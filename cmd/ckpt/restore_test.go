@@ -50,7 +50,12 @@ func TestCLIRestoreWithConflictsExits6(t *testing.T) {
 	if r := e.run("", "restore", "--no-backup", "--dry-run", "@1"); r.code != protocol.ExitOK {
 		t.Fatalf("a dry run exits %d, want 0: it reports the conflicts it would meet", r.code)
 	}
-	e.ok("restore", "--no-backup", "--force", "@1")
+	// --force without a backup destroys the unsaved edit and the new
+	// file, and names both: no undo brings them back.
+	r = e.run("", "restore", "--no-backup", "--force", "@1")
+	if r.code != 0 || !strings.Contains(r.stderr, "ckpt: discarded, in no checkpoint: top\n") || !strings.Contains(r.stderr, "ckpt: discarded, in no checkpoint: brandnew\n") {
+		t.Fatalf("--force: exit %d, stderr %q; want both paths named as discarded", r.code, r.stderr)
+	}
 	if b, _ := os.ReadFile(filepath.Join(e.ws, "top")); string(b) != "top\n" {
 		t.Fatalf("--force did not restore top: %q", b)
 	}

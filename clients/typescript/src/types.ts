@@ -189,6 +189,10 @@ export interface RestoreResult {
   written_paths_base64?: NameBase64[];
   /** Every deleted path's bytes, in order, when one is not valid UTF-8. */
   deleted_paths_base64?: NameBase64[];
+  /** What force destroyed (or, dry, would) that no checkpoint holds: no undo brings it back. */
+  discarded_paths: string[];
+  /** Every discarded path's bytes, in order, when one is not valid UTF-8. */
+  discarded_paths_base64?: NameBase64[];
   conflicts: Conflict[];
   state?: string;
   /** The state blob restored (only=state or both), as text ... */

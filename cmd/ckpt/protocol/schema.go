@@ -240,13 +240,18 @@ type RestoreJSON struct {
 	DeletedPaths []string `json:"deleted_paths"`
 	// WrittenPathsBase64 and DeletedPathsBase64 are every path of their
 	// list, in order, when one is not valid UTF-8 (package lossless).
-	WrittenPathsBase64 []string       `json:"written_paths_base64,omitempty"`
-	DeletedPathsBase64 []string       `json:"deleted_paths_base64,omitempty"`
-	Conflicts          []ConflictJSON `json:"conflicts"`
-	State              string         `json:"state,omitempty"`
-	DryRun             bool           `json:"dry_run"`
-	DurationMs         int64          `json:"duration_ms"`
-	PhasesMs           PhasesJSON     `json:"phases_ms"`
+	WrittenPathsBase64 []string `json:"written_paths_base64,omitempty"`
+	DeletedPathsBase64 []string `json:"deleted_paths_base64,omitempty"`
+	// DiscardedPaths is what --force destroyed that no checkpoint holds
+	// (engine.RestoreResult.Discarded), DiscardedPathsBase64 their bytes
+	// as the others' when one is not valid UTF-8.
+	DiscardedPaths       []string       `json:"discarded_paths"`
+	DiscardedPathsBase64 []string       `json:"discarded_paths_base64,omitempty"`
+	Conflicts            []ConflictJSON `json:"conflicts"`
+	State                string         `json:"state,omitempty"`
+	DryRun               bool           `json:"dry_run"`
+	DurationMs           int64          `json:"duration_ms"`
+	PhasesMs             PhasesJSON     `json:"phases_ms"`
 }
 
 // PhasesJSON is engine.RestorePhases in milliseconds (to 0.01 ms).
@@ -278,6 +283,7 @@ func RestoreView(res *engine.RestoreResult, dryRun bool) RestoreJSON {
 		Written: len(res.Written), Deleted: len(res.Deleted),
 		WrittenPaths: nonNil(res.Written), DeletedPaths: nonNil(res.Deleted),
 		WrittenPathsBase64: lossless.Base64List(res.Written), DeletedPathsBase64: lossless.Base64List(res.Deleted),
+		DiscardedPaths: nonNil(res.Discarded), DiscardedPathsBase64: lossless.Base64List(res.Discarded),
 		Conflicts: conflicts, State: res.State.Text(), DryRun: dryRun, DurationMs: res.Duration.Milliseconds(),
 		PhasesMs: PhasesView(res.Phases),
 	}

@@ -38,6 +38,11 @@ type Result struct {
 	// not foreign) that its completion removed: the restore's own leftovers,
 	// not the user's paths, so they are not in Deleted.
 	Swept int
+	// Discarded lists what Force destroyed that no checkpoint holds: the
+	// files, symlinks and empty directories an uncaptured obstacle or a
+	// replaced directory held, and the paths whose unsaved or unread
+	// content Force replaced or removed.
+	Discarded []string
 }
 
 // Conflict is a path the restore left alone, and why.
@@ -269,7 +274,16 @@ func (x *Applier) fault(op, rel string, err error) error {
 // read (Unread), or, restoring without a backup, unsaved content
 // (Unsaved). Such a path becomes a conflict unless Force.
 func (x *Applier) guarded(o op) ConflictKind {
-	if x.Force || o.fresh || o.kind == opMkdir {
+	if x.Force {
+		return ""
+	}
+	return x.protects(o)
+}
+
+// protects says why o would destroy current content that no checkpoint
+// captures, Force or not ("" when it would not): see guarded.
+func (x *Applier) protects(o op) ConflictKind {
+	if o.fresh || o.kind == opMkdir {
 		return ""
 	}
 	if x.unread(o.path) {
@@ -407,10 +421,40 @@ func (x *Applier) clear(o op) (bool, error) {
 		x.conflict(o.path, ConflictUncaptured)
 		return false, nil
 	}
+	gone := x.leaves(o.path)
 	if err := x.FS.RemoveAll(o.path); err != nil {
 		return false, x.fault("remove", o.path, err)
 	}
+	x.discarded(gone...)
 	return true, nil
+}
+
+// leaves lists the files, symlinks and empty directories at and below
+// rel, and rel itself when it cannot list a directory: what removing rel
+// whole destroys.
+func (x *Applier) leaves(rel string) []string {
+	var out []string
+	var walk func(p string)
+	walk = func(p string) {
+		if fi, err := x.FS.Lstat(p); err == nil && fi.IsDir() {
+			if names, err := x.FS.DirNames(p); err == nil && len(names) > 0 {
+				for _, n := range names {
+					walk(path.Join(p, n))
+				}
+				return
+			}
+		}
+		out = append(out, p)
+	}
+	walk(rel)
+	return out
+}
+
+// discarded records paths as Discarded.
+func (x *Applier) discarded(paths ...string) {
+	x.mu.Lock()
+	x.Result.Discarded = append(x.Result.Discarded, paths...)
+	x.mu.Unlock()
 }
 
 // Preview fills the result with what Apply would do, touching nothing:
@@ -430,6 +474,9 @@ func (x *Applier) Preview(p *Plan) {
 			} else {
 				x.Result.Deleted = append(x.Result.Deleted, o.path)
 			}
+			if x.Force && x.protects(o) != "" {
+				x.discarded(o.path)
+			}
 		}
 	}
 	for _, list := range [][]op{p.mkdirs, p.writes} {
@@ -437,13 +484,21 @@ func (x *Applier) Preview(p *Plan) {
 			if x.isBlocked(o.path) || x.badName(o) {
 				continue
 			}
+			obstructed := x.obstructed(o)
 			switch guard := x.guarded(o); {
 			case guard != "":
 				x.conflict(o.path, guard)
-			case x.obstructed(o) && !x.Force:
+			case obstructed && !x.Force:
 				x.conflict(o.path, ConflictUncaptured)
-			case o.kind != opMkdir:
-				x.Result.Written = append(x.Result.Written, o.path)
+			default:
+				if obstructed {
+					x.discarded(x.leaves(o.path)...)
+				} else if x.Force && x.protects(o) != "" && o.kind != opChmod {
+					x.discarded(o.path)
+				}
+				if o.kind != opMkdir {
+					x.Result.Written = append(x.Result.Written, o.path)
+				}
 			}
 		}
 	}
@@ -469,10 +524,29 @@ func (x *Applier) previewRemove(o op, gone map[string]bool) bool {
 	}
 	for _, name := range names {
 		if !gone[path.Join(o.path, name)] {
-			return x.notEmpty(o)
+			if !x.notEmpty(o) {
+				return false
+			}
+			for _, leaf := range x.leaves(o.path) {
+				if !goneWith(leaf, o.path, gone) {
+					x.discarded(leaf)
+				}
+			}
+			return true
 		}
 	}
 	return true
+}
+
+// goneWith reports whether rel, below dir, or a directory between them is
+// in gone: a removal before dir's removes it.
+func goneWith(rel, dir string, gone map[string]bool) bool {
+	for p := rel; p != dir && p != "."; p = path.Dir(p) {
+		if gone[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // syncEachLimit is the largest restore whose files may be synced one by
@@ -673,10 +747,14 @@ func (x *Applier) remove(o op) error {
 		x.hold(o.path)
 	}
 	swept := x.sweeps(o) // before the removal: foreign looks the path up
+	forced := x.Force && x.protects(o) != ""
 	err := x.FS.Remove(o.path)
 	switch {
 	case err == nil:
 		x.recordRemoval(o.path, swept)
+		if forced {
+			x.discarded(o.path)
+		}
 		x.mu.Lock()
 		delete(x.dirs, o.path) // gone: its parent's sync records that
 		x.mu.Unlock()
@@ -687,10 +765,14 @@ func (x *Applier) remove(o op) error {
 		if !x.notEmpty(o) {
 			return nil
 		}
+		// What it still holds, the plan's removals below it done, no
+		// checkpoint captures.
+		gone := x.leaves(o.path)
 		if err := x.FS.RemoveAll(o.path); err != nil {
 			return x.fault("remove", o.path, err)
 		}
 		x.recordRemoval(o.path, swept)
+		x.discarded(gone...)
 		return nil
 	}
 	return x.fault("remove", o.path, err)
@@ -757,6 +839,7 @@ func (x *Applier) write(o op) error {
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err
 	}
+	o.discards = x.Force && x.protects(o) != ""
 	if o.kind == opChmod {
 		return x.chmod(o)
 	}
@@ -873,6 +956,9 @@ func (x *Applier) place(o op, tmp string) error {
 		return x.fault("restore", o.path, err)
 	}
 	x.record(&x.Result.Written, o.path)
+	if o.discards {
+		x.discarded(o.path)
+	}
 	return nil
 }
 
@@ -1057,5 +1143,6 @@ func (x *Applier) link(o op, at string) error {
 func (x *Applier) sortResult() {
 	sort.Strings(x.Result.Written)
 	sort.Strings(x.Result.Deleted)
+	sort.Strings(x.Result.Discarded)
 	sort.Slice(x.Result.Conflicts, func(i, j int) bool { return x.Result.Conflicts[i].Path < x.Result.Conflicts[j].Path })
 }

@@ -42,6 +42,10 @@ type op struct {
 	// below the directory is removed or written, which its current mode
 	// would refuse; every other mode is set after.
 	opens bool
+	// discards is set, as Apply writes it, on a write that Force lets
+	// replace content no checkpoint captures (unsaved or unread): once in
+	// place, the path's old content is Discarded.
+	discards bool
 }
 
 // Plan is the change from the current tree to the target tree, in
