@@ -150,3 +150,35 @@ func TestARestoreThatFitsOnceItsRemovalsAreGoneSucceeds(t *testing.T) {
 	}
 	assertSameTree(t, one, f.read())
 }
+
+// Two names of one file (hard links), one rewritten and the other only
+// given another mode by the restore: the chmod changes the file both
+// names share, which is no change another program made, and no conflict.
+func TestARestoreChmodOfOneHardLinkIsNoChangeOfTheOther(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{
+		"p": testtree.File{Content: "y\n"},
+		"q": testtree.File{Content: "x\n", Mode: 0o755},
+	})
+	want := f.read()
+	f.save("one")
+	p, q := filepath.Join(f.ws, "p"), filepath.Join(f.ws, "q")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(q, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(q, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.save("linked")
+	// Staged: every write, the chmod among them, ends before the renames.
+	f.open(Options{hooks: testHooks{wrapRestoreFS: func(inner restore.FS) restore.FS {
+		return &editingFS{FS: inner, cheap: true, edit: func() {}}
+	}}})
+	if res := f.restore("@1", RestoreOptions{}); len(res.Conflicts) != 0 {
+		t.Fatalf("conflicts %+v; want none", res.Conflicts)
+	}
+	assertSameTree(t, want, f.read())
+}

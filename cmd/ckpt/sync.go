@@ -253,12 +253,16 @@ func (a *app) cloneCommand() *cobra.Command {
 			switch {
 			case errors.Is(err, engine.ErrUnknownRef) && made.undo():
 				return fmt.Errorf("%w; nothing was cloned, and the workspace and store this clone made are removed", withoutUnfinished(err))
-			case errors.Is(err, engine.ErrWrongKey) && made.undo():
-				// No store records a key yet: the advice is the clone's flags.
-				return fmt.Errorf("%w; nothing was cloned, and the workspace and store this clone made are removed",
-					&protocol.AdvisedError{Err: err, Advice: "; give the remote's key with --key-file or --passphrase-env"})
+			case errors.Is(err, engine.ErrWrongKey):
+				// The key is the clone's flags, which no store records
+				// yet: not what `ckpt remote list` shows.
+				err = &protocol.AdvisedError{Err: withoutUnfinished(err), Advice: "; give the remote's key with --key-file or --passphrase-env"}
+				if made.undo() {
+					return fmt.Errorf("%w; nothing was cloned, and the workspace and store this clone made are removed", err)
+				}
+				return err
 			case errors.Is(err, engine.ErrUnfinishedClone) && errors.As(err, &damage) && damage.OnRemote:
-				return fmt.Errorf("%w (then the same ckpt clone run again finishes it)", err)
+				return fmt.Errorf("%w (once the remote is mended, the same ckpt clone run again finishes it)", err)
 			case errors.Is(err, engine.ErrUnfinishedClone):
 				return fmt.Errorf("%w (the same ckpt clone run again finishes it)", err)
 			}

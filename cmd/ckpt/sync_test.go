@@ -260,7 +260,7 @@ func cutOffClone(t *testing.T, whileDamaged func(dst *env)) (dst *env, dir strin
 	// once the remote is mended, not that running it again (which fails
 	// the same way) does, nor to verify this store, which is sound.
 	if r := dst.run("", "clone", remote.FileURL(dir)); r.code != protocol.ExitCorrupted || !strings.Contains(r.stderr, "completes once the remote is mended") ||
-		!strings.Contains(r.stderr, "then the same ckpt clone run again finishes it") || !strings.Contains(r.stderr, "not in this store") || strings.Contains(r.stderr, "ckpt verify") {
+		!strings.Contains(r.stderr, "once the remote is mended, the same ckpt clone run again finishes it") || !strings.Contains(r.stderr, "not in this store") || strings.Contains(r.stderr, "ckpt verify") {
 		t.Fatalf("clone with truncated data objects: exit %d %s", r.code, r.stderr)
 	}
 	if whileDamaged != nil {

@@ -302,6 +302,7 @@ var conflictAdvice = map[engine.ConflictKind]string{
 	engine.ConflictUnsaved:    "; use --force to discard it, or restore with a backup",
 	engine.ConflictUnread:     "; make it readable and restore again, or use --force to replace it",
 	engine.ConflictDirHolds:   "; use --force to remove them",
+	engine.ConflictChanged:    "; save it, then restore again to replace it",
 }
 
 // ConflictReason is a conflict's reason with the advice its kind implies.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -37,8 +38,11 @@ func runShell(c *exec.Cmd) error {
 		return err
 	}
 	defer windows.CloseHandle(job) // ends whatever is still in the job
+	var inJob atomic.Bool
 	c.Cancel = func() error {
-		windows.TerminateJobObject(job, 1)
+		if inJob.Load() {
+			return windows.TerminateJobObject(job, 1)
+		}
 		return c.Process.Kill()
 	}
 	if err := c.Start(); err != nil {
@@ -50,7 +54,7 @@ func runShell(c *exec.Cmd) error {
 		return errors.Join(fmt.Errorf("opening the test command's process: %w", err), c.Wait())
 	}
 	defer windows.CloseHandle(proc)
-	inJob := windows.AssignProcessToJobObject(job, proc) == nil
+	inJob.Store(windows.AssignProcessToJobObject(job, proc) == nil)
 	if err := resumeThreads(uint32(c.Process.Pid)); err != nil {
 		c.Process.Kill()
 		return errors.Join(fmt.Errorf("starting the test command: %w", err), c.Wait())
@@ -58,7 +62,7 @@ func runShell(c *exec.Cmd) error {
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		if _, err := windows.WaitForSingleObject(proc, windows.INFINITE); err == nil && inJob {
+		if _, err := windows.WaitForSingleObject(proc, windows.INFINITE); err == nil && inJob.Load() {
 			windows.TerminateJobObject(job, 1)
 		}
 	}()

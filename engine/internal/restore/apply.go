@@ -120,7 +120,7 @@ type Applier struct {
 	// syncfs, rename them into place and end with a second syncfs.
 	syncEach bool
 
-	mu      sync.Mutex      // guards Result, blocked, dirs, made, staged, held and aged
+	mu      sync.Mutex      // guards Result, blocked, dirs, made, staged, held, spaceFreed and aged
 	blocked []string        // paths (and their subtrees) left alone because of a conflict
 	dirs    map[string]bool // directories whose entries this restore changed
 	made    map[string]bool // directories this restore created
@@ -131,7 +131,7 @@ type Applier struct {
 	// requires still to stand (see unchangedSince).
 	seen map[string]fs.FileInfo
 	// spaceFreed is set once a write that found the disk full let go of
-	// the held files (see retryWhenFull).
+	// the held files (see freedSpace).
 	spaceFreed bool
 	// subtrees maps the root of each fresh subtree (a directory the
 	// restore creates in one it did not) to the temporary name it is
@@ -594,6 +594,7 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 	x.dirs, x.made, x.staged = map[string]bool{}, map[string]bool{}, nil
 	x.subtrees, x.inside = map[string]string{}, nil
 	x.clashConflicts(p)
+	x.lookBefore(p)
 	for _, o := range p.dirModes {
 		if o.opens {
 			if err := x.dirMode(o); err != nil {
@@ -611,7 +612,6 @@ func (x *Applier) Apply(ctx context.Context, p *Plan) error {
 			return err
 		}
 	}
-	x.lookBefore(p.writes)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(x.writers())
 	for _, o := range p.writes {
@@ -899,14 +899,23 @@ func (x *Applier) stem() string {
 	return tempStem
 }
 
-// lookBefore looks up what stands at each path the writes replace, before
-// the first of them begins (seen): a file another program changes while the
-// restore writes (an editor saving) is then left alone by place, not
-// replaced with content it never saw.
-func (x *Applier) lookBefore(writes []op) {
+// lookBefore looks up what stands at each path the writes of p replace,
+// before Apply changes anything (seen): a file another program changes
+// while the restore runs (an editor saving) is then left alone by place,
+// not replaced with content it never saw. A path the plan removes first
+// (the target puts another kind of entry there) must then stand empty.
+func (x *Applier) lookBefore(p *Plan) {
 	x.seen = map[string]fs.FileInfo{}
-	for _, o := range writes {
+	removed := make(map[string]bool, len(p.removes))
+	for _, o := range p.removes {
+		removed[o.path] = true
+	}
+	for _, o := range p.writes {
 		if o.fresh || o.kind == opChmod {
+			continue
+		}
+		if removed[o.path] {
+			x.seen[o.path] = nil
 			continue
 		}
 		switch fi, err := x.FS.Lstat(o.path); {
@@ -920,8 +929,10 @@ func (x *Applier) lookBefore(writes []op) {
 
 // unchangedSince reports whether what stands at rel is what lookBefore
 // saw there: the same file (on unix, the same inode), with the same type,
-// mode, size and modification time, or still nothing. A path it did not
-// look up is unchanged.
+// size and modification time, or still nothing. Permissions are not
+// compared: they are the file's, shared by its hard links, which the
+// restore's own chmod of another name may change, and a change of them
+// loses no content. A path it did not look up is unchanged.
 func (x *Applier) unchangedSince(rel string) bool {
 	before, ok := x.seen[rel]
 	if !ok {
@@ -931,7 +942,7 @@ func (x *Applier) unchangedSince(rel string) bool {
 	if before == nil || err != nil {
 		return before == nil && errors.Is(err, fs.ErrNotExist)
 	}
-	return now.Mode() == before.Mode() && now.Size() == before.Size() && now.ModTime().Equal(before.ModTime()) && sameInode(now, before)
+	return now.Mode().Type() == before.Mode().Type() && now.Size() == before.Size() && now.ModTime().Equal(before.ModTime()) && sameInode(now, before)
 }
 
 // place renames o's temporary file tmp onto its path and records it as
@@ -1006,8 +1017,14 @@ func (x *Applier) hold(name string) {
 	}
 	if c := x.FS.Hold(name); c != nil {
 		x.mu.Lock()
-		x.held = append(x.held, c)
+		freed := x.spaceFreed // since the check above
+		if !freed {
+			x.held = append(x.held, c)
+		}
 		x.mu.Unlock()
+		if freed {
+			c.Close()
+		}
 	}
 }
 

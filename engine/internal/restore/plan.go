@@ -38,9 +38,9 @@ type op struct {
 	// sweep plans: the filter does not cover them, or the plan is Sweep's.
 	swept bool
 	// opens is set on a directory's mode that gives its owner the write
-	// permission the current mode withholds: it is set before anything
-	// below the directory is removed or written, which its current mode
-	// would refuse; every other mode is set after.
+	// or search permission the current mode withholds: it is set before
+	// anything below the directory is removed or written, which its
+	// current mode would refuse; every other mode is set after.
 	opens bool
 	// discards is set, as Apply writes it, on a write that Force lets
 	// replace content no checkpoint captures (unsaved or unread): once in
@@ -222,7 +222,7 @@ func (p *planner) entry(dir string, c, t *objects.Entry) error {
 			return err
 		}
 		if c.Mode != t.Mode && p.filter.Covers(rel) {
-			opens := c.Mode&0o200 == 0 && t.Mode&0o200 != 0
+			opens := t.Mode&^c.Mode&0o300 != 0
 			p.plan.dirModes = append(p.plan.dirModes, op{kind: opDirMode, path: rel, ent: *t, opens: opens})
 		}
 	case c.ID != t.ID && t.Kind == objects.KindSymlink:

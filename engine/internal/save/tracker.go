@@ -207,13 +207,15 @@ func (t *Tracker) newlyLinked(linked map[string]links) bool {
 	return false
 }
 
-// trustNothingNext makes the next scan's plan trust nothing: it lists
-// every directory.
+// trustNothingNext makes the plans begun from now on trust nothing: they
+// list every directory. A plan begun before (a presave's, a refresh's,
+// of generation t.gen) does not end that when it settles: only one of a
+// later generation does.
 func (t *Tracker) trustNothingNext() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.all == 0 {
-		t.all = t.gen
+		t.all = t.gen + 1
 	}
 }
 
