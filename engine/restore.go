@@ -73,7 +73,7 @@ const (
 	ConflictFault        ConflictKind = "fault"         // the path may not be changed (permission denied, held open)
 	ConflictNameClash    ConflictKind = "name-clash"    // the file system cannot tell this name from another the target holds
 	ConflictBadName      ConflictKind = "bad-name"      // the file system cannot hold this name (Windows: CON, trailing dot, ':')
-	ConflictChanged      ConflictKind = "changed"       // another program changed the path while the restore wrote (Force does not overwrite it)
+	ConflictChanged      ConflictKind = "changed"       // another program changed the path after the backup read it, while the restore ran (Force does not overwrite it)
 )
 
 // RestoreResult reports what Restore did (or, for a dry run, would do).
@@ -259,6 +259,9 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		x.TempsSince = e.pending.Started
 	}
 	x.Unread = unreadPaths(cur.snap.Skipped)
+	if !cur.guard && !resuming && !opts.DryRun && e.places.roots == nil && e.sameCapture(opts.Capture, nil) {
+		x.Scanned = scannedStat(e.save.ScannedStat(cur.snap))
+	}
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
 		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {
@@ -403,6 +406,15 @@ func (e *Engine) openWorkspaceFS() (restore.FS, func() error, error) {
 		dirs[r.Name] = r.Dir
 	}
 	return restore.OpenRoots(dirs, e.opts.hooks.wrapRestoreFS)
+}
+
+// scannedStat adapts a scan's stat-cache records (save.Store.ScannedStat)
+// to what the restore compares (restore.Applier.Scanned).
+func scannedStat(records func(string) (index.CachedFile, bool)) func(string) (restore.ScannedStat, bool) {
+	return func(rel string) (restore.ScannedStat, bool) {
+		c, ok := records(rel)
+		return restore.ScannedStat{Size: c.Size, MtimeNs: c.MtimeNs, Inode: c.Inode}, ok
+	}
 }
 
 // setApplied copies what the applier did into the result.

@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/engine/internal/restore"
 	"github.com/ckpt/ckpt/internal/testtree"
@@ -181,4 +184,63 @@ func TestARestoreChmodOfOneHardLinkIsNoChangeOfTheOther(t *testing.T) {
 		t.Fatalf("conflicts %+v; want none", res.Conflicts)
 	}
 	assertSameTree(t, want, f.read())
+}
+
+// A file changed after the restore's backup read it, before the restore
+// began writing (here: at the journal's write), is left alone as
+// changed, whether the restore would replace it or remove it: the backup
+// holds the content the scan read, not this one.
+func TestAFileChangedAfterTheBackupReadItKeepsItsContent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testtree.Dir{
+		"a.txt": testtree.File{Content: "a one\n"},
+		"b.txt": testtree.File{Content: "b one\n"},
+	})
+	// Old modification times, distinct per version: the stat cache's
+	// records are then not racy, and tell the versions apart.
+	age := func(d time.Duration, names ...string) {
+		for _, n := range names {
+			when := time.Now().Add(-d)
+			if err := os.Chtimes(filepath.Join(f.ws, n), when, when); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	age(3*time.Hour, "a.txt", "b.txt")
+	f.save("one")
+	f.write("a.txt", "a two\n")
+	f.write("b.txt", "b two\n")
+	f.write("d.txt", "only in two\n")
+	age(2*time.Hour, "a.txt", "b.txt", "d.txt")
+	f.save("two")
+	edited := map[string]string{"b.txt": "the editor's b\n", "d.txt": "the editor's d\n"}
+	f.open(Options{hooks: testHooks{pause: func(_ context.Context, point string) {
+		if point != pauseRestoreJournaled {
+			return
+		}
+		for name, content := range edited {
+			if err := os.WriteFile(filepath.Join(f.ws, name), []byte(content), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}}})
+	res := f.restore("@1", RestoreOptions{})
+	var changed []string
+	for _, c := range res.Conflicts {
+		if c.Kind == ConflictChanged {
+			changed = append(changed, c.Path)
+		}
+	}
+	slices.Sort(changed)
+	if !slices.Equal(changed, []string{"b.txt", "d.txt"}) || len(res.Conflicts) != 2 {
+		t.Fatalf("conflicts %+v; want b.txt and d.txt changed", res.Conflicts)
+	}
+	for name, content := range edited {
+		if got := f.readFile(name); got != content {
+			t.Errorf("%s = %q, want the editor's %q", name, got, content)
+		}
+	}
+	if got := f.readFile("a.txt"); got != "a one\n" {
+		t.Errorf("a.txt = %q, want it restored", got)
+	}
 }

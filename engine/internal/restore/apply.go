@@ -87,6 +87,12 @@ type Applier struct {
 	// temporary files are removed whatever the guard says (those that
 	// TempsSince does not show to be a user's).
 	Resuming bool
+	// Scanned, when set, says what the scan of the current state (the
+	// backup's) saw of a path, when it can tell: a file whose size,
+	// modification time or inode differ now changed after that scan read
+	// it, and is in no checkpoint; the restore leaves it alone (a conflict,
+	// ConflictChanged), as it leaves one changed while it writes.
+	Scanned func(rel string) (ScannedStat, bool)
 	// TempsSince, when set, is when the interrupted restore whose
 	// temporaries this run removes began (its journal's Started). A path
 	// with a temporary's name (TempPrefix, a number, "-", a number) last
@@ -161,7 +167,7 @@ var conflictReasons = map[ConflictKind]string{
 	ConflictUnread:       "the current content could not be read, so no checkpoint holds it",
 	ConflictDirHolds:     "the directory holds files not captured by any checkpoint",
 	ConflictBlockedBelow: "the directory still holds paths the restore left alone (see their conflicts)",
-	ConflictChanged:      "the path changed while the restore ran, after its backup was taken; it keeps its new content",
+	ConflictChanged:      "the path changed while the restore ran, after its backup read it; it keeps its new content",
 }
 
 // faultReason explains a path the restore could not change (permission
@@ -899,16 +905,28 @@ func (x *Applier) stem() string {
 	return tempStem
 }
 
+// ScannedStat is what a scan saw of a file (Applier.Scanned). Inode is
+// 0 where the platform's lookups do not give one.
+type ScannedStat struct {
+	Size, MtimeNs int64
+	Inode         uint64
+}
+
 // lookBefore looks up what stands at each path the writes of p replace,
 // before Apply changes anything (seen): a file another program changes
 // while the restore runs (an editor saving) is then left alone by place,
 // not replaced with content it never saw. A path the plan removes first
-// (the target puts another kind of entry there) must then stand empty.
+// (the target puts another kind of entry there) must then stand empty. A
+// file to replace or remove that changed since the scan of the current
+// state read it (Scanned) is left alone at once.
 func (x *Applier) lookBefore(p *Plan) {
 	x.seen = map[string]fs.FileInfo{}
 	removed := make(map[string]bool, len(p.removes))
 	for _, o := range p.removes {
 		removed[o.path] = true
+		if o.kind == opRemove && !o.swept && x.changedSinceScan(o.path, nil) {
+			x.conflict(o.path, ConflictChanged)
+		}
 	}
 	for _, o := range p.writes {
 		if o.fresh || o.kind == opChmod {
@@ -919,12 +937,34 @@ func (x *Applier) lookBefore(p *Plan) {
 			continue
 		}
 		switch fi, err := x.FS.Lstat(o.path); {
+		case err == nil && x.changedSinceScan(o.path, fi):
+			x.conflict(o.path, ConflictChanged)
 		case err == nil:
 			x.seen[o.path] = fi
 		case errors.Is(err, fs.ErrNotExist):
 			x.seen[o.path] = nil
 		}
 	}
+}
+
+// changedSinceScan reports whether the file at rel (fi, nil: looked up
+// here) differs from what Scanned says the scan saw of it.
+func (x *Applier) changedSinceScan(rel string, fi fs.FileInfo) bool {
+	if x.Scanned == nil {
+		return false
+	}
+	was, ok := x.Scanned(rel)
+	if !ok {
+		return false
+	}
+	if fi == nil {
+		var err error
+		if fi, err = x.FS.Lstat(rel); err != nil {
+			return false // gone: nothing to keep
+		}
+	}
+	ino, known := inodeNumber(fi)
+	return fi.Size() != was.Size || fi.ModTime().UnixNano() != was.MtimeNs || known && was.Inode != 0 && ino != was.Inode
 }
 
 // unchangedSince reports whether what stands at rel is what lookBefore

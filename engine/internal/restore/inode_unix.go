@@ -26,3 +26,9 @@ func inodeOf(fi fs.FileInfo) (dev, ino uint64, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// inodeNumber returns the inode a lookup found, where it says.
+func inodeNumber(fi fs.FileInfo) (uint64, bool) {
+	_, ino, ok := inodeOf(fi)
+	return ino, ok
+}
