@@ -6,48 +6,88 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/objects"
 )
 
 // ScannedStat returns what the scan of snap saw of each file, for a caller
 // that must tell whether a file changed since (a restore about to replace
-// it): the stat-cache record of the file after that scan (snap's own
-// records first, then the index's, which the scan found still true). It
-// answers ok only for a record that tells the scan's read apart from a
-// later change: not a racy one (its mtime within racyMargin of the
-// record's writing, whose content the scan hashed though a rewrite may keep
-// the stat), not a kept one (a file the scan could not read, recorded
-// without its stat). With StatCacheReadOnly, or for a scan that kept no
-// records, it answers nothing: the index's records may then be older than
-// the scan. The function is for one goroutine.
+// it): the stat-cache record of the file (snap's own records first, then
+// the index's), when it describes the content snap holds at that path (a
+// scan may trust more than the records: a restore's vouching, a watcher's
+// quiet directory, both before the records are refreshed) and tells the
+// scan's read apart from a later change: not a racy record (its mtime
+// within racyMargin of the record's writing, whose content the scan hashed
+// though a rewrite may keep the stat), not a kept one (a file the scan
+// could not read, recorded without its stat). With StatCacheReadOnly it
+// answers nothing. The function is for one goroutine.
 func (st *Store) ScannedStat(snap *Snapshot) func(rel string) (index.CachedFile, bool) {
 	if st.StatCacheReadOnly {
 		return func(string) (index.CachedFile, bool) { return index.CachedFile{}, false }
 	}
-	dirs := map[string]*index.DirCache{} // nil: no record
-	return func(rel string) (index.CachedFile, bool) {
-		dir := parentDir(rel)
-		dc, seen := dirs[dir]
-		if !seen {
-			if own, ok := snap.Caches[dir]; ok {
-				dc = &own
-			} else if stored, ok, err := st.DB.DirCache(dir); err == nil && ok {
-				dc = &stored
-			}
-			dirs[dir] = dc
+	src := st.TreeSource(snap)
+	type dirView struct {
+		record *index.DirCache // nil: none
+		tree   *objects.Tree   // nil: not a directory snap holds
+	}
+	dirs := map[string]dirView{}
+	var view func(dir string) dirView
+	view = func(dir string) dirView {
+		if v, ok := dirs[dir]; ok {
+			return v
 		}
-		if dc == nil {
+		var v dirView
+		if own, ok := snap.Caches[dir]; ok {
+			v.record = &own
+		} else if stored, ok, err := st.DB.DirCache(dir); err == nil && ok {
+			v.record = &stored
+		}
+		id := snap.Root
+		if dir != "" {
+			parent := view(parentDir(dir))
+			if e, ok := findName(parent.tree, path.Base(dir)); ok && e.Kind == objects.KindDir {
+				id = e.ID
+			} else {
+				id = objects.ID{}
+			}
+		}
+		if !id.IsZero() {
+			if t, err := src.Tree(id); err == nil {
+				v.tree = &t
+			}
+		}
+		dirs[dir] = v
+		return v
+	}
+	return func(rel string) (index.CachedFile, bool) {
+		v := view(parentDir(rel))
+		if v.record == nil {
 			return index.CachedFile{}, false
 		}
-		i, found := slices.BinarySearchFunc(dc.Entries, path.Base(rel), func(c index.CachedFile, name string) int {
+		i, found := slices.BinarySearchFunc(v.record.Entries, path.Base(rel), func(c index.CachedFile, name string) int {
 			return strings.Compare(c.Name, name)
 		})
 		if !found {
 			return index.CachedFile{}, false
 		}
-		c := dc.Entries[i]
-		if c.MtimeNs == 0 || c.MtimeNs+racyMargin > dc.WrittenNs {
+		c := v.record.Entries[i]
+		held, ok := findName(v.tree, c.Name)
+		if !ok || held.ID != c.ID || c.MtimeNs == 0 || c.MtimeNs+racyMargin > v.record.WrittenNs {
 			return index.CachedFile{}, false
 		}
 		return c, true
 	}
+}
+
+// findName returns the entry of t named name (t may be nil).
+func findName(t *objects.Tree, name string) (objects.Entry, bool) {
+	if t == nil {
+		return objects.Entry{}, false
+	}
+	i, found := slices.BinarySearchFunc(t.Entries, name, func(e objects.Entry, name string) int {
+		return strings.Compare(e.Name, name)
+	})
+	if !found {
+		return objects.Entry{}, false
+	}
+	return t.Entries[i], true
 }
