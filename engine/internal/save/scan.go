@@ -53,6 +53,9 @@ type Snapshot struct {
 
 	plan    *plan // what the Tracker let this scan trust; nil without one
 	partial atomic.Bool
+	// vouched: the Tracker vouched for Root (vouchedSnapshot), which no
+	// scan read; the stat cache's records may be older than Root.
+	vouched bool
 	// linked records, for each directory this scan listed, whether it
 	// holds a file (or a rule file) with more than one hard link (see
 	// Tracker); nil without a Tracker. vanished lists the directories it

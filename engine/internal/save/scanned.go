@@ -18,10 +18,12 @@ import (
 // scan's read apart from a later change: not a racy record (its mtime
 // within racyMargin of the record's writing, whose content the scan hashed
 // though a rewrite may keep the stat), not a kept one (a file the scan
-// could not read, recorded without its stat). With StatCacheReadOnly it
-// answers nothing. The function is for one goroutine.
+// could not read, recorded without its stat). With StatCacheReadOnly, or
+// for a snapshot the Tracker vouched for (no scan read the files, and the
+// records may be older than a restore that wrote the same content again),
+// it answers nothing. The function is for one goroutine.
 func (st *Store) ScannedStat(snap *Snapshot) func(rel string) (index.CachedFile, bool) {
-	if st.StatCacheReadOnly {
+	if st.StatCacheReadOnly || snap.vouched {
 		return func(string) (index.CachedFile, bool) { return index.CachedFile{}, false }
 	}
 	src := st.TreeSource(snap)

@@ -12,7 +12,8 @@ import (
 // ScannedStat answers only with a record that says what the scan read:
 // one whose content is what the snapshot holds at that path (a record
 // left from before a restore the scan trusted is not), not racy, not
-// kept, and nothing under a read-only stat cache.
+// kept, and nothing for a vouched snapshot or under a read-only stat
+// cache.
 func TestScannedStatAnswersOnlyForRecordsOfTheSnapshotsContent(t *testing.T) {
 	t.Parallel()
 	db, err := index.Open(filepath.Join(t.TempDir(), "index"), index.Options{})
@@ -58,7 +59,11 @@ func TestScannedStatAnswersOnlyForRecordsOfTheSnapshotsContent(t *testing.T) {
 			t.Errorf("%s: %+v; want no answer", rel, c)
 		}
 	}
-	st.StatCacheReadOnly = true
+	snap.vouched = true
+	if _, ok := st.ScannedStat(snap)("f"); ok {
+		t.Error("a vouched snapshot's records answered")
+	}
+	snap.vouched, st.StatCacheReadOnly = false, true
 	if _, ok := st.ScannedStat(snap)("f"); ok {
 		t.Error("a read-only stat cache's records answered")
 	}

@@ -95,7 +95,7 @@ func (t *Tracker) doubt() {
 // skipped what the last committed scan did, as a scan pruning everything
 // would. It settles nothing (its plan is nil).
 func (st *Store) vouchedSnapshot(root objects.ID) *Snapshot {
-	snap := &Snapshot{Root: root, Pending: newPending()}
+	snap := &Snapshot{Root: root, Pending: newPending(), vouched: true}
 	snap.partial.Store(true)
 	snap.Skipped = slices.Clone(st.Tracker.lastSkipped())
 	return snap
