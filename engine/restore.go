@@ -32,9 +32,10 @@ type RestoreOptions struct {
 	Only Only // default OnlyWorkspace
 	// Paths restore only these workspace-relative files or directories;
 	// one that is neither in the checkpoint nor in the workspace, or an
-	// empty path, is ErrBadRequest ("." is the whole workspace). A Restore
-	// that resumes the pending restore of the same paths does not check
-	// them again: that restore may have removed one already.
+	// empty path, is ErrBadRequest ("." is the whole workspace), and so
+	// are paths beside OnlyState, which restores no file. A Restore that
+	// resumes the pending restore of the same paths does not check them
+	// again: that restore may have removed one already.
 	Paths    []string
 	DryRun   bool // report the plan, change nothing
 	NoBackup bool // skip the backup checkpoint of the current state
@@ -151,6 +152,9 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 	start := time.Now()
 	if err := opts.Capture.check(); err != nil { // before settling anything
 		return nil, e.report(err, start)
+	}
+	if opts.Only == OnlyState && len(opts.Paths) > 0 {
+		return nil, e.report(fmt.Errorf("%w: a restore of the state only (only: state) restores no file: give it no paths", ErrBadRequest), start)
 	}
 	unlock, err := e.lockForWrite()
 	if err != nil {

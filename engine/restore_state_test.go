@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -23,6 +24,10 @@ func TestRestoreStateOnlyKeepsHeadAndFiles(t *testing.T) {
 	two, err := f.e.Save(ctx, SaveOptions{Message: "two", State: strings.NewReader("s2")})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Paths beside it would be ignored: they are refused.
+	if _, err := f.e.Restore(ctx, one.ID.String(), RestoreOptions{Only: OnlyState, Paths: []string{"f"}}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("state-only restore of a path: %v, want ErrBadRequest", err)
 	}
 	res := f.restore(one.ID.String(), RestoreOptions{Only: OnlyState})
 	if res.Restored != one.ID || len(res.Written)+len(res.Deleted) != 0 || !res.Backup.IsZero() {
