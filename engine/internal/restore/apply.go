@@ -989,13 +989,16 @@ func (x *Applier) unchangedSince(rel string) bool {
 // written; a failed rename removes tmp, as does a path changed since the
 // restore began writing (a conflict: its new content stays).
 func (x *Applier) place(o op, tmp string) error {
+	if !o.fresh { // a fresh path holds nothing captured to replace
+		x.hold(o.path)
+	}
+	// The look last, right before the rename: what is left between them
+	// is a write landing in that instant, or one through a descriptor the
+	// writer opened before, into the file the rename replaces.
 	if !x.unchangedSince(o.path) {
 		_ = x.FS.Remove(tmp)
 		x.conflict(o.path, ConflictChanged)
 		return nil
-	}
-	if !o.fresh { // a fresh path holds nothing captured to replace
-		x.hold(o.path)
 	}
 	if err := x.rename(tmp, o.path); err != nil {
 		_ = x.FS.Remove(tmp)

@@ -50,7 +50,7 @@ func (r *ruleFiles) changed(now time.Time) bool {
 			changed = true
 		}
 		// A rewrite of the same size within one timestamp tick keeps the stamp.
-		if fi != nil && now.Sub(fi.ModTime()) < time.Duration(racyMargin) {
+		if fi != nil && racy(fi.ModTime().UnixNano(), now.UnixNano()) {
 			r.racy = true
 		}
 	}

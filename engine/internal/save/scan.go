@@ -30,6 +30,24 @@ import (
 // entries are re-hashed, as git does for racily clean index entries.
 const racyMargin = int64(50 * time.Millisecond)
 
+// racy reports whether a stat-cache record of a file whose modification
+// time is mtimeNs, written at writtenNs, cannot tell the read it records
+// from a rewrite of the same size: the stamp lies within racyMargin, or
+// the file system's own resolution, before the writing. A file system
+// that keeps whole seconds (ext4 with 128-byte inodes, HFS+, most network
+// mounts) or even seconds (FAT) shows it in the stamp, which then has no
+// fraction: such a stamp is taken to be that coarse.
+func racy(mtimeNs, writtenNs int64) bool {
+	margin := racyMargin
+	switch {
+	case mtimeNs%int64(2*time.Second) == 0:
+		margin = int64(2 * time.Second)
+	case mtimeNs%int64(time.Second) == 0:
+		margin = int64(time.Second)
+	}
+	return mtimeNs+margin > writtenNs
+}
+
 // maxReadAttempts bounds how often a file that changes while it is read is read again.
 const maxReadAttempts = 3
 
@@ -609,7 +627,7 @@ func statMatches(prev *index.CachedFile, ent *walker.Entry, cacheWrittenNs int64
 		prev.MtimeNs == ent.MtimeNs &&
 		prev.CtimeNs == ent.CtimeNs &&
 		prev.Inode == ent.Ino &&
-		prev.MtimeNs+racyMargin <= cacheWrittenNs
+		!racy(prev.MtimeNs, cacheWrittenNs)
 }
 
 // entryResult is what the scan learned of one directory entry.

@@ -16,7 +16,7 @@ import (
 // scan may trust more than the records: a restore's vouching, a watcher's
 // quiet directory, both before the records are refreshed) and tells the
 // scan's read apart from a later change: not a racy record (its mtime
-// within racyMargin of the record's writing, whose content the scan hashed
+// within racyMargin, or the stamp's resolution, of the record's writing, whose content the scan hashed
 // though a rewrite may keep the stat), not a kept one (a file the scan
 // could not read, recorded without its stat). With StatCacheReadOnly, or
 // for a snapshot the Tracker vouched for (no scan read the files, and the
@@ -73,7 +73,7 @@ func (st *Store) ScannedStat(snap *Snapshot) func(rel string) (index.CachedFile,
 		}
 		c := v.record.Entries[i]
 		held, ok := findName(v.tree, c.Name)
-		if !ok || held.ID != c.ID || c.MtimeNs == 0 || c.MtimeNs+racyMargin > v.record.WrittenNs {
+		if !ok || held.ID != c.ID || c.MtimeNs == 0 || racy(c.MtimeNs, v.record.WrittenNs) {
 			return index.CachedFile{}, false
 		}
 		return c, true
