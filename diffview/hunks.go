@@ -2,6 +2,7 @@ package diffview
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -27,33 +28,82 @@ func splitLines(data []byte) []string {
 	return lines
 }
 
-// groupedOpCodes returns the hunks turning a into b, each with up to context
-// lines of context, or nil when a and b are equal. The common head and tail
-// are cut off (keeping context lines of each) before the sequence matcher
-// runs, so a small edit in a long file costs time linear in the file.
-func groupedOpCodes(a, b []string, context int) [][]difflib.OpCode {
+// exactCells bounds the region (lines of a times lines of b, between
+// their common head and tail) the sequence matcher compares with every
+// line as a possible anchor: there a frequent line (a lone brace, a blank
+// line) still anchors a match, so an edit far from another in a long JSON
+// file does not turn into a rewrite of all between. Its cost grows with
+// the region's square where lines repeat (about 15 ms at the bound, for a
+// region of one repeated line); a larger region takes the matcher's
+// popular-line heuristic, linear but blind to lines that make up over 1%
+// of it.
+const exactCells = 250_000
+
+// opCodes returns the edit turning a into b, equal runs included: the
+// common head and tail are cut off before the sequence matcher runs (a
+// small edit in a long file costs time linear in the file), and are its
+// first and last equal runs. Every view of one change (the patch at any
+// context, the stat) is cut from these, so they agree.
+func opCodes(a, b []string) []difflib.OpCode {
 	head := 0
 	for head < len(a) && head < len(b) && a[head] == b[head] {
 		head++
-	}
-	if head == len(a) && head == len(b) {
-		return nil
 	}
 	tail := 0
 	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
 		tail++
 	}
-	lo := head - min(head, context)
-	cut := tail - min(tail, context)
-	m := difflib.NewMatcher(a[lo:len(a)-cut], b[lo:len(b)-cut])
-	groups := m.GetGroupedOpCodes(context)
-	for _, g := range groups {
-		for i := range g {
-			g[i].I1 += lo
-			g[i].I2 += lo
-			g[i].J1 += lo
-			g[i].J2 += lo
+	var ops []difflib.OpCode
+	if head > 0 {
+		ops = append(ops, difflib.OpCode{Tag: 'e', I1: 0, I2: head, J1: 0, J2: head})
+	}
+	midA, midB := a[head:len(a)-tail], b[head:len(b)-tail]
+	if len(midA)+len(midB) > 0 {
+		m := difflib.NewMatcherWithJunk(midA, midB, len(midA)*len(midB) > exactCells, nil)
+		for _, op := range m.GetOpCodes() {
+			op.I1, op.I2, op.J1, op.J2 = op.I1+head, op.I2+head, op.J1+head, op.J2+head
+			ops = append(ops, op)
 		}
+	}
+	if tail > 0 {
+		ops = append(ops, difflib.OpCode{Tag: 'e', I1: len(a) - tail, I2: len(a), J1: len(b) - tail, J2: len(b)})
+	}
+	return ops
+}
+
+// groupedOpCodes returns the hunks turning a into b, each with up to context
+// lines of context, or nil when a and b are equal.
+func groupedOpCodes(a, b []string, context int) [][]difflib.OpCode {
+	return hunks(opCodes(a, b), context)
+}
+
+// hunks groups ops into hunks with up to context equal lines around each
+// change: an equal run longer than twice the context ends one hunk and
+// starts the next; none when nothing changed.
+func hunks(ops []difflib.OpCode, context int) [][]difflib.OpCode {
+	if !slices.ContainsFunc(ops, func(op difflib.OpCode) bool { return op.Tag != 'e' }) {
+		return nil
+	}
+	ops = slices.Clone(ops)
+	if first := &ops[0]; first.Tag == 'e' {
+		first.I1, first.J1 = max(first.I1, first.I2-context), max(first.J1, first.J2-context)
+	}
+	if last := &ops[len(ops)-1]; last.Tag == 'e' {
+		last.I2, last.J2 = min(last.I2, last.I1+context), min(last.J2, last.J1+context)
+	}
+	var groups [][]difflib.OpCode
+	var cur []difflib.OpCode
+	for _, op := range ops {
+		if op.Tag == 'e' && op.I2-op.I1 > 2*context {
+			cur = append(cur, difflib.OpCode{Tag: 'e', I1: op.I1, I2: op.I1 + context, J1: op.J1, J2: op.J1 + context})
+			groups = append(groups, cur)
+			cur = nil
+			op.I1, op.J1 = op.I2-context, op.J2-context
+		}
+		cur = append(cur, op)
+	}
+	if len(cur) > 1 || len(cur) == 1 && cur[0].Tag != 'e' {
+		groups = append(groups, cur)
 	}
 	return groups
 }
