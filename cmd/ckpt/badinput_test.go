@@ -52,6 +52,8 @@ var badInputs = []badInput{
 		msg: `bad request: no remote "nosuch"`},
 	{name: "two diff formats", args: []string{"diff", "--stat", "--name-status"}, code: 2,
 		msg: "--stat and --name-status: give one"},
+	{name: "the workspace as the first of two refs", args: []string{"diff", "workspace", "@1"}, code: 2,
+		msg: "the workspace can be only the second ref: ckpt diff @1 workspace shows the change the other way"},
 	{name: "blank task", args: []string{"--task", " ", "save"}, code: 2,
 		msg: `bad request: invalid task name " ": use 1-200 bytes of UTF-8 without '/', newlines or NUL, not all blank`},
 	{name: "overlong task", args: []string{"--task", strings.Repeat("t", 5000), "list"}, code: 2,

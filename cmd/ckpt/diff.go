@@ -19,12 +19,15 @@ func (a *app) diffCommand() *cobra.Command {
 		Use:   "diff [REF [REF]] [-- PATH...]",
 		Short: "Show changes between checkpoints, or a checkpoint and the workspace",
 		Long: "With no ref: HEAD against the workspace. With one ref: that checkpoint against the workspace.\n" +
-			"With two: the first against the second (either may be the word workspace).\n" +
+			"With two: the first against the second, which may be the word workspace.\n" +
 			"--mode checkpoint|from-init|to-current|full picks the range from the task's history.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			refs, paths := pathsAfterDash(cmd, args)
 			if len(refs) > 2 {
 				return protocol.UsageError("diff takes at most two refs")
+			}
+			if len(refs) == 2 && refs[0] == engine.WorkspaceRef && refs[1] != engine.WorkspaceRef {
+				return protocol.UsageError(fmt.Sprintf("the workspace can be only the second ref: ckpt diff %s workspace shows the change the other way", refs[1]))
 			}
 			if stat && nameStatus {
 				return protocol.UsageError("--stat and --name-status: give one")
