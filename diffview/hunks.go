@@ -28,16 +28,17 @@ func splitLines(data []byte) []string {
 	return lines
 }
 
-// exactCells bounds the region (lines of a times lines of b, between
-// their common head and tail) the sequence matcher compares with every
-// line as a possible anchor: there a frequent line (a lone brace, a blank
-// line) still anchors a match, so an edit far from another in a long JSON
-// file does not turn into a rewrite of all between. Its cost grows with
-// the region's square where lines repeat (about 15 ms at the bound, for a
-// region of one repeated line); a larger region takes the matcher's
-// popular-line heuristic, linear but blind to lines that make up over 1%
-// of it.
-const exactCells = 250_000
+// exactWork bounds the region (between a's and b's common head and tail)
+// the sequence matcher compares with every line as a possible anchor,
+// measured as the lines of a times the count of b's most frequent line:
+// there a frequent line (a lone brace, a blank line) still anchors a
+// match, so an edit far from another in a JSON file does not turn into a
+// rewrite of all between. The matcher's cost grows with that product and
+// with how many matches it splits the region into (about 10–30 ms at the
+// bound where lines repeat most and edits are many); beyond it the
+// matcher takes its popular-line heuristic, linear but blind to lines
+// that make up over 1% of the region.
+const exactWork = 30_000
 
 // opCodes returns the edit turning a into b, equal runs included: the
 // common head and tail are cut off before the sequence matcher runs (a
@@ -59,7 +60,7 @@ func opCodes(a, b []string) []difflib.OpCode {
 	}
 	midA, midB := a[head:len(a)-tail], b[head:len(b)-tail]
 	if len(midA)+len(midB) > 0 {
-		m := difflib.NewMatcherWithJunk(midA, midB, len(midA)*len(midB) > exactCells, nil)
+		m := difflib.NewMatcherWithJunk(midA, midB, len(midA)*mostFrequent(midB) > exactWork, nil)
 		for _, op := range m.GetOpCodes() {
 			op.I1, op.I2, op.J1, op.J2 = op.I1+head, op.I2+head, op.J1+head, op.J2+head
 			ops = append(ops, op)
@@ -69,6 +70,17 @@ func opCodes(a, b []string) []difflib.OpCode {
 		ops = append(ops, difflib.OpCode{Tag: 'e', I1: len(a) - tail, I2: len(a), J1: len(b) - tail, J2: len(b)})
 	}
 	return ops
+}
+
+// mostFrequent is how often lines' most frequent line occurs in it.
+func mostFrequent(lines []string) int {
+	counts := make(map[string]int, len(lines))
+	most := 0
+	for _, l := range lines {
+		counts[l]++
+		most = max(most, counts[l])
+	}
+	return most
 }
 
 // groupedOpCodes returns the hunks turning a into b, each with up to context

@@ -43,7 +43,7 @@ func TestHunksStayMinimalWhereLinesRepeat(t *testing.T) {
 		a, b     []string
 		ins, del int
 	}{
-		{"400 lines of three", numbered(400, 3, nil), numbered(400, 3, map[int]string{10: "X\n", 390: "Y\n"}), 2, 2},
+		{"300 lines of ten", numbered(300, 10, nil), numbered(300, 10, map[int]string{10: "X\n", 290: "Y\n"}), 2, 2},
 		{"a JSON array", jsonA, jsonB, 2, 1},
 	} {
 		for _, context := range []int{0, 3, 10} {

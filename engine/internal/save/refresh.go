@@ -11,7 +11,9 @@ import (
 // RefreshDelay is how long after the last write to a file a scan must
 // start for the stat-cache record it takes of that file to be trusted (the
 // racy margin), and a little more: a refresh started that long after a
-// restore vouches for every file the restore wrote.
+// restore vouches for every file the restore wrote, but where the file
+// system keeps whole seconds (see racy), whose records stay racy for a
+// second or two.
 const RefreshDelay = time.Duration(racyMargin) + 5*time.Millisecond
 
 // Refresh scans the workspace as a save would (with the Tracker's plan,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // ScannedStat returns what the scan of snap saw of each file, for a caller
@@ -72,6 +73,12 @@ func (st *Store) ScannedStat(snap *Snapshot) func(rel string) (index.CachedFile,
 			return index.CachedFile{}, false
 		}
 		c := v.record.Entries[i]
+		if cachedKind(c.Mode) != walker.KindFile {
+			// A symlink's record matches on its target alone (a link made
+			// again keeps its record, with the old link's stamp), and
+			// Windows gives a link's lookup no size.
+			return index.CachedFile{}, false
+		}
 		held, ok := findName(v.tree, c.Name)
 		if !ok || held.ID != c.ID || c.MtimeNs == 0 || racy(c.MtimeNs, v.record.WrittenNs) {
 			return index.CachedFile{}, false

@@ -7,13 +7,14 @@ import (
 
 	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/objects"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // ScannedStat answers only with a record that says what the scan read:
-// one whose content is what the snapshot holds at that path (a record
-// left from before a restore the scan trusted is not), not racy, not
-// kept, and nothing for a vouched snapshot or under a read-only stat
-// cache.
+// a regular file's (a symlink's matches on its target alone), whose
+// content is what the snapshot holds at that path (a record left from
+// before a restore the scan trusted is not), not racy, not kept, and
+// nothing for a vouched snapshot or under a read-only stat cache.
 func TestScannedStatAnswersOnlyForRecordsOfTheSnapshotsContent(t *testing.T) {
 	t.Parallel()
 	db, err := index.Open(filepath.Join(t.TempDir(), "index"), index.Options{})
@@ -31,6 +32,7 @@ func TestScannedStatAnswersOnlyForRecordsOfTheSnapshotsContent(t *testing.T) {
 		{Name: "d", Kind: objects.KindDir, Mode: 0o755, ID: subID},
 		{Name: "f", Kind: objects.KindFile, Mode: 0o644, ID: held},
 		{Name: "k", Kind: objects.KindFile, Mode: 0o644, ID: held},
+		{Name: "l", Kind: objects.KindSymlink, Mode: 0o777, ID: held},
 		{Name: "r", Kind: objects.KindFile, Mode: 0o644, ID: held},
 	}}
 	topID, err := index.TreeID(top)
@@ -41,20 +43,21 @@ func TestScannedStatAnswersOnlyForRecordsOfTheSnapshotsContent(t *testing.T) {
 	snap := &Snapshot{Root: topID, Pending: newPending()}
 	snap.Trees[topID], snap.Trees[subID] = top, sub
 	snap.Caches[""] = index.DirCache{Tree: topID, WrittenNs: written, Entries: []index.CachedFile{
-		{Name: "d", Mode: 0o40755, ID: subID, MtimeNs: 1},
-		{Name: "f", Size: 4, MtimeNs: 1000, Inode: 7, Mode: 0o100644, ID: held},
-		{Name: "k", Size: 4, Mode: 0o100644, ID: held},                                    // kept: no stat
-		{Name: "r", Size: 4, MtimeNs: written - racyMargin + 1, Mode: 0o100644, ID: held}, // racy
+		{Name: "d", Mode: cacheMode(walker.KindDir, 0o755), ID: subID, MtimeNs: 1},
+		{Name: "f", Size: 4, MtimeNs: 1000, Inode: 7, Mode: cacheMode(walker.KindFile, 0o644), ID: held},
+		{Name: "k", Size: 4, Mode: cacheMode(walker.KindFile, 0o644), ID: held},                                    // kept: no stat
+		{Name: "l", Size: 4, MtimeNs: 1000, Mode: cacheMode(walker.KindSymlink, 0o777), ID: held},                  // a symlink: matched on its target alone
+		{Name: "r", Size: 4, MtimeNs: written - racyMargin + 1, Mode: cacheMode(walker.KindFile, 0o644), ID: held}, // racy
 	}}
 	snap.Caches["d"] = index.DirCache{Tree: subID, WrittenNs: written, Entries: []index.CachedFile{
-		{Name: "g", Size: 18, MtimeNs: 1000, Mode: 0o100644, ID: stale},
+		{Name: "g", Size: 18, MtimeNs: 1000, Mode: cacheMode(walker.KindFile, 0o644), ID: stale},
 	}}
 	st := &Store{DB: db}
 	scanned := st.ScannedStat(snap)
 	if c, ok := scanned("f"); !ok || c.Size != 4 || c.MtimeNs != 1000 || c.Inode != 7 {
 		t.Fatalf("f: %+v, %v; want its record", c, ok)
 	}
-	for _, rel := range []string{"d/g", "k", "r", "missing", "d/missing", "nodir/x"} {
+	for _, rel := range []string{"d/g", "k", "l", "r", "missing", "d/missing", "nodir/x"} {
 		if c, ok := scanned(rel); ok {
 			t.Errorf("%s: %+v; want no answer", rel, c)
 		}
