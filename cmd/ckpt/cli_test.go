@@ -380,17 +380,22 @@ func TestCLIConcurrentSavesSerialise(t *testing.T) {
 	e.ok("verify")
 }
 
+// saveTwoStates saves @1 (f "v1", state {"turn":1}) and @2 (f "v2",
+// state {"turn":2}).
+func (e *env) saveTwoStates() {
+	e.t.Helper()
+	for i, v := range []string{"v1", "v2"} {
+		e.write("f", v)
+		if r := e.run(fmt.Sprintf(`{"turn":%d}`, i+1), "save", "--state", "-", "-m", []string{"one", "two"}[i]); r.code != 0 {
+			e.t.Fatal(r.stderr)
+		}
+	}
+}
+
 func TestCLIStateFlavours(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.write("f", "v1")
-	if r := e.run(`{"turn":1}`, "save", "--state", "-", "-m", "one"); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
-	e.write("f", "v2")
-	if r := e.run(`{"turn":2}`, "save", "--state", "-", "-m", "two"); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
+	e.saveTwoStates()
 	out := filepath.Join(t.TempDir(), "state.json")
 	e.ok("restore", "@1", "--only", "state", "--state-out", out)
 	if b, _ := os.ReadFile(out); string(b) != `{"turn":1}` {

@@ -207,14 +207,7 @@ func TestCLIPathFilterThatMatchesNothingExits2(t *testing.T) {
 func TestCLIOnlyStateDeliversTheStateOrRefuses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.write("f", "v1")
-	if r := e.run(`{"turn":1}`, "save", "--state", "-", "-m", "one"); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
-	e.write("f", "v2")
-	if r := e.run(`{"turn":2}`, "save", "--state", "-", "-m", "two"); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
+	e.saveTwoStates()
 	for _, c := range []struct {
 		args []string
 		want string
