@@ -1,13 +1,18 @@
 package diffview
 
 import (
+	"path"
+	"slices"
+
 	"github.com/ckpt/ckpt/objects"
 )
 
 // pairRenames merges each added change whose blob id and kind match a
-// deleted change into one renamed change. changes must be sorted by Path;
-// deletions are consumed in path order, and the result stays sorted by the
-// new path.
+// deleted change into one renamed change, pairing as git's exact rename
+// detection does where several match: additions in path order, each with
+// the first unpaired deletion of the same base name, else the first
+// unpaired one in path order. changes must be sorted by Path; the result
+// stays sorted by the new path.
 func pairRenames(changes []Change) []Change {
 	type key struct {
 		id   objects.ID
@@ -33,8 +38,9 @@ func pairRenames(changes []Change) []Change {
 		if len(q) == 0 {
 			continue
 		}
-		j := q[0]
-		deleted[k] = q[1:]
+		n := max(slices.IndexFunc(q, func(j int) bool { return path.Base(changes[j].Path) == path.Base(c.Path) }), 0)
+		j := q[n]
+		deleted[k] = slices.Delete(q, n, n+1)
 		paired[j] = true
 		changes[i] = Change{
 			Path:    c.Path,

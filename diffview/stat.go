@@ -10,8 +10,11 @@ import (
 
 // statLine is one file of a --stat listing.
 type statLine struct {
-	name     string
-	binary   bool // binary or too large: show sizes, not line counts
+	name   string
+	binary bool // binary or too large: show sizes, not line counts
+	// same: both sides hold the same content (a rename, a mode change),
+	// so a binary line shows "Bin" and no sizes, as git's does.
+	same     bool
 	ins, del int
 	oldSize  int64
 	newSize  int64
@@ -20,7 +23,8 @@ type statLine struct {
 // WriteStat writes a git-style --stat summary of changes: one
 // ` path | N ++--` line per change with the bar scaled to fit
 // opts.StatWidth columns, `Bin X -> Y bytes` for binary and too-large
-// files, and a closing ` N files changed, X insertions(+), Y deletions(-)`
+// files (`Bin` alone for a binary file renamed or with its mode changed,
+// whose content is the same), and a closing ` N files changed, X insertions(+), Y deletions(-)`
 // line. Nothing is written for an empty change list. Contents are loaded
 // only for changes whose blob changed, on every core. Errors are wrapped
 // with %w.
@@ -56,7 +60,9 @@ func statOf(c Change, from, to BlobLoader, opts Options) (statLine, error) {
 		l.newSize = c.After.Size
 	}
 	if c.Before != nil && c.After != nil && c.Before.ID == c.After.ID {
-		return l, nil
+		prefix, err := loadSide(to, c.Path, c.After, true)
+		l.binary, l.same = IsBinary(prefix), true
+		return l, err
 	}
 	ct, err := loadContents(c.beforePath(), c.Path, c.Before, c.After, from, to, opts)
 	if err != nil {
@@ -179,7 +185,11 @@ func writeStatLines(w *bufio.Writer, lines []statLine, width int, pal palette) {
 	var ins, del int
 	for _, l := range lines {
 		w.WriteString(" " + fitName(l.name, ly.nameWidth) + " | ")
-		if l.binary {
+		switch {
+		case l.binary && l.same:
+			fmt.Fprintf(w, "%*s\n", ly.numberWidth, "Bin")
+			continue
+		case l.binary:
 			fmt.Fprintf(w, "%*s %d -> %d bytes\n", ly.numberWidth, "Bin", l.oldSize, l.newSize)
 			continue
 		}
