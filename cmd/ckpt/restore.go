@@ -86,27 +86,27 @@ func (a *app) restoreCommand() *cobra.Command {
 	f := cmd.Flags()
 	addRootFlag(cmd, &roots, "restore (as paths do: the head stays)")
 	f.StringVar(&only, "only", string(engine.OnlyWorkspace), "what to rewind: workspace, state or both")
-	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout, which then holds only the blob; the summary goes to stderr, and with --json the document holds it). --only state needs it, unless --json: the document then holds the blob")
+	f.StringVar(&stateOut, "state-out", "", "write the checkpoint's state blob to FILE (- for stdout, which then holds only the blob; the summary goes to stderr, and with --json the document holds it). --only state and both need it, unless --json: the document then holds the blob")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "show what would change, change nothing")
 	f.BoolVar(&opts.NoBackup, "no-backup", false, "do not save a backup checkpoint first")
 	f.BoolVar(&opts.Force, "force", false, "overwrite files not captured by any checkpoint that stand in the way")
 	return cmd
 }
 
-// checkOnlyState refuses, as usage errors, a restore of the state only
-// that would do nothing a user could see: with paths or --root, which
-// name files it leaves alone, or without --state-out, which delivers the
-// state (under --json the document holds it, as the JSON-RPC and MCP
-// results do).
+// checkOnlyState refuses, as usage errors, a restore of the state that
+// would not deliver it, or would do nothing a user could see: --only state
+// or both without --state-out, which delivers the state (under --json the
+// document holds it, as the JSON-RPC and MCP results do), and --only state
+// with paths or --root, which name files it leaves alone.
 func (a *app) checkOnlyState(opts engine.RestoreOptions, roots []string, stateOut string) error {
-	if opts.Only != engine.OnlyState {
+	if opts.Only == engine.OnlyWorkspace {
 		return nil
 	}
-	if len(opts.Paths) > 0 || len(roots) > 0 {
+	if opts.Only == engine.OnlyState && (len(opts.Paths) > 0 || len(roots) > 0) {
 		return protocol.UsageError("--only state restores no files: give it no paths and no --root (--only both restores the state and those paths' files)")
 	}
 	if stateOut == "" && !a.json {
-		return protocol.UsageError("--only state needs --state-out FILE (or - for stdout) to deliver the state")
+		return protocol.UsageError(fmt.Sprintf("--only %s needs --state-out FILE (or - for stdout) to deliver the state (--only workspace restores the files alone)", opts.Only))
 	}
 	return nil
 }
