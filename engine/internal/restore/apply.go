@@ -286,6 +286,10 @@ func (x *Applier) guarded(o op) ConflictKind {
 	return x.protects(o)
 }
 
+// forcedOver reports whether o destroys content no checkpoint captures,
+// going ahead only because of Force: what the result lists as Discarded.
+func (x *Applier) forcedOver(o op) bool { return x.Force && x.protects(o) != "" }
+
 // protects says why o would destroy current content that no checkpoint
 // captures, Force or not ("" when it would not): see guarded.
 func (x *Applier) protects(o op) ConflictKind {
@@ -480,7 +484,7 @@ func (x *Applier) Preview(p *Plan) {
 			} else {
 				x.Result.Deleted = append(x.Result.Deleted, o.path)
 			}
-			if x.Force && x.protects(o) != "" {
+			if x.forcedOver(o) {
 				x.discarded(o.path)
 			}
 		}
@@ -499,7 +503,7 @@ func (x *Applier) Preview(p *Plan) {
 			default:
 				if obstructed {
 					x.discarded(x.leaves(o.path)...)
-				} else if x.Force && x.protects(o) != "" && o.kind != opChmod {
+				} else if x.forcedOver(o) && o.kind != opChmod {
 					x.discarded(o.path)
 				}
 				if o.kind != opMkdir {
@@ -753,7 +757,7 @@ func (x *Applier) remove(o op) error {
 		x.hold(o.path)
 	}
 	swept := x.sweeps(o) // before the removal: foreign looks the path up
-	forced := x.Force && x.protects(o) != ""
+	forced := x.forcedOver(o)
 	err := x.FS.Remove(o.path)
 	switch {
 	case err == nil:
@@ -845,7 +849,7 @@ func (x *Applier) write(o op) error {
 	if ok, err := x.clear(o); !ok || err != nil {
 		return err
 	}
-	o.discards = x.Force && x.protects(o) != ""
+	o.discards = x.forcedOver(o)
 	if o.kind == opChmod {
 		return x.chmod(o)
 	}
