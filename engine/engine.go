@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -64,6 +65,11 @@ type Engine struct {
 	// legacyJournal is what the Engine knows of an older version's journal
 	// file (removeLegacyJournal); guarded by writeMu.
 	legacyJournal legacyJournalState
+	// clearUnsynced is set while the journal's clearing is not known
+	// durable (clearJournalLater); syncing counts the goroutines that sync
+	// it before letting go of writeMu (unlockWrite), which Close waits for.
+	clearUnsynced atomic.Bool
+	syncing       sync.WaitGroup
 	// run holds the index of the heads' files for the recompression of
 	// deferred packs (similar.go): Options.RecompressRun, or the Engine's
 	// own. deltaBases holds the bases of the delta records this Engine's
@@ -315,9 +321,12 @@ func probeWritable(fsys vfs.FS, dirs ...string) error {
 	return nil
 }
 
-// Close releases the store. It is safe to call more than once.
+// Close releases the store, once the clearing of a restore's journal, which
+// the restore answers before, is durable. It is safe to call more than once.
 func (e *Engine) Close() error {
 	var errs []error
+	e.syncing.Wait()
+	errs = append(errs, e.syncClearedJournal()) // one that failed in unlockWrite
 	e.stopAutoPush()
 	e.reverify.close()
 	e.refresh.close()
@@ -355,7 +364,27 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 	holding := e.background.giveWay()
 	e.writeMu.Lock()
 	holding()
-	return e.writeMu.Unlock, nil
+	return e.unlockWrite, nil
+}
+
+// unlockWrite ends an operation lockForWrite began. One that cleared a
+// restore's journal without syncing it (clearJournalLater) answers first:
+// the lock passes to a goroutine that syncs the journal and then lets go,
+// so the next write operation begins once the clearing is durable. A sync
+// that fails is reported (EventWarning) and tried again at the next end.
+func (e *Engine) unlockWrite() {
+	if !e.clearUnsynced.Load() {
+		e.writeMu.Unlock()
+		return
+	}
+	e.syncing.Add(1)
+	go func() {
+		defer e.syncing.Done()
+		defer e.writeMu.Unlock()
+		if err := e.syncClearedJournal(); err != nil {
+			e.emit(Event{Type: EventWarning, Message: err.Error() + "; the next write operation syncs it again"})
+		}
+	}()
 }
 
 // Workspace returns the canonical absolute path of the workspace; for a

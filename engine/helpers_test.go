@@ -68,6 +68,7 @@ func (f *fixture) save(msg string) *SaveResult {
 func (f *fixture) restore(ref string, opts RestoreOptions) *RestoreResult {
 	f.t.Helper()
 	res, err := f.e.Restore(context.Background(), ref, opts)
+	f.e.syncing.Wait() // its journal's clearing, synced once it answered
 	if err != nil {
 		f.t.Fatalf("restore %s: %v", ref, err)
 	}

@@ -18,8 +18,11 @@ import (
 )
 
 // Journal records a restore in progress. It is written (and synced) before
-// the first workspace change and cleared (durably) after the task head
-// moves, so a journal found at Open means a restore was interrupted. Open
+// the first workspace change and cleared after the task head moves, durably
+// before the next write operation begins, so a journal found at Open means
+// a restore was interrupted, or, after a power cut in the instant between
+// a restore's answer and its clearing's sync, one that completing again
+// finds done. Open
 // only reads it (PendingRestore); the first operation that may change the
 // workspace or a task's head settles it before anything else (see
 // SettleRestore): it completes the restore while the task's head is still
@@ -232,15 +235,74 @@ func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 	if _, err = e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) || err == nil && !inPlace {
 		err = storefs.WriteFile(e.fs, e.journalPath(), b)
 	} else if err == nil {
-		err = e.overwriteJournal(b, 0)
+		err = e.overwriteJournal(b, 0, true)
 	}
 	if err == nil {
+		e.clearUnsynced.Store(false) // the record's sync covers the file
 		err = e.removeLegacyJournal()
 	}
 	if err != nil {
 		return fmt.Errorf("write restore journal: %w", err)
 	}
 	return nil
+}
+
+// journalWrite is a restore's journal record being written (writeJournal)
+// while the restore plans; the restore changes nothing before it is
+// waited for (journaled).
+type journalWrite struct {
+	j    *Journal
+	done chan error
+}
+
+// startJournal begins writing j: in place over a clear journal, or anew
+// (inPlace false) when resuming, since a record whose sync failed reads
+// as written all the same (the page cache has it, the disk may not), here
+// or in a later process.
+func (e *Engine) startJournal(j *Journal, inPlace bool) *journalWrite {
+	w := &journalWrite{j: j, done: make(chan error, 1)}
+	go func() { w.done <- e.writeJournal(j, inPlace) }()
+	return w
+}
+
+// journaled waits for w. Once it returns nil the record is durable and its
+// restore pending (e.pending). A write that failed may have reached the
+// page cache all the same: what the file holds is read back, and a
+// restore it records is pending.
+func (e *Engine) journaled(w *journalWrite) error {
+	err := <-w.done
+	if err == nil {
+		e.pending = w.j
+		return nil
+	}
+	on, rerr := readJournal(e.fs, e.storeDir)
+	if on != nil {
+		e.pending = on
+	}
+	if rerr != nil {
+		return fmt.Errorf("%w (and reading it back: %v)", err, rerr)
+	}
+	return err
+}
+
+// unusedJournal ends w, if any, for a restore that failed with err before
+// it changed anything: the record written for it is cleared again, and
+// that of a resumed restore stays pending, as it was.
+func (e *Engine) unusedJournal(w *journalWrite, resuming bool, err error) error {
+	if w == nil {
+		return err
+	}
+	if jerr := e.journaled(w); jerr != nil {
+		return fmt.Errorf("%w (and writing the restore journal: %v)", err, jerr)
+	}
+	if resuming {
+		return err
+	}
+	if cerr := e.clearJournal(); cerr != nil {
+		return fmt.Errorf("%w (and clearing the restore journal again: %v)", err, cerr)
+	}
+	e.pending = nil
+	return err
 }
 
 // legacyJournalState is what an Engine knows of the older version's
@@ -288,26 +350,60 @@ func (e *Engine) removeLegacyJournal() error {
 // restore can never bring it back and roll the workspace forward again. A
 // journal of an older version is removed.
 func (e *Engine) clearJournal() error {
+	if err := e.clearJournalLater(); err != nil {
+		return err
+	}
+	return e.syncClearedJournal()
+}
+
+// clearJournalLater clears the journal as clearJournal does, but leaves its
+// sync to the end of the write operation (unlockWrite), which answers
+// first: a restore returns once every change it made is durable and its
+// head has moved, and the next write operation begins once the clearing
+// is durable too. A power cut in that instant brings the journal back, and
+// the next writing operation completes the restore again (see
+// SettleRestore): it finds the workspace as the restore left it and
+// changes nothing, but for a path changed in that instant to content a
+// checkpoint holds.
+func (e *Engine) clearJournalLater() error {
 	if err := e.removeLegacyJournal(); err != nil {
 		return fmt.Errorf("remove restore journal: %w", err)
 	}
 	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := e.overwriteJournal(clearedJournal[:], 3); err != nil {
+	if err := e.overwriteJournal(clearedJournal[:], 3, false); err != nil {
 		return fmt.Errorf("clear restore journal: %w", err)
 	}
+	e.clearUnsynced.Store(true)
 	return nil
 }
 
-// overwriteJournal writes p at off in the existing journal file and syncs
-// its data.
-func (e *Engine) overwriteJournal(p []byte, off int64) error {
+// syncClearedJournal makes a clearing clearJournalLater wrote durable; it
+// stays to be synced when the sync fails.
+func (e *Engine) syncClearedJournal() error {
+	if !e.clearUnsynced.Load() {
+		return nil
+	}
+	f, err := e.fs.OpenReadWrite(e.journalPath(), vfs.WriteCategoryUnspecified)
+	if err == nil {
+		err = errors.Join(f.SyncData(), f.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("clear restore journal: %w", err)
+	}
+	e.clearUnsynced.Store(false)
+	return nil
+}
+
+// overwriteJournal writes p at off in the existing journal file and, with
+// sync, syncs its data.
+func (e *Engine) overwriteJournal(p []byte, off int64, sync bool) error {
 	f, err := e.fs.OpenReadWrite(e.journalPath(), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	if _, err = f.WriteAt(p, off); err == nil {
+	if _, err = f.WriteAt(p, off); err == nil && sync {
 		err = f.SyncData()
 	}
 	return errors.Join(err, f.Close())

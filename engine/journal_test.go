@@ -5,14 +5,18 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/index"
 	"github.com/ckpt/ckpt/internal/faultfs"
 	"github.com/ckpt/ckpt/internal/storefs"
 	"github.com/ckpt/ckpt/internal/testtree"
@@ -434,6 +438,7 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 			assertSameTree(t, c.trees[c.two], c.f.read())
 			ops = nil
 			settled, err := c.f.e.SettleRestore(context.Background())
+			c.f.e.syncing.Wait() // the completion's journal clearing, synced once it answered
 			if err != nil || (settled != nil) != pending {
 				t.Fatalf("settled %+v, %v", settled, err)
 			}
@@ -455,4 +460,188 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 			assertSameTree(t, c.trees[c.one], c.f.read())
 		})
 	}
+}
+
+// journalSyncs is a faultPlan's fails that counts the data syncs of the
+// journal's file and hands each, numbered from 1, to at, failing it when
+// at returns true.
+func journalSyncs(at func(n int32, op faultfs.Op) bool) func(int, faultfs.Op) bool {
+	var n atomic.Int32
+	return func(_ int, op faultfs.Op) bool {
+		if op.Kind != faultfs.OpFileSync || filepath.Base(op.Path) != journalName {
+			return false
+		}
+		return at(n.Add(1), op)
+	}
+}
+
+// A restore answers once its changes are durable, before its journal's
+// clearing is synced; that sync holds the write lock, so the next write
+// operation begins once it is durable. (Were the sync inside the restore,
+// the restore would wait for its own answer, and hang.)
+func TestARestoreAnswersBeforeItsJournalClearingIsSynced(t *testing.T) {
+	t.Parallel()
+	c := newFaultCase(t)
+	c.f.leaveJournalFile() // the record and its clearing written in place
+	answered, checked := make(chan struct{}), make(chan struct{})
+	var lockHeld, clearSynced atomic.Bool
+	plan := newFaultPlan(-1, 0, journalSyncs(func(n int32, _ faultfs.Op) bool {
+		if n == 2 { // the record's sync is the first
+			<-answered
+			if c.f.e.writeMu.TryLock() {
+				c.f.e.writeMu.Unlock()
+			} else {
+				lockHeld.Store(true)
+			}
+			clearSynced.Store(true)
+			close(checked)
+		}
+		return false
+	}))
+	c.f.open(plan.options(c.f.store))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.f.e.Restore(context.Background(), "@1", RestoreOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(faultTimeout):
+		t.Fatal("the restore did not answer before its journal's clearing was synced")
+	}
+	if clearSynced.Load() || pendingOnDisk(t, c.f.store) {
+		t.Fatalf("at the answer: clearing synced %v, journal pending %v; want it cleared, not yet synced", clearSynced.Load(), pendingOnDisk(t, c.f.store))
+	}
+	close(answered)
+	select {
+	case <-checked:
+	case <-time.After(faultTimeout):
+		t.Fatal("the journal's clearing was never synced")
+	}
+	if !lockHeld.Load() {
+		t.Fatal("the journal's clearing was synced without the write lock: the next write could begin before it is durable")
+	}
+	c.f.save("after")
+	assertSameTree(t, c.trees[c.one], c.f.read())
+}
+
+// A journal clearing whose sync fails is reported, and synced again at
+// the end of the next write operation; Close syncs one still left.
+func TestAJournalClearingWhoseSyncFailsIsSyncedAgain(t *testing.T) {
+	t.Parallel()
+	for _, by := range []string{"next write", "close"} {
+		t.Run(by, func(t *testing.T) {
+			t.Parallel()
+			c := newFaultCase(t)
+			c.f.leaveJournalFile()
+			var mu sync.Mutex
+			var warnings []string
+			opts := newFaultPlan(-1, syscall.EIO, journalSyncs(func(n int32, _ faultfs.Op) bool { return n == 2 })).options(c.f.store)
+			opts.OnEvent = func(ev Event) {
+				if ev.Type == EventWarning {
+					mu.Lock()
+					warnings = append(warnings, ev.Message)
+					mu.Unlock()
+				}
+			}
+			c.f.open(opts)
+			c.f.restore("@1", RestoreOptions{})
+			mu.Lock()
+			warned := slices.ContainsFunc(warnings, func(m string) bool { return strings.Contains(m, "clear restore journal") })
+			mu.Unlock()
+			if !warned || !c.f.e.clearUnsynced.Load() {
+				t.Fatalf("warnings %q, clearing unsynced %v; want the failed sync reported and left to do", warnings, c.f.e.clearUnsynced.Load())
+			}
+			if by == "close" {
+				if err := c.f.e.Close(); err != nil || c.f.e.clearUnsynced.Load() {
+					t.Fatalf("close: %v, clearing unsynced %v", err, c.f.e.clearUnsynced.Load())
+				}
+				return
+			}
+			c.f.save("after")
+			c.f.e.syncing.Wait()
+			if c.f.e.clearUnsynced.Load() || pendingOnDisk(t, c.f.store) {
+				t.Fatalf("after the next write: clearing unsynced %v, pending %v", c.f.e.clearUnsynced.Load(), pendingOnDisk(t, c.f.store))
+			}
+		})
+	}
+}
+
+// A power cut between a restore's answer and its clearing's sync brings
+// its journal back. Completing it again finds the workspace as the restore
+// left it: it leaves an edit made since alone (a conflict: no checkpoint
+// holds it), writes again a file removed since, and changes nothing else.
+func TestARestoreWhoseClearingWasLostCompletesAgainChangingNothingItLeft(t *testing.T) {
+	t.Parallel()
+	c := newFaultCase(t)
+	c.f.leaveJournalFile()
+	var record []byte
+	plan := newFaultPlan(-1, 0, journalSyncs(func(n int32, op faultfs.Op) bool {
+		if n == 1 { // the record, written and about to be synced
+			var err error
+			if record, err = os.ReadFile(op.Path); err != nil {
+				panic(err)
+			}
+		}
+		return false
+	}))
+	c.f.open(plan.options(c.f.store))
+	c.f.restore("@1", RestoreOptions{})
+	if _, pending, err := journalRecord(record); err != nil || !pending {
+		t.Fatalf("the record captured at its sync: pending %v, %v", pending, err)
+	}
+	c.f.write("tree/a", "edited after the answer\n")
+	if err := os.Remove(filepath.Join(c.f.ws, "tree", "b", "c")); err != nil {
+		t.Fatal(err)
+	}
+	c.f.e.Close()
+	if err := os.WriteFile(c.f.e.journalPath(), record, 0o600); err != nil { // the clearing lost
+		t.Fatal(err)
+	}
+	c.f.open(Options{})
+	settled, err := c.f.e.SettleRestore(context.Background())
+	if err != nil || settled == nil || settled.Completed == nil {
+		t.Fatalf("settled %+v, %v; want the restore completed again", settled, err)
+	}
+	if got := conflictPaths(settled.Completed); !slices.Equal(got, []string{"tree/a"}) || !slices.Equal(settled.Completed.Written, []string{"tree/b/c"}) || len(settled.Completed.Deleted) != 0 {
+		t.Fatalf("completed again: conflicts %v, written %v, deleted %v; want the edit left alone and the removed file written", got, settled.Completed.Written, settled.Completed.Deleted)
+	}
+	want := maps.Clone(c.trees[c.one])
+	want["tree/a"] = testtree.Entry{Kind: "file", Content: "edited after the answer\n", Mode: want["tree/a"].Mode}
+	assertSameTree(t, want, c.f.read())
+}
+
+// A restore that fails while it plans (the target's tree missing), after
+// its journal's write began, changes nothing and leaves nothing pending:
+// the record written meanwhile is cleared again.
+func TestARestoreThatFailsWhilePlanningLeavesNoJournal(t *testing.T) {
+	t.Parallel()
+	f, _, two := abandonFixture(t)
+	_, cp, err := f.e.resolveCheckpoint(DefaultTask, "@1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.e.db.NewBatch()
+	b.DeleteTree(cp.Root)
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	f.open(Options{}) // no tree cached
+	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, index.ErrNotFound) {
+		t.Fatalf("restore of a missing tree: %v, want not found", err)
+	}
+	f.e.syncing.Wait()
+	file, err := os.ReadFile(f.e.journalPath())
+	if err != nil || len(file) < journalHeader || file[3] != journalClear {
+		t.Fatalf("the journal's file: %q, %v; want it written for the restore, and clear", file, err)
+	}
+	if f.e.PendingRestore() != nil || pendingOnDisk(t, f.store) {
+		t.Fatal("a restore that failed before its first change is pending")
+	}
+	assertSameTree(t, two, f.read())
+	f.save("after") // nothing to settle
 }

@@ -130,9 +130,13 @@ type RestoreResult struct {
 // changes from ref; later checkpoints stay listed, so restoring one redoes.
 //
 // Durability: when Restore returns, every change it made (file contents,
-// renames, removals, new directories) is on disk. A journal, written before
-// the first change and cleared after the head moves, makes an interrupted
-// restore resumable: a Restore of the same task, target, Paths (in any
+// renames, removals, new directories), and the head's move when it moves,
+// is on disk. A journal, written before the first change and cleared after
+// the head moves, makes an interrupted restore resumable. (Its clearing is
+// made durable right after Restore answers, before the Engine's next write
+// operation begins and before Close returns; a power cut in that instant
+// brings the journal back, and completing it again finds the workspace as
+// the restore left it.) A Restore of the same task, target, Paths (in any
 // order) and Force resumes it without a new backup, emitting its
 // EventRestore with Resumed set, and any other Restore or writing
 // operation (of this Engine, or of the next process to open the store)
@@ -242,15 +246,32 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 			return nil, err
 		}
 	}
+	// The journal is written while the restore plans, and waited for
+	// before its first change (applyJournaled); a failure before that
+	// clears it again (unusedJournal).
+	var journal *journalWrite
+	if !opts.DryRun {
+		j := e.pending
+		if !resuming {
+			head, _, err := e.db.Task(task)
+			if err != nil {
+				return nil, err
+			}
+			j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Force: opts.Force,
+				Capture: e.captureOf(opts.Capture), Started: time.Now().UTC()}
+		}
+		journal = e.startJournal(j, !resuming)
+	}
+	unused := func(err error) (*RestoreResult, error) { return nil, e.unusedJournal(journal, resuming, err) }
 	// Completing a journal also removes the temporaries the interrupted
 	// run left outside its paths, in the directories above them.
 	plan, err := restore.NewPlan(ctx, e.save.TreeSource(cur.snap), cur.snap.Root, cp.Root, filter, names, resuming)
 	if err != nil {
-		return nil, err
+		return unused(err)
 	}
 	fsys, closeFS, err := e.openWorkspaceFS()
 	if err != nil {
-		return nil, fmt.Errorf("open workspace: %w", err)
+		return unused(fmt.Errorf("open workspace: %w", err))
 	}
 	defer closeFS()
 	session := e.blobs.ReadSession()
@@ -269,7 +290,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 	defer func() { res.setApplied(x.Result) }()
 	if cur.guard {
 		if x.Unsaved, err = restore.UnsavedPaths(ctx, e.save.TreeSource(cur.snap), cur.baselines, cur.snap.Root); err != nil {
-			return nil, err
+			return unused(err)
 		}
 	}
 	if opts.DryRun {
@@ -304,26 +325,17 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		if stream != nil {
 			_, _ = stream.finish(err)
 		}
-		return nil, err
-	}
-	j := e.pending
-	if !resuming {
-		head, _, err := e.db.Task(task)
-		if err != nil {
-			return nil, err
-		}
-		j = &Journal{Task: task, Target: ID(target), Backup: res.Backup, Head: ID(head.Head), Paths: filter, Force: opts.Force,
-			Capture: e.captureOf(opts.Capture), Started: time.Now().UTC()}
+		return unused(err)
 	}
 	// A backup taken now of the whole workspace is what the plan starts
 	// from: a target reached without another writer may be vouched for,
 	// by the watcher of the Engine's own capture only.
 	var vouch objects.ID
-	if !cur.guard && !resuming && len(j.Paths) == 0 && e.sameCapture(opts.Capture, nil) {
+	if !cur.guard && !resuming && len(filter) == 0 && e.sameCapture(opts.Capture, nil) {
 		vouch = cp.Root
 	}
 	res.Phases.Plan = lap()
-	err = e.applyJournaled(ctx, x, plan, j, cur.snap.Root, vouch, &res.Phases)
+	err = e.applyJournaled(ctx, x, plan, journal, cur.snap.Root, vouch, &res.Phases)
 	if stream != nil {
 		var fetched remotesync.FetchResult
 		fetched, err = stream.finish(err)
@@ -430,29 +442,20 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 	}
 }
 
-// applyJournaled carries out plan between the journal's write (again when
-// it resumes the journal's restore) and its clearing; the head moves (for a
-// whole-workspace restore) in between, alongside the workspace's last
-// flush (restore.Applier.Alongside). vouch, unless zero, is the
-// target's root, which the restore may vouch for; from is the plan's
-// source root (see auditRestore). It records its phases in phases.
-func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, j *Journal, from, vouch objects.ID, phases *RestorePhases) error {
+// applyJournaled carries out plan once the journal's write (startJournal;
+// again, anew, when it resumes the journal's restore) is durable, and then
+// clears it (clearJournalLater); the head moves (for a whole-workspace
+// restore) in between, alongside the workspace's last flush
+// (restore.Applier.Alongside). vouch, unless zero, is the target's root,
+// which the restore may vouch for; from is the plan's source root (see
+// auditRestore). It records its phases in phases.
+func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, journal *journalWrite, from, vouch objects.ID, phases *RestorePhases) error {
 	lap := restore.Laps()
-	// Resuming writes the journal again too, anew: one whose sync failed
-	// reads as written all the same (the page cache has it, the disk may
-	// not), here or in a later process.
-	if err := e.writeJournal(j, !x.Resuming); err != nil {
-		on, rerr := readJournal(e.fs, e.storeDir)
-		if on != nil {
-			e.pending = on
-		}
-		if rerr != nil {
-			return fmt.Errorf("%w (and reading it back: %v)", err, rerr)
-		}
+	if err := e.journaled(journal); err != nil {
 		return err
 	}
 	// From here on a failure leaves the journal: the restore is pending.
-	e.pending = j
+	j := journal.j
 	if !x.Resuming {
 		_ = e.pauseAt(ctx, pauseRestoreJournaled) // Apply reports a cancellation
 	}
@@ -475,7 +478,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	if err != nil {
 		return err // the journal stays pending, unless the caller abandons it (abandonIfUnreadable)
 	}
-	if err := e.clearJournal(); err != nil {
+	if err := e.clearJournalLater(); err != nil {
 		return err
 	}
 	phases.Finish = lap()

@@ -56,6 +56,7 @@ func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error)
 	done := make(chan outcome, 1)
 	go func() {
 		res, err := e.Restore(context.Background(), ref, RestoreOptions{})
+		e.syncing.Wait() // its journal's clearing, synced once it answered
 		done <- outcome{res, err}
 	}()
 	select {
@@ -79,7 +80,7 @@ func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error)
 // path), untouched (the fault came before the journal), or resumable: the
 // journal present and the next writing Open completing it. Only the sync
 // that makes the journal's clearing durable may fail after the workspace is
-// complete; the error says so and nothing is left to do. The store must
+// complete, once the restore answered: it is left to sync again. The store must
 // verify and every checkpoint restore byte-exact afterwards.
 // restoreFaultStride spaces the points TestRestoreFaultInjection fails
 // without the long tests: each run restores, checks and verifies a whole
@@ -141,6 +142,8 @@ func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 		}
 		assertSameTree(t, c.trees[c.one], f.read())
 		return true
+	case err == nil && strings.HasPrefix(failed, "sync ") && filepath.Base(failed) == journalName:
+		c.checkClearingUnsynced(where)
 	case err == nil:
 		c.checkConflicts(where, res, errno)
 	default:
@@ -148,6 +151,20 @@ func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 	}
 	c.checkStore(where)
 	return false
+}
+
+// checkClearingUnsynced: only the sync of the journal's clearing failed,
+// after the restore answered; the workspace is complete and the head
+// moved, nothing is pending, and the clearing waits to be synced again
+// (by the next write operation's end, or Close).
+func (c *faultCase) checkClearingUnsynced(where string) {
+	t, f := c.f.t, c.f
+	t.Helper()
+	if !f.e.clearUnsynced.Load() || f.e.PendingRestore() != nil || pendingOnDisk(t, f.store) || c.head() != c.one {
+		t.Fatalf("%s: clearing unsynced %v, journal %v, head %s; want the restore complete and its clearing left to sync",
+			where, f.e.clearUnsynced.Load(), f.e.PendingRestore(), c.head().Short())
+	}
+	assertSameTree(t, c.trees[c.one], f.read())
 }
 
 // checkConflicts: a permission fault is a conflict on its path; the rest
