@@ -322,15 +322,23 @@ func probeWritable(fsys vfs.FS, dirs ...string) error {
 }
 
 // Close releases the store, once the clearing of a restore's journal, which
-// the restore answers before, is durable. It is safe to call more than once.
+// the restore answers before, is synced (it returns the error of a sync that
+// failed). It is safe to call more than once.
 func (e *Engine) Close() error {
 	var errs []error
-	e.syncing.Wait()
-	errs = append(errs, e.syncClearedJournal()) // one that failed in unlockWrite
 	e.stopAutoPush()
 	e.reverify.close()
 	e.refresh.close()
 	e.presave.close()
+	// After the workers that write: the syncs unlockWrite began end, and
+	// a clearing still unsynced (one whose sync failed) is tried again.
+	e.syncing.Wait()
+	if e.clearUnsynced.Load() {
+		e.writeMu.Lock()
+		e.syncing.Wait()
+		errs = append(errs, e.syncClearedJournal())
+		e.writeMu.Unlock()
+	}
 	if e.save != nil && e.save.Tracker != nil {
 		errs = append(errs, e.save.Tracker.Close())
 		e.save.Tracker = nil

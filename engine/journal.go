@@ -18,11 +18,11 @@ import (
 )
 
 // Journal records a restore in progress. It is written (and synced) before
-// the first workspace change and cleared after the task head moves, durably
-// before the next write operation begins, so a journal found at Open means
-// a restore was interrupted, or, after a power cut in the instant between
-// a restore's answer and its clearing's sync, one that completing again
-// finds done. Open
+// the first workspace change and cleared after the task head moves (made
+// durable right after the restore answers, before the next write operation
+// begins), so a journal found at Open means a restore was interrupted, or,
+// after a power cut in the instant between a restore's answer and its
+// clearing's sync, one that completing again finds done. Open
 // only reads it (PendingRestore); the first operation that may change the
 // workspace or a task's head settles it before anything else (see
 // SettleRestore): it completes the restore while the task's head is still
@@ -217,9 +217,9 @@ func journalRecord(b []byte) (rec []byte, ok bool, err error) {
 
 // writeJournal stores j durably before any workspace change: written over
 // the clear journal file in place and data-synced, or, for a store's first
-// journal and when resuming (inPlace false: the file may hold j pending,
-// and may not be durable itself), as a new file renamed over it with its
-// directory synced. An older version's journal, which a resumed restore
+// journal, when resuming (inPlace false: the file may hold j pending, and
+// may not be durable itself) and over a clearing whose sync failed, as a
+// new file renamed over it with its directory synced. An older version's journal, which a resumed restore
 // writes anew, is removed once it is.
 func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 	rec, err := json.Marshal(journalLine{journalFile: journalFile(*j), PathsBase64: lossless.Base64List(j.Paths)})
@@ -232,6 +232,9 @@ func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 	binary.LittleEndian.PutUint32(b[4:8], uint32(len(rec)))
 	binary.LittleEndian.PutUint32(b[8:12], recordSum(b, rec))
 	b = append(b, rec...)
+	// Over a clearing not known durable the disk may hold a pending
+	// record, which is never written over in place.
+	inPlace = inPlace && !e.clearUnsynced.Load()
 	if _, err = e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) || err == nil && !inPlace {
 		err = storefs.WriteFile(e.fs, e.journalPath(), b)
 	} else if err == nil {
@@ -286,23 +289,33 @@ func (e *Engine) journaled(w *journalWrite) error {
 }
 
 // unusedJournal ends w, if any, for a restore that failed with err before
-// it changed anything: the record written for it is cleared again, and
-// that of a resumed restore stays pending, as it was.
+// it changed anything: the record written for it (even one whose write
+// failed: it may have reached the file) is cleared again, and that of a
+// resumed restore stays pending, as it was.
 func (e *Engine) unusedJournal(w *journalWrite, resuming bool, err error) error {
 	if w == nil {
 		return err
 	}
-	if jerr := e.journaled(w); jerr != nil {
-		return fmt.Errorf("%w (and writing the restore journal: %v)", err, jerr)
-	}
+	err = joinJournalError(err, "writing the restore journal", e.journaled(w))
 	if resuming {
 		return err
 	}
-	if cerr := e.clearJournal(); cerr != nil {
-		return fmt.Errorf("%w (and clearing the restore journal again: %v)", err, cerr)
+	// Even a write that failed may have left the record pending. A
+	// clearing written but not synced is synced at the operation's end.
+	written, cerr := e.writeClear(true)
+	if written {
+		e.pending = nil
 	}
-	e.pending = nil
-	return err
+	return joinJournalError(err, "clearing it again", cerr)
+}
+
+// joinJournalError adds to err, what stopped a restore, the failure of
+// what (nil: none) in the handling of its journal.
+func joinJournalError(err error, what string, failure error) error {
+	if failure == nil {
+		return err
+	}
+	return fmt.Errorf("%w (and %s: %v)", err, what, failure)
 }
 
 // legacyJournalState is what an Engine knows of the older version's
@@ -350,10 +363,8 @@ func (e *Engine) removeLegacyJournal() error {
 // restore can never bring it back and roll the workspace forward again. A
 // journal of an older version is removed.
 func (e *Engine) clearJournal() error {
-	if err := e.clearJournalLater(); err != nil {
-		return err
-	}
-	return e.syncClearedJournal()
+	_, err := e.writeClear(true)
+	return err
 }
 
 // clearJournalLater clears the journal as clearJournal does, but leaves its
@@ -362,34 +373,52 @@ func (e *Engine) clearJournal() error {
 // head has moved, and the next write operation begins once the clearing
 // is durable too. A power cut in that instant brings the journal back, and
 // the next writing operation completes the restore again (see
-// SettleRestore): it finds the workspace as the restore left it and
-// changes nothing, but for a path changed in that instant to content a
-// checkpoint holds.
+// SettleRestore): it finds the workspace as the restore left it, but for
+// a path changed in that instant (a file removed is written again, one
+// changed to content a checkpoint holds is rewritten).
 func (e *Engine) clearJournalLater() error {
-	if err := e.removeLegacyJournal(); err != nil {
-		return fmt.Errorf("remove restore journal: %w", err)
-	}
-	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err := e.overwriteJournal(clearedJournal[:], 3, false); err != nil {
-		return fmt.Errorf("clear restore journal: %w", err)
-	}
-	e.clearUnsynced.Store(true)
-	return nil
+	_, err := e.writeClear(false)
+	return err
 }
 
-// syncClearedJournal makes a clearing clearJournalLater wrote durable; it
-// stays to be synced when the sync fails.
-func (e *Engine) syncClearedJournal() error {
-	if !e.clearUnsynced.Load() {
-		return nil
+// writeClear writes the journal's clearing and, with sync, syncs it. Once
+// written (and when there is no journal file) it reports written; a
+// clearing written counts as unsynced (clearUnsynced) until a sync of it
+// returns.
+func (e *Engine) writeClear(sync bool) (written bool, err error) {
+	if err := e.removeLegacyJournal(); err != nil {
+		return false, fmt.Errorf("remove restore journal: %w", err)
+	}
+	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	if err := e.overwriteJournal(clearedJournal[:], 3, false); err != nil {
+		return false, fmt.Errorf("clear restore journal: %w", err)
+	}
+	e.clearUnsynced.Store(true)
+	if !sync {
+		return true, nil
 	}
 	f, err := e.fs.OpenReadWrite(e.journalPath(), vfs.WriteCategoryUnspecified)
 	if err == nil {
 		err = errors.Join(f.SyncData(), f.Close())
 	}
 	if err != nil {
+		return true, fmt.Errorf("clear restore journal: %w", err)
+	}
+	e.clearUnsynced.Store(false)
+	return true, nil
+}
+
+// syncClearedJournal makes a clearing clearJournalLater wrote durable:
+// written again and synced, since after a sync that failed the page that
+// held it may count as clean without being on the disk. It stays to be
+// synced when the sync fails.
+func (e *Engine) syncClearedJournal() error {
+	if !e.clearUnsynced.Load() {
+		return nil
+	}
+	if err := e.overwriteJournal(clearedJournal[:], 3, true); err != nil {
 		return fmt.Errorf("clear restore journal: %w", err)
 	}
 	e.clearUnsynced.Store(false)

@@ -484,7 +484,9 @@ func TestARestoreAnswersBeforeItsJournalClearingIsSynced(t *testing.T) {
 	c := newFaultCase(t)
 	c.f.leaveJournalFile() // the record and its clearing written in place
 	answered, checked := make(chan struct{}), make(chan struct{})
-	var lockHeld, clearSynced atomic.Bool
+	var answer sync.Once
+	t.Cleanup(func() { answer.Do(func() { close(answered) }) }) // a restore that waits for the sync ends
+	var lockHeld atomic.Bool
 	plan := newFaultPlan(-1, 0, journalSyncs(func(n int32, _ faultfs.Op) bool {
 		if n == 2 { // the record's sync is the first
 			<-answered
@@ -493,7 +495,6 @@ func TestARestoreAnswersBeforeItsJournalClearingIsSynced(t *testing.T) {
 			} else {
 				lockHeld.Store(true)
 			}
-			clearSynced.Store(true)
 			close(checked)
 		}
 		return false
@@ -512,10 +513,10 @@ func TestARestoreAnswersBeforeItsJournalClearingIsSynced(t *testing.T) {
 	case <-time.After(faultTimeout):
 		t.Fatal("the restore did not answer before its journal's clearing was synced")
 	}
-	if clearSynced.Load() || pendingOnDisk(t, c.f.store) {
-		t.Fatalf("at the answer: clearing synced %v, journal pending %v; want it cleared, not yet synced", clearSynced.Load(), pendingOnDisk(t, c.f.store))
+	if pendingOnDisk(t, c.f.store) {
+		t.Fatal("at the answer the journal is pending; want it cleared")
 	}
-	close(answered)
+	answer.Do(func() { close(answered) })
 	select {
 	case <-checked:
 	case <-time.After(faultTimeout):
@@ -528,8 +529,10 @@ func TestARestoreAnswersBeforeItsJournalClearingIsSynced(t *testing.T) {
 	assertSameTree(t, c.trees[c.one], c.f.read())
 }
 
-// A journal clearing whose sync fails is reported, and synced again at
-// the end of the next write operation; Close syncs one still left.
+// A journal clearing whose sync fails is reported, and written again and
+// synced at the end of the next write operation (after a failed sync the
+// page may count as clean without being on the disk); Close does it for
+// one still left.
 func TestAJournalClearingWhoseSyncFailsIsSyncedAgain(t *testing.T) {
 	t.Parallel()
 	for _, by := range []string{"next write", "close"} {
@@ -539,7 +542,20 @@ func TestAJournalClearingWhoseSyncFailsIsSyncedAgain(t *testing.T) {
 			c.f.leaveJournalFile()
 			var mu sync.Mutex
 			var warnings []string
-			opts := newFaultPlan(-1, syscall.EIO, journalSyncs(func(n int32, _ faultfs.Op) bool { return n == 2 })).options(c.f.store)
+			var after []faultfs.OpKind // the journal's operations after the failed sync
+			failing := journalSyncs(func(n int32, _ faultfs.Op) bool { return n == 2 })
+			opts := newFaultPlan(-1, syscall.EIO, func(i int, op faultfs.Op) bool {
+				fail := failing(i, op)
+				mu.Lock()
+				if after != nil && filepath.Base(op.Path) == journalName {
+					after = append(after, op.Kind)
+				}
+				if fail {
+					after = []faultfs.OpKind{}
+				}
+				mu.Unlock()
+				return fail
+			}).options(c.f.store)
 			opts.OnEvent = func(ev Event) {
 				if ev.Type == EventWarning {
 					mu.Lock()
@@ -559,12 +575,17 @@ func TestAJournalClearingWhoseSyncFailsIsSyncedAgain(t *testing.T) {
 				if err := c.f.e.Close(); err != nil || c.f.e.clearUnsynced.Load() {
 					t.Fatalf("close: %v, clearing unsynced %v", err, c.f.e.clearUnsynced.Load())
 				}
-				return
+			} else {
+				c.f.save("after")
+				c.f.e.syncing.Wait()
+				if c.f.e.clearUnsynced.Load() || pendingOnDisk(t, c.f.store) {
+					t.Fatalf("after the next write: clearing unsynced %v, pending %v", c.f.e.clearUnsynced.Load(), pendingOnDisk(t, c.f.store))
+				}
 			}
-			c.f.save("after")
-			c.f.e.syncing.Wait()
-			if c.f.e.clearUnsynced.Load() || pendingOnDisk(t, c.f.store) {
-				t.Fatalf("after the next write: clearing unsynced %v, pending %v", c.f.e.clearUnsynced.Load(), pendingOnDisk(t, c.f.store))
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(after, []faultfs.OpKind{faultfs.OpFileWrite, faultfs.OpFileSync}) {
+				t.Fatalf("the journal's operations after the failed sync: %v; want the clearing written again, then synced", after)
 			}
 		})
 	}
@@ -572,9 +593,10 @@ func TestAJournalClearingWhoseSyncFailsIsSyncedAgain(t *testing.T) {
 
 // A power cut between a restore's answer and its clearing's sync brings
 // its journal back. Completing it again finds the workspace as the restore
-// left it: it leaves an edit made since alone (a conflict: no checkpoint
-// holds it), writes again a file removed since, and changes nothing else.
-func TestARestoreWhoseClearingWasLostCompletesAgainChangingNothingItLeft(t *testing.T) {
+// left it but for what changed since: it leaves an edit alone (a conflict:
+// no checkpoint holds it), writes again a file removed, and changes
+// nothing else.
+func TestARestoreWhoseClearingWasLostIsCompletedAgain(t *testing.T) {
 	t.Parallel()
 	c := newFaultCase(t)
 	c.f.leaveJournalFile()
@@ -597,7 +619,9 @@ func TestARestoreWhoseClearingWasLostCompletesAgainChangingNothingItLeft(t *test
 	if err := os.Remove(filepath.Join(c.f.ws, "tree", "b", "c")); err != nil {
 		t.Fatal(err)
 	}
-	c.f.e.Close()
+	if err := c.f.e.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(c.f.e.journalPath(), record, 0o600); err != nil { // the clearing lost
 		t.Fatal(err)
 	}
@@ -644,4 +668,39 @@ func TestARestoreThatFailsWhilePlanningLeavesNoJournal(t *testing.T) {
 	}
 	assertSameTree(t, two, f.read())
 	f.save("after") // nothing to settle
+}
+
+// A completion within another operation (here a restore that settles the
+// one interrupted before it) syncs its clearing before that operation goes
+// on: the restore's own record is then written in place over a durable
+// clearing.
+func TestACompletionWithinAnotherOperationSyncsItsClearing(t *testing.T) {
+	t.Parallel()
+	f, _, _ := cancelledRestoreFixture(t, Options{})
+	var mu sync.Mutex
+	var ops []faultfs.OpKind
+	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
+		if filepath.Base(op.Path) == journalName {
+			mu.Lock()
+			ops = append(ops, op.Kind)
+			mu.Unlock()
+		}
+		return false
+	})
+	f.open(plan.options(f.store))
+	res := f.restore("@2", RestoreOptions{})
+	if res.Settled == nil || res.Settled.Completed == nil {
+		t.Fatalf("settled %+v; want the interrupted restore completed first", res.Settled)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	last := slices.Index(ops, faultfs.OpRename) // the completion's journal, written anew
+	if last < 0 || !slices.Equal(ops[last+1:], []faultfs.OpKind{
+		faultfs.OpFileWrite, faultfs.OpFileSync, // the completion's clearing
+		faultfs.OpFileWrite, faultfs.OpFileSync, // the restore's record, in place
+		faultfs.OpFileWrite,                     // its clearing,
+		faultfs.OpFileWrite, faultfs.OpFileSync, // written again and synced once it answered
+	}) {
+		t.Fatalf("the journal's operations: %v; want the completion's clearing synced before the restore's record", ops)
+	}
 }

@@ -50,6 +50,11 @@ type RestoreOptions struct {
 	// restore lacks are fetched while it writes (a clone), each file
 	// written as its blob arrives, rather than all of them before.
 	streamFrom string
+	// answerFirst: the restore answers a caller (Restore), which gets its
+	// result before the journal's clearing is synced (clearJournalLater);
+	// a completion that settles a journal within another operation syncs
+	// it before that operation goes on.
+	answerFirst bool
 }
 
 // Conflict is a path a restore left alone because an uncaptured file
@@ -134,16 +139,20 @@ type RestoreResult struct {
 // is on disk. A journal, written before the first change and cleared after
 // the head moves, makes an interrupted restore resumable. (Its clearing is
 // made durable right after Restore answers, before the Engine's next write
-// operation begins and before Close returns; a power cut in that instant
-// brings the journal back, and completing it again finds the workspace as
-// the restore left it.) A Restore of the same task, target, Paths (in any
+// operation begins and before Close returns; a sync that fails is reported
+// and tried again at the end of each write operation. A power cut in that
+// instant brings the journal back, and completing it again finds the
+// workspace as the restore left it but for paths changed in that instant:
+// a file removed is written again, and one changed to content a checkpoint
+// holds is rewritten; what no checkpoint holds stays.) A Restore of the same task, target, Paths (in any
 // order) and Force resumes it without a new backup, emitting its
 // EventRestore with Resumed set, and any other Restore or writing
 // operation (of this Engine, or of the next process to open the store)
 // settles it first: it completes it as the journal records it, or discards
 // the journal once the task's head has moved on (see SettleRestore). A
-// cancelled ctx or another error (no space, I/O) stops the restore with the
-// journal kept; the head has moved to ref already when the error came from
+// cancelled ctx or another error (no space, I/O) stops the restore, with
+// the journal kept once the restore may have changed the workspace (one
+// that stops before is cleared again); the head has moved to ref already when the error came from
 // the last flush, once every file was in place. A restore whose content
 // cannot be had (an error matching ErrCorrupt: a blob or tree damaged, a
 // pack missing; or a blob no store or reachable remote holds) stops and
@@ -171,6 +180,7 @@ func (e *Engine) Restore(ctx context.Context, ref string, opts RestoreOptions) (
 			return nil, e.report(err, start)
 		}
 	}
+	opts.answerFirst = true
 	res, err := e.restoreLocked(ctx, ref, opts)
 	if err != nil {
 		if !opts.DryRun {
@@ -335,7 +345,7 @@ func (e *Engine) restoreLocked(ctx context.Context, ref string, opts RestoreOpti
 		vouch = cp.Root
 	}
 	res.Phases.Plan = lap()
-	err = e.applyJournaled(ctx, x, plan, journal, cur.snap.Root, vouch, &res.Phases)
+	err = e.applyJournaled(ctx, x, plan, journal, cur.snap.Root, vouch, opts.answerFirst, &res.Phases)
 	if stream != nil {
 		var fetched remotesync.FetchResult
 		fetched, err = stream.finish(err)
@@ -444,12 +454,12 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 
 // applyJournaled carries out plan once the journal's write (startJournal;
 // again, anew, when it resumes the journal's restore) is durable, and then
-// clears it (clearJournalLater); the head moves (for a whole-workspace
-// restore) in between, alongside the workspace's last flush
+// clears it, durably unless answerFirst (clearJournalLater); the head
+// moves (for a whole-workspace restore) in between, alongside the workspace's last flush
 // (restore.Applier.Alongside). vouch, unless zero, is the target's root,
 // which the restore may vouch for; from is the plan's source root (see
 // auditRestore). It records its phases in phases.
-func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, journal *journalWrite, from, vouch objects.ID, phases *RestorePhases) error {
+func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, journal *journalWrite, from, vouch objects.ID, answerFirst bool, phases *RestorePhases) error {
 	lap := restore.Laps()
 	if err := e.journaled(journal); err != nil {
 		return err
@@ -478,7 +488,11 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	if err != nil {
 		return err // the journal stays pending, unless the caller abandons it (abandonIfUnreadable)
 	}
-	if err := e.clearJournalLater(); err != nil {
+	clear := e.clearJournal
+	if answerFirst {
+		clear = e.clearJournalLater
+	}
+	if err := clear(); err != nil {
 		return err
 	}
 	phases.Finish = lap()

@@ -80,7 +80,7 @@ func restoreBounded(t *testing.T, e *Engine, ref string) (*RestoreResult, error)
 // path), untouched (the fault came before the journal), or resumable: the
 // journal present and the next writing Open completing it. Only the sync
 // that makes the journal's clearing durable may fail after the workspace is
-// complete, once the restore answered: it is left to sync again. The store must
+// complete, once the restore answered: it is left to write and sync again. The store must
 // verify and every checkpoint restore byte-exact afterwards.
 // restoreFaultStride spaces the points TestRestoreFaultInjection fails
 // without the long tests: each run restores, checks and verifies a whole
@@ -142,7 +142,7 @@ func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 		}
 		assertSameTree(t, c.trees[c.one], f.read())
 		return true
-	case err == nil && strings.HasPrefix(failed, "sync ") && filepath.Base(failed) == journalName:
+	case err == nil && filepath.Base(failed) == journalName: // after the answer
 		c.checkClearingUnsynced(where)
 	case err == nil:
 		c.checkConflicts(where, res, errno)
@@ -153,8 +153,8 @@ func (c *faultCase) run(i int, errno syscall.Errno) (done bool) {
 	return false
 }
 
-// checkClearingUnsynced: only the sync of the journal's clearing failed,
-// after the restore answered; the workspace is complete and the head
+// checkClearingUnsynced: only the journal's clearing failed, written again
+// and synced after the restore answered; the workspace is complete and the head
 // moved, nothing is pending, and the clearing waits to be synced again
 // (by the next write operation's end, or Close).
 func (c *faultCase) checkClearingUnsynced(where string) {
