@@ -14,7 +14,7 @@ import (
 var restorePhases = []struct{ name, label string }{
 	{"backup", "backup checkpoint"},
 	{"plan", "plan and blob lookup"},
-	{"journal", "journal written"},
+	{"journal", "journal written (what the plan left of it)"},
 	{"write", "files written"},
 	{"place", "syncfs and renames"},
 	{"flush", "last flush, head moved"},
