@@ -655,8 +655,8 @@ func TestARestoreThatFailsWhilePlanningLeavesNoJournal(t *testing.T) {
 	}
 	b.Close()
 	f.open(Options{}) // no tree cached
-	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, index.ErrNotFound) {
-		t.Fatalf("restore of a missing tree: %v, want not found", err)
+	if _, err := f.e.Restore(context.Background(), "@1", RestoreOptions{}); !errors.Is(err, index.ErrNotFound) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("restore of a missing tree: %v, want it found missing, as damage", err)
 	}
 	f.e.syncing.Wait()
 	file, err := os.ReadFile(f.e.journalPath())

@@ -401,8 +401,11 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 
 // Tree returns the tree with the given id, resolving a delta record down
 // its chain (at most MaxTreeDeltaDepth records) to the full tree. It
-// returns an error wrapping ErrNotFound if there is none, and one marked
-// with objects.ErrCorrupt (naming the key) if a stored value on the chain
+// returns an error wrapping ErrNotFound if there is none, marked with
+// objects.ErrCorrupt too (a tree is asked for by the id a checkpoint or
+// another tree names: one the index lacks is damage, which a restore, a
+// diff or a push reports as such), and one marked with objects.ErrCorrupt
+// (naming the key) if a stored value on the chain
 // does not decode, a delta's base is missing, or the tree does not hash
 // to id. The returned objects.Tree is the caller's own. A tree this DB
 // resolved or committed recently is answered from memory, so
@@ -421,7 +424,7 @@ func (db *DB) Tree(id objects.ID) (objects.Tree, error) {
 func (db *DB) SharedTree(id objects.ID) (objects.Tree, error) {
 	entries, _, ok, err := db.sharedTree(id)
 	if err == nil && !ok {
-		err = fmt.Errorf("tree %s: %w", id, ErrNotFound)
+		err = missingTree(id)
 	}
 	return objects.Tree{Entries: entries}, err
 }
@@ -432,9 +435,14 @@ func (db *DB) SharedTree(id objects.ID) (objects.Tree, error) {
 func (db *DB) StoredTree(id objects.ID) (objects.Tree, error) {
 	t, _, ok, err := db.resolveTree(id, false)
 	if err == nil && !ok {
-		err = fmt.Errorf("tree %s: %w", id, ErrNotFound)
+		err = missingTree(id)
 	}
 	return t, err
+}
+
+// missingTree is the error of a tree the index lacks (see Tree).
+func missingTree(id objects.ID) error {
+	return objects.MarkCorrupt(fmt.Errorf("tree %s: %w", id, ErrNotFound))
 }
 
 // Checkpoint returns the checkpoint with the given id, with the same

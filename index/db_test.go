@@ -82,8 +82,8 @@ func (s saveContents) check(t *testing.T, db *DB, treeID, cpID objects.ID, prese
 	if present && (err != nil || !reflect.DeepEqual(tree, s.tree)) {
 		t.Errorf("Tree = %+v, %v", tree, err)
 	}
-	if !present && !errors.Is(err, ErrNotFound) {
-		t.Errorf("Tree before commit: %v, want ErrNotFound", err)
+	if !present && (!errors.Is(err, ErrNotFound) || !errors.Is(err, objects.ErrCorrupt)) {
+		t.Errorf("Tree before commit: %v, want ErrNotFound marked as damage", err)
 	}
 	cp, err := db.Checkpoint(cpID)
 	want := s.cp
