@@ -331,9 +331,11 @@ func (e *Engine) Close() error {
 	e.refresh.close()
 	e.presave.close()
 	// After the workers that write: the syncs unlockWrite began end, and
-	// a clearing still unsynced (one whose sync failed) is tried again.
+	// a clearing still unsynced (one whose sync failed) is tried again,
+	// by the first Close only: once the store's lock is let go, the file
+	// may hold another Engine's journal.
 	e.syncing.Wait()
-	if e.clearUnsynced.Load() {
+	if e.lock != nil && e.clearUnsynced.Load() {
 		e.writeMu.Lock()
 		e.syncing.Wait()
 		errs = append(errs, e.syncClearedJournal())
@@ -372,6 +374,12 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 	holding := e.background.giveWay()
 	e.writeMu.Lock()
 	holding()
+	// A restore's journal clearing whose sync failed is durable before
+	// the next write operation begins, or that operation fails.
+	if err := e.syncClearedJournal(); err != nil {
+		e.writeMu.Unlock()
+		return nil, err
+	}
 	return e.unlockWrite, nil
 }
 
@@ -379,7 +387,8 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 // restore's journal without syncing it (clearJournalLater) answers first:
 // the lock passes to a goroutine that syncs the journal and then lets go,
 // so the next write operation begins once the clearing is durable. A sync
-// that fails is reported (EventWarning) and tried again at the next end.
+// that fails is reported (EventWarning) and tried again when the next
+// write operation begins, which fails while it does.
 func (e *Engine) unlockWrite() {
 	if !e.clearUnsynced.Load() {
 		e.writeMu.Unlock()
@@ -390,7 +399,7 @@ func (e *Engine) unlockWrite() {
 		defer e.syncing.Done()
 		defer e.writeMu.Unlock()
 		if err := e.syncClearedJournal(); err != nil {
-			e.emit(Event{Type: EventWarning, Message: err.Error() + "; the next write operation syncs it again"})
+			e.emit(Event{Type: EventWarning, Message: err.Error() + "; the next write operation syncs it again first"})
 		}
 	}()
 }

@@ -20,7 +20,7 @@ import (
 // Journal records a restore in progress. It is written (and synced) before
 // the first workspace change and cleared after the task head moves (made
 // durable right after the restore answers, before the next write operation
-// begins), so a journal found at Open means a restore was interrupted, or,
+// begins, which fails while it cannot be), so a journal found at Open means a restore was interrupted, or,
 // after a power cut in the instant between a restore's answer and its
 // clearing's sync, one that completing again finds done. Open
 // only reads it (PendingRestore); the first operation that may change the
@@ -289,19 +289,24 @@ func (e *Engine) journaled(w *journalWrite) error {
 }
 
 // unusedJournal ends w, if any, for a restore that failed with err before
-// it changed anything: the record written for it (even one whose write
-// failed: it may have reached the file) is cleared again, and that of a
-// resumed restore stays pending, as it was.
+// it changed anything (see dropUnusedJournal).
 func (e *Engine) unusedJournal(w *journalWrite, resuming bool, err error) error {
 	if w == nil {
 		return err
 	}
-	err = joinJournalError(err, "writing the restore journal", e.journaled(w))
+	return e.dropUnusedJournal(resuming, joinJournalError(err, "writing the restore journal", e.journaled(w)))
+}
+
+// dropUnusedJournal ends the journal of a restore that failed with err
+// before it changed anything: the record written for it (even one whose
+// write or sync failed: it may be on the disk all the same) is cleared
+// again, and that of a resumed restore stays pending, as it was. A
+// clearing whose sync fails is synced before the next write operation
+// begins (lockForWrite), or that operation fails.
+func (e *Engine) dropUnusedJournal(resuming bool, err error) error {
 	if resuming {
 		return err
 	}
-	// Even a write that failed may have left the record pending. A
-	// clearing written but not synced is synced at the operation's end.
 	written, cerr := e.writeClear(true)
 	if written {
 		e.pending = nil
@@ -375,7 +380,8 @@ func (e *Engine) clearJournal() error {
 // the next writing operation completes the restore again (see
 // SettleRestore): it finds the workspace as the restore left it, but for
 // a path changed in that instant (a file removed is written again, one
-// changed to content a checkpoint holds is rewritten).
+// changed to content a checkpoint holds is rewritten, and, when the
+// restore was forced, one holding what no checkpoint holds is overwritten).
 func (e *Engine) clearJournalLater() error {
 	_, err := e.writeClear(false)
 	return err
@@ -416,6 +422,10 @@ func (e *Engine) writeClear(sync bool) (written bool, err error) {
 // synced when the sync fails.
 func (e *Engine) syncClearedJournal() error {
 	if !e.clearUnsynced.Load() {
+		return nil
+	}
+	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
+		e.clearUnsynced.Store(false) // removed by hand: nothing left to clear
 		return nil
 	}
 	if err := e.overwriteJournal(clearedJournal[:], 3, true); err != nil {

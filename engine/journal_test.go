@@ -400,11 +400,9 @@ func TestJournalFileIsRewrittenInPlace(t *testing.T) {
 }
 
 // A restore whose journal's write over the file of an earlier one fails
-// half way (a full disk) changes nothing and leaves nothing pending: the
-// torn record reads as no journal. One whose write landed but whose sync
-// failed stays pending, and completing it, in the same engine, writes the
-// journal anew (renamed into place, its directory synced) before it changes
-// the workspace: the disk may not hold it.
+// half way (a full disk), or lands but fails to sync, changes nothing and
+// leaves nothing pending: the record, which may be on the disk all the
+// same, is cleared again (a torn one reads as no journal anyway).
 func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 	t.Parallel()
 	for _, failing := range []faultfs.OpKind{faultfs.OpFileWrite, faultfs.OpFileSync} {
@@ -413,9 +411,7 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 			c := newFaultCase(t)
 			c.f.leaveJournalFile()
 			failed := false
-			var ops []faultfs.Op
 			plan := newFaultPlan(-1, syscall.ENOSPC, func(_ int, op faultfs.Op) bool {
-				ops = append(ops, op)
 				if failed || op.Kind != failing || filepath.Base(op.Path) != journalName {
 					return false
 				}
@@ -423,42 +419,62 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 				return true
 			})
 			c.f.open(plan.options(c.f.store))
-			if _, err := restoreBounded(t, c.f.e, "@1"); !errors.Is(err, syscall.ENOSPC) || !failed {
-				t.Fatalf("restore with the journal's %v failing: %v", failing, err)
+			_, err := restoreBounded(t, c.f.e, "@1")
+			var interrupted *InterruptedRestoreError
+			if !errors.Is(err, syscall.ENOSPC) || !failed || errors.As(err, &interrupted) {
+				t.Fatalf("restore with the journal's %v failing: %v; want ENOSPC, nothing pending", failing, err)
 			}
-			pending := c.f.e.PendingRestore() != nil
-			if pending != (failing == faultfs.OpFileSync) || pending != pendingOnDisk(t, c.f.store) {
-				t.Fatalf("pending %v in the engine, %v on disk", pending, pendingOnDisk(t, c.f.store))
+			if c.f.e.PendingRestore() != nil || pendingOnDisk(t, c.f.store) {
+				t.Fatalf("pending %v in the engine, %v on disk", c.f.e.PendingRestore() != nil, pendingOnDisk(t, c.f.store))
 			}
-			if b, err := os.ReadFile(c.f.e.journalPath()); failing == faultfs.OpFileWrite {
-				if _, ok, rerr := journalRecord(b); err != nil || b[3] != journalPending || ok || rerr != nil {
-					t.Fatalf("the journal's file after its write failed: %q, %v; want a torn pending record", b, err)
-				}
+			if b, err := os.ReadFile(c.f.e.journalPath()); err != nil || b[3] != journalClear {
+				t.Fatalf("the journal's file after its %v failed: %q, %v; want it cleared again", failing, b, err)
 			}
 			assertSameTree(t, c.trees[c.two], c.f.read())
-			ops = nil
 			settled, err := c.f.e.SettleRestore(context.Background())
-			c.f.e.syncing.Wait() // the completion's journal clearing, synced once it answered
-			if err != nil || (settled != nil) != pending {
-				t.Fatalf("settled %+v, %v", settled, err)
+			if err != nil || settled != nil {
+				t.Fatalf("settled %+v, %v; want nothing to settle", settled, err)
 			}
-			if !pending {
-				assertSameTree(t, c.trees[c.two], c.f.read())
-				return
-			}
-			renamed := slices.IndexFunc(ops, func(op faultfs.Op) bool {
-				return op.Kind == faultfs.OpRename && filepath.Base(op.Path) == journalName
-			})
-			synced := slices.IndexFunc(ops[max(renamed, 0):], func(op faultfs.Op) bool {
-				return op.Kind == faultfs.OpFileSync && op.Path == c.f.store
-			}) + max(renamed, 0)
-			changed := slices.IndexFunc(ops, func(op faultfs.Op) bool { return !filepath.IsAbs(op.Path) })
-			if renamed < 0 || synced < renamed || changed < synced {
-				t.Fatalf("completing the restore renamed its journal into place at %d, synced the store at %d, changed the workspace first at %d: %v",
-					renamed, synced, changed, ops)
-			}
-			assertSameTree(t, c.trees[c.one], c.f.read())
+			assertSameTree(t, c.trees[c.two], c.f.read())
 		})
+	}
+}
+
+// Completing an interrupted restore writes its journal anew (renamed into
+// place, its directory synced) before it changes the workspace: the file's
+// record may not be on the disk.
+func TestACompletionWritesItsJournalAnewFirst(t *testing.T) {
+	t.Parallel()
+	f, one, _ := cancelledRestoreFixture(t, Options{})
+	var mu sync.Mutex
+	var ops []faultfs.Op
+	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
+		mu.Lock()
+		ops = append(ops, op)
+		mu.Unlock()
+		return false
+	})
+	f.open(plan.options(f.store))
+	settled, err := f.e.SettleRestore(context.Background())
+	if err != nil || settled == nil || settled.Completed == nil {
+		t.Fatalf("settled %+v, %v", settled, err)
+	}
+	f.e.syncing.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	renamed := slices.IndexFunc(ops, func(op faultfs.Op) bool {
+		return op.Kind == faultfs.OpRename && filepath.Base(op.Path) == journalName
+	})
+	synced := slices.IndexFunc(ops[max(renamed, 0):], func(op faultfs.Op) bool {
+		return op.Kind == faultfs.OpFileSync && op.Path == f.store
+	}) + max(renamed, 0)
+	changed := slices.IndexFunc(ops, func(op faultfs.Op) bool { return !filepath.IsAbs(op.Path) })
+	if renamed < 0 || synced < renamed || changed < synced {
+		t.Fatalf("completing the restore renamed its journal into place at %d, synced the store at %d, changed the workspace first at %d: %v",
+			renamed, synced, changed, ops)
+	}
+	if head := f.list().Head; head != one.ID {
+		t.Fatalf("head %s after the completion, want %s", head.Short(), one.ID.Short())
 	}
 }
 
@@ -588,6 +604,53 @@ func TestAJournalClearingWhoseSyncFailsIsSyncedAgain(t *testing.T) {
 				t.Fatalf("the journal's operations after the failed sync: %v; want the clearing written again, then synced", after)
 			}
 		})
+	}
+}
+
+// A clearing whose sync keeps failing fails the next write operation
+// before it begins, and the one after, once the sync succeeds, goes on; a
+// Close whose own try fails reports it, and a second Close, after the
+// store's lock is let go, writes nothing over what the journal's file
+// holds by then (another Engine's record).
+func TestAJournalClearingThatCannotBeSyncedStopsTheNextWrite(t *testing.T) {
+	t.Parallel()
+	c := newFaultCase(t)
+	c.f.leaveJournalFile()
+	var record []byte
+	var failing atomic.Int32 // the journal syncs from this one on fail
+	failing.Store(2)
+	opts := newFaultPlan(-1, syscall.EIO, journalSyncs(func(n int32, op faultfs.Op) bool {
+		if n == 1 {
+			var err error
+			if record, err = os.ReadFile(op.Path); err != nil {
+				panic(err)
+			}
+		}
+		return n >= failing.Load()
+	})).options(c.f.store)
+	c.f.open(opts)
+	c.f.restore("@1", RestoreOptions{})
+	if _, err := c.f.e.Save(context.Background(), SaveOptions{Message: "blocked"}); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("save with the clearing unsynced: %v, want the sync's EIO", err)
+	}
+	failing.Store(1 << 30) // the syncs succeed from here
+	c.f.save("after")
+	if c.f.e.clearUnsynced.Load() {
+		t.Fatal("the clearing is still unsynced after a write began")
+	}
+	failing.Store(0) // and fail from here
+	if _, err := c.f.e.Restore(context.Background(), "@1", RestoreOptions{}); err == nil {
+		t.Fatal("a restore whose journal cannot be synced succeeded")
+	}
+	old := c.f.e
+	if err := old.Close(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("close with the clearing unsynced: %v, want the sync's EIO", err)
+	}
+	if err := os.WriteFile(old.journalPath(), record, 0o600); err != nil { // another Engine's, say
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil || !pendingOnDisk(t, c.f.store) {
+		t.Fatalf("second close: %v, journal pending %v; want the file left as it is", err, pendingOnDisk(t, c.f.store))
 	}
 }
 

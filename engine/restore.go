@@ -139,12 +139,13 @@ type RestoreResult struct {
 // is on disk. A journal, written before the first change and cleared after
 // the head moves, makes an interrupted restore resumable. (Its clearing is
 // made durable right after Restore answers, before the Engine's next write
-// operation begins and before Close returns; a sync that fails is reported
-// and tried again at the end of each write operation. A power cut in that
-// instant brings the journal back, and completing it again finds the
-// workspace as the restore left it but for paths changed in that instant:
-// a file removed is written again, and one changed to content a checkpoint
-// holds is rewritten; what no checkpoint holds stays.) A Restore of the same task, target, Paths (in any
+// operation begins and before Close returns; while its sync fails, the
+// next write operation fails. A power cut in that instant brings the
+// journal back, and completing it again finds the workspace as the restore
+// left it but for paths changed in that instant: a file removed is written
+// again, and one changed to content a checkpoint holds is rewritten; what
+// no checkpoint holds stays, unless the restore was made with Force, whose
+// completion overwrites it too and lists it in Discarded.) A Restore of the same task, target, Paths (in any
 // order) and Force resumes it without a new backup, emitting its
 // EventRestore with Resumed set, and any other Restore or writing
 // operation (of this Engine, or of the next process to open the store)
@@ -462,7 +463,7 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *restore.Plan, journal *journalWrite, from, vouch objects.ID, answerFirst bool, phases *RestorePhases) error {
 	lap := restore.Laps()
 	if err := e.journaled(journal); err != nil {
-		return err
+		return e.dropUnusedJournal(x.Resuming, err)
 	}
 	// From here on a failure leaves the journal: the restore is pending.
 	j := journal.j
