@@ -446,22 +446,14 @@ func TestAJournalCutShortInPlaceLeavesNothingPending(t *testing.T) {
 func TestACompletionWritesItsJournalAnewFirst(t *testing.T) {
 	t.Parallel()
 	f, one, _ := cancelledRestoreFixture(t, Options{})
-	var mu sync.Mutex
-	var ops []faultfs.Op
-	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
-		mu.Lock()
-		ops = append(ops, op)
-		mu.Unlock()
-		return false
-	})
-	f.open(plan.options(f.store))
+	log := &opLog{}
+	f.open(newFaultPlan(-1, 0, log.fails).options(f.store))
 	settled, err := f.e.SettleRestore(context.Background())
 	if err != nil || settled == nil || settled.Completed == nil {
 		t.Fatalf("settled %+v, %v", settled, err)
 	}
 	f.e.syncing.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	ops := log.taken()
 	renamed := slices.IndexFunc(ops, func(op faultfs.Op) bool {
 		return op.Kind == faultfs.OpRename && filepath.Base(op.Path) == journalName
 	})
@@ -740,23 +732,18 @@ func TestARestoreThatFailsWhilePlanningLeavesNoJournal(t *testing.T) {
 func TestACompletionWithinAnotherOperationSyncsItsClearing(t *testing.T) {
 	t.Parallel()
 	f, _, _ := cancelledRestoreFixture(t, Options{})
-	var mu sync.Mutex
-	var ops []faultfs.OpKind
-	plan := newFaultPlan(-1, 0, func(_ int, op faultfs.Op) bool {
-		if filepath.Base(op.Path) == journalName {
-			mu.Lock()
-			ops = append(ops, op.Kind)
-			mu.Unlock()
-		}
-		return false
-	})
-	f.open(plan.options(f.store))
+	log := &opLog{}
+	f.open(newFaultPlan(-1, 0, log.fails).options(f.store))
 	res := f.restore("@2", RestoreOptions{})
 	if res.Settled == nil || res.Settled.Completed == nil {
 		t.Fatalf("settled %+v; want the interrupted restore completed first", res.Settled)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var ops []faultfs.OpKind // the journal file's
+	for _, op := range log.taken() {
+		if filepath.Base(op.Path) == journalName {
+			ops = append(ops, op.Kind)
+		}
+	}
 	last := slices.Index(ops, faultfs.OpRename) // the completion's journal, written anew
 	if last < 0 || !slices.Equal(ops[last+1:], []faultfs.OpKind{
 		faultfs.OpFileWrite, faultfs.OpFileSync, // the completion's clearing
@@ -766,4 +753,25 @@ func TestACompletionWithinAnotherOperationSyncsItsClearing(t *testing.T) {
 	}) {
 		t.Fatalf("the journal's operations: %v; want the completion's clearing synced before the restore's record", ops)
 	}
+}
+
+// opLog records the operations a faultPlan is asked about, from any
+// goroutine, and fails none.
+type opLog struct {
+	mu  sync.Mutex
+	ops []faultfs.Op
+}
+
+func (l *opLog) fails(_ int, op faultfs.Op) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ops = append(l.ops, op)
+	return false
+}
+
+// taken returns the operations recorded so far.
+func (l *opLog) taken() []faultfs.Op {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ops)
 }
