@@ -15,35 +15,49 @@ import (
 // changes with none). A watched save that finds the new link walks
 // everything once, and the file's directory is listed at every save
 // after: the watched saves equal cold ones, whether the write through the
-// link comes in a later save or before the save that finds the link.
+// link comes in a later save or before the save that finds the link, and
+// whether or not the new name's directory already held a file with
+// another link (and so was listed at every save already: the link it
+// gains is no less new).
 func TestAHardLinkMadeInsideTheWorkspaceIsFollowed(t *testing.T) {
-	for _, sameSave := range []bool{false, true} {
-		ws := t.TempDir()
-		for _, d := range []string{"a", "b", "c"} {
-			if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+	for _, beside := range []bool{false, true} {
+		for _, sameSave := range []bool{false, true} {
+			ws, outside := t.TempDir(), t.TempDir()
+			for _, d := range []string{"a", "b", "c"} {
+				if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write := func(rel, content string) {
+				t.Helper()
+				if err := os.WriteFile(filepath.Join(ws, rel), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("a/f", "original\n")
+			write("c/other", "other\n")
+			if beside {
+				write("b/linked", "linked from outside\n")
+				if err := os.Link(filepath.Join(ws, "b/linked"), filepath.Join(outside, "linked")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			compare := watchedAndCold(t, ws)
+			step := func(what string) string {
+				return fmt.Sprintf("%s (beside another link: %v; written through in the save that finds it: %v)", what, beside, sameSave)
+			}
+			compare(step("first save"))
+			if err := os.Link(filepath.Join(ws, "a/f"), filepath.Join(ws, "b/g")); err != nil {
 				t.Fatal(err)
 			}
-		}
-		write := func(rel, content string) {
-			t.Helper()
-			if err := os.WriteFile(filepath.Join(ws, rel), []byte(content), 0o644); err != nil {
-				t.Fatal(err)
+			if !sameSave {
+				compare(step("the link made"))
 			}
+			write("b/g", "written through the link\n")
+			compare(step("written through the link"))
+			write("b/g", "and again\n")
+			compare(step("written again"))
 		}
-		write("a/f", "original\n")
-		write("c/other", "other\n")
-		compare := watchedAndCold(t, ws)
-		compare("first save")
-		if err := os.Link(filepath.Join(ws, "a/f"), filepath.Join(ws, "b/g")); err != nil {
-			t.Fatal(err)
-		}
-		if !sameSave {
-			compare("the link made")
-		}
-		write("b/g", "written through the link\n")
-		compare(fmt.Sprintf("written through the link (in the save that finds it: %v)", sameSave))
-		write("b/g", "and again\n")
-		compare("written again")
 	}
 }
 

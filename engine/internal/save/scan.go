@@ -74,11 +74,10 @@ type Snapshot struct {
 	// vouched: the Tracker vouched for Root (vouchedSnapshot), which no
 	// scan read; the stat cache's records may be older than Root.
 	vouched bool
-	// linked records, for each directory this scan listed, whether it
-	// holds a file (or a rule file) with more than one hard link (see
-	// Tracker); nil without a Tracker. vanished lists the directories it
-	// found gone.
-	linked   map[string]links
+	// linked records, for each directory this scan listed, the files (and
+	// rule files) with more than one hard link it holds (see Tracker); nil
+	// without a Tracker. vanished lists the directories it found gone.
+	linked   map[string]dirLinks
 	vanished []string
 }
 
@@ -185,7 +184,7 @@ func (st *Store) walk(ctx context.Context, put *objects.Batch, base objects.ID, 
 	if st.Tracker != nil {
 		s.plan = st.Tracker.begin()
 		s.snap.plan = s.plan
-		s.snap.linked = map[string]links{}
+		s.snap.linked = map[string]dirLinks{}
 		opts.Prune = s.prune
 		s.records = map[string]record{}
 		opts.Replay = s.replay
@@ -205,11 +204,11 @@ func (st *Store) walk(ctx context.Context, put *objects.Batch, base objects.ID, 
 		return nil, err
 	}
 	if s.plan != nil && !s.plan.trustsNothing() && st.Tracker.newlyLinked(s.snap.linked) {
-		// A file this scan looked up has another hard link, in a directory
-		// not known to hold one: the other name may lie in a directory the
-		// scan trusted, whose file then changed with no event there (ln,
-		// cp -al). One walk of everything finds every such name, and their
-		// directories are listed at every scan after.
+		// A file this scan looked up has another hard link, which its
+		// directory was not known to hold: the other name may lie in a
+		// directory the scan trusted, whose file then changed with no
+		// event there (ln, cp -al). One walk of everything finds every
+		// such name, and their directories are listed at every scan after.
 		st.Tracker.trustNothingNext()
 		return st.walk(ctx, put, base, only, progress)
 	}
@@ -436,34 +435,36 @@ func (s *scanner) recordedSub(dir string) (objects.ID, bool) {
 	return r.dc.Entries[i].ID, true
 }
 
-// noteLinks records whether directory d holds a file with another hard
-// link, whose content can change with no event in d, and whether that
-// file is an ignore-rule file (captured, or excluded by the rules, its
-// own among them), whose change can change what the whole subtree
-// captures. A replayed directory keeps the links it had (it had
-// none: one with links is listed), unless an entry looked up again shows
-// one.
+// noteLinks records the files of directory d with another hard link,
+// whose content can change with no event in d, and whether one of them is
+// an ignore-rule file (captured, or excluded by the rules, its own among
+// them), whose change can change what the whole subtree captures. A
+// replayed directory keeps the links it had (it had none: one with links
+// is listed), unless an entry looked up again shows one.
 func (s *scanner) noteLinks(d *walker.Dir) {
 	if s.snap.linked == nil {
 		return
 	}
-	linked := noLinks
+	var linked dirLinks
 	if d.ExcludedRuleLinked {
-		linked = ruleLinks
+		linked.kind = ruleLinks
 	}
 	for i := range d.Entries {
 		e := &d.Entries[i]
-		switch {
-		case e.Kind != walker.KindFile || e.Nlink <= 1:
-		case slices.Contains(watch.DefaultRuleNames, e.Name):
-			linked = ruleLinks
-		default:
-			linked = max(linked, fileLinks)
+		if e.Kind != walker.KindFile || e.Nlink <= 1 {
+			continue
+		}
+		linked.files = append(linked.files, fileID{dev: e.Dev, ino: e.Ino})
+		if slices.Contains(watch.DefaultRuleNames, e.Name) {
+			linked.kind = ruleLinks
+		} else {
+			linked.kind = max(linked.kind, fileLinks)
 		}
 	}
-	if d.Replayed && linked == noLinks {
+	if d.Replayed && linked.kind == noLinks {
 		return
 	}
+	slices.SortFunc(linked.files, compareFiles)
 	s.mu.Lock()
 	s.snap.linked[d.Path] = linked
 	s.mu.Unlock()

@@ -1,6 +1,7 @@
 package save
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -21,7 +22,10 @@ import (
 // A file with another hard link can be written through that link, perhaps
 // from outside the workspace, with no event in its directory; so every
 // directory whose last committed listing held a file with more than one
-// link is re-read (each entry lstatted) at every scan.
+// link is re-read (each entry lstatted) at every scan, and a scan that
+// finds in a directory a file with several links that the directory's
+// last committed listing did not show there walks everything once (see
+// newlyLinked).
 //
 // It is safe for concurrent use.
 type Tracker struct {
@@ -39,7 +43,7 @@ type Tracker struct {
 	// entries (watch.Changes.Entries), their names, likewise; a path also
 	// in dirty is re-read whole.
 	entries map[string]map[string]uint64
-	linked  map[string]links // directories holding a file with several hard links
+	linked  map[string]dirLinks // directories holding a file with several hard links
 	// skipped is what the last scan to commit its stat cache reported
 	// skipped (Snapshot.Skipped): a later scan reports it again where it
 	// does not list (see unlisted).
@@ -55,7 +59,7 @@ type Tracker struct {
 // directory on its path, makes the next scan walk everything.
 func NewTracker(w *watch.Watcher, workspace string, ruleFiles []string) *Tracker {
 	return &Tracker{w: w, rules: newRuleFiles(workspace, ruleFiles), dirty: map[string]uint64{}, rescan: map[string]uint64{},
-		entries: map[string]map[string]uint64{}, linked: map[string]links{}}
+		entries: map[string]map[string]uint64{}, linked: map[string]dirLinks{}}
 }
 
 // plan is what one scan may trust: every directory it may prune lies
@@ -102,7 +106,7 @@ func (t *Tracker) planLocked() *plan {
 		p.heat(d)
 	}
 	for d, l := range t.linked {
-		if l == ruleLinks {
+		if l.kind == ruleLinks {
 			p.rescan[d] = true
 		}
 		p.heat(d)
@@ -119,6 +123,28 @@ const (
 	fileLinks       // a file's content: the directory is listed at every scan
 	ruleLinks       // an ignore-rule file's: its subtree is walked at every scan
 )
+
+// dirLinks is what a scan found of the hard links in one directory.
+type dirLinks struct {
+	kind links
+	// files identifies the directory's files (rule files among them) that
+	// have more than one link, sorted (see compareFiles).
+	files []fileID
+}
+
+// fileID identifies a file by its device and inode numbers: its names
+// share it.
+type fileID struct{ dev, ino uint64 }
+
+func compareFiles(a, b fileID) int {
+	return cmp.Or(cmp.Compare(a.dev, b.dev), cmp.Compare(a.ino, b.ino))
+}
+
+// holds reports whether f is among the files l records with several links.
+func (l dirLinks) holds(f fileID) bool {
+	_, found := slices.BinarySearchFunc(l.files, f, compareFiles)
+	return found
+}
 
 // absorbLocked starts a generation holding the watcher's changes since
 // the previous call.
@@ -195,13 +221,25 @@ func (t *Tracker) missed(dirs []string) []string {
 }
 
 // newlyLinked reports whether linked, a scan's, has a directory holding a
-// file with several hard links that the tracker did not know to hold one.
-func (t *Tracker) newlyLinked(linked map[string]links) bool {
+// file with several hard links that the tracker did not know it holds
+// (or an ignore-rule file it excludes that has another link, where the
+// tracker knew of no rule file with one there). Files are known by
+// identity, not by directory: a link made in a directory that is listed
+// at every scan already, for the other files with links it holds, is as
+// new as one made anywhere else, and the file's other names may lie in
+// directories no scan re-reads.
+func (t *Tracker) newlyLinked(linked map[string]dirLinks) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for d, l := range linked {
-		if l != noLinks && t.linked[d] == noLinks {
+		known := t.linked[d]
+		if l.kind > known.kind {
 			return true
+		}
+		for _, f := range l.files {
+			if !known.holds(f) {
+				return true
+			}
 		}
 	}
 	return false
@@ -306,7 +344,7 @@ func (t *Tracker) Settle(snap *Snapshot) {
 		}
 	}
 	for d, l := range snap.linked {
-		if l != noLinks {
+		if l.kind != noLinks {
 			t.linked[d] = l
 		} else {
 			delete(t.linked, d)
