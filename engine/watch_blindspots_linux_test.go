@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -8,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/ckpt/ckpt/internal/blindspot"
 	"github.com/ckpt/ckpt/internal/testbound"
 	"github.com/ckpt/ckpt/internal/watch"
+	"github.com/ckpt/ckpt/walker"
 )
 
 // The blind spots of inotify the engine covers on Linux (files with
@@ -67,6 +71,7 @@ func inMountNamespace(t *testing.T) (inside bool, unavailable string) {
 // blind adds the blind-spot operations to a churn.
 type blind struct {
 	*churn
+	watched *Engine  // the watched Engine, whose captured directories a link made inside goes to
 	outside string   // a directory outside the workspace holding other links
 	links   []string // outside links to workspace files, made before the last save
 	fresh   []string // outside links made since the last save (see saved)
@@ -151,29 +156,54 @@ func (b *blind) link() error {
 	return os.Chmod(f, fi.Mode().Perm())
 }
 
-// linkInside links a file of the workspace under a new name in another of
-// its directories: the creation is reported, the link count's change in
-// the file's own directory is not, and a write through either name
-// changes the other's content with no event in its directory. The link
-// may be written through at once (writeLink).
+// linkInside links a file of the workspace under a new name in another
+// of its directories that a save captures: the creation is reported, the
+// link count's change in the file's own directory is not, and a write
+// through either name changes the other's content with no event in its
+// directory. The link may be written through at once (writeLink). A
+// directory no save captures (one the ignore rules exclude, or the
+// workspace repository's .git) is watched by no one: a link made there is
+// one made from outside, which shows the file's directory no event (see
+// link), so none is chosen.
 func (b *blind) linkInside() error {
 	f := b.regular()
-	dirs, _ := b.inventory()
-	b.rng.Shuffle(len(dirs), func(i, j int) { dirs[i], dirs[j] = dirs[j], dirs[i] })
-	if f == "" || len(dirs) < 2 {
+	if f == "" {
 		return nil
 	}
-	d := dirs[0]
-	if d == filepath.Dir(f) {
-		d = dirs[1]
+	captured, err := capturedDirs(b.watched)
+	if err != nil {
+		return err
 	}
-	l := filepath.Join(d, fmt.Sprint("il", b.n, "-", len(b.links)))
+	dirs, _ := b.inventory()
+	dirs = slices.DeleteFunc(dirs, func(d string) bool {
+		rel, err := filepath.Rel(b.ws, d)
+		return err != nil || !captured[filepath.ToSlash(rel)] || d == filepath.Dir(f)
+	})
+	if len(dirs) == 0 {
+		return nil
+	}
+	l := filepath.Join(any1(b.rng, dirs), fmt.Sprint("il", b.n, "-", len(b.links)))
 	b.ops = append(b.ops, fmt.Sprintf("link %s to %s", strings.TrimPrefix(f, b.ws), strings.TrimPrefix(l, b.ws)))
 	if err := os.Link(f, l); err != nil {
 		return err
 	}
 	b.links = append(b.links, l)
 	return nil
+}
+
+// capturedDirs returns the directories a save of e captures as the
+// workspace stands now, slash-separated and relative to it ("." for the
+// root): those its walk lists, under its rules.
+func capturedDirs(e *Engine) (map[string]bool, error) {
+	var mu sync.Mutex
+	dirs := map[string]bool{}
+	_, _, err := walker.Walk(context.Background(), e.workspace, e.save.Walk, func(_ context.Context, d *walker.Dir, _ map[string]struct{}) (struct{}, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		dirs[cmp.Or(d.Path, ".")] = true
+		return struct{}{}, nil
+	})
+	return dirs, err
 }
 
 // saved notes that the workspace was saved: the links made since are
@@ -337,12 +367,13 @@ func blindDifferential(t *testing.T, mount bool, unavailable string) {
 	}
 	ws, away, outside := t.TempDir(), t.TempDir(), t.TempDir()
 	for i := range 24 {
-		d := filepath.Join(ws, fmt.Sprint("d", i%4), fmt.Sprint("e", i))
+		rel := fmt.Sprintf("d%d/e%d", i%4, i) // not the path: the seed's rounds must not depend on the temporary directory's name
+		d := filepath.Join(ws, filepath.FromSlash(rel))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		for j := range 3 {
-			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(d), 0o644)
+			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(rel), 0o644)
 		}
 	}
 	var missedEvents int
@@ -354,7 +385,7 @@ func blindDifferential(t *testing.T, mount bool, unavailable string) {
 		}}
 	watched := openAt(t, ws, opts)
 	cold := openAt(t, ws, Options{Profile: "none"})
-	b := &blind{churn: &churn{rng: rand.New(rand.NewPCG(seed, 11)), ws: ws, away: away}, outside: outside,
+	b := &blind{churn: &churn{rng: rand.New(rand.NewPCG(seed, 11)), ws: ws, away: away}, watched: watched, outside: outside,
 		mount: mount, counts: map[string]int{}, seed: seed}
 	defer unmountBelow(t, ws, away, outside)
 	var history []string // the operations of every round so far

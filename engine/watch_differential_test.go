@@ -375,12 +375,13 @@ func watchedDifferential(t *testing.T, rounds int) (int, uint64, WatchStats) {
 	}
 	ws, away := t.TempDir(), t.TempDir()
 	for i := range 60 {
-		d := filepath.Join(ws, fmt.Sprint("d", i%4), fmt.Sprint("e", i))
+		rel := fmt.Sprintf("d%d/e%d", i%4, i) // not the path: the seed's rounds must not depend on the temporary directory's name
+		d := filepath.Join(ws, filepath.FromSlash(rel))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		for j := range 4 {
-			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(d), 0o644)
+			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(rel), 0o644)
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(ws, filepath.FromSlash(calmDir)), 0o755); err != nil {

@@ -74,7 +74,8 @@
 //     and a scan that finds a file newly linked (the new name's creation
 //     is reported, the link count's change in the old name's directory is
 //     not) walks everything once to find the other names (a file linked
-//     from outside since then is not covered);
+//     since then from outside, or from a directory no scan lists, one the
+//     ignore rules exclude say, is not covered);
 //   - a file system mounted or unmounted on a directory inside the tree:
 //     Changes reads the mount table (/proc/self/mountinfo) every time and
 //     reports a Rescan of every mount point below the root that appeared,
