@@ -337,7 +337,6 @@ func (e *Engine) Close() error {
 	e.syncing.Wait()
 	if e.lock != nil && e.clearUnsynced.Load() {
 		e.writeMu.Lock()
-		e.syncing.Wait()
 		errs = append(errs, e.syncClearedJournal())
 		e.writeMu.Unlock()
 	}

@@ -238,7 +238,7 @@ func (e *Engine) writeJournal(j *Journal, inPlace bool) error {
 	if _, err = e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) || err == nil && !inPlace {
 		err = storefs.WriteFile(e.fs, e.journalPath(), b)
 	} else if err == nil {
-		err = e.overwriteJournal(b, 0, true)
+		_, err = e.overwriteJournal(b, 0, true)
 	}
 	if err == nil {
 		e.clearUnsynced.Store(false) // the record's sync covers the file
@@ -398,21 +398,13 @@ func (e *Engine) writeClear(sync bool) (written bool, err error) {
 	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
 		return true, nil
 	}
-	if err := e.overwriteJournal(clearedJournal[:], 3, false); err != nil {
-		return false, fmt.Errorf("clear restore journal: %w", err)
-	}
-	e.clearUnsynced.Store(true)
-	if !sync {
-		return true, nil
-	}
-	f, err := e.fs.OpenReadWrite(e.journalPath(), vfs.WriteCategoryUnspecified)
-	if err == nil {
-		err = errors.Join(f.SyncData(), f.Close())
+	written, err = e.overwriteJournal(clearedJournal[:], 3, sync)
+	if written {
+		e.clearUnsynced.Store(!sync || err != nil)
 	}
 	if err != nil {
-		return true, fmt.Errorf("clear restore journal: %w", err)
+		return written, fmt.Errorf("clear restore journal: %w", err)
 	}
-	e.clearUnsynced.Store(false)
 	return true, nil
 }
 
@@ -428,7 +420,7 @@ func (e *Engine) syncClearedJournal() error {
 		e.clearUnsynced.Store(false) // removed by hand: nothing left to clear
 		return nil
 	}
-	if err := e.overwriteJournal(clearedJournal[:], 3, true); err != nil {
+	if _, err := e.overwriteJournal(clearedJournal[:], 3, true); err != nil {
 		return fmt.Errorf("clear restore journal: %w", err)
 	}
 	e.clearUnsynced.Store(false)
@@ -436,14 +428,18 @@ func (e *Engine) syncClearedJournal() error {
 }
 
 // overwriteJournal writes p at off in the existing journal file and, with
-// sync, syncs its data.
-func (e *Engine) overwriteJournal(p []byte, off int64, sync bool) error {
+// sync, syncs its data; written reports whether the write landed (a sync
+// that fails after it leaves it written, not known durable).
+func (e *Engine) overwriteJournal(p []byte, off int64, sync bool) (written bool, err error) {
 	f, err := e.fs.OpenReadWrite(e.journalPath(), vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if _, err = f.WriteAt(p, off); err == nil && sync {
-		err = f.SyncData()
+	if _, err = f.WriteAt(p, off); err == nil {
+		written = true
+		if sync {
+			err = f.SyncData()
+		}
 	}
-	return errors.Join(err, f.Close())
+	return written, errors.Join(err, f.Close())
 }
