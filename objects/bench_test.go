@@ -1,7 +1,9 @@
 package objects
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -107,6 +109,20 @@ func BenchmarkBLAKE3(b *testing.B) {
 				Sum(data[i%len(data)])
 			}
 		})
+	}
+}
+
+// BenchmarkHashReader hashes a source file of the corpus's median size
+// (4 KiB) as a scan reads one, through a plain reader: its bytes and
+// allocations per file are what a scan of many small files leaves behind.
+func BenchmarkHashReader(b *testing.B) {
+	data := textBytes(1, 4<<10)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, _, err := HashReader(struct{ io.Reader }{bytes.NewReader(data)}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

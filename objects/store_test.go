@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/testbound"
@@ -402,12 +404,24 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
+// TestHashReader hashes contents of several sizes one after another and
+// from several goroutines at once: each equals Sum of the same bytes,
+// whichever pooled hasher and buffer served it before.
 func TestHashReader(t *testing.T) {
-	data := textBytes(5, 3<<20+17)
-	id, n, err := HashReader(bytes.NewReader(data))
-	if err != nil || id != Sum(data) || n != int64(len(data)) {
-		t.Fatalf("HashReader = %s, %d, %v", id.Short(), n, err)
+	sizes := []int{3<<20 + 17, 0, 1, 8191, 8192, 256 << 10, 4 << 10}
+	var g sync.WaitGroup
+	for w := range 4 {
+		g.Go(func() {
+			for i, size := range sizes {
+				data := textBytes(uint64(5+w*len(sizes)+i), size)
+				id, n, err := HashReader(struct{ io.Reader }{bytes.NewReader(data)})
+				if err != nil || id != Sum(data) || n != int64(len(data)) {
+					t.Errorf("HashReader of %d bytes = %s, %d, %v; want %s", size, id.Short(), n, err, Sum(data).Short())
+				}
+			}
+		})
 	}
+	g.Wait()
 }
 
 func TestBatchClosed(t *testing.T) {

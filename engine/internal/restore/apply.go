@@ -1152,9 +1152,6 @@ func (x *Applier) dropStaged() {
 	}
 }
 
-// copyBufs pools the buffers used to stream blobs into files.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
-
 // writeFile writes a file's content and mode at at, synced when
 // syncEach: a temporary sibling, renamed into place (place), or, inside
 // a fresh subtree, its own name under the subtree's temporary one, so
@@ -1174,9 +1171,7 @@ func (x *Applier) writeFile(o op, at string) (err error) {
 			_ = x.FS.Remove(f.Name())
 		}
 	}()
-	buf := copyBufs.Get().(*[]byte)
-	_, err = io.CopyBuffer(f, rc, *buf)
-	copyBufs.Put(buf)
+	_, err = objects.Copy(f, rc)
 	if err == nil {
 		err = f.Chmod(fileMode(o.ent.Mode))
 	}
