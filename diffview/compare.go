@@ -145,18 +145,9 @@ func (w *treeWalker) diffTrees(dir string, from, to objects.ID) error {
 	if err != nil {
 		return err
 	}
-	for len(a) > 0 || len(b) > 0 {
-		var ea, eb *objects.Entry
-		switch {
-		case len(b) == 0 || (len(a) > 0 && a[0].Name < b[0].Name):
-			ea, a = &a[0], a[1:]
-		case len(a) == 0 || b[0].Name < a[0].Name:
-			eb, b = &b[0], b[1:]
-		default:
-			ea, eb, a, b = &a[0], &b[0], a[1:], b[1:]
-			if *ea == *eb {
-				continue // the same entry on both sides: no change, no path to build
-			}
+	for ea, eb := range objects.Pairs(a, b) {
+		if ea != nil && eb != nil && *ea == *eb {
+			continue // the same entry on both sides: no change, no path to build
 		}
 		name := nameOf(ea, eb)
 		p := name

@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ckpt/ckpt/objects"
@@ -49,6 +50,24 @@ func BenchmarkDecodeTree100(b *testing.B) {
 	for b.Loop() {
 		if _, err := DecodeTree(enc); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDiffTree4000 takes the delta between two versions of a wide
+// directory (4,000 files, as the bench corpus's widest) that differ in one
+// edited, one added and one removed file: a walk of both sorted lists,
+// what a save of an edit there and a restore's plan both pay.
+func BenchmarkDiffTree4000(b *testing.B) {
+	base := benchTree(4000)
+	next := objects.Tree{Entries: slices.Clone(base.Entries)}
+	next.Entries[1000].ID = objects.Sum([]byte("edited"))
+	next.Entries = slices.Delete(next.Entries, 3000, 3001)
+	next.Entries = slices.Insert(next.Entries, 2000, objects.Entry{Name: "component_01999a.tsx", Kind: objects.KindFile, Mode: 0o644})
+	b.ReportAllocs()
+	for b.Loop() {
+		if removed, upserts := diffTree(base, next); len(removed) != 1 || len(upserts) != 2 {
+			b.Fatalf("delta: %d removed, %d upserts; want 1 and 2", len(removed), len(upserts))
 		}
 	}
 }

@@ -47,21 +47,12 @@ type treeDelta struct {
 // diffTree returns the delta from base to t: the names of base's entries t
 // lacks and t's entries base lacks or holds otherwise.
 func diffTree(base, t objects.Tree) (removed []string, upserts []objects.Entry) {
-	i, j := 0, 0
-	for i < len(base.Entries) || j < len(t.Entries) {
+	for was, is := range objects.Pairs(base.Entries, t.Entries) {
 		switch {
-		case j == len(t.Entries) || (i < len(base.Entries) && base.Entries[i].Name < t.Entries[j].Name):
-			removed = append(removed, base.Entries[i].Name)
-			i++
-		case i == len(base.Entries) || t.Entries[j].Name < base.Entries[i].Name:
-			upserts = append(upserts, t.Entries[j])
-			j++
-		default:
-			if base.Entries[i] != t.Entries[j] {
-				upserts = append(upserts, t.Entries[j])
-			}
-			i++
-			j++
+		case is == nil:
+			removed = append(removed, was.Name)
+		case was == nil || *was != *is:
+			upserts = append(upserts, *is)
 		}
 	}
 	return removed, upserts

@@ -164,20 +164,7 @@ func (p *planner) dir(dir string, cur, tgt objects.ID) error {
 		return err
 	}
 	clash := clashes(p.names, tt.Entries, ct.Entries)
-	i, j := 0, 0
-	for i < len(ct.Entries) || j < len(tt.Entries) {
-		var c, t *objects.Entry
-		switch {
-		case j == len(tt.Entries) || (i < len(ct.Entries) && ct.Entries[i].Name < tt.Entries[j].Name):
-			c = &ct.Entries[i]
-			i++
-		case i == len(ct.Entries) || tt.Entries[j].Name < ct.Entries[i].Name:
-			t = &tt.Entries[j]
-			j++
-		default:
-			c, t = &ct.Entries[i], &tt.Entries[j]
-			i, j = i+1, j+1
-		}
+	for c, t := range objects.Pairs(ct.Entries, tt.Entries) {
 		if t != nil && clash[t.Name] != "" {
 			if rel := path.Join(dir, t.Name); p.filter.Overlaps(rel) {
 				p.plan.clashes = append(p.plan.clashes, op{path: rel, ent: *t, kept: clash[t.Name]})
