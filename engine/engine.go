@@ -230,7 +230,8 @@ func (e *Engine) openStore() (created bool, err error) {
 			MaxFileSize: e.opts.maxFileSize(),
 			ExcludeDirs: []string{e.storeDir},
 		},
-		FlushEntries: e.opts.hooks.flushEntries, AfterFlush: e.opts.hooks.afterFlush, AfterScan: e.opts.hooks.afterScan,
+		FlushEntries: e.opts.hooks.flushEntries, AfterFlush: e.opts.hooks.afterFlush,
+		AfterScan: e.opts.hooks.afterScan, BeforeRead: e.opts.hooks.beforeRead,
 		DeferFirstCompression: e.opts.DeferCompression,
 		CarryModes:            !fsHasModeBits || e.opts.hooks.carryModes,
 	}

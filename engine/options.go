@@ -179,8 +179,9 @@ type testHooks struct {
 	// FlushEntries (the flush size, when positive) and AfterFlush.
 	flushEntries int
 	afterFlush   func()
-	// afterScan becomes save.Store's AfterScan.
-	afterScan func(*save.Snapshot)
+	// afterScan and beforeRead become save.Store's AfterScan and BeforeRead.
+	afterScan  func(*save.Snapshot)
+	beforeRead func(rel string)
 	// watchMaxPending replaces defaultWatchMaxPending;
 	// watchMaxWatches caps the watcher's kernel watches as a
 	// lower fs.inotify.max_user_watches would.

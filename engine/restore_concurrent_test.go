@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -242,5 +243,72 @@ func TestAFileChangedAfterTheBackupReadItKeepsItsContent(t *testing.T) {
 	}
 	if got := f.readFile("a.txt"); got != "a one\n" {
 		t.Errorf("a.txt = %q, want it restored", got)
+	}
+}
+
+// A file rewritten between the listing of the restore's backup scan and
+// its read (an editor saving through a new file as the scan reaches it)
+// is held by the backup as the scan read it, recorded with the stat the
+// read's open took: the restore replaces it as any file its backup holds
+// (the record paired the listing's stat with that content, and the
+// restore found the file changed since and left it alone). A save the
+// editor makes after the read is still found, though that record is
+// racy (its mtime fresh), and kept.
+func TestAFileRewrittenBetweenTheBackupsListingAndItsReadIsRestored(t *testing.T) {
+	t.Parallel()
+	for _, savedAgain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("saved again after the read: %v", savedAgain), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, testtree.Dir{
+				"a.txt": testtree.File{Content: "a one\n"},
+				"b.txt": testtree.File{Content: "b one\n"},
+			})
+			f.save("one")
+			f.write("b.txt", "b two\n")
+			const rewritten, again = "b as the editor saved it\n", "b as the editor saved it again, later\n"
+			var once sync.Once
+			f.open(Options{hooks: testHooks{
+				beforeRead: func(rel string) {
+					if rel != "b.txt" {
+						return
+					}
+					once.Do(func() {
+						tmp := filepath.Join(f.ws, "b.txt.swp")
+						if err := os.WriteFile(tmp, []byte(rewritten), 0o644); err != nil {
+							t.Error(err)
+						}
+						if err := os.Rename(tmp, filepath.Join(f.ws, "b.txt")); err != nil {
+							t.Error(err)
+						}
+					})
+				},
+				pause: func(_ context.Context, point string) {
+					if point == pauseRestoreJournaled && savedAgain {
+						if err := os.WriteFile(filepath.Join(f.ws, "b.txt"), []byte(again), 0o644); err != nil {
+							t.Error(err)
+						}
+					}
+				},
+			}})
+			res := f.restore("@1", RestoreOptions{})
+			if got := catString(t, f.e, res.Backup.String(), "b.txt"); got != rewritten {
+				t.Errorf("the backup holds b.txt as %q, want what the scan read, %q", got, rewritten)
+			}
+			if !savedAgain {
+				if len(res.Conflicts) != 0 {
+					t.Fatalf("conflicts %+v; want none: the backup holds b.txt as the scan read it", res.Conflicts)
+				}
+				if got := f.readFile("b.txt"); got != "b one\n" {
+					t.Errorf("b.txt = %q, want it restored", got)
+				}
+				return
+			}
+			if len(res.Conflicts) != 1 || res.Conflicts[0].Path != "b.txt" || res.Conflicts[0].Kind != ConflictChanged {
+				t.Fatalf("conflicts %+v; want b.txt changed", res.Conflicts)
+			}
+			if got := f.readFile("b.txt"); got != again {
+				t.Errorf("b.txt = %q, want the editor's later save kept, %q", got, again)
+			}
+		})
 	}
 }

@@ -7,11 +7,15 @@ import "errors"
 var ErrNotRegular = errors.New("osfs: not a regular file")
 
 // Stamp is what tells two looks at one open file apart: if neither the size
-// nor the modification time moved, the content read in between is the
-// content the file had.
+// nor the modification time moved (nor, where the look gives them, the
+// status-change time and the inode number), the content read in between is
+// the content the file had. On Windows ChangeTime and Inode are 0: the
+// handle query the open makes gives neither as the walker's listing does.
 type Stamp struct {
-	Size    int64
-	ModTime int64 // nanoseconds since the Unix epoch
+	Size       int64
+	ModTime    int64 // nanoseconds since the Unix epoch
+	ChangeTime int64 // nanoseconds since the Unix epoch; 0 on Windows
+	Inode      uint64
 }
 
 // Regular is a regular file opened for one pass over its content. Read

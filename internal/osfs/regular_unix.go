@@ -36,7 +36,8 @@ func openRegular(path string) (regular, error) {
 	return regular{fd: fd, path: path, opened: stampOf(&st)}, nil
 }
 
-// Stamp returns the open file's current size and modification time.
+// Stamp returns the open file's current size, modification and change times
+// and inode number.
 func (r *regular) Stamp() (Stamp, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(r.fd, &st); err != nil {
@@ -45,7 +46,9 @@ func (r *regular) Stamp() (Stamp, error) {
 	return stampOf(&st), nil
 }
 
-func stampOf(st *unix.Stat_t) Stamp { return Stamp{Size: st.Size, ModTime: st.Mtim.Nano()} }
+func stampOf(st *unix.Stat_t) Stamp {
+	return Stamp{Size: st.Size, ModTime: st.Mtim.Nano(), ChangeTime: st.Ctim.Nano(), Inode: uint64(st.Ino)}
+}
 
 func (r *regular) Read(p []byte) (int, error) {
 	if len(p) == 0 {

@@ -194,9 +194,16 @@ func (p *Prefetcher) prepare(rel string, f index.CachedFile) bool {
 		return false
 	}
 	defer r.Close()
-	if r.Opened() == (osfs.Stamp{Size: f.Size, ModTime: f.MtimeNs}) {
+	if looksRecorded(r.Opened(), f) {
 		return false
 	}
 	done, err := p.blobs.PrepareVersion(r, f.ID)
 	return done && err == nil
+}
+
+// looksRecorded reports whether a file whose open took stamp o looks as
+// record c holds it, in every field the stamp gives.
+func looksRecorded(o osfs.Stamp, c index.CachedFile) bool {
+	return o.Size == c.Size && o.ModTime == c.MtimeNs &&
+		(o.ChangeTime == 0 || o.ChangeTime == c.CtimeNs) && (o.Inode == 0 || o.Inode == c.Inode)
 }

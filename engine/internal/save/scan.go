@@ -301,7 +301,7 @@ func (s *scanner) visit(ctx context.Context, d *walker.Dir, sub map[string]objec
 			s.snap.Files.Add(1)
 		}
 		tree.Entries = append(tree.Entries, objects.Entry{Name: ent.Name, Kind: objects.Kind(ent.Kind), Mode: s.carry.mode(based, ent, r.id), Size: r.size, ID: r.id})
-		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r.id, r.size))
+		fresh.Entries = append(fresh.Entries, cacheRecord(ent, r))
 	}
 	kept, err := s.keptEntries(d.Path, &dc, append(unread, d.Unreadable...))
 	if err != nil {
@@ -559,14 +559,31 @@ const permBits = 1<<12 - 1
 // cachedKind is the kind of entry a stat-cache mode (cacheMode) records.
 func cachedKind(mode uint32) walker.Kind { return walker.Kind(mode >> 12) }
 
-// cacheRecord is the stat-cache record for ent. It keeps the stat the walker
-// took before the file was read, so a file that changed during or after the
-// read no longer matches it and is read again by the next save.
-func cacheRecord(ent *walker.Entry, id objects.ID, size int64) index.CachedFile {
-	return index.CachedFile{
-		Name: ent.Name, Size: size, MtimeNs: ent.MtimeNs, CtimeNs: ent.CtimeNs,
-		Inode: ent.Ino, Mode: cacheMode(ent.Kind, ent.Mode), ID: id,
+// cacheRecord is the stat-cache record for ent with r's content. It keeps a
+// stat taken before that content was read, so that a file that changed
+// during or after the read no longer matches it (the next save reads it
+// again, a restore finds it changed since its backup): for a file read
+// while it held still, the stamp the read's open took, which describes the
+// content read even when the file was rewritten between its listing and
+// its read (the listing's stat would pair an older file with it); else the
+// listing's. A field the open's look does not give (0: Windows' change
+// time and file ID) is the listing's: a record of a file rewritten there
+// then matches no later listing, and the next save reads it again.
+func cacheRecord(ent *walker.Entry, r *entryResult) index.CachedFile {
+	c := index.CachedFile{
+		Name: ent.Name, Size: r.size, MtimeNs: ent.MtimeNs, CtimeNs: ent.CtimeNs,
+		Inode: ent.Ino, Mode: cacheMode(ent.Kind, ent.Mode), ID: r.id,
 	}
+	if o := r.opened; o != (osfs.Stamp{}) {
+		c.MtimeNs = o.ModTime
+		if o.ChangeTime != 0 {
+			c.CtimeNs = o.ChangeTime
+		}
+		if o.Inode != 0 {
+			c.Inode = o.Inode
+		}
+	}
+	return c
 }
 
 // keptEntries returns the records to keep for the entries names of
@@ -645,6 +662,10 @@ type entryResult struct {
 	// may keep the new content as a delta against: the content the stat
 	// cache recorded for it, else the base checkpoint's (zero: neither).
 	prev objects.ID
+	// opened is, for a file read while it held still, the stamp the
+	// read's open took (zero otherwise), which its record holds
+	// (cacheRecord).
+	opened osfs.Stamp
 }
 
 // parallelReadMin is the number of files to read in one directory from
@@ -683,7 +704,7 @@ func (s *scanner) entryIDs(ctx context.Context, d *walker.Dir, dc *index.DirCach
 	read := func(ctx context.Context, i int) error {
 		r := &results[i]
 		var err error
-		r.id, r.size, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), &d.Entries[i], r.prev)
+		r.id, r.size, r.opened, err = s.readFile(ctx, path.Join(d.Path, d.Entries[i].Name), r.prev)
 		if errors.Is(err, errSkipFile) {
 			r.skipped, r.kept, err = true, errors.Is(err, errKeepFile), nil
 		}
@@ -773,41 +794,51 @@ var (
 // opened without following symlinks and without blocking (it may have become
 // a FIFO since the walk); if its stat changes while it is read it is read
 // again, up to maxReadAttempts times. prev is its previous version (see
-// entryResult.prev).
-func (s *scanner) readFile(ctx context.Context, rel string, ent *walker.Entry, prev objects.ID) (objects.ID, int64, error) {
+// entryResult.prev). It returns the stamp the open of the read took, when
+// the file held still while it was read (zero after a last attempt that
+// found it changing).
+func (s *scanner) readFile(ctx context.Context, rel string, prev objects.ID) (objects.ID, int64, osfs.Stamp, error) {
 	abs := s.st.abs(rel)
+	if s.st.BeforeRead != nil {
+		s.st.BeforeRead(rel)
+	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return objects.ID{}, 0, err
+			return objects.ID{}, 0, osfs.Stamp{}, err
 		}
-		id, size, stable, err := s.readOnce(abs, prev)
+		id, size, opened, stable, err := s.readOnce(abs, prev)
 		var unreadable *unreadableError
 		if errors.As(err, &unreadable) {
 			s.skip(rel, "unreadable", unreadable.err)
 			if keepsLastVersion(unreadable.err) {
-				return id, 0, errKeepFile
+				return id, 0, osfs.Stamp{}, errKeepFile
 			}
-			return id, 0, errSkipFile
+			return id, 0, osfs.Stamp{}, errSkipFile
 		}
 		if err != nil {
-			return id, 0, err
+			return id, 0, osfs.Stamp{}, err
 		}
-		if stable || attempt == maxReadAttempts {
-			// A file still changing after the last attempt is captured as read;
-			// its cache record is racy by construction (fresh mtime), so the next
-			// save reads it again.
+		if stable {
 			s.snap.Hashed.Add(uint64(size))
-			return id, size, nil
+			return id, size, opened, nil
+		}
+		if attempt == maxReadAttempts {
+			// A file still changing after the last attempt is captured as read;
+			// its cache record keeps the listing's stat, which the file no
+			// longer has, so the next save reads it again.
+			s.snap.Hashed.Add(uint64(size))
+			return id, size, osfs.Stamp{}, nil
 		}
 	}
 }
 
 // readOnce reads abs once, a new version of blob prev, and reports whether
-// its size and mtime were the same before and after.
-func (s *scanner) readOnce(abs string, prev objects.ID) (id objects.ID, size int64, stable bool, err error) {
+// the stamps its open and a look after the read took are the same (and so
+// the content read is what the file held at the open), with the open's.
+func (s *scanner) readOnce(abs string, prev objects.ID) (id objects.ID, size int64, opened osfs.Stamp, stable bool, err error) {
 	r, err := osfs.OpenRegular(abs)
 	if err != nil {
-		return id, 0, false, &unreadableError{err}
+		return id, 0, osfs.Stamp{}, false, &unreadableError{err}
 	}
 	s.snap.Opened.Add(1)
 	defer r.Close()
@@ -818,16 +849,16 @@ func (s *scanner) readOnce(abs string, prev objects.ID) (id objects.ID, size int
 		id, size, err = objects.HashReader(r)
 	}
 	if r.Err() != nil {
-		return id, 0, false, &unreadableError{r.Err()}
+		return id, 0, osfs.Stamp{}, false, &unreadableError{r.Err()}
 	}
 	if err != nil {
-		return id, 0, false, fmt.Errorf("store %s: %w", abs, err)
+		return id, 0, osfs.Stamp{}, false, fmt.Errorf("store %s: %w", abs, err)
 	}
 	after, err := r.Stamp()
 	if err != nil {
-		return id, 0, false, &unreadableError{err}
+		return id, 0, osfs.Stamp{}, false, &unreadableError{err}
 	}
-	return id, size, before == after && size == after.Size, nil
+	return id, size, before, before == after && size == after.Size, nil
 }
 
 // keepsLastVersion reports whether a file whose read failed with err is

@@ -11,7 +11,7 @@ import (
 func TestStatMatchesRejectsRacyEntries(t *testing.T) {
 	t.Parallel()
 	ent := statEntry(1000, 5_000_000_123)
-	prev := cacheRecord(&ent, objects.Sum([]byte("x")), 1000)
+	prev := cacheRecord(&ent, &entryResult{id: objects.Sum([]byte("x")), size: 1000})
 	if !statMatches(&prev, &ent, ent.MtimeNs+racyMargin) {
 		t.Fatal("an entry older than the margin must match")
 	}
@@ -44,7 +44,7 @@ func TestStatMatchesRejectsEntriesWithinACoarseStampsResolution(t *testing.T) {
 		{7_123_456_789, racyMargin},
 	} {
 		ent := statEntry(1000, tc.mtimeNs)
-		prev := cacheRecord(&ent, objects.Sum([]byte("x")), 1000)
+		prev := cacheRecord(&ent, &entryResult{id: objects.Sum([]byte("x")), size: 1000})
 		if statMatches(&prev, &ent, tc.mtimeNs+tc.resolution-1) {
 			t.Errorf("mtime %d: a record written within %d ns matched", tc.mtimeNs, tc.resolution)
 		}

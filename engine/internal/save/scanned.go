@@ -15,14 +15,18 @@ import (
 // it): the stat-cache record of the file (snap's own records first, then
 // the index's), when it describes the content snap holds at that path (a
 // scan may trust more than the records: a restore's vouching, a watcher's
-// quiet directory, both before the records are refreshed) and tells the
-// scan's read apart from a later change: not a racy record (its mtime
-// within racyMargin, or the stamp's resolution, of the record's writing, whose content the scan hashed
-// though a rewrite may keep the stat), not a kept one (a file the scan
-// could not read, recorded without its stat). With StatCacheReadOnly, or
-// for a snapshot the Tracker vouched for (no scan read the files, and the
-// records may be older than a restore that wrote the same content again),
-// it answers nothing. The function is for one goroutine.
+// quiet directory, both before the records are refreshed), and not a kept
+// one (a file the scan could not read, recorded without its stat). Each
+// record holds a stat taken before its content was read (cacheRecord), so
+// a file whose stat differs from it now changed since. A racy record (its
+// mtime within racyMargin, or the stamp's resolution, of its writing) is
+// answered too: it cannot show a file unchanged (a rewrite within the
+// stamp's resolution keeps the stat), and the caller only looks for a
+// difference; left out, it left unguarded a file the scan had read just
+// after an editor saved it. With StatCacheReadOnly, or for a snapshot the
+// Tracker vouched for (no scan read the files, and the records may be
+// older than a restore that wrote the same content again), it answers
+// nothing. The function is for one goroutine.
 func (st *Store) ScannedStat(snap *Snapshot) func(rel string) (index.CachedFile, bool) {
 	if st.StatCacheReadOnly || snap.vouched {
 		return func(string) (index.CachedFile, bool) { return index.CachedFile{}, false }
@@ -80,7 +84,7 @@ func (st *Store) ScannedStat(snap *Snapshot) func(rel string) (index.CachedFile,
 			return index.CachedFile{}, false
 		}
 		held, ok := findName(v.tree, c.Name)
-		if !ok || held.ID != c.ID || c.MtimeNs == 0 || racy(c.MtimeNs, v.record.WrittenNs) {
+		if !ok || held.ID != c.ID || c.MtimeNs == 0 {
 			return index.CachedFile{}, false
 		}
 		return c, true

@@ -13,8 +13,9 @@ import (
 // ScannedStat answers only with a record that says what the scan read:
 // a regular file's (a symlink's matches on its target alone), whose
 // content is what the snapshot holds at that path (a record left from
-// before a restore the scan trusted is not), not racy, not kept, and
-// nothing for a vouched snapshot or under a read-only stat cache.
+// before a restore the scan trusted is not), not kept, racy or not (a
+// racy record still shows a change by differing), and nothing for a
+// vouched snapshot or under a read-only stat cache.
 func TestScannedStatAnswersOnlyForRecordsOfTheSnapshotsContent(t *testing.T) {
 	t.Parallel()
 	db, err := index.Open(filepath.Join(t.TempDir(), "index"), index.Options{})
@@ -57,7 +58,10 @@ func TestScannedStatAnswersOnlyForRecordsOfTheSnapshotsContent(t *testing.T) {
 	if c, ok := scanned("f"); !ok || c.Size != 4 || c.MtimeNs != 1000 || c.Inode != 7 {
 		t.Fatalf("f: %+v, %v; want its record", c, ok)
 	}
-	for _, rel := range []string{"d/g", "k", "l", "r", "missing", "d/missing", "nodir/x"} {
+	if c, ok := scanned("r"); !ok || c.MtimeNs != written-racyMargin+1 {
+		t.Fatalf("r: %+v, %v; want its racy record", c, ok)
+	}
+	for _, rel := range []string{"d/g", "k", "l", "missing", "d/missing", "nodir/x"} {
 		if c, ok := scanned(rel); ok {
 			t.Errorf("%s: %+v; want no answer", rel, c)
 		}

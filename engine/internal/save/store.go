@@ -30,6 +30,10 @@ type Store struct {
 	CarryModes bool
 	// AfterScan, when set (by tests), receives every snapshot a scan returns.
 	AfterScan func(*Snapshot)
+	// BeforeRead, when set (by tests), is called with each file's path
+	// before a scan opens it to read it: once per file, however many reads
+	// it takes, and from several goroutines at once in a wide directory.
+	BeforeRead func(rel string)
 	// Tracker, when set, lets a scan skip the directories its watcher
 	// vouches for; nil walks everything.
 	Tracker *Tracker
