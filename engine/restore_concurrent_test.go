@@ -198,7 +198,7 @@ func TestAFileChangedAfterTheBackupReadItKeepsItsContent(t *testing.T) {
 		"b.txt": testtree.File{Content: "b one\n"},
 	})
 	// Old modification times, distinct per version: the stat cache's
-	// records are then not racy, and tell the versions apart.
+	// records tell the versions apart.
 	age := func(d time.Duration, names ...string) {
 		for _, n := range names {
 			when := time.Now().Add(-d)

@@ -7,15 +7,19 @@ import "errors"
 var ErrNotRegular = errors.New("osfs: not a regular file")
 
 // Stamp is what tells two looks at one open file apart: if neither the size
-// nor the modification time moved (nor, where the look gives them, the
-// status-change time and the inode number), the content read in between is
-// the content the file had. On Windows ChangeTime and Inode are 0: the
-// handle query the open makes gives neither as the walker's listing does.
+// nor the modification time moved (nor, where the look gives it, the
+// status-change time), the content read in between is the content the file
+// had. Where the look gives them it also says which file it is (Inode) and
+// its permission bits (Perm), for a caller that records what it read. On
+// Windows ChangeTime, Inode and Perm are 0: the handle query the open makes
+// gives no change time, and its file index and attributes are not what the
+// walker's listing takes its file ID and mode from.
 type Stamp struct {
 	Size       int64
 	ModTime    int64 // nanoseconds since the Unix epoch
 	ChangeTime int64 // nanoseconds since the Unix epoch; 0 on Windows
 	Inode      uint64
+	Perm       uint32 // st_mode & 07777; 0 on Windows
 }
 
 // Regular is a regular file opened for one pass over its content. Read

@@ -36,8 +36,8 @@ func openRegular(path string) (regular, error) {
 	return regular{fd: fd, path: path, opened: stampOf(&st)}, nil
 }
 
-// Stamp returns the open file's current size, modification and change times
-// and inode number.
+// Stamp returns the open file's current size, modification and change times,
+// inode number and permission bits.
 func (r *regular) Stamp() (Stamp, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(r.fd, &st); err != nil {
@@ -47,7 +47,7 @@ func (r *regular) Stamp() (Stamp, error) {
 }
 
 func stampOf(st *unix.Stat_t) Stamp {
-	return Stamp{Size: st.Size, ModTime: st.Mtim.Nano(), ChangeTime: st.Ctim.Nano(), Inode: uint64(st.Ino)}
+	return Stamp{Size: st.Size, ModTime: st.Mtim.Nano(), ChangeTime: st.Ctim.Nano(), Inode: uint64(st.Ino), Perm: uint32(st.Mode) & 0o7777}
 }
 
 func (r *regular) Read(p []byte) (int, error) {

@@ -562,19 +562,19 @@ func cachedKind(mode uint32) walker.Kind { return walker.Kind(mode >> 12) }
 // cacheRecord is the stat-cache record for ent with r's content. It keeps a
 // stat taken before that content was read, so that a file that changed
 // during or after the read no longer matches it (the next save reads it
-// again, a restore finds it changed since its backup): for a file read
-// while it held still, the stamp the read's open took, which describes the
-// content read even when the file was rewritten between its listing and
-// its read (the listing's stat would pair an older file with it); else the
-// listing's. A field the open's look does not give (0: Windows' change
-// time and file ID) is the listing's: a record of a file rewritten there
-// then matches no later listing, and the next save reads it again.
+// again, a restore finds it changed since its backup): the listing's, or,
+// for a file rewritten between its listing and its read
+// (rewrittenBeforeRead), the stamp the read's open took, which describes
+// the content read where the listing's would pair an older file with it.
+// A field the open's look does not give (0: Windows' change time and file
+// ID) is then the listing's: the record matches no later listing, and the
+// next save reads the file again.
 func cacheRecord(ent *walker.Entry, r *entryResult) index.CachedFile {
 	c := index.CachedFile{
 		Name: ent.Name, Size: r.size, MtimeNs: ent.MtimeNs, CtimeNs: ent.CtimeNs,
 		Inode: ent.Ino, Mode: cacheMode(ent.Kind, ent.Mode), ID: r.id,
 	}
-	if o := r.opened; o != (osfs.Stamp{}) {
+	if o := r.opened; rewrittenBeforeRead(ent, o) {
 		c.MtimeNs = o.ModTime
 		if o.ChangeTime != 0 {
 			c.CtimeNs = o.ChangeTime
@@ -584,6 +584,23 @@ func cacheRecord(ent *walker.Entry, r *entryResult) index.CachedFile {
 		}
 	}
 	return c
+}
+
+// rewrittenBeforeRead reports whether the file listed as ent was rewritten
+// before the read whose open took stamp o (zero: no read that found the
+// file holding still): another size or modification time, with the same
+// permission bits where o gives them. Its record then takes o's stat. A
+// file whose permissions changed too keeps the listing's stat, as the
+// checkpoint keeps the listing's mode: a restore finds it changed and
+// leaves it alone. A file not rewritten keeps the listing's stat too
+// (lstat's, which later listings and a restore's lookups compare with),
+// even where the open's look differs in a field alone (an inode, on some
+// layered file systems).
+func rewrittenBeforeRead(ent *walker.Entry, o osfs.Stamp) bool {
+	if o == (osfs.Stamp{}) || o.Size == ent.Size && o.ModTime == ent.MtimeNs {
+		return false
+	}
+	return o.Perm == 0 || o.Perm == ent.Mode
 }
 
 // keptEntries returns the records to keep for the entries names of
@@ -663,8 +680,8 @@ type entryResult struct {
 	// cache recorded for it, else the base checkpoint's (zero: neither).
 	prev objects.ID
 	// opened is, for a file read while it held still, the stamp the
-	// read's open took (zero otherwise), which its record holds
-	// (cacheRecord).
+	// read's open took (zero otherwise), which its record holds if the
+	// file was rewritten since its listing (cacheRecord).
 	opened osfs.Stamp
 }
 

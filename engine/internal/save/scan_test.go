@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/index"
+	"github.com/ckpt/ckpt/internal/osfs"
 	"github.com/ckpt/ckpt/objects"
 	"github.com/ckpt/ckpt/walker"
 )
@@ -50,6 +52,64 @@ func TestStatMatchesRejectsEntriesWithinACoarseStampsResolution(t *testing.T) {
 		}
 		if !statMatches(&prev, &ent, tc.mtimeNs+tc.resolution) {
 			t.Errorf("mtime %d: a record written %d ns after did not match", tc.mtimeNs, tc.resolution)
+		}
+	}
+}
+
+// A record takes the stat of the read's open only for a file rewritten
+// between its listing and its read with its permissions kept, and then
+// only the fields the open's look gives; every other file keeps the
+// listing's stat.
+func TestCacheRecordTakesTheOpensStatOnlyForAFileRewrittenBeforeItsRead(t *testing.T) {
+	t.Parallel()
+	ent := statEntry(1000, 5_000_000_000) // ctime = mtime, inode 42, mode 0o644
+	listed := func() index.CachedFile {
+		return index.CachedFile{Name: "f", Size: 1200, MtimeNs: ent.MtimeNs, CtimeNs: ent.CtimeNs, Inode: ent.Ino, Mode: cacheMode(walker.KindFile, 0o644)}
+	}
+	opened := func(c index.CachedFile) index.CachedFile {
+		c.MtimeNs, c.CtimeNs, c.Inode = 6_000_000_000, 6_000_000_001, 43
+		return c
+	}
+	for _, tc := range []struct {
+		name  string
+		stamp osfs.Stamp
+		want  index.CachedFile
+	}{
+		{"not read holding still", osfs.Stamp{}, listed()},
+		{"not rewritten: the open sees another inode alone", osfs.Stamp{Size: 1000, ModTime: 5_000_000_000, ChangeTime: 5_000_000_000, Inode: 99, Perm: 0o644}, listed()},
+		{"rewritten", osfs.Stamp{Size: 1200, ModTime: 6_000_000_000, ChangeTime: 6_000_000_001, Inode: 43, Perm: 0o644}, opened(listed())},
+		{"rewritten with other permissions", osfs.Stamp{Size: 1200, ModTime: 6_000_000_000, ChangeTime: 6_000_000_001, Inode: 43, Perm: 0o755}, listed()},
+		{"rewritten, a look without change time, inode or mode (Windows)", osfs.Stamp{Size: 1200, ModTime: 6_000_000_000}, func() index.CachedFile {
+			c := listed()
+			c.MtimeNs = 6_000_000_000
+			return c
+		}()},
+	} {
+		got := cacheRecord(&ent, &entryResult{size: 1200, opened: tc.stamp})
+		if got != tc.want {
+			t.Errorf("%s: record %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The prefetcher leaves a file that looks as its record holds it, in
+// every field the open's look gives.
+func TestLooksRecordedComparesTheFieldsTheStampGives(t *testing.T) {
+	t.Parallel()
+	rec := index.CachedFile{Size: 10, MtimeNs: 20, CtimeNs: 30, Inode: 40}
+	for _, tc := range []struct {
+		stamp osfs.Stamp
+		want  bool
+	}{
+		{osfs.Stamp{Size: 10, ModTime: 20, ChangeTime: 30, Inode: 40, Perm: 0o644}, true},
+		{osfs.Stamp{Size: 10, ModTime: 20}, true}, // Windows: no change time, no inode
+		{osfs.Stamp{Size: 11, ModTime: 20, ChangeTime: 30, Inode: 40}, false},
+		{osfs.Stamp{Size: 10, ModTime: 21, ChangeTime: 30, Inode: 40}, false},
+		{osfs.Stamp{Size: 10, ModTime: 20, ChangeTime: 31, Inode: 40}, false},
+		{osfs.Stamp{Size: 10, ModTime: 20, ChangeTime: 30, Inode: 41}, false},
+	} {
+		if got := looksRecorded(tc.stamp, rec); got != tc.want {
+			t.Errorf("looksRecorded(%+v) = %v, want %v", tc.stamp, got, tc.want)
 		}
 	}
 }
