@@ -66,7 +66,7 @@ type Engine struct {
 	// file (removeLegacyJournal); guarded by writeMu.
 	legacyJournal legacyJournalState
 	// clearUnsynced is set while the journal's clearing is not known
-	// durable (clearJournalLater); syncing counts the goroutines that sync
+	// durable (writeClear); syncing counts the goroutines that sync
 	// it before letting go of writeMu (unlockWrite), which Close waits for.
 	clearUnsynced atomic.Bool
 	syncing       sync.WaitGroup
@@ -384,7 +384,7 @@ func (e *Engine) lockForWrite() (unlock func(), err error) {
 }
 
 // unlockWrite ends an operation lockForWrite began. One that cleared a
-// restore's journal without syncing it (clearJournalLater) answers first:
+// restore's journal without syncing it (writeClear) answers first:
 // the lock passes to a goroutine that syncs the journal and then lets go,
 // so the next write operation begins once the clearing is durable. A sync
 // that fails is reported (EventWarning) and tried again when the next

@@ -372,30 +372,25 @@ func (e *Engine) clearJournal() error {
 	return err
 }
 
-// clearJournalLater clears the journal as clearJournal does, but leaves its
-// sync to the end of the write operation (unlockWrite), which answers
-// first: a restore returns once every change it made is durable and its
-// head has moved, and the next write operation begins once the clearing
-// is durable too. A power cut in that instant brings the journal back, and
-// the next writing operation completes the restore again (see
-// SettleRestore): it finds the workspace as the restore left it, but for
-// a path changed in that instant (a file removed is written again, one
-// changed to content a checkpoint holds is rewritten, and, when the
-// restore was forced, one holding what no checkpoint holds is overwritten).
-func (e *Engine) clearJournalLater() error {
-	_, err := e.writeClear(false)
-	return err
-}
-
-// writeClear writes the journal's clearing and, with sync, syncs it. Once
-// written (and when there is no journal file) it reports written; a
-// clearing written counts as unsynced (clearUnsynced) until a sync of it
-// returns.
+// writeClear writes the journal's clearing and, with sync, syncs it.
+// Without, it leaves the sync to the end of the write operation
+// (unlockWrite), which answers first: a restore returns once every change
+// it made is durable and its head has moved, and the next write operation
+// begins once the clearing is durable too. A power cut in that instant
+// brings the journal back, and the next writing operation completes the
+// restore again (see SettleRestore): it finds the workspace as the restore
+// left it, but for a path changed in that instant (a file removed is
+// written again, one changed to content a checkpoint holds is rewritten,
+// and, when the restore was forced, one holding what no checkpoint holds
+// is overwritten). Once written (and when there is no journal file, which
+// leaves nothing to sync) it reports written; a clearing written counts
+// as unsynced (clearUnsynced) until a sync of it returns.
 func (e *Engine) writeClear(sync bool) (written bool, err error) {
 	if err := e.removeLegacyJournal(); err != nil {
 		return false, fmt.Errorf("remove restore journal: %w", err)
 	}
 	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
+		e.clearUnsynced.Store(false)
 		return true, nil
 	}
 	written, err = e.overwriteJournal(clearedJournal[:], 3, sync)
@@ -408,23 +403,16 @@ func (e *Engine) writeClear(sync bool) (written bool, err error) {
 	return true, nil
 }
 
-// syncClearedJournal makes a clearing clearJournalLater wrote durable:
-// written again and synced, since after a sync that failed the page that
-// held it may count as clean without being on the disk. It stays to be
-// synced when the sync fails.
+// syncClearedJournal makes durable a clearing written without its sync
+// (writeClear): written again and synced, since after a sync that failed
+// the page that held it may count as clean without being on the disk. It
+// stays to be synced when the sync fails.
 func (e *Engine) syncClearedJournal() error {
 	if !e.clearUnsynced.Load() {
 		return nil
 	}
-	if _, err := e.fs.Stat(e.journalPath()); errors.Is(err, os.ErrNotExist) {
-		e.clearUnsynced.Store(false) // removed by hand: nothing left to clear
-		return nil
-	}
-	if _, err := e.overwriteJournal(clearedJournal[:], 3, true); err != nil {
-		return fmt.Errorf("clear restore journal: %w", err)
-	}
-	e.clearUnsynced.Store(false)
-	return nil
+	_, err := e.writeClear(true)
+	return err
 }
 
 // overwriteJournal writes p at off in the existing journal file and, with

@@ -51,7 +51,7 @@ type RestoreOptions struct {
 	// written as its blob arrives, rather than all of them before.
 	streamFrom string
 	// answerFirst: the restore answers a caller (Restore), which gets its
-	// result before the journal's clearing is synced (clearJournalLater);
+	// result before the journal's clearing is synced (writeClear);
 	// a completion that settles a journal within another operation syncs
 	// it before that operation goes on.
 	answerFirst bool
@@ -455,7 +455,7 @@ func (r *RestoreResult) setApplied(a restore.Result) {
 
 // applyJournaled carries out plan once the journal's write (startJournal;
 // again, anew, when it resumes the journal's restore) is durable, and then
-// clears it, durably unless answerFirst (clearJournalLater); the head
+// clears it, durably unless answerFirst (writeClear); the head
 // moves (for a whole-workspace restore) in between, alongside the workspace's last flush
 // (restore.Applier.Alongside). vouch, unless zero, is the target's root,
 // which the restore may vouch for; from is the plan's source root (see
@@ -489,11 +489,7 @@ func (e *Engine) applyJournaled(ctx context.Context, x *restore.Applier, plan *r
 	if err != nil {
 		return err // the journal stays pending, unless the caller abandons it (abandonIfUnreadable)
 	}
-	clear := e.clearJournal
-	if answerFirst {
-		clear = e.clearJournalLater
-	}
-	if err := clear(); err != nil {
+	if _, err := e.writeClear(!answerFirst); err != nil {
 		return err
 	}
 	phases.Finish = lap()

@@ -402,12 +402,11 @@ func decodeCheckpointWithID(id objects.ID, b []byte) (Checkpoint, error) {
 // Tree returns the tree with the given id, resolving a delta record down
 // its chain (at most MaxTreeDeltaDepth records) to the full tree. It
 // returns an error wrapping ErrNotFound if there is none, marked with
-// objects.ErrCorrupt too (a tree is asked for by the id a checkpoint or
-// another tree names: one the index lacks is damage, which a restore, a
-// diff or a push reports as such), and one marked with objects.ErrCorrupt
-// (naming the key) if a stored value on the chain
-// does not decode, a delta's base is missing, or the tree does not hash
-// to id. The returned objects.Tree is the caller's own. A tree this DB
+// objects.ErrCorrupt as well (a tree is asked for by the id a checkpoint
+// or another tree names: one the index lacks is damage, which a restore, a
+// diff or a push reports as such); and one marked with objects.ErrCorrupt
+// alone (naming the key) if a stored value on the chain does not decode, a
+// delta's base is missing, or the tree does not hash to id. The returned objects.Tree is the caller's own. A tree this DB
 // resolved or committed recently is answered from memory, so
 // damage done to its stored records after that is seen by StoredTree,
 // not here. A tree id is the hash of the tree's canonical encoding,
@@ -445,8 +444,10 @@ func missingTree(id objects.ID) error {
 	return objects.MarkCorrupt(fmt.Errorf("tree %s: %w", id, ErrNotFound))
 }
 
-// Checkpoint returns the checkpoint with the given id, with the same
-// ErrNotFound and objects.ErrCorrupt behaviour as Tree.
+// Checkpoint returns the checkpoint with the given id. It returns an error
+// wrapping ErrNotFound if there is none (unmarked, unlike a missing
+// tree's), and one marked with objects.ErrCorrupt (naming the key) if its
+// stored value does not decode or hash to id.
 func (db *DB) Checkpoint(id objects.ID) (Checkpoint, error) {
 	c, ok, err := get(db, idKey(prefixCheckpoint, id), func(b []byte) (Checkpoint, error) {
 		return decodeCheckpointWithID(id, b)

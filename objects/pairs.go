@@ -8,9 +8,8 @@ import (
 // Pairs walks two directories' entry lists (each sorted by name, as a
 // Tree's are) side by side: it yields each name either list holds once, in
 // byte order, with the entry of each side under that name (nil where a
-// side has none). It compares each pair of names once, where comparing
-// "less than" both ways took two comparisons for every name both hold:
-// the common case of two versions of a directory.
+// side has none). It compares each pair of names once, a name both sides
+// hold included (the common case of two versions of a directory).
 func Pairs(a, b []Entry) iter.Seq2[*Entry, *Entry] {
 	return func(yield func(*Entry, *Entry) bool) {
 		for len(a) > 0 || len(b) > 0 {
